@@ -1,0 +1,1 @@
+"""Benchmarks: one folder each; see seqk/benchmark.py for the contract."""

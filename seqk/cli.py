@@ -1,0 +1,301 @@
+"""The `seqk` command line: each command parses its arguments, calls the library
+function of the same name, and renders what it returns. Library errors
+(seqk.errors.SeqkError) become a clean message and exit code 2.
+
+Heavy imports (duckdb, litellm, boto3, altair) happen inside commands, so
+`seqk --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from seqk.errors import SeqkError
+
+app = typer.Typer(
+    help="Does a model do better when it retries with feedback (seq@k) than when it "
+         "samples k times (pass@k)?",
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+DbOption = Annotated[Path | None, typer.Option(
+    "--db", help="DuckDB file (default: $SEQK_DB, else runs/seqk.duckdb).")]
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def _cut(text: str | None, limit: int) -> str:
+    if text is None:
+        return "(none)"
+    if limit and len(text) > limit:
+        return text[:limit] + f"\n… [{len(text) - limit} more characters; `seqk inspect` shows all]"
+    return text
+
+
+@app.command()
+def run(
+    variant: Annotated[Path, typer.Argument(help="Variant YAML, e.g. variants/arcagi2/seqk.cell_match.yaml")],
+    db: DbOption = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print each attempt's exact prompt and output (cut at console_char_limit).")] = False,
+    concurrency: Annotated[int | None, typer.Option(help="Tasks in flight at once (overrides the variant).")] = None,
+    max_tasks: Annotated[int | None, typer.Option(help="Run only the first N tasks (overrides the variant).")] = None,
+    no_export: Annotated[bool, typer.Option("--no-export", help="Do not export the run's folder tree at the end.")] = False,
+    no_upload: Annotated[bool, typer.Option("--no-upload", help="Do not upload to S3 at the end, whatever the variant says.")] = False,
+) -> None:
+    """Run one variant (resuming what the database already holds).
+
+    Example: seqk run variants/arcagi2/seqk.cell_match.yaml --db runs/seqk.duckdb
+    """
+    from seqk import engine, runspec
+
+    overrides: dict[str, Any] = {}
+    if concurrency is not None:
+        overrides["concurrency"] = concurrency
+    if max_tasks is not None:
+        overrides["max_tasks"] = max_tasks
+        overrides["task_indices"] = None
+    spec = runspec.load(variant, overrides)
+    db_path = db or (Path(spec.db) if spec.db else None)
+    out = _console()
+    err = _console(stderr=True)
+    progress_view = _RunProgress(err, spec, verbose, out)
+    result = engine.run(spec, db_path, on_event=progress_view.on_event,
+                        on_prepared=progress_view.on_prepared)
+    progress_view.stop()
+    _print_run_summary(out, spec, result, db_path)
+    if result.interrupted:
+        out.print("[yellow]Interrupted[/]: finished attempts are saved; run the same command to resume.")
+        raise typer.Exit(130)
+    _after_run(out, spec, db_path, no_export=no_export, no_upload=no_upload)
+
+
+def _after_run(out: Any, spec: Any, db_path: Path | None, *, no_export: bool, no_upload: bool) -> None:
+    """Export and upload hooks; present once seqk.export exists."""
+    try:
+        from seqk import export
+    except ImportError:
+        return
+    export.after_run(spec, db_path, no_export=no_export, no_upload=no_upload, report=out.print)
+
+
+class _RunProgress:
+    """A progress bar with passed / failed / error counts and an ETA, plus --verbose output."""
+
+    def __init__(self, err: Any, spec: Any, verbose: bool, out: Any):
+        self.err, self.spec, self.verbose, self.out = err, spec, verbose, out
+        self.progress: Any = None
+        self.bar: Any = None
+        self.counts = {"passed": 0, "failed": 0, "error": 0}
+
+    def on_prepared(self, prepared: Any) -> None:
+        from rich.progress import (
+            BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+            TimeRemainingColumn)
+
+        what = {"new": "new run", "resume": "resuming", "extend": f"extending k {prepared.previous_k}→{prepared.k}",
+                "restart": f"restarting at k={prepared.k} (k was {prepared.previous_k}; old attempts kept, not counted)"}
+        done = prepared.n_selected - len(prepared.pending)
+        self.err.print(f"[bold]{prepared.run_id}[/]  {what[prepared.action]}: "
+                       f"{len(prepared.pending)} of {prepared.n_selected} tasks to run "
+                       f"({done} already finished)")
+        self.progress = Progress(
+            TextColumn("tasks"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed[/] "
+                       "[yellow]{task.fields[error]} error[/]"),
+            TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+            console=self.err, transient=False, disable=not self.err.is_terminal and not self.verbose)
+        self.progress.start()
+        self.bar = self.progress.add_task("run", total=len(prepared.pending), **self.counts)
+
+    def on_event(self, event: Any) -> None:
+        r = event.record
+        if self.verbose:
+            limit = self.spec.console_char_limit
+            verdict = ("ERROR " + json.dumps(r.error)) if r.status == "error" else (
+                f"success={r.success} score={r.score}")
+            self.progress.console.print(
+                f"\n[bold]── task {r.task_index} · attempt {r.attempt_index}/{r.k} · {verdict}[/]\n"
+                f"[cyan]prompt:[/]\n{_cut(r.prompt, limit)}\n[cyan]output:[/]\n{_cut(r.output, limit)}"
+                + (f"\n[cyan]feedback:[/]\n{_cut(r.feedback, limit)}" if r.feedback else ""),
+                markup=True, highlight=False)
+        if event.task_done:
+            self.counts[event.task_outcome] += 1
+            self.progress.update(self.bar, advance=1, **self.counts)
+
+    def stop(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+
+def _print_run_summary(out: Any, spec: Any, result: Any, db_path: Path | None) -> None:
+    out.print(f"\n[bold]{spec.run_id}[/]: {result.attempts_written} attempts written in "
+              f"{result.elapsed_s:.1f}s; tasks this invocation: {result.tasks_passed} passed, "
+              f"{result.tasks_failed} failed, {result.tasks_error} with errors")
+    if result.error_kinds:
+        kinds = ", ".join(f"{k}×{n}" for k, n in sorted(result.error_kinds.items()))
+        out.print(f"[yellow]errors[/] (kept apart from wrong answers; rerun to retry): {kinds}")
+    try:
+        from seqk import metrics
+    except ImportError:
+        return
+    out.print(metrics.closing_summary(spec.run_id, db_path))
+
+
+@app.command()
+def status(
+    runs: Annotated[list[str] | None, typer.Argument(help="Run ids, globs or prefixes (default: all).")] = None,
+    db: DbOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Show every run's progress, errors, tokens and cost (works while a run writes).
+
+    Example: seqk status 'arcagi2-evaluation/*'
+    """
+    from seqk.status import status as status_of
+
+    rows = status_of(db, runs or [])
+    if as_json:
+        typer.echo(json.dumps(rows, default=str, indent=2))
+        return
+    from rich.table import Table
+
+    table = Table(title=f"{len(rows)} run(s)")
+    for col in ("run", "metric", "k", "tasks", "finished", "passed", "attempts", "errors",
+                "tokens in/out", "cost $", "updated"):
+        table.add_column(col)
+    for r in rows:
+        cost = "unknown" if r["cost_usd"] is None else f"{r['cost_usd']:.4f}"
+        if r["n_unpriced_calls"] and r["cost_usd"] is not None:
+            cost = f"≥{cost} ({r['n_unpriced_calls']} unpriced)"
+        table.add_row(r["run_id"], r["metric"], str(r["k"]), str(r["n_tasks"]),
+                      str(r["n_finished"]), str(r["n_passed"]), str(r["n_valid_attempts"]),
+                      str(r["n_error_attempts"]), f"{r['input_tokens']}/{r['output_tokens']}",
+                      cost, str(r["updated_at"])[:19])
+    _console().print(table)
+
+
+@app.command()
+def inspect(
+    run: Annotated[str, typer.Argument(help="Run id (or a glob/prefix matching one run).")],
+    task_index: Annotated[int | None, typer.Option(help="1-based canonical task index.")] = None,
+    task_id: Annotated[str | None, typer.Option(help="The benchmark's task id.")] = None,
+    db: DbOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
+) -> None:
+    """Print a task's whole trajectory: prompts, outputs, verdicts, judge calls, feedback, tokens.
+
+    Example: seqk inspect arcagi2-evaluation/seqk/mock__wrong/deterministic/cell_match --task-index 1
+    """
+    from seqk.status import inspect as inspect_task
+
+    t = inspect_task(run, task_index=task_index, task_id=task_id, db=db)
+    if as_json:
+        typer.echo(json.dumps({"run": t.run, "task": t.task, "attempts": t.attempts},
+                              default=str, indent=2))
+        return
+    out = _console()
+    out.print(f"[bold]{t.run['run_id']}[/] · task {t.task['task_index']} ({t.task['task_id']}) · "
+              f"{t.run['metric']} k={t.run['k']}")
+    for a in t.attempts:
+        tag = "" if a["counts"] else "  [dim](superseded: retried later)[/]"
+        verdict = (f"[yellow]ERROR[/] {a['error']}" if a["status"] == "error"
+                   else ("[green]PASS[/]" if a["success"] else "[red]FAIL[/]") + f" score={a['score']}")
+        out.print(f"\n[bold]━━ attempt {a['attempt_index']} of {a['k']}[/] {verdict}{tag}")
+        out.print("[cyan]prompt[/]", markup=True)
+        out.print(a["prompt"] or "", markup=False)
+        out.print("[cyan]output[/]")
+        out.print(a["output"] if a["output"] is not None else "(none)", markup=False)
+        if a["raw_eval_output"]:
+            out.print("[cyan]judge[/]")
+            out.print(a["raw_eval_output"], markup=False)
+        if a["feedback"] is not None:
+            out.print("[cyan]feedback[/]")
+            out.print(a["feedback"], markup=False)
+        for c in a["calls"]:
+            cost = "cost unknown" if c["cost_usd"] is None else f"${c['cost_usd']:.6f}"
+            line = (f"  call {c['call_index']} {c['role']} {c['model']}: in={c['input_tokens']} "
+                    f"cached={c['cached_tokens']} thinking={c['thinking_tokens']} "
+                    f"out={c['output_tokens']} {cost} retries={c['retries']}")
+            if c["error"]:
+                line += f" ERROR {c['error']}"
+            out.print(line, markup=False)
+            if c["role"] != "actor":
+                out.print(f"    prompt: {_cut(c['prompt'], 400)}", markup=False)
+                out.print(f"    output: {_cut(c['output'], 400)}", markup=False)
+
+
+@app.command()
+def sql(
+    query: Annotated[str, typer.Argument(help="One SQL statement (the database is opened read-only).")],
+    db: DbOption = None,
+    fmt: Annotated[str, typer.Option("--format", help="table | csv | json")] = "table",
+) -> None:
+    """Run a read-only SQL query against the database and print the result.
+
+    Example: seqk sql "SELECT run_id, k FROM runs"
+    """
+    from seqk.status import sql as run_sql
+
+    columns, rows = run_sql(query, db)
+    if fmt == "json":
+        typer.echo(json.dumps([dict(zip(columns, r, strict=True)) for r in rows], default=str, indent=2))
+    elif fmt == "csv":
+        import csv
+
+        writer = csv.writer(sys.stdout)
+        writer.writerow(columns)
+        writer.writerows(rows)
+    else:
+        from rich.table import Table
+
+        table = Table(caption=f"{len(rows)} row(s)")
+        for c in columns:
+            table.add_column(c)
+        for r in rows:
+            table.add_row(*("NULL" if v is None else str(v) for v in r))
+        _console().print(table)
+
+
+@app.command()
+def plan(
+    variant: Annotated[Path, typer.Argument(help="Variant YAML to check and plan.")],
+    db: DbOption = None,
+) -> None:
+    """Validate a variant and show what a run would do: run id, roles, tasks, calls left.
+
+    Example: seqk plan variants/arcagi2/seqk.cell_match.yaml
+    """
+    from seqk import runspec
+    from seqk.planning import plan as make_plan
+
+    spec = runspec.load(variant)
+    p = make_plan(spec, db)
+    out = _console()
+    out.print(f"[bold]{p['run_id']}[/]  ({p['state']})")
+    for role in ("actor", "judge", "critic"):
+        out.print(f"  {role:6} {p['roles'][role] or '(none)'}")
+    out.print(f"  tasks selected: {p['n_tasks']}, to run: {p['n_tasks_pending']}")
+    out.print(f"  attempts to run: {p['attempts_min']} to {p['attempts_max']} "
+              f"(seq@k stops at the first success)")
+    out.print(f"  actor calls: {p['attempts_min']}–{p['attempts_max']}; critic calls up to "
+              f"{p['critic_calls_max']}")
+    out.print(f"  fingerprint: {p['fingerprint'][:16]}…")
+
+
+def main() -> None:
+    """Entry point of the `seqk` console script."""
+    logging.basicConfig(level=logging.WARNING, format="seqk: %(levelname)s: %(message)s")
+    try:
+        app()
+    except SeqkError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)

@@ -1,0 +1,207 @@
+"""A variant YAML, validated whole: every key checked, every problem listed at
+once with a rule id and its field path, before anything touches the database.
+
+Rule ids (stable; the README lists them):
+    C01 the file is missing or is not valid YAML (with its line)
+    C02 unknown key
+    C03 wrong type or value
+    C04 unknown benchmark, or the path and `benchmark:` disagree
+    C05 feedback mode the benchmark does not have
+    C06 task_indices and max_tasks both set
+    C07 task_indices out of range, or duplicated
+    C08 a benchmark option is wrong
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from seqk.errors import ConfigError, ConfigIssue
+
+_METRICS = {"pass@k": "pass@k", "passk": "pass@k", "seq@k": "seq@k", "seqk": "seq@k"}
+
+
+class RoleParams(BaseModel):
+    """Generation settings for one role; unset fields fall back to the variant's top level."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    temperature: float | None = Field(None, ge=0)
+    """Sampling temperature for this role."""
+    max_tokens: int | None = Field(None, gt=0)
+    """Cap on output tokens per call."""
+    top_p: float | None = Field(None, gt=0, le=1)
+    """Nucleus sampling."""
+    seed: int | None = None
+    """Sampling seed, passed to providers that honour it."""
+    api_base: str | None = None
+    """An OpenAI-compatible server for this role (vLLM, llama.cpp server, Ollama)."""
+    api_key_env: str | None = None
+    """Name of the environment variable that holds this role's API key (never the key itself)."""
+    max_concurrency: int | None = Field(None, gt=0)
+    """Calls in flight at once to this role's model."""
+    timeout_s: float | None = Field(None, gt=0)
+    """Seconds before one call is abandoned (and retried as transient)."""
+    extra: dict[str, Any] = Field(default_factory=dict)
+    """Further keyword arguments passed to the provider as they are (e.g. reasoning_effort)."""
+
+
+class RetryPolicy(BaseModel):
+    """How transient provider errors are retried: exponential backoff with full jitter."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_retries: int = Field(6, ge=0)
+    """Retries after the first try, for 429 / 5xx / timeouts / dropped connections."""
+    base_delay_s: float = Field(1.0, ge=0)
+    """First backoff; doubles each retry. Retry-After from the provider wins when longer."""
+    max_delay_s: float = Field(60.0, ge=0)
+    """Longest single wait."""
+
+
+class Variant(BaseModel):
+    """One variant YAML = one run."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    benchmark: str | None = None
+    """Benchmark name; taken from the path variants/<bench>/... when absent."""
+    metric: Literal["pass@k", "seq@k"]
+    """pass@k (k independent samples) or seq@k (k attempts in sequence with feedback);
+    'passk' and 'seqk' are accepted too."""
+    k: int = Field(gt=0)
+    """Maximum attempts per task."""
+    feedback_mode: str | None = None
+    """How a failed seq@k attempt is explained to the next; defaults to the benchmark's."""
+    model: str
+    """The actor: the model under test, as a litellm id (provider/model), local/... or mock/..."""
+    judge_model: str | None = None
+    """Judge for LLM-verified benchmarks; defaults to `model`. Unused (null) for other verifiers."""
+    critic_model: str | None = None
+    """Critic for LLM feedback modes; defaults to `judge_model`. Null for template modes."""
+    temperature: float = Field(0.7, ge=0)
+    """Actor (and critic) temperature; the judge defaults to 0."""
+    max_tokens: int | None = Field(None, gt=0)
+    """Cap on output tokens per call, every role."""
+    seed: int | None = None
+    """Sampling seed, every role."""
+    api_base: str | None = None
+    """An OpenAI-compatible server for every role without its own."""
+    api_key_env: str | None = None
+    """Environment variable holding the key for api_base."""
+    actor: RoleParams = Field(default_factory=RoleParams)
+    """Actor-only settings."""
+    judge: RoleParams = Field(default_factory=RoleParams)
+    """Judge-only settings (temperature defaults to 0)."""
+    critic: RoleParams = Field(default_factory=RoleParams)
+    """Critic-only settings."""
+    task_indices: list[int] | None = None
+    """1-based canonical indices to run; excludes max_tasks."""
+    max_tasks: int | None = Field(None, gt=0)
+    """Run only the first N tasks."""
+    continue_: bool = Field(False, alias="continue")
+    """With a larger k: keep the old attempts and go on. Without it a larger k restarts the run."""
+    s3_sync: bool | None = None
+    """Upload the exported run to S3 at the end; on by default only when a bucket is configured."""
+    s3_bucket: str | None = None
+    """Bucket for s3_sync (else $SEQK_S3_BUCKET)."""
+    export_dir: str | None = None
+    """Where the run's folder tree is exported at the end (default: runs/ beside the database)."""
+    console_char_limit: int = Field(3000, ge=0)
+    """How much of each prompt/output --verbose prints; saved data is never cut."""
+    concurrency: int = Field(16, gt=0)
+    """Tasks in flight at once."""
+    db: str | None = None
+    """DuckDB file (else --db, $SEQK_DB, runs/seqk.duckdb)."""
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    """Retry policy for transient provider errors."""
+    quota: dict[str, int] = Field(default_factory=dict)
+    """Per-model ceiling on calls in this invocation; past it, attempts wait for the next run."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Benchmark-specific options, validated by the benchmark."""
+
+    @field_validator("metric", mode="before")
+    @classmethod
+    def _metric_alias(cls, value: Any) -> Any:
+        return _METRICS.get(value, value) if isinstance(value, str) else value
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    parts = []
+    for item in loc:
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        else:
+            parts.append(("." if parts else "") + ("continue" if item == "continue_" else str(item)))
+    return "".join(parts) or "(top level)"
+
+
+def pydantic_issues(exc: ValidationError, prefix: str = "") -> list[ConfigIssue]:
+    """Turn pydantic's errors into ConfigIssues with field paths and rule ids."""
+    issues = []
+    for err in exc.errors():
+        path = _field_path(tuple(err["loc"]))
+        path = f"{prefix}.{path}" if prefix else path
+        if err["type"] == "extra_forbidden":
+            issues.append(ConfigIssue("C02", path, "unknown key"))
+        elif err["type"] == "missing":
+            issues.append(ConfigIssue("C03", path, "required key is missing"))
+        else:
+            got = err.get("input")
+            shown = repr(got) if not isinstance(got, dict | list) else type(got).__name__
+            issues.append(ConfigIssue("C03", path, f"{err['msg']} (got {shown})"))
+    return issues
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    """The YAML mapping in `path`, or ConfigError C01 naming the line."""
+    source = str(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(source, [ConfigIssue("C01", "(file)", f"cannot read: {exc.strerror}")]) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(source, [ConfigIssue("C01", where, f"not valid YAML: {problem}")]) from None
+    if not isinstance(data, dict):
+        raise ConfigError(source, [ConfigIssue("C01", "(top level)", "expected a mapping of keys")])
+    return data
+
+
+def benchmark_from_path(path: Path) -> str | None:
+    """'arcagi2' for variants/arcagi2/x.yaml (the folder right under variants/)."""
+    parts = path.resolve().parts
+    for i, part in enumerate(parts[:-2]):
+        if part == "variants":
+            return parts[i + 1]
+    return None
+
+
+def load_variant(path: str | os.PathLike[str], overrides: dict[str, Any] | None = None) -> Variant:
+    """Read and validate a variant YAML (schema only; `resolve` checks it against the benchmark)."""
+    path = Path(path)
+    data = read_yaml(path)
+    data.update(overrides or {})
+    from_path = benchmark_from_path(path)
+    issues: list[ConfigIssue] = []
+    if from_path and data.get("benchmark") not in (None, from_path):
+        issues.append(ConfigIssue(
+            "C04", "benchmark",
+            f"{data['benchmark']!r} disagrees with the folder variants/{from_path}/"))
+    data.setdefault("benchmark", from_path)
+    try:
+        variant = Variant.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(str(path), issues + pydantic_issues(exc)) from None
+    if issues:
+        raise ConfigError(str(path), issues)
+    return variant

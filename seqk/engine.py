@@ -1,0 +1,451 @@
+"""The asyncio scheduler that runs one variant.
+
+Tasks run concurrently (up to `concurrency`); the pass@k samples of a task run
+concurrently; seq@k attempts run in order and stop at the first success. Each
+finished attempt, with every call it made, goes to a writer that appends whole
+attempts in short batched transactions, so a crash or Ctrl-C loses only the
+attempts in flight, and the database is free for readers between batches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from seqk import __version__, store
+from seqk.benchmark import AttemptContext, HistoryItem, Task, Verdict
+from seqk.errors import CriticError, JudgeError, ProviderError, RunConflict, StoreBusy
+from seqk.identity import differing_fields
+from seqk.models import ModelPool
+from seqk.prompts import actor_prompt
+from seqk.runspec import RoleSpec, RunSpec
+from seqk.sqlfiles import q
+from seqk.store import AttemptRecord, CallRecord
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+# ---------------------------------------------------------------------------
+# Preparing: what is this run, and what is left to do?
+
+
+@dataclass
+class Prepared:
+    """The run as found in the database, and the work left."""
+
+    run_id: str
+    action: str
+    """'new' | 'resume' | 'extend' (continue with a larger k) | 'restart' (larger k, fresh generation)."""
+    generation: int
+    k: int
+    previous_k: int | None
+    pending: dict[int, list[int]]
+    """task_index -> attempt indices to run now (seq@k: just the next one)."""
+    history: dict[int, list[HistoryItem]]
+    n_selected: int
+
+    @property
+    def n_pending_attempts(self) -> int:
+        """Attempts scheduled now (seq@k tasks may add more as they fail)."""
+        return sum(len(v) for v in self.pending.values())
+
+
+def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
+    """Register or check the run, register its tasks, and ask SQL what is left.
+
+    Refuses (RunConflict) a changed fingerprint, a smaller k, or a task whose
+    canonical index now names different content.
+    """
+    fields = spec.fingerprint_fields()
+    fp = spec.fingerprint()
+    selected = [t.task_index for t in spec.tasks]
+    with store.connect(db) as con:
+        con.execute("BEGIN")
+        try:
+            row = store.get_run(con, spec.run_id)
+            previous_k = None
+            if row is None:
+                action, generation = "new", 1
+                con.execute(q("insert_run"), {
+                    "run_id": spec.run_id, "benchmark": spec.benchmark.name,
+                    "slice": spec.slice_name, "metric": spec.metric, "k": spec.k,
+                    "feedback_mode": spec.feedback_mode, "actor_model": spec.actor.model,
+                    "judge_model": spec.judge.model, "critic_model": spec.critic.model,
+                    "verifier": spec.benchmark.verifier, "temperature": spec.actor.temperature,
+                    "options": json.dumps(spec.options.model_dump(mode="json")),
+                    "config": json.dumps(spec.config_json()), "fingerprint": fp,
+                    "fingerprint_fields": json.dumps(fields), "seqk_version": __version__})
+            else:
+                action, generation, previous_k = _reconcile(con, spec, row, fields, fp)
+            _check_tasks(con, spec)
+            pending_rows = con.execute(q("pending_attempts"), {
+                "run_id": spec.run_id, "generation": generation, "k": spec.k,
+                "is_seq": spec.seq, "task_indices": selected}).fetchall()
+            pending: dict[int, list[int]] = {}
+            for task_index, attempt_index in pending_rows:
+                pending.setdefault(task_index, []).append(attempt_index)
+            history: dict[int, list[HistoryItem]] = {}
+            resumed = [t for t, idx in pending.items() if spec.seq and idx[0] > 1]
+            if resumed:
+                for task_index, attempt_index, output, feedback in con.execute(q("seq_history"), {
+                        "run_id": spec.run_id, "generation": generation,
+                        "task_indices": resumed}).fetchall():
+                    history.setdefault(task_index, []).append(
+                        HistoryItem(attempt_index, output or "", feedback))
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    return Prepared(spec.run_id, action, generation, spec.k, previous_k, pending, history,
+                    len(selected))
+
+
+def _reconcile(con: Any, spec: RunSpec, row: dict[str, Any], fields: dict[str, Any],
+               fp: str) -> tuple[str, int, int]:
+    if row["fingerprint"] != fp:
+        old = json.loads(row["fingerprint_fields"])
+        changed = ", ".join(differing_fields(old, fields))
+        raise RunConflict(
+            f"run {spec.run_id} was made with different settings ({changed}); resuming would "
+            f"mix results. Restore those settings, or use another database (--db).")
+    old_k = row["k"]
+    config = json.dumps(spec.config_json())
+    if spec.k < old_k:
+        raise RunConflict(
+            f"run {spec.run_id} has k={old_k}; k={spec.k} is smaller. Metrics at t <= {old_k} are "
+            f"already in the database (`seqk report`); to start over, use another database.")
+    if spec.k > old_k:
+        if spec.continue_:
+            con.execute(q("extend_run"), {"run_id": spec.run_id, "k": spec.k, "config": config})
+            return "extend", row["generation"], old_k
+        con.execute(q("restart_run"), {"run_id": spec.run_id, "k": spec.k, "config": config})
+        return "restart", row["generation"] + 1, old_k
+    return "resume", row["generation"], old_k
+
+
+def _check_tasks(con: Any, spec: RunSpec) -> None:
+    known = {r[0]: (r[1], r[2]) for r in con.execute(
+        q("get_task_identities"), {"run_id": spec.run_id}).fetchall()}
+    clashes, new = [], []
+    for task in spec.tasks:
+        if task.task_index not in known:
+            new.append(task)
+        elif known[task.task_index] != (task.task_id, task.content_hash):
+            old_id = known[task.task_index][0]
+            what = "content changed" if old_id == task.task_id else f"was {old_id!r}"
+            clashes.append(f"task {task.task_index} ({task.task_id!r}): {what}")
+    if clashes:
+        shown = "; ".join(clashes[:5]) + (f"; and {len(clashes) - 5} more" if len(clashes) > 5 else "")
+        raise RunConflict(
+            f"run {spec.run_id}: the data set changed under the same canonical indices: {shown}. "
+            f"Resuming would mix tasks; use another database (--db).")
+    store.insert_tasks(con, spec.run_id, [
+        {"task_index": t.task_index, "task_id": t.task_id, "prompt": t.prompt,
+         "content_hash": t.content_hash, "meta": t.meta} for t in new])
+
+
+# ---------------------------------------------------------------------------
+# Writing
+
+
+class Writer:
+    """Buffers finished attempts and appends them in short transactions.
+
+    The file is opened per batch and closed right after, so other processes can
+    read between batches. If another process holds it, records stay buffered
+    and the write is tried again.
+    """
+
+    def __init__(self, db: str | Path | None, interval_s: float = 0.2, max_batch: int = 5000):
+        self.db = db
+        self.interval_s = interval_s
+        self.max_batch = max_batch
+        self.buffer: list[AttemptRecord] = []
+        self.written = 0
+        self.batches = 0
+        self._wake = asyncio.Event()
+        self._closing = False
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Begin flushing in the background."""
+        self._task = asyncio.create_task(self._loop())
+
+    def put(self, record: AttemptRecord) -> None:
+        """Queue one finished attempt."""
+        self.buffer.append(record)
+        if len(self.buffer) >= self.max_batch:
+            self._wake.set()
+
+    def _write(self, batch: list[AttemptRecord]) -> None:
+        with store.connect(self.db, wait_s=10.0) as con:
+            store.append_attempts(con, batch)
+
+    async def _flush(self) -> None:
+        if not self.buffer:
+            return
+        batch, self.buffer = self.buffer, []
+        try:
+            await asyncio.to_thread(self._write, batch)
+        except StoreBusy:
+            self.buffer = batch + self.buffer
+            return
+        self.written += len(batch)
+        self.batches += 1
+
+    async def _loop(self) -> None:
+        while not self._closing:
+            try:
+                await asyncio.wait_for(self._wake.wait(), self.interval_s)
+            except TimeoutError:
+                pass
+            self._wake.clear()
+            await self._flush()
+
+    async def close(self) -> None:
+        """Stop the loop and write whatever is buffered (retrying while the file is busy)."""
+        self._closing = True
+        self._wake.set()
+        if self._task is not None:
+            await asyncio.shield(self._task)
+        while self.buffer:
+            await self._flush()
+            if self.buffer:
+                await asyncio.sleep(0.2)
+
+
+# ---------------------------------------------------------------------------
+# Running
+
+
+class _Client:
+    """A RoleClient that meters every call into the attempt's call list."""
+
+    def __init__(self, pool: ModelPool, spec: RoleSpec, calls: list[CallRecord]):
+        self.pool = pool
+        self.spec = spec
+        self.role = spec.role
+        self.model = spec.model
+        self.calls = calls
+
+    async def complete(self, prompt: str) -> str:
+        if self.spec.model is None:
+            raise RuntimeError(f"the {self.role} has no model in this run")
+        started = _now()
+        try:
+            c = await self.pool.complete(self.spec, prompt)
+        except ProviderError as exc:
+            self.calls.append(CallRecord(
+                self.role, self.spec.model, prompt, None, None, None, None, None, None, None,
+                getattr(exc, "retries", 0), str(exc), started))
+            raise
+        self.calls.append(CallRecord(
+            self.role, c.model, prompt, c.text, c.input_tokens, c.cached_tokens,
+            c.thinking_tokens, c.output_tokens, c.cost_usd, c.latency_s, c.retries, None, started))
+        return c.text
+
+
+@dataclass
+class AttemptEvent:
+    """Sent to `on_event` after each attempt (and once more when its task is done)."""
+
+    record: AttemptRecord
+    task_done: bool
+    task_outcome: str | None
+    """When the task is done: 'passed' | 'failed' | 'error'."""
+
+
+@dataclass
+class RunResult:
+    """What one `seqk run` did."""
+
+    prepared: Prepared
+    attempts_written: int = 0
+    tasks_passed: int = 0
+    tasks_failed: int = 0
+    tasks_error: int = 0
+    interrupted: bool = False
+    elapsed_s: float = 0.0
+    error_kinds: dict[str, int] = field(default_factory=dict)
+
+
+class Engine:
+    """Runs the pending attempts of one prepared run."""
+
+    def __init__(self, spec: RunSpec, prepared: Prepared, db: str | Path | None,
+                 on_event: Callable[[AttemptEvent], None] | None = None,
+                 flush_interval_s: float = 0.2):
+        self.spec = spec
+        self.prepared = prepared
+        self.pool = ModelPool(spec.retry, spec.quota,
+                              default_concurrency=max(spec.concurrency * spec.k, 16))
+        self.writer = Writer(db, interval_s=flush_interval_s)
+        self.on_event = on_event
+        self.result = RunResult(prepared)
+        self.mode = spec.benchmark.feedback_mode(spec.feedback_mode)
+        self._tasks = {t.task_index: t for t in spec.tasks}
+
+    async def attempt(self, task: Task, attempt_index: int,
+                      history: list[HistoryItem]) -> AttemptRecord:
+        """Actor, judge and (for a failed seq@k attempt) critic, recorded whole."""
+        spec, bench = self.spec, self.spec.benchmark
+        calls: list[CallRecord] = []
+        actor = _Client(self.pool, spec.actor, calls)
+        judge = _Client(self.pool, spec.judge, calls)
+        critic = _Client(self.pool, spec.critic, calls)
+        started = _now()
+        prompt = actor_prompt(task.prompt, attempt_index, spec.k, seq=spec.seq, history=history)
+        output: str | None = None
+        verdict: Verdict | None = None
+        feedback: str | None = None
+        stage = "actor"
+        error: dict[str, Any] | None = None
+        try:
+            if bench.run_attempt is not None:
+                ctx = AttemptContext(attempt_index, spec.k, spec.seq, history, actor, judge,
+                                     spec.options)
+                result = await bench.run_attempt(task, prompt, ctx)
+                prompt, output, verdict = result.prompt, result.output, result.verdict
+            else:
+                output = await actor.complete(prompt)
+                stage = "judge"
+                verdict = await bench.verify(task, output, judge)
+            if spec.seq and not verdict.success:
+                stage = "critic"
+                feedback = await bench.feedback(task, output, verdict, self.mode.name, critic)
+                if self.mode.llm_critic and not (feedback or "").strip():
+                    raise CriticError("the critic returned empty feedback")
+        except asyncio.CancelledError:
+            raise
+        except (ProviderError, JudgeError, CriticError, Exception) as exc:  # noqa: BLE001
+            error = {"stage": stage, "type": getattr(exc, "kind", type(exc).__name__),
+                     "message": str(exc)[:4000],
+                     "status_code": getattr(exc, "status_code", None)}
+        return AttemptRecord(
+            attempt_uid=str(uuid.uuid4()), run_id=spec.run_id,
+            generation=self.prepared.generation, task_index=task.task_index,
+            attempt_index=attempt_index, k=spec.k, status="error" if error else "ok",
+            success=verdict.success if verdict else None,
+            score=verdict.score if verdict else None, prompt=prompt, output=output,
+            raw_eval_output=verdict.raw_eval_output if verdict else None,
+            judge_details=verdict.details if verdict else None, feedback=feedback, error=error,
+            started_at=started, finished_at=_now(), calls=calls)
+
+    def _emit(self, record: AttemptRecord, done: bool, outcome: str | None) -> None:
+        self.writer.put(record)
+        if record.status == "error" and record.error:
+            kind = f"{record.error['stage']}:{record.error['type']}"
+            self.result.error_kinds[kind] = self.result.error_kinds.get(kind, 0) + 1
+        if done:
+            if outcome == "passed":
+                self.result.tasks_passed += 1
+            elif outcome == "failed":
+                self.result.tasks_failed += 1
+            else:
+                self.result.tasks_error += 1
+        if self.on_event is not None:
+            self.on_event(AttemptEvent(record, done, outcome))
+
+    async def _run_seq_task(self, task: Task, first: int) -> None:
+        history = list(self.prepared.history.get(task.task_index, []))
+        for attempt_index in range(first, self.spec.k + 1):
+            record = await self.attempt(task, attempt_index, history)
+            if record.status == "error":
+                self._emit(record, True, "error")
+                return
+            if record.success or attempt_index == self.spec.k:
+                self._emit(record, True, "passed" if record.success else "failed")
+                return
+            self._emit(record, False, None)
+            history.append(HistoryItem(attempt_index, record.output or "", record.feedback))
+
+    async def _run_pass_task(self, task: Task, indices: list[int]) -> None:
+        remaining = len(indices)
+        outcomes: list[str] = []
+
+        async def one(attempt_index: int) -> None:
+            nonlocal remaining
+            record = await self.attempt(task, attempt_index, [])
+            remaining -= 1
+            outcomes.append("error" if record.status == "error"
+                            else "passed" if record.success else "failed")
+            outcome = None
+            if remaining == 0:
+                outcome = ("passed" if "passed" in outcomes
+                           else "error" if "error" in outcomes else "failed")
+            self._emit(record, remaining == 0, outcome)
+
+        await asyncio.gather(*(one(i) for i in indices))
+
+    async def run(self) -> RunResult:
+        """Run every pending attempt; on cancellation keep what finished."""
+        start = time.perf_counter()
+        self.writer.start()
+        limit = asyncio.Semaphore(self.spec.concurrency)
+
+        async def task_job(task_index: int, indices: list[int]) -> None:
+            async with limit:
+                task = self._tasks[task_index]
+                if self.spec.seq:
+                    await self._run_seq_task(task, indices[0])
+                else:
+                    await self._run_pass_task(task, indices)
+
+        jobs = [asyncio.create_task(task_job(t, idx)) for t, idx in self.prepared.pending.items()]
+        try:
+            await asyncio.gather(*jobs)
+        except asyncio.CancelledError:
+            self.result.interrupted = True
+            for job in jobs:
+                job.cancel()
+            await asyncio.gather(*jobs, return_exceptions=True)
+        finally:
+            await self.writer.close()
+            self.result.attempts_written = self.writer.written
+            self.result.elapsed_s = time.perf_counter() - start
+        return self.result
+
+
+def run(spec: RunSpec, db: str | Path | None = None,
+        on_event: Callable[[AttemptEvent], None] | None = None,
+        on_prepared: Callable[[Prepared], None] | None = None) -> RunResult:
+    """Run one variant to completion (or until Ctrl-C / SIGTERM), resuming what is stored."""
+    db = db if db is not None else spec.db
+    prepared = prepare(spec, db)
+    if on_prepared is not None:
+        on_prepared(prepared)
+
+    async def main() -> RunResult:
+        engine = Engine(spec, prepared, db, on_event)
+        loop = asyncio.get_running_loop()
+        current = asyncio.current_task()
+        assert current is not None
+        runner = asyncio.create_task(engine.run())
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, runner.cancel)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+        try:
+            return await runner
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                try:
+                    loop.remove_signal_handler(sig)
+                except (NotImplementedError, RuntimeError, ValueError):
+                    pass
+
+    result = asyncio.run(main())
+    with store.connect(db) as con:
+        con.execute(q("touch_run"), {"run_id": spec.run_id})
+    return result

@@ -1,0 +1,96 @@
+"""Every exception seqk raises on purpose, drawn once.
+
+    SeqkError                    base; the CLI prints its message and exits 2
+    ├── ConfigError              a variant YAML or option is wrong (lists every issue)
+    ├── RunConflict              resuming would mix incompatible results (fingerprint, k, task identity)
+    ├── NotFound                 a run, task or file the user named does not exist
+    ├── StoreBusy                another process held the database for too long
+    ├── SqlFileError             a file in sql/ is malformed (names file:line)
+    ├── MissingExtra             an optional dependency or model file is not installed
+    └── ProviderError            an LLM call failed (kept apart from wrong answers)
+        ├── TransientProviderError   429, 5xx, timeout, dropped connection: retried
+        └── PermanentProviderError   auth, bad request, unknown model: not retried
+    JudgeError                   a judge reply could not be turned into a verdict
+    CriticError                  a critic could not produce feedback
+
+Library code raises these; only seqk/cli.py turns them into messages and exit codes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class SeqkError(Exception):
+    """Base of every error seqk raises on purpose."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class ConfigIssue:
+    """One problem in a variant: a stable rule id, the field path and what was expected."""
+
+    rule: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"[{self.rule}] {self.field}: {self.message}"
+
+
+class ConfigError(SeqkError):
+    """A variant YAML (or a command's arguments) is wrong; carries every issue at once."""
+
+    def __init__(self, source: str, issues: list[ConfigIssue]):
+        self.source = source
+        self.issues = issues
+        lines = [f"{source}: {len(issues)} problem(s)"] + [f"  {i}" for i in issues]
+        super().__init__("\n".join(lines))
+
+
+class RunConflict(SeqkError):
+    """Resuming this run would mix results made under different settings."""
+
+
+class NotFound(SeqkError):
+    """A run, task or file the user named does not exist."""
+
+
+class StoreBusy(SeqkError):
+    """Another process held the DuckDB file longer than we were willing to wait."""
+
+
+class SqlFileError(SeqkError):
+    """A named query file in sql/ is empty, duplicated or malformed."""
+
+
+class MissingExtra(SeqkError):
+    """An optional dependency (or a model file) is not installed."""
+
+
+class ProviderError(SeqkError):
+    """An LLM call failed. Recorded as an error, never as a wrong answer."""
+
+    def __init__(self, message: str, *, status_code: int | None = None,
+                 retry_after: float | None = None, kind: str | None = None):
+        super().__init__(message)
+        self.status_code = status_code
+        self.retry_after = retry_after
+        self.kind = kind or type(self).__name__
+
+
+class TransientProviderError(ProviderError):
+    """Worth retrying: rate limit, server error, timeout, dropped connection."""
+
+
+class PermanentProviderError(ProviderError):
+    """Retrying cannot help: bad key, bad request, unknown model."""
+
+
+class JudgeError(Exception):
+    """The judge (LLM or verifier) gave nothing that can be turned into a verdict."""
+
+
+class CriticError(Exception):
+    """The critic gave nothing usable as feedback."""

@@ -1,0 +1,302 @@
+"""The one door to LLMs.
+
+Every call of every role goes through `ModelPool.complete`, which returns the
+text, the four token fields, latency and cost. Transient failures (429, 5xx,
+timeouts, dropped connections) are retried with exponential backoff and full
+jitter, honouring Retry-After; permanent ones (auth, bad request) fail at once.
+
+Providers: `mock/...` is built in and needs nothing (scripted replies for tests
+and benchmarks of the harness); everything else goes through litellm, which is
+imported on the first real call and never by `import seqk`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import os
+import random
+import re
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from seqk.config import RetryPolicy
+from seqk.errors import (
+    PermanentProviderError,
+    ProviderError,
+    TransientProviderError,
+)
+from seqk.pricing import cost_usd
+from seqk.runspec import RoleSpec
+
+
+@dataclass
+class Completion:
+    """One successful call."""
+
+    text: str
+    model: str
+    input_tokens: int
+    cached_tokens: int
+    thinking_tokens: int
+    output_tokens: int
+    latency_s: float
+    cost_usd: float | None
+    retries: int = 0
+
+
+# ---------------------------------------------------------------------------
+# Mock models
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+MockReply = str | BaseException | Callable[[str], "str | Awaitable[str]"]
+
+
+def count_tokens(text: str) -> int:
+    """Mock token count: words and punctuation marks. Honest about the text, unlike a constant."""
+    return len(_TOKEN.findall(text))
+
+
+@dataclass
+class MockModel:
+    """Scripted replies: a function of the prompt, or a list served in call order
+    (the last one repeats). An exception in the script is raised, as a provider would."""
+
+    replies: Sequence[MockReply] | Callable[[str], Any]
+    latency_s: float = 0.0
+    calls: int = 0
+
+    async def reply(self, prompt: str) -> str:
+        """The next scripted reply to `prompt`."""
+        n = self.calls
+        self.calls += 1
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
+        script = self.replies
+        item: Any = script if callable(script) else script[min(n, len(script) - 1)]
+        if isinstance(item, BaseException):
+            raise item
+        if callable(item):
+            item = item(prompt)
+            if inspect.isawaitable(item):
+                item = await item
+        return str(item)
+
+
+_MOCKS: dict[str, MockModel] = {}
+_BUILTIN_MOCKS: dict[str, Callable[[], MockModel]] = {
+    "mock/echo": lambda: MockModel(lambda prompt: prompt),
+    "mock/wrong": lambda: MockModel(["[[-1]]"]),
+}
+
+
+def register_mock(model: str, replies: Sequence[MockReply] | Callable[[str], Any],
+                  latency_s: float = 0.0) -> MockModel:
+    """Make `model` (a `mock/...` id) answer with a script; returns the mock for inspection."""
+    if not model.startswith("mock/"):
+        raise ValueError(f"mock model ids start with 'mock/': {model!r}")
+    mock = MockModel(replies, latency_s)
+    _MOCKS[model] = mock
+    return mock
+
+
+def clear_mocks() -> None:
+    """Forget every registered mock."""
+    _MOCKS.clear()
+
+
+def _mock_for(model: str) -> MockModel:
+    if model in _MOCKS:
+        return _MOCKS[model]
+    if model in _BUILTIN_MOCKS:
+        _MOCKS[model] = _BUILTIN_MOCKS[model]()
+        return _MOCKS[model]
+    if model.startswith("mock/py:"):
+        # mock/py:package.module:attr names a script importable in this process.
+        module_name, _, attr = model.removeprefix("mock/py:").partition(":")
+        try:
+            target = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            raise PermanentProviderError(f"cannot load mock script {model!r}: {exc}") from None
+        _MOCKS[model] = target if isinstance(target, MockModel) else MockModel(target)
+        return _MOCKS[model]
+    known = ", ".join(sorted(set(_MOCKS) | set(_BUILTIN_MOCKS)))
+    raise PermanentProviderError(f"unknown mock model {model!r} (known: {known}, or mock/py:module:attr)")
+
+
+async def _call_mock(spec: RoleSpec, prompt: str) -> Completion:
+    assert spec.model is not None
+    mock = _mock_for(spec.model)
+    start = time.perf_counter()
+    text = await mock.reply(prompt)
+    return Completion(
+        text=text, model=spec.model, input_tokens=count_tokens(prompt), cached_tokens=0,
+        thinking_tokens=0, output_tokens=count_tokens(text),
+        latency_s=time.perf_counter() - start, cost_usd=0.0)
+
+
+# ---------------------------------------------------------------------------
+# litellm
+
+
+def import_litellm() -> Any:
+    """litellm, imported on first use with its price map read from disk, not the network."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def _usage_field(obj: Any, name: str) -> int:
+    value = getattr(obj, name, None) if obj is not None else None
+    return int(value or 0)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    headers = None
+    response = getattr(exc, "response", None)
+    if response is not None:
+        headers = getattr(response, "headers", None)
+    headers = headers or getattr(exc, "litellm_response_headers", None)
+    if not headers:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return float(ms) / 1000
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return float(value)
+        except ValueError:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+_TRANSIENT_NAMES = ("RateLimit", "ServiceUnavailable", "InternalServer", "BadGateway",
+                    "Timeout", "APIConnection", "Connect", "RemoteProtocol", "ReadError")
+
+
+def classify(exc: BaseException) -> ProviderError:
+    """Turn a provider exception into a transient or permanent ProviderError."""
+    if isinstance(exc, ProviderError):
+        return exc
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
+    name = type(exc).__name__
+    message = f"{name}: {exc}"[:2000]
+    transient = (
+        status in (408, 409, 425, 429)
+        or (status is not None and status >= 500)
+        or isinstance(exc, asyncio.TimeoutError | ConnectionError | TimeoutError)
+        or (status is None and any(part in name for part in _TRANSIENT_NAMES))
+    )
+    cls = TransientProviderError if transient else PermanentProviderError
+    return cls(message, status_code=status, retry_after=_retry_after(exc), kind=name)
+
+
+async def _call_litellm(spec: RoleSpec, prompt: str) -> Completion:
+    assert spec.model is not None
+    litellm = import_litellm()
+    if spec.model.startswith("local/"):
+        from seqk import local_llm
+
+        local_llm.ensure_registered(litellm)
+    kwargs: dict[str, Any] = {"num_retries": 0}
+    for name in ("temperature", "max_tokens", "top_p", "seed"):
+        value = getattr(spec, name)
+        if value is not None:
+            kwargs[name] = value
+    if spec.timeout_s is not None:
+        kwargs["timeout"] = spec.timeout_s
+    if spec.api_base:
+        kwargs["api_base"] = spec.api_base
+        # OpenAI-compatible servers often need no key, but the client insists on one.
+        kwargs["api_key"] = os.environ.get(spec.api_key_env or "", "") or "no-key-needed"
+    elif spec.api_key_env:
+        kwargs["api_key"] = os.environ.get(spec.api_key_env)
+    kwargs.update(spec.extra)
+    start = time.perf_counter()
+    response = await litellm.acompletion(
+        model=spec.model, messages=[{"role": "user", "content": prompt}], **kwargs)
+    latency = time.perf_counter() - start
+    text = response.choices[0].message.content or ""
+    usage = getattr(response, "usage", None)
+    input_tokens = _usage_field(usage, "prompt_tokens")
+    output_tokens = _usage_field(usage, "completion_tokens")
+    cached = _usage_field(getattr(usage, "prompt_tokens_details", None), "cached_tokens")
+    thinking = _usage_field(getattr(usage, "completion_tokens_details", None), "reasoning_tokens")
+    return Completion(
+        text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=cached,
+        thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency,
+        cost_usd=cost_usd(spec.model, input_tokens, cached, output_tokens))
+
+
+# ---------------------------------------------------------------------------
+# The pool: limits, quotas and retries
+
+
+class QuotaExceeded(PermanentProviderError):
+    """This invocation reached the variant's call quota for a model."""
+
+
+class ModelPool:
+    """Calls models for a run: per-model concurrency limits, quotas and retries."""
+
+    def __init__(self, retry: RetryPolicy, quota: dict[str, int] | None = None,
+                 default_concurrency: int = 64):
+        self.retry = retry
+        self.quota = dict(quota or {})
+        self.default_concurrency = default_concurrency
+        self.calls_made: dict[str, int] = {}
+        self._limits: dict[tuple[str, str | None], asyncio.Semaphore] = {}
+
+    def _limit(self, spec: RoleSpec) -> asyncio.Semaphore:
+        assert spec.model is not None
+        key = (spec.model, spec.api_base)
+        if key not in self._limits:
+            self._limits[key] = asyncio.Semaphore(spec.max_concurrency or self.default_concurrency)
+        return self._limits[key]
+
+    def _backoff(self, retry_number: int, error: ProviderError) -> float:
+        ceiling = min(self.retry.max_delay_s, self.retry.base_delay_s * 2 ** retry_number)
+        delay = random.uniform(0, ceiling)
+        if error.retry_after is not None:
+            delay = max(delay, min(error.retry_after, self.retry.max_delay_s))
+        return delay
+
+    async def complete(self, spec: RoleSpec, prompt: str) -> Completion:
+        """One call with retries. Raises ProviderError (with `.retries`) when it finally fails."""
+        assert spec.model is not None
+        call = _call_mock if spec.model.startswith("mock/") else _call_litellm
+        retries = 0
+        while True:
+            used = self.calls_made.get(spec.model, 0)
+            if spec.model in self.quota and used >= self.quota[spec.model]:
+                error: ProviderError = QuotaExceeded(
+                    f"quota of {self.quota[spec.model]} calls to {spec.model} reached in this run")
+                error.retries = retries  # type: ignore[attr-defined]
+                raise error
+            self.calls_made[spec.model] = used + 1
+            try:
+                async with self._limit(spec):
+                    completion = await call(spec, prompt)
+                completion.retries = retries
+                return completion
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - every provider failure is classified
+                error = classify(exc)
+                if isinstance(error, PermanentProviderError) or retries >= self.retry.max_retries:
+                    error.retries = retries  # type: ignore[attr-defined]
+                    raise error from exc
+                await asyncio.sleep(self._backoff(retries, error))
+                retries += 1

@@ -1,0 +1,228 @@
+"""A validated variant resolved against its benchmark: the run's id, its three
+roles with their settings, its selected tasks and its fingerprint.
+
+Role defaults chain as in seq_k: judge <- actor, critic <- judge. The judge is
+null for a non-LLM verifier; the critic is null for a template feedback mode.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from seqk import __version__
+from seqk import benchmark as benchmarks
+from seqk.benchmark import Benchmark, Task
+from seqk.config import RetryPolicy, RoleParams, Variant, pydantic_issues
+from seqk.errors import ConfigError, ConfigIssue
+from seqk.identity import fingerprint, run_id
+from seqk.prompts import PROMPT_VERSION
+
+_RESULT_PARAMS = ("temperature", "max_tokens", "top_p", "seed", "extra")
+
+
+@dataclass(frozen=True)
+class RoleSpec:
+    """One role's model and its resolved settings."""
+
+    role: str
+    model: str | None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    api_base: str | None = None
+    api_key_env: str | None = None
+    max_concurrency: int | None = None
+    timeout_s: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def result_fields(self) -> dict[str, Any]:
+        """The settings that change what the model says (they go in the fingerprint)."""
+        return {"model": self.model} | {name: getattr(self, name) for name in _RESULT_PARAMS}
+
+    def public(self) -> dict[str, Any]:
+        """Every setting, for the stored config: names of key variables, never keys."""
+        return self.result_fields() | {
+            "api_base": self.api_base, "api_key_env": self.api_key_env,
+            "max_concurrency": self.max_concurrency, "timeout_s": self.timeout_s}
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything the engine needs to run one variant."""
+
+    run_id: str
+    benchmark: Benchmark
+    slice_name: str
+    metric: str
+    k: int
+    feedback_mode: str
+    actor: RoleSpec
+    judge: RoleSpec
+    critic: RoleSpec
+    options: BaseModel
+    tasks: list[Task]
+    continue_: bool
+    concurrency: int
+    retry: RetryPolicy
+    quota: dict[str, int]
+    console_char_limit: int
+    db: str | None
+    s3_sync: bool | None
+    s3_bucket: str | None
+    export_dir: str | None
+    source: str
+
+    @property
+    def seq(self) -> bool:
+        """True for seq@k."""
+        return self.metric == "seq@k"
+
+    def fingerprint_fields(self) -> dict[str, Any]:
+        """Every field that changes results. k is handled apart (extension and restart)."""
+        options = self.options.model_dump(mode="json")
+        for name in self.benchmark.identity_exempt_options:
+            options.pop(name, None)
+        return {
+            "benchmark": self.benchmark.name,
+            "slice": self.slice_name,
+            "metric": self.metric,
+            "feedback_mode": self.feedback_mode,
+            "actor": self.actor.result_fields(),
+            "judge": self.judge.result_fields(),
+            "critic": self.critic.result_fields(),
+            "options": options,
+            "prompt_version": PROMPT_VERSION,
+            "benchmark_prompt_version": self.benchmark.prompt_version,
+        }
+
+    def fingerprint(self) -> str:
+        """sha256 of fingerprint_fields()."""
+        return fingerprint(self.fingerprint_fields())
+
+    def config_json(self) -> dict[str, Any]:
+        """The resolved variant as stored with the run (no secrets: only key variable names)."""
+        return {
+            "source": self.source, "benchmark": self.benchmark.name, "metric": self.metric,
+            "k": self.k, "feedback_mode": self.feedback_mode,
+            "actor": self.actor.public(), "judge": self.judge.public(),
+            "critic": self.critic.public(), "options": self.options.model_dump(mode="json"),
+            "task_indices": [t.task_index for t in self.tasks], "continue": self.continue_,
+            "concurrency": self.concurrency, "retry": self.retry.model_dump(),
+            "quota": self.quota, "seqk_version": __version__,
+        }
+
+
+def _role(role: str, model: str | None, variant: Variant, own: RoleParams,
+          default_temperature: float | None) -> RoleSpec:
+    if model is None:
+        return RoleSpec(role=role, model=None)
+    temperature = own.temperature if own.temperature is not None else default_temperature
+    return RoleSpec(
+        role=role, model=model, temperature=temperature,
+        max_tokens=own.max_tokens or variant.max_tokens,
+        top_p=own.top_p,
+        seed=own.seed if own.seed is not None else variant.seed,
+        api_base=own.api_base or variant.api_base,
+        api_key_env=own.api_key_env or variant.api_key_env,
+        max_concurrency=own.max_concurrency,
+        timeout_s=own.timeout_s,
+        extra=dict(own.extra),
+    )
+
+
+def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> RunSpec:
+    """Check the variant against its benchmark and resolve roles, tasks and run id.
+
+    Every problem is collected and raised together as one ConfigError.
+    """
+    source = str(source)
+    issues: list[ConfigIssue] = []
+    known = benchmarks.names()
+    if variant.benchmark is None:
+        raise ConfigError(source, [ConfigIssue(
+            "C04", "benchmark", f"missing: put the file under variants/<bench>/ or set "
+            f"`benchmark:` (one of {', '.join(known)})")])
+    if variant.benchmark not in known:
+        raise ConfigError(source, [ConfigIssue(
+            "C04", "benchmark", f"unknown benchmark {variant.benchmark!r}; known: {', '.join(known)}")])
+    bench = benchmarks.get(variant.benchmark)
+
+    mode_name = variant.feedback_mode or bench.default_feedback_mode
+    mode = None
+    try:
+        mode = bench.feedback_mode(mode_name)
+    except KeyError:
+        modes = ", ".join(m.name for m in bench.feedback_modes)
+        issues.append(ConfigIssue(
+            "C05", "feedback_mode", f"{bench.name} has no mode {mode_name!r}; it has: {modes}"))
+
+    options: BaseModel | None = None
+    try:
+        options = bench.Options.model_validate(variant.options)
+    except ValidationError as exc:
+        issues += [ConfigIssue("C08", i.field, i.message) if i.rule == "C03"
+                   else ConfigIssue(i.rule if i.rule != "C02" else "C08", i.field, i.message)
+                   for i in pydantic_issues(exc, prefix="options")]
+
+    if variant.task_indices is not None and variant.max_tasks is not None:
+        issues.append(ConfigIssue("C06", "task_indices", "set either task_indices or max_tasks, not both"))
+
+    tasks: list[Task] = []
+    if options is not None:
+        all_tasks = bench.load_tasks(options)
+        tasks = _select(all_tasks, variant, issues)
+
+    if issues:
+        raise ConfigError(source, issues)
+    assert options is not None and mode is not None
+
+    llm_judge = bench.verifier == "llm"
+    judge_model = (variant.judge_model or variant.model) if llm_judge else None
+    critic_model = None
+    if mode.llm_critic:
+        critic_model = variant.critic_model or variant.judge_model or variant.model
+    actor = _role("actor", variant.model, variant, variant.actor, variant.temperature)
+    judge = _role("judge", judge_model, variant, variant.judge, 0.0)
+    critic = _role("critic", critic_model, variant, variant.critic, variant.temperature)
+    slice_name = bench.slice_name(options)
+    rid = run_id(slice_name=slice_name, metric=variant.metric, actor_model=variant.model,
+                 verifier=bench.verifier, judge_model=judge_model, feedback_mode=mode.name,
+                 critic_model=critic_model)
+    return RunSpec(
+        run_id=rid, benchmark=bench, slice_name=slice_name, metric=variant.metric, k=variant.k,
+        feedback_mode=mode.name, actor=actor, judge=judge, critic=critic, options=options,
+        tasks=tasks, continue_=variant.continue_, concurrency=variant.concurrency,
+        retry=variant.retry, quota=dict(variant.quota),
+        console_char_limit=variant.console_char_limit, db=variant.db, s3_sync=variant.s3_sync,
+        s3_bucket=variant.s3_bucket, export_dir=variant.export_dir, source=source,
+    )
+
+
+def _select(all_tasks: list[Task], variant: Variant, issues: list[ConfigIssue]) -> list[Task]:
+    if variant.task_indices is not None:
+        n = len(all_tasks)
+        seen: set[int] = set()
+        for pos, index in enumerate(variant.task_indices):
+            if not 1 <= index <= n:
+                issues.append(ConfigIssue(
+                    "C07", f"task_indices[{pos}]", f"{index} is out of range: this slice has tasks 1..{n}"))
+            elif index in seen:
+                issues.append(ConfigIssue("C07", f"task_indices[{pos}]", f"{index} is listed twice"))
+            seen.add(index)
+        return [all_tasks[i - 1] for i in sorted(seen) if 1 <= i <= n]
+    if variant.max_tasks is not None:
+        return all_tasks[: variant.max_tasks]
+    return all_tasks
+
+
+def load(path: str | os.PathLike[str], overrides: dict[str, Any] | None = None) -> RunSpec:
+    """Read, validate and resolve a variant YAML in one step."""
+    from seqk.config import load_variant
+
+    return resolve(load_variant(path, overrides), Path(path))

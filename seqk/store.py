@@ -1,0 +1,255 @@
+"""The one door to DuckDB.
+
+A run holds the database file only for short, batched transactions: open, write
+a batch of whole attempts, close. DuckDB lets one process hold a file at a time,
+so between those writes `seqk status`, `seqk inspect` or a notebook can open it;
+whoever finds it held retries with backoff instead of failing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import re
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from seqk.errors import NotFound, StoreBusy
+from seqk.sqlfiles import q, schema, views
+
+SCHEMA_VERSION = "1"
+DEFAULT_DB = "runs/seqk.duckdb"
+_LOCK_MESSAGE = re.compile(r"lock", re.IGNORECASE)
+
+
+def default_db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The database path: explicit argument, else $SEQK_DB, else runs/seqk.duckdb."""
+    return Path(explicit or os.environ.get("SEQK_DB") or DEFAULT_DB)
+
+
+def _is_lock_conflict(exc: BaseException) -> bool:
+    return isinstance(exc, duckdb.IOException) and bool(_LOCK_MESSAGE.search(str(exc)))
+
+
+@contextmanager
+def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = False,
+            wait_s: float = 30.0) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Open the database, retrying while another process holds it; close on exit.
+
+    Read-write opens create the file and bring the schema and views up to date.
+    Keep the block short: while it is open, no other process can read the file.
+    """
+    db = default_db_path(path)
+    if read_only and not db.exists():
+        raise NotFound(f"no database at {db} (set --db or SEQK_DB, or run `seqk run` first)")
+    if not read_only:
+        db.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + wait_s
+    delay = 0.005
+    while True:
+        try:
+            con = duckdb.connect(str(db), read_only=read_only)
+            break
+        except duckdb.IOException as exc:
+            if not _is_lock_conflict(exc) or time.monotonic() > deadline:
+                if _is_lock_conflict(exc):
+                    raise StoreBusy(f"{db} stayed locked by another process for {wait_s:.0f}s: {exc}")
+                raise
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 0.2)
+    try:
+        if not read_only:
+            _ensure_schema(con)
+        yield con
+    finally:
+        con.close()
+
+
+def _ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+    # Views change more often than tables; their text's hash says when to redo them.
+    wanted = {"schema_version": SCHEMA_VERSION,
+              "views_sha256": hashlib.sha256(views().encode()).hexdigest()}
+    try:
+        have = dict(con.execute("SELECT key, value FROM schema_info").fetchall())
+    except duckdb.CatalogException:
+        have = {}
+    if all(have.get(key) == value for key, value in wanted.items()):
+        return
+    con.execute("BEGIN")
+    con.execute(schema())
+    con.execute(views())
+    for key, value in wanted.items():
+        con.execute("INSERT OR REPLACE INTO schema_info VALUES (?, ?)", [key, value])
+    con.execute("COMMIT")
+
+
+def fetch_dicts(con: duckdb.DuckDBPyConnection, sql: str,
+                params: dict[str, Any] | Sequence[Any] | None = None) -> list[dict[str, Any]]:
+    """Run a query and return its rows as dicts."""
+    cur = con.execute(sql, params) if params is not None else con.execute(sql)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+# ---------------------------------------------------------------------------
+# What the engine writes
+
+
+@dataclass
+class CallRecord:
+    """One LLM call, as the calls table holds it."""
+
+    role: str
+    model: str
+    prompt: str | None
+    output: str | None
+    input_tokens: int | None
+    cached_tokens: int | None
+    thinking_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    latency_s: float | None
+    retries: int
+    error: str | None
+    started_at: datetime
+
+
+@dataclass
+class AttemptRecord:
+    """One attempt and every call it made: written together or not at all."""
+
+    attempt_uid: str
+    run_id: str
+    generation: int
+    task_index: int
+    attempt_index: int
+    k: int
+    status: str
+    success: bool | None
+    score: float | None
+    prompt: str | None
+    output: str | None
+    raw_eval_output: str | None
+    judge_details: dict[str, Any] | None
+    feedback: str | None
+    error: dict[str, Any] | None
+    started_at: datetime
+    finished_at: datetime
+    calls: list[CallRecord] = field(default_factory=list)
+
+
+_ATTEMPT_COLUMNS = (
+    "attempt_uid", "run_id", "generation", "task_index", "attempt_index", "k", "status",
+    "success", "score", "prompt", "output", "raw_eval_output", "judge_details", "feedback",
+    "error", "started_at", "finished_at",
+)
+_CALL_COLUMNS = (
+    "attempt_uid", "run_id", "generation", "task_index", "attempt_index", "call_index", "role",
+    "model", "prompt", "output", "input_tokens", "cached_tokens", "thinking_tokens",
+    "output_tokens", "cost_usd", "latency_s", "retries", "error", "started_at",
+)
+
+
+def _attempt_columns(records: Sequence[AttemptRecord]) -> dict[str, list[Any]]:
+    cols: dict[str, list[Any]] = {name: [] for name in _ATTEMPT_COLUMNS}
+    for r in records:
+        for name in _ATTEMPT_COLUMNS:
+            value = getattr(r, name)
+            if name in ("judge_details", "error") and value is not None:
+                value = json.dumps(value, ensure_ascii=False, default=str)
+            cols[name].append(value)
+    return cols
+
+
+def _call_columns(records: Sequence[AttemptRecord]) -> dict[str, list[Any]]:
+    cols: dict[str, list[Any]] = {name: [] for name in _CALL_COLUMNS}
+    for r in records:
+        for index, c in enumerate(r.calls, start=1):
+            cols["attempt_uid"].append(r.attempt_uid)
+            cols["run_id"].append(r.run_id)
+            cols["generation"].append(r.generation)
+            cols["task_index"].append(r.task_index)
+            cols["attempt_index"].append(r.attempt_index)
+            cols["call_index"].append(index)
+            for name in _CALL_COLUMNS[6:]:
+                cols[name].append(getattr(c, name))
+    return cols
+
+
+def append_attempts(con: duckdb.DuckDBPyConnection, records: Sequence[AttemptRecord]) -> None:
+    """Append whole attempts with their calls in one transaction."""
+    if not records:
+        return
+    import pyarrow as pa
+
+    attempts = pa.table(_attempt_columns(records))
+    calls = pa.table(_call_columns(records))
+    con.execute("BEGIN")
+    try:
+        con.register("seqk_attempt_batch", attempts)
+        con.execute("INSERT INTO attempts BY NAME SELECT * FROM seqk_attempt_batch")
+        if calls.num_rows:
+            con.register("seqk_call_batch", calls)
+            con.execute("INSERT INTO calls BY NAME SELECT * FROM seqk_call_batch")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    finally:
+        con.unregister("seqk_attempt_batch")
+        con.unregister("seqk_call_batch")
+
+
+def insert_tasks(con: duckdb.DuckDBPyConnection, run_id: str, rows: Sequence[dict[str, Any]]) -> None:
+    """Register tasks the run has not seen yet (rows: task_index, task_id, prompt, content_hash, meta)."""
+    if not rows:
+        return
+    import pyarrow as pa
+
+    table = pa.table({
+        "run_id": [run_id] * len(rows),
+        "task_index": [r["task_index"] for r in rows],
+        "task_id": [r["task_id"] for r in rows],
+        "prompt": [r["prompt"] for r in rows],
+        "content_hash": [r["content_hash"] for r in rows],
+        "meta": [json.dumps(r.get("meta") or {}, ensure_ascii=False, default=str) for r in rows],
+    })
+    con.register("seqk_task_batch", table)
+    try:
+        con.execute("INSERT INTO tasks BY NAME SELECT * FROM seqk_task_batch")
+    finally:
+        con.unregister("seqk_task_batch")
+
+
+def get_run(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any] | None:
+    """The run's row as a dict, or None."""
+    rows = fetch_dicts(con, q("get_run"), {"run_id": run_id})
+    return rows[0] if rows else None
+
+
+def resolve_run_ids(con: duckdb.DuckDBPyConnection, patterns: Sequence[str]) -> list[str]:
+    """Run ids matching exact ids, globs (`*`, `?`) or prefixes; every pattern must match."""
+    import fnmatch
+
+    all_ids = [r["run_id"] for r in fetch_dicts(con, q("list_runs"))]
+    if not patterns:
+        return all_ids
+    chosen: list[str] = []
+    for pattern in patterns:
+        pattern = pattern.rstrip("/")
+        hits = [i for i in all_ids if i == pattern]
+        hits = hits or [i for i in all_ids if fnmatch.fnmatchcase(i, pattern)]
+        hits = hits or [i for i in all_ids if i.startswith(pattern + "/")]
+        if not hits:
+            raise NotFound(f"no run matches {pattern!r}; `seqk status` lists the runs")
+        chosen.extend(h for h in hits if h not in chosen)
+    return chosen

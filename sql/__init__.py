@@ -1,0 +1,1 @@
+"""The SQL of seqk, shipped as the package seqk.sql; see seqk/sqlfiles.py."""

@@ -1,0 +1,42 @@
+-- name: pending_attempts
+-- (task_index, attempt_index) still to run for the selected tasks of one run, in order.
+-- pass@k: every sample index in 1..k that has no valid attempt (errors are redone).
+-- seq@k: the one attempt after the valid prefix, unless a valid attempt succeeded or k is reached.
+WITH selected AS (
+    SELECT UNNEST($task_indices::INTEGER[]) AS task_index
+),
+valid AS (
+    SELECT task_index, attempt_index, success
+    FROM attempts
+    WHERE run_id = $run_id AND generation = $generation AND status = 'ok'
+),
+seq_state AS (
+    -- seq@k writes attempt t+1 only after a valid attempt t, so the valid rows
+    -- of a task are exactly 1..n_valid.
+    SELECT s.task_index,
+           count(v.attempt_index) AS n_valid,
+           coalesce(bool_or(v.success), false) AS solved
+    FROM selected s LEFT JOIN valid v USING (task_index)
+    GROUP BY s.task_index
+)
+SELECT task_index, attempt_index FROM (
+    SELECT s.task_index, g.attempt_index::INTEGER AS attempt_index
+    FROM selected s CROSS JOIN range(1, $k + 1) AS g(attempt_index)
+    WHERE NOT $is_seq
+      AND NOT EXISTS (
+          SELECT 1 FROM valid v
+          WHERE v.task_index = s.task_index AND v.attempt_index = g.attempt_index)
+    UNION ALL
+    SELECT task_index, (n_valid + 1)::INTEGER
+    FROM seq_state
+    WHERE $is_seq AND NOT solved AND n_valid < $k
+)
+ORDER BY task_index, attempt_index;
+
+-- name: seq_history
+-- The valid attempts of the given tasks, in order: what the next seq@k prompt shows.
+SELECT task_index, attempt_index, output, feedback
+FROM attempts
+WHERE run_id = $run_id AND generation = $generation AND status = 'ok'
+  AND list_contains($task_indices::INTEGER[], task_index)
+ORDER BY task_index, attempt_index;
