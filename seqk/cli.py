@@ -65,6 +65,7 @@ def run(
         overrides["task_indices"] = None
     spec = runspec.load(variant, overrides)
     db_path = db or (Path(spec.db) if spec.db else None)
+    _before_run(spec, no_upload=no_upload)
     out = _console()
     err = _console(stderr=True)
     progress_view = _RunProgress(err, spec, verbose, out)
@@ -76,6 +77,15 @@ def run(
         out.print("[yellow]Interrupted[/]: finished attempts are saved; run the same command to resume.")
         raise typer.Exit(130)
     _after_run(out, spec, db_path, no_export=no_export, no_upload=no_upload)
+
+
+def _before_run(spec: Any, *, no_upload: bool) -> None:
+    """Checks that must pass before the first LLM call (S3 access when sync is on)."""
+    try:
+        from seqk import export
+    except ImportError:
+        return
+    export.preflight(spec, no_upload=no_upload)
 
 
 def _after_run(out: Any, spec: Any, db_path: Path | None, *, no_export: bool, no_upload: bool) -> None:
@@ -289,6 +299,12 @@ def plan(
     out.print(f"  actor calls: {p['attempts_min']}–{p['attempts_max']}; critic calls up to "
               f"{p['critic_calls_max']}")
     out.print(f"  fingerprint: {p['fingerprint'][:16]}…")
+
+
+# --- report commands (seqk/metrics.py, seqk/report.py) go here ---
+
+
+# --- export commands (seqk/export.py: export, import, upload) go here ---
 
 
 def main() -> None:

@@ -141,7 +141,8 @@ def load(model: str) -> LocalModel:
             try:
                 llama = llama_cpp.Llama(model_path=str(path), n_ctx=N_CTX, verbose=False)
             except ValueError as exc:
-                raise MissingExtra(f"llama.cpp cannot load {path}: {exc}; is it a GGUF file?") from None
+                raise MissingExtra(
+                    f"llama.cpp cannot load {path} ({exc}): is it a GGUF file?") from None
             if not _models:
                 atexit.register(close_all)
             _models[path] = LocalModel(path, llama)
@@ -234,8 +235,3 @@ def ensure_registered(litellm: Any, model: str | None = None) -> None:
         *litellm.custom_provider_map,
         {"provider": PROVIDER, "custom_handler": _handler_class(litellm)()},
     ]
-    # litellm reads custom_provider_map into its provider list only at import and in its
-    # own setup hook; a provider added later must be announced.
-    from litellm.utils import custom_llm_setup
-
-    custom_llm_setup()
