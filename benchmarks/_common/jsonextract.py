@@ -28,7 +28,7 @@ _MAX_DESCENT = 3
 
 _OPENERS = {"[": "]", "{": "}"}
 _STRUCTURE = re.compile(r"[\[\]{}\"']")
-# Alternatives are disjoint (only `\\.` takes a backslash), so matching never backtracks.
+# Alternatives are disjoint (only the escapes take a backslash), so matching never backtracks.
 # A string must close on its own line: an unmatched quote is prose (an apostrophe, 5" wide).
 _STRING_REST = {
     '"': re.compile(r'(?:[^"\\\n]|\\.)*"'),
@@ -36,8 +36,8 @@ _STRING_REST = {
 }
 _TOKEN = re.compile(
     r"""\s+
-      | (?P<dq>"(?:[^"\\]|\\.)*"?)
-      | (?P<sq>'(?:[^'\\\n]|\\.)*'?)
+      | (?P<dq>"(?:[^"\\]|\\.|\\\Z)*"?)
+      | (?P<sq>'(?:[^'\\\n]|\\.|\\\Z)*'?)
       | (?P<punct>[\[\]{}:,])
       | (?P<word>[^\s\[\]{}:,"']+)
     """,
@@ -47,7 +47,10 @@ _COMPLETE = {
     "dq": re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL),
     "sq": re.compile(r"'(?:[^'\\\n]|\\.)*'"),
 }
-_QUOTE_OR_ESCAPE = re.compile(r"\\.|\"", re.DOTALL)
+_QUOTE_OR_ESCAPE = re.compile(r"\\.|\\\Z|\"", re.DOTALL)
+_JSON_ESCAPES = frozenset('"\\/bfnrtu')
+_DECODER = json.JSONDecoder()
+_UNPARSED = object()
 _PYTHON_WORDS = {"True": "true", "False": "false", "None": "null"}
 _VALUE_END = frozenset("]}")
 _NO_COMMA_AFTER = frozenset("[{:,")
@@ -103,6 +106,7 @@ class _Span:
     start: int
     end: int
     children: list[_Span] = field(default_factory=list)
+    value: Any = _UNPARSED
 
 
 @dataclass
@@ -120,6 +124,9 @@ def _scan(text: str) -> list[_Span]:
     An unclosed span at the end (truncated output) runs to the end of the text. A span
     broken by a mismatched closer is dropped, but the spans already closed inside it are
     kept, so nothing is scanned twice.
+
+    An outermost span that is valid JSON is decoded on the spot. Still linear: a failed
+    decode stops at or before the point where the scan closes or drops that span.
     """
     spans: list[_Span] = []
     stack: list[_Frame] = []
@@ -130,6 +137,16 @@ def _scan(text: str) -> list[_Span]:
     while match := _STRUCTURE.search(text, pos):
         char, pos = match.group(), match.end()
         if char in _OPENERS:
+            if not stack:
+                # Most candidates are valid JSON: decode them at C speed and skip past them.
+                try:
+                    value, end = _DECODER.raw_decode(text, match.start())
+                except (ValueError, RecursionError):
+                    pass
+                else:
+                    spans.append(_Span(match.start(), end, value=value))
+                    pos = end
+                    continue
             stack.append(_Frame(_OPENERS[char], match.start()))
         elif not stack or (char in prose_until and pos <= prose_until[char]):
             continue
@@ -157,6 +174,9 @@ def _scan(text: str) -> list[_Span]:
 def _values(text: str, spans: list[_Span], depth: int) -> Iterator[Any]:
     """The values of `spans`, looking inside the ones that do not parse."""
     for span in spans:
+        if span.value is not _UNPARSED:
+            yield span.value
+            continue
         try:
             yield parse_lenient(text[span.start:span.end])
         except ValueError:
@@ -191,8 +211,6 @@ def _repair(fragment: str) -> str:
         _comma_between_values(out)
         if kind == "word":
             out.append(_PYTHON_WORDS.get(token, token))
-        elif kind == "dq" and _COMPLETE["dq"].fullmatch(token):
-            out.append(token)
         else:
             complete = _COMPLETE[kind].fullmatch(token) is not None
             out.append(_requote(token[1:-1] if complete else token[1:]))
@@ -201,15 +219,20 @@ def _repair(fragment: str) -> str:
 
 
 def _requote(body: str) -> str:
-    """A double-quoted JSON string holding `body`, a single-quoted or unterminated string."""
+    """`body`, the inside of a string in any quotes, as a valid double-quoted JSON string."""
 
     def fix(match: re.Match[str]) -> str:
-        escape = match.group()
-        if escape == '"':
+        found = match.group()
+        if found == '"':
             return '\\"'
-        return "'" if escape == "\\'" else escape
+        if found == "\\":
+            return ""  # cut off mid-escape
+        if found[1] in _JSON_ESCAPES:
+            return found
+        # \' is Python's escape; any other (LaTeX's \alpha) meant a literal backslash.
+        return "'" if found[1] == "'" else "\\" + found
 
-    return '"' + _QUOTE_OR_ESCAPE.sub(fix, body.removesuffix("\\")) + '"'
+    return '"' + _QUOTE_OR_ESCAPE.sub(fix, body) + '"'
 
 
 def _comma_between_values(out: list[str]) -> None:

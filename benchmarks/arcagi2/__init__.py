@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from functools import cache
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -18,7 +19,7 @@ class ArcAgi2Options(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    split: Literal["training", "evaluation"] = "evaluation"
+    split: data.Split = "evaluation"
     """The public split: 1000 training or 120 evaluation tasks."""
     data_dir: str | None = None
     """A local ARC-AGI-2 checkout (holding data/<split>/*.json, or <split>/*.json) to read
@@ -49,16 +50,8 @@ class ArcAgi2(Benchmark):
         """The split's tasks sorted by task id; `answer` is the list of test output grids."""
         opts = _options(options)
         if opts.data_dir is None:
-            raw_tasks = data.bundled_tasks(opts.split)
-        else:
-            raw_tasks = data.local_tasks(opts.data_dir, opts.split)
-        return [
-            Task(task_index=index, task_id=task_id, prompt=prompts.task_prompt(raw),
-                 answer=[pair["output"] for pair in raw["test"]],
-                 meta={"n_train": len(raw["train"]), "n_test": len(raw["test"]),
-                       "split": opts.split})
-            for index, (task_id, raw) in enumerate(raw_tasks.items(), 1)
-        ]
+            return list(_bundled_tasks(opts.split))
+        return _tasks(data.local_tasks(opts.data_dir, opts.split), opts.split)
 
     async def verify(self, task: Task, output: str, judge: RoleClient) -> Verdict:
         """Exact match of every test grid; score is the mean share of matching cells.
@@ -88,6 +81,21 @@ class ArcAgi2(Benchmark):
             return prompts.INCORRECT
         grades: list[GridGrade] = verdict.details["grids"]
         return prompts.cell_match_feedback(verdict.details["n_given"], grades)
+
+
+@cache
+def _bundled_tasks(split: data.Split) -> tuple[Task, ...]:
+    # Built once per process: the 4 MB file and 1000 prompts take ~0.2 s.
+    return tuple(_tasks(data.bundled_tasks(split), split))
+
+
+def _tasks(raw_tasks: dict[str, data.RawTask], split: data.Split) -> list[Task]:
+    return [
+        Task(task_index=index, task_id=task_id, prompt=prompts.task_prompt(raw),
+             answer=[pair["output"] for pair in raw["test"]],
+             meta={"n_train": len(raw["train"]), "n_test": len(raw["test"]), "split": split})
+        for index, (task_id, raw) in enumerate(raw_tasks.items(), 1)
+    ]
 
 
 def _options(options: BaseModel) -> ArcAgi2Options:

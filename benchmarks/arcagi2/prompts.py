@@ -70,11 +70,13 @@ def cell_match_feedback(n_given: int | None, grades: list[GridGrade]) -> str:
     """Per test output: valid or not, shape right or not (naming the expected shape), and
     how many cells match. Never a target cell value nor which cells differ."""
     lines = [INCORRECT]
-    note = _count_note(n_given, len(grades))
-    if note:
-        lines.append(note[0].upper() + note[1:] + ".")
     if n_given is None:
+        lines.append("No JSON grid was found in your answer; end it with a JSON list of output "
+                     "grids, one per test input.")
         return "\n".join(lines)
+    if n_given != len(grades):
+        lines.append(f"Your answer holds {n_given} grid(s) for {len(grades)} test input(s); "
+                     "give exactly one grid per test input.")
     for g in grades:
         label = f"Test output {g['test']}"
         if not g["given"]:
