@@ -15,10 +15,23 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from seqk.errors import SeqkError
 
+class _Group(TyperGroup):
+    """Turns a SeqkError from any command into its message and exit code, no traceback."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except SeqkError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(exc.exit_code) from None
+
+
 app = typer.Typer(
+    cls=_Group,
     help="Does a model do better when it retries with feedback (seq@k) than when it "
          "samples k times (pass@k)?",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -310,8 +323,4 @@ def plan(
 def main() -> None:
     """Entry point of the `seqk` console script."""
     logging.basicConfig(level=logging.WARNING, format="seqk: %(levelname)s: %(message)s")
-    try:
-        app()
-    except SeqkError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+    app()

@@ -24,7 +24,7 @@ from seqk import __version__, store
 from seqk.benchmark import AttemptContext, HistoryItem, Task, Verdict
 from seqk.errors import CriticError, JudgeError, ProviderError, RunConflict, StoreBusy
 from seqk.identity import differing_fields
-from seqk.models import ModelPool
+from seqk.models import ModelPool, close_sessions
 from seqk.prompts import actor_prompt
 from seqk.runspec import RoleSpec, RunSpec
 from seqk.sqlfiles import q
@@ -69,7 +69,7 @@ def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
     fields = spec.fingerprint_fields()
     fp = spec.fingerprint()
     selected = [t.task_index for t in spec.tasks]
-    with store.connect(db) as con:
+    with store.connect(db, checkpoint=False) as con:
         con.execute("BEGIN")
         try:
             row = store.get_run(con, spec.run_id)
@@ -166,8 +166,10 @@ class Writer:
     and the write is tried again.
     """
 
-    def __init__(self, db: str | Path | None, interval_s: float = 0.2, max_batch: int = 5000):
+    def __init__(self, db: str | Path | None, interval_s: float = 0.2, max_batch: int = 5000,
+                 run_id: str | None = None):
         self.db = db
+        self.run_id = run_id
         self.interval_s = interval_s
         self.max_batch = max_batch
         self.buffer: list[AttemptRecord] = []
@@ -188,8 +190,10 @@ class Writer:
             self._wake.set()
 
     def _write(self, batch: list[AttemptRecord]) -> None:
-        with store.connect(self.db, wait_s=10.0) as con:
+        with store.connect(self.db, wait_s=10.0, checkpoint=False) as con:
             store.append_attempts(con, batch)
+            if self._closing and self.run_id is not None:
+                con.execute(q("touch_run"), {"run_id": self.run_id})
 
     async def _flush(self) -> None:
         if not self.buffer:
@@ -289,7 +293,7 @@ class Engine:
         self.prepared = prepared
         self.pool = ModelPool(spec.retry, spec.quota,
                               default_concurrency=max(spec.concurrency * spec.k, 16))
-        self.writer = Writer(db, interval_s=flush_interval_s)
+        self.writer = Writer(db, interval_s=flush_interval_s, run_id=spec.run_id)
         self.on_event = on_event
         self.result = RunResult(prepared)
         self.mode = spec.benchmark.feedback_mode(spec.feedback_mode)
@@ -411,6 +415,7 @@ class Engine:
             await asyncio.gather(*jobs, return_exceptions=True)
         finally:
             await self.writer.close()
+            await close_sessions()
             self.result.attempts_written = self.writer.written
             self.result.elapsed_s = time.perf_counter() - start
         return self.result
@@ -445,7 +450,4 @@ def run(spec: RunSpec, db: str | Path | None = None,
                 except (NotImplementedError, RuntimeError, ValueError):
                     pass
 
-    result = asyncio.run(main())
-    with store.connect(db) as con:
-        con.execute(q("touch_run"), {"run_id": spec.run_id})
-    return result
+    return asyncio.run(main())

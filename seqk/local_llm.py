@@ -70,7 +70,7 @@ def model_path(model: str) -> Path:
         raise MissingExtra(
             f"no local model called {name!r}: use {known}, or local/<path to a .gguf file>")
     if not path.is_file():
-        raise MissingExtra(f"the model file {path} does not exist (model id {model!r})")
+        raise MissingExtra(f"the model file {path} does not exist (model id local/{name})")
     return path
 
 
@@ -104,7 +104,8 @@ class LocalModel:
                 return self.llama.create_chat_completion(messages=messages, **params)
             except ValueError as exc:
                 if "context window" in str(exc):
-                    raise ContextTooLong(f"{exc} of {self.path.name} ({N_CTX} tokens)") from None
+                    raise ContextTooLong(
+                        f"the prompt is too long for {self.path.name}: {exc}") from None
                 raise
 
     async def achat(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:

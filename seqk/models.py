@@ -182,7 +182,8 @@ def _retry_after(exc: BaseException) -> float | None:
 
 
 _TRANSIENT_NAMES = ("RateLimit", "ServiceUnavailable", "InternalServer", "BadGateway",
-                    "Timeout", "APIConnection", "Connect", "RemoteProtocol", "ReadError")
+                    "Timeout", "APIConnection", "Connect", "RemoteProtocol", "ReadError",
+                    "ServerDisconnected", "ClientOSError", "ClientPayloadError")
 
 
 def classify(exc: BaseException) -> ProviderError:
@@ -241,6 +242,85 @@ async def _call_litellm(spec: RoleSpec, prompt: str) -> Completion:
 
 
 # ---------------------------------------------------------------------------
+# OpenAI-compatible servers (vLLM, llama.cpp server, Ollama, ...)
+#
+# Measured on 2 cores against a loopback server that answers after 200 ms:
+# 120 concurrent calls take 0.86-1.04 s through litellm.acompletion and
+# 0.65-5.1 s through the openai SDK, but 0.24-0.31 s through one shared aiohttp
+# session. litellm's per-call CPU cost serialises on the event loop, so a role
+# that names an `api_base` with an `openai/` model id takes this direct path.
+
+_SESSIONS: dict[int, Any] = {}
+
+
+def _session() -> Any:
+    import aiohttp
+
+    loop = asyncio.get_running_loop()
+    session = _SESSIONS.get(id(loop))
+    if session is None or session.closed:
+        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+        _SESSIONS[id(loop)] = session
+    return session
+
+
+async def close_sessions() -> None:
+    """Close this loop's HTTP session (the engine calls it when a run ends)."""
+    session = _SESSIONS.pop(id(asyncio.get_running_loop()), None)
+    if session is not None:
+        await session.close()
+
+
+def uses_direct_http(spec: RoleSpec) -> bool:
+    """True when the role talks to an OpenAI-compatible server without litellm."""
+    return bool(spec.api_base) and (spec.model or "").startswith("openai/")
+
+
+class HTTPStatusError(Exception):
+    """A non-2xx answer from an OpenAI-compatible server."""
+
+    def __init__(self, status_code: int, body: str, headers: Any):
+        super().__init__(f"HTTP {status_code}: {body[:500]}")
+        self.status_code = status_code
+        self.response = type("Response", (), {"headers": headers})()
+
+
+async def _call_openai_compatible(spec: RoleSpec, prompt: str) -> Completion:
+    import aiohttp
+
+    assert spec.model is not None and spec.api_base is not None
+    body: dict[str, Any] = {"model": spec.model.removeprefix("openai/"),
+                            "messages": [{"role": "user", "content": prompt}]}
+    for name in ("temperature", "max_tokens", "top_p", "seed"):
+        value = getattr(spec, name)
+        if value is not None:
+            body[name] = value
+    body.update(spec.extra)
+    headers = {}
+    key = os.environ.get(spec.api_key_env or "", "")
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    url = spec.api_base.rstrip("/") + "/chat/completions"
+    timeout = aiohttp.ClientTimeout(total=spec.timeout_s or 600)
+    start = time.perf_counter()
+    async with _session().post(url, json=body, headers=headers, timeout=timeout) as response:
+        if response.status >= 400:
+            raise HTTPStatusError(response.status, await response.text(), response.headers)
+        data = await response.json(content_type=None)
+    latency = time.perf_counter() - start
+    usage = data.get("usage") or {}
+    input_tokens = int(usage.get("prompt_tokens") or 0)
+    output_tokens = int(usage.get("completion_tokens") or 0)
+    cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+    thinking = int((usage.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
+    text = data["choices"][0]["message"].get("content") or ""
+    return Completion(
+        text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=cached,
+        thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency,
+        cost_usd=cost_usd(spec.model, input_tokens, cached, output_tokens))
+
+
+# ---------------------------------------------------------------------------
 # The pool: limits, quotas and retries
 
 
@@ -276,7 +356,12 @@ class ModelPool:
     async def complete(self, spec: RoleSpec, prompt: str) -> Completion:
         """One call with retries. Raises ProviderError (with `.retries`) when it finally fails."""
         assert spec.model is not None
-        call = _call_mock if spec.model.startswith("mock/") else _call_litellm
+        if spec.model.startswith("mock/"):
+            call = _call_mock
+        elif uses_direct_http(spec):
+            call = _call_openai_compatible
+        else:
+            call = _call_litellm
         retries = 0
         while True:
             used = self.calls_made.get(spec.model, 0)

@@ -42,11 +42,14 @@ def _is_lock_conflict(exc: BaseException) -> bool:
 
 @contextmanager
 def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = False,
-            wait_s: float = 30.0) -> Iterator[duckdb.DuckDBPyConnection]:
+            wait_s: float = 30.0, checkpoint: bool = True) -> Iterator[duckdb.DuckDBPyConnection]:
     """Open the database, retrying while another process holds it; close on exit.
 
     Read-write opens create the file and bring the schema and views up to date.
     Keep the block short: while it is open, no other process can read the file.
+    `checkpoint=False` leaves committed data in the write-ahead log at close
+    (durable, replayed by the next open) and makes a batch write's close ~10x
+    cheaper; DuckDB still checkpoints by itself once the log passes 16 MB.
     """
     db = default_db_path(path)
     if read_only and not db.exists():
@@ -68,6 +71,8 @@ def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = Fal
             delay = min(delay * 2, 0.2)
     try:
         if not read_only:
+            if not checkpoint:
+                con.execute("PRAGMA disable_checkpoint_on_shutdown")
             _ensure_schema(con)
         yield con
     finally:

@@ -36,3 +36,39 @@ def always_wrong(prompt: str) -> str:
 def odd_tasks_right(prompt: str) -> str:
     word = word_of(prompt)
     return word if int(word[1:]) % 2 else "wrong"
+
+
+# --- ARC-AGI-2 oracle: right on a fixed pattern of tasks and attempts ---------
+
+_ARC: dict[str, tuple[int, str]] = {}
+
+
+def _arc_index() -> dict[str, tuple[int, str]]:
+    if not _ARC:
+        import json
+
+        from benchmarks.arcagi2 import benchmark
+
+        for split in ("evaluation", "training"):
+            for task in benchmark.load_tasks(benchmark.Options(split=split)):
+                _ARC[task.prompt] = (task.task_index, json.dumps(task.answer))
+    return _ARC
+
+
+def arc_answer(prompt: str) -> str:
+    """Task i: right on attempt 1 when i % 4 == 0, from attempt 2 when i % 3 == 0, else wrong."""
+    task_prompt = prompt.split("\n\nThis is attempt ", 1)[0]
+    index, answer = _arc_index()[task_prompt]
+    attempt = attempt_of(prompt) or 1
+    if index % 4 == 0 or (index % 3 == 0 and attempt >= 2):
+        return f"Here it is:\n```json\n{answer}\n```"
+    return "[[0, 0], [0, 0]]"
+
+
+def _slow_arc():
+    from seqk.models import MockModel
+
+    return MockModel(arc_answer, latency_s=0.05)
+
+
+slow_arc = _slow_arc()

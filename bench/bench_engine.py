@@ -1,0 +1,127 @@
+"""Harness speed, measured (issue 2's benchmark).
+
+1. arcagi2 evaluation (120 tasks), seq@k, k=3, cell_match, a wrong answer every
+   time, against a loopback OpenAI-compatible server that answers after 200 ms:
+   at concurrency 120 (target: at most 2x the 3 x 200 ms critical path) and at
+   concurrency 1 (target: the first at least 10x faster end to end).
+2. A 0-latency mock model: attempts per second of the harness itself, database
+   writes included (target: 300/s on 2 cores).
+3. Peak memory (ru_maxrss) of this process.
+
+    python bench/bench_engine.py            # all three; ~80 s, most of it concurrency 1
+    python bench/bench_engine.py --quick    # skips concurrency 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(delay: float) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, str(HERE / "openai_server.py"), "--port", str(port),
+                             "--delay", str(delay)])
+    base = f"http://127.0.0.1:{port}/v1"
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(base + "/models", timeout=1).read()
+            return proc, base
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("bench server did not start")
+
+
+def variant(folder: Path, name: str, **keys) -> Path:
+    path = folder / "variants" / "arcagi2" / f"{name}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(keys))
+    return path
+
+
+def warm_imports() -> None:
+    """Import what a run imports, so timings exclude interpreter and module start-up."""
+    import aiohttp  # noqa: F401
+    import duckdb  # noqa: F401
+    import pyarrow  # noqa: F401
+
+    from seqk import engine, models, runspec, store  # noqa: F401
+
+
+def timed_run(path: Path, db: Path) -> tuple[float, object]:
+    """Wall time of engine.run (prepare, schedule, write); variant parsing excluded."""
+    from seqk import engine, runspec
+
+    spec = runspec.load(path)
+    start = time.perf_counter()
+    result = engine.run(spec, db)
+    return time.perf_counter() - start, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="skip the concurrency-1 run")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="seqk-bench-"))
+    warm_imports()
+    base_keys = dict(metric="seq@k", k=3, feedback_mode="cell_match",
+                     options={"split": "evaluation"}, retry={"max_retries": 0})
+
+    proc, api_base = start_server(0.2)
+    try:
+        results = {}
+        for conc in ([120] if args.quick else [120, 1]):
+            path = variant(tmp, f"c{conc}", model="openai/bench", api_base=api_base,
+                           concurrency=conc, **base_keys)
+            wall, result = timed_run(path, tmp / f"c{conc}.duckdb")
+            assert result.attempts_written == 360 and result.tasks_failed == 120, result
+            results[conc] = wall
+            print(f"server 200 ms, 120 tasks x 3 seq attempts, concurrency {conc:>3}: "
+                  f"{wall:6.2f} s  ({wall / 0.6:.2f}x the 0.6 s critical path)")
+        if 1 in results:
+            print(f"speed-up concurrency 120 vs 1: {results[1] / results[120]:.1f}x")
+    finally:
+        proc.terminate()
+        proc.wait()
+
+    path = variant(tmp, "mock", model="mock/wrong", metric="pass@k", k=10, feedback_mode="binary",
+                   options={"split": "training"}, concurrency=64)
+    wall, result = timed_run(path, tmp / "mock.duckdb")
+    n = result.attempts_written
+    print(f"0-latency mock, arcagi2 training, pass@k k=10: {n} attempts in {wall:.2f} s "
+          f"= {n / wall:.0f} attempts/s (database writes included)")
+    path = variant(tmp, "mockseq", model="mock/wrong", metric="seq@k", k=5,
+                   feedback_mode="cell_match", options={"split": "training"}, concurrency=64)
+    wall, result = timed_run(path, tmp / "mockseq.duckdb")
+    n = result.attempts_written
+    print(f"0-latency mock, arcagi2 training, seq@k k=5 cell_match: {n} attempts in {wall:.2f} s "
+          f"= {n / wall:.0f} attempts/s")
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak memory (ru_maxrss): {peak_mb:.0f} MB; db sizes: "
+          + ", ".join(f"{p.name} {p.stat().st_size / 1e6:.1f} MB" for p in sorted(tmp.glob("*.duckdb"))))
+    if "litellm" in sys.modules:
+        print("note: litellm was imported")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("SEQK_BENCH", "1")
+    main()

@@ -1,0 +1,108 @@
+"""Real processes: `seqk status` reads while a run writes; a run killed with SIGKILL
+resumes with no duplicate and no lost attempt, ending where an uninterrupted run ends."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import yaml
+
+TESTS = Path(__file__).resolve().parent
+
+
+def arc_variant(folder: Path, **keys) -> Path:
+    path = folder / "variants" / "arcagi2" / "seq.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    base = dict(metric="seq@k", k=3, feedback_mode="cell_match", model="mock/py:scripts:slow_arc",
+                max_tasks=48, concurrency=4, options={"split": "evaluation"})
+    path.write_text(yaml.safe_dump(base | keys))
+    return path
+
+
+def env() -> dict[str, str]:
+    e = dict(os.environ)
+    e["PYTHONPATH"] = os.pathsep.join([str(TESTS), e.get("PYTHONPATH", "")])
+    return e
+
+
+def start_run(variant: Path, db: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "seqk", "run", str(variant), "--db", str(db), "--no-export"],
+        env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def status(db: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "seqk", "status", "--json", "--db", str(db)],
+                          env=env(), capture_output=True, text=True, timeout=60)
+
+
+def wait_for_attempts(db: Path, proc: subprocess.Popen, at_least: int) -> list[int]:
+    seen = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if db.exists():
+            result = status(db)
+            assert result.returncode == 0, result.stderr
+            rows = json.loads(result.stdout)
+            if rows:
+                seen.append(rows[0]["n_valid_attempts"])
+                if seen[-1] >= at_least:
+                    return seen
+        time.sleep(0.05)
+    raise AssertionError(f"run ended or stalled before {at_least} attempts: {seen}")
+
+
+def outcomes(db: Path) -> list[tuple]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute(
+            "SELECT task_index, attempt_index, success, feedback FROM current_attempts "
+            "ORDER BY ALL").fetchall()
+
+
+def test_status_reads_while_a_run_writes(tmp_path):
+    db = tmp_path / "seqk.duckdb"
+    proc = start_run(arc_variant(tmp_path), db)
+    try:
+        seen = wait_for_attempts(db, proc, at_least=20)
+        assert proc.poll() is None, "the run should still be writing"
+        assert seen == sorted(seen) and seen[-1] >= 20
+    finally:
+        proc.wait(timeout=120)
+    assert proc.returncode == 0, proc.stderr.read()
+
+
+def test_sigkill_mid_run_then_resume_matches_an_uninterrupted_run(tmp_path):
+    variant = arc_variant(tmp_path)
+    reference = tmp_path / "reference.duckdb"
+    ref = start_run(variant, reference)
+    assert ref.wait(timeout=180) == 0, ref.stderr.read()
+
+    db = tmp_path / "killed.duckdb"
+    proc = start_run(variant, db)
+    wait_for_attempts(db, proc, at_least=15)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    with duckdb.connect(str(db), read_only=True) as con:
+        written = con.execute("SELECT count(*) FROM attempts").fetchone()[0]
+    assert 15 <= written < len(outcomes(reference)), "the kill should land mid-run"
+
+    resumed = start_run(variant, db)
+    out, err = resumed.communicate(timeout=180)
+    assert resumed.returncode == 0, err
+    assert "resuming" in err
+    with duckdb.connect(str(db), read_only=True) as con:
+        dupes = con.execute(
+            "SELECT count(*) FROM (SELECT task_index, attempt_index FROM attempts "
+            "WHERE status = 'ok' GROUP BY ALL HAVING count(*) > 1)").fetchone()[0]
+        orphans = con.execute(
+            "SELECT count(*) FROM calls WHERE attempt_uid NOT IN (SELECT attempt_uid FROM attempts)"
+        ).fetchone()[0]
+    assert dupes == 0 and orphans == 0
+    assert outcomes(db) == outcomes(reference)
