@@ -43,7 +43,11 @@ DbOption = Annotated[Path | None, typer.Option(
 def _console(stderr: bool = False) -> Any:
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    console = Console(stderr=stderr, highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        # Piped or captured output is read by scripts and tests: never wrap a table cell.
+        console = Console(stderr=stderr, highlight=False, soft_wrap=True, width=100_000)
+    return console
 
 
 def _cut(text: str | None, limit: int) -> str:

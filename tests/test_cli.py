@@ -1,0 +1,126 @@
+"""The command line as a user types it: exit codes and the words a user reads."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import write_variant
+from scripts import solves_on
+from typer.testing import CliRunner
+
+from seqk import models
+from seqk.cli import app
+
+runner = CliRunner()
+
+
+def run_toy(tmp_path, db, **keys):
+    keys = {"metric": "seq@k", "k": 3, "model": "mock/actor", "options": {"n": 3}} | keys
+    return runner.invoke(app, ["run", str(write_variant(tmp_path, **keys)), "--db", str(db),
+                               "--no-export"])
+
+
+def test_help_is_fast_and_imports_neither_litellm_nor_boto3():
+    code = ("import sys; from seqk.cli import app; from typer.testing import CliRunner; "
+            "r = CliRunner().invoke(app, ['--help']); assert r.exit_code == 0, r.output; "
+            "print(sorted(m for m in ('litellm', 'boto3', 'duckdb', 'altair') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_every_command_has_a_docstring_with_an_example():
+    for command in app.registered_commands:
+        doc = command.callback.__doc__ or ""
+        assert "Example: seqk " in doc, f"{command.callback.__name__} lacks an example"
+
+
+def test_run_prints_what_it_did_and_status_shows_it(tmp_path, db):
+    models.register_mock("mock/actor", solves_on({1: 1, 2: 3}))
+    result = run_toy(tmp_path, db)
+    assert result.exit_code == 0, result.output
+    assert "toy-plain/seqk/mock__actor/deterministic/binary: 7 attempts written" in result.output
+    assert "2 passed, 1 failed, 0 with errors" in result.output
+    again = run_toy(tmp_path, db)
+    assert again.exit_code == 0 and "0 of 3 tasks to run (3 already finished)" in again.output
+    status = runner.invoke(app, ["status", "--db", str(db)])
+    assert status.exit_code == 0
+    assert "toy-plain/seqk/mock__actor/deterministic/binary" in status.output
+
+
+def test_verbose_prints_prompts_cut_at_the_limit(tmp_path, db):
+    models.register_mock("mock/actor", lambda p: "x" * 500)
+    result = runner.invoke(app, ["run", str(write_variant(
+        tmp_path, metric="seq@k", k=1, model="mock/actor", options={"n": 1},
+        console_char_limit=100)), "--db", str(db), "--verbose", "--no-export"])
+    assert result.exit_code == 0, result.output
+    assert "task 1 · attempt 1/1" in result.output
+    assert "x" * 100 + "\n… [400 more characters" in result.output
+
+
+def test_inspect_prints_the_whole_trajectory(tmp_path, db):
+    models.register_mock("mock/actor", solves_on({2: 2}))
+    run_toy(tmp_path, db)
+    run_id = "toy-plain/seqk/mock__actor/deterministic/binary"
+    result = runner.invoke(app, ["inspect", run_id, "--task-index", "2", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "attempt 1 of 3" in out and "attempt 2 of 3" in out and "attempt 3" not in out
+    assert "FAIL" in out and "PASS" in out and "Incorrect." in out
+    assert "<PreviousAttempt 1>\nnot-w2\n</PreviousAttempt 1>" in out
+    assert "call 1 actor mock/actor: in=" in out
+    by_id = runner.invoke(app, ["inspect", "toy-plain/seqk/*", "--task-id", "t2", "--db", str(db)])
+    assert by_id.exit_code == 0 and by_id.output == out
+
+
+def test_inspect_unknown_run_or_task_exits_2(tmp_path, db):
+    models.register_mock("mock/actor", solves_on({}))
+    run_toy(tmp_path, db)
+    result = runner.invoke(app, ["inspect", "nope", "--task-index", "1", "--db", str(db)])
+    assert result.exit_code == 2 and "no run matches 'nope'" in result.output
+    result = runner.invoke(app, ["inspect", "toy-plain", "--task-index", "9", "--db", str(db)])
+    assert result.exit_code == 2 and "has no task with index 9" in result.output
+
+
+def test_status_without_a_database_says_so(tmp_path):
+    result = runner.invoke(app, ["status", "--db", str(tmp_path / "none.duckdb")])
+    assert result.exit_code == 2 and "no database at" in result.output
+
+
+def test_sql_prints_rows_as_csv_and_json(tmp_path, db):
+    models.register_mock("mock/actor", solves_on({}))
+    run_toy(tmp_path, db, k=2)
+    result = runner.invoke(app, ["sql", "SELECT metric, k FROM runs", "--db", str(db),
+                                 "--format", "csv"])
+    assert result.exit_code == 0 and result.output.splitlines() == ["metric,k", "seq@k,2"]
+    result = runner.invoke(app, ["sql", "SELECT count(*) AS n FROM attempts", "--db", str(db),
+                                 "--format", "json"])
+    assert '"n": 6' in result.output
+
+
+def test_plan_shows_the_work_left_without_writing(tmp_path, db):
+    path = write_variant(tmp_path, metric="seq@k", k=3, model="mock/actor", options={"n": 4},
+                         feedback_mode="critic", critic_model="mock/critic")
+    result = runner.invoke(app, ["plan", str(path), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "toy-plain/seqk/mock__actor/deterministic/critic.mock__critic  (new run)" in result.output
+    assert "attempts to run: 4 to 12" in result.output
+    assert "critic calls up to 12" in result.output
+    assert not db.exists()
+    models.register_mock("mock/actor", solves_on({1: 1}))
+    models.register_mock("mock/critic", lambda p: "hmm")
+    runner.invoke(app, ["run", str(path), "--db", str(db), "--no-export"])
+    more = write_variant(tmp_path, "more.yaml", metric="seq@k", k=5, model="mock/actor",
+                         options={"n": 4}, feedback_mode="critic", critic_model="mock/critic",
+                         **{"continue": True})
+    result = runner.invoke(app, ["plan", str(more), "--db", str(db)])
+    assert "(extend k 3→5)" in result.output and "attempts to run: 3 to 6" in result.output
+
+
+def test_refused_resume_exits_2_with_the_reason(tmp_path, db):
+    models.register_mock("mock/actor", solves_on({}))
+    run_toy(tmp_path, db)
+    result = run_toy(tmp_path, db, temperature=0.1)
+    assert result.exit_code == 2
+    assert "was made with different settings (actor.temperature, critic.temperature)" in result.output \
+        or "was made with different settings (actor.temperature)" in result.output

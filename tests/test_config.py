@@ -1,0 +1,111 @@
+"""Bad variants are reported all at once, with rule ids and field paths, exit 2, nothing written."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import write_variant
+from typer.testing import CliRunner
+
+from seqk import runspec
+from seqk.cli import app
+from seqk.errors import ConfigError
+
+runner = CliRunner()
+
+
+def issues_of(path) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        runspec.load(path)
+    return [str(i) for i in info.value.issues]
+
+
+def test_good_variant_resolves(tmp_path):
+    path = write_variant(tmp_path, metric="seqk", k=2, model="mock/a", options={"n": 3},
+                         task_indices=[3, 1])
+    spec = runspec.load(path)
+    assert spec.metric == "seq@k" and spec.benchmark.name == "toy"
+    assert [t.task_index for t in spec.tasks] == [1, 3]
+
+
+def test_unknown_keys_and_wrong_types_are_all_listed(tmp_path):
+    path = write_variant(tmp_path, metric="best@k", k="three", model="mock/a", temprature=0.5,
+                         judge={"temperature": "hot", "colour": 1})
+    found = issues_of(path)
+    assert "[C02] temprature: unknown key" in found
+    assert "[C02] judge.colour: unknown key" in found
+    assert any(i.startswith("[C03] metric:") for i in found)
+    assert any(i.startswith("[C03] k:") for i in found)
+    assert any(i.startswith("[C03] judge.temperature:") for i in found)
+    assert len(found) == 5
+
+
+def test_missing_required_key(tmp_path):
+    path = write_variant(tmp_path, k=2, model="mock/a")
+    assert issues_of(path) == ["[C03] metric: required key is missing"]
+
+
+def test_unknown_benchmark(tmp_path):
+    path = write_variant(tmp_path, benchmark="nosuch", metric="pass@k", k=1, model="mock/a")
+    [issue] = issues_of(path)
+    assert issue.startswith("[C04] benchmark: unknown benchmark 'nosuch'") and "toy" in issue
+
+
+def test_benchmark_key_disagreeing_with_folder(tmp_path):
+    path = tmp_path / "variants" / "toy" / "v.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text("benchmark: toyjudge\nmetric: pass@k\nk: 1\nmodel: mock/a\n")
+    [issue] = issues_of(path)
+    assert issue.startswith("[C04] benchmark:") and "variants/toy/" in issue
+
+
+def test_feedback_mode_option_and_range_problems_come_together(tmp_path):
+    path = write_variant(tmp_path, metric="seq@k", k=2, model="mock/a", feedback_mode="vibes",
+                         options={"n": 3, "flavour": "sour", "size": 2}, task_indices=[0, 2, 2, 4])
+    found = issues_of(path)
+    assert any(i.startswith("[C05] feedback_mode: toy has no mode 'vibes'") for i in found)
+    assert any(i.startswith("[C08] options.flavour:") for i in found)
+    assert "[C08] options.size: unknown key" in found
+
+
+def test_task_indices_out_of_range(tmp_path):
+    path = write_variant(tmp_path, metric="seq@k", k=2, model="mock/a", options={"n": 3},
+                         task_indices=[0, 2, 2, 4])
+    found = issues_of(path)
+    assert "[C07] task_indices[0]: 0 is out of range: this slice has tasks 1..3" in found
+    assert "[C07] task_indices[2]: 2 is listed twice" in found
+    assert "[C07] task_indices[3]: 4 is out of range: this slice has tasks 1..3" in found
+
+
+def test_task_indices_and_max_tasks_are_exclusive(tmp_path):
+    path = write_variant(tmp_path, metric="seq@k", k=2, model="mock/a", task_indices=[1], max_tasks=2)
+    assert issues_of(path) == ["[C06] task_indices: set either task_indices or max_tasks, not both"]
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path):
+    path = tmp_path / "variants" / "toy" / "bad.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text("metric: seq@k\nk: [1, 2\nmodel: mock/a\n")
+    [issue] = issues_of(path)
+    assert issue.startswith("[C01] line ") and "not valid YAML" in issue
+
+
+def test_cli_prints_every_issue_exits_2_and_writes_nothing(tmp_path):
+    db = tmp_path / "x.duckdb"
+    path = write_variant(tmp_path, metric="seq@k", k=0, model="mock/a", feedback_mode="vibes",
+                         bogus=True)
+    result = runner.invoke(app, ["run", str(path), "--db", str(db)])
+    assert result.exit_code == 2
+    assert str(path) in result.output
+    assert "[C02] bogus: unknown key" in result.output
+    assert "[C03] k:" in result.output
+    assert not db.exists()
+
+
+def test_cli_semantic_errors_exit_2_and_write_nothing(tmp_path):
+    db = tmp_path / "x.duckdb"
+    path = write_variant(tmp_path, metric="seq@k", k=2, model="mock/a", feedback_mode="vibes",
+                         task_indices=[99])
+    result = runner.invoke(app, ["run", str(path), "--db", str(db)])
+    assert result.exit_code == 2
+    assert "[C05]" in result.output and "[C07] task_indices[0]: 99 is out of range" in result.output
+    assert not db.exists()

@@ -1,0 +1,69 @@
+"""The named-query loader fails loudly on bad files, and every named query runs."""
+
+from __future__ import annotations
+
+import pytest
+from scripts import solves_on
+
+from seqk import engine, models, runspec, sqlfiles, store
+from seqk.errors import SqlFileError
+
+
+def test_parse_names_docs_and_bodies():
+    text = "-- name: get_thing\n-- the thing\nSELECT 1;\n\n-- name: put_thing\n-- nothing\nSELECT 2;\n"
+    found = sqlfiles.parse(text, "x.sql")
+    assert list(found) == ["get_thing", "put_thing"]
+    assert found["get_thing"].doc == "the thing" and found["get_thing"].sql == "SELECT 1;"
+    assert found["put_thing"].where == "x.sql:5"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("-- name: a_b\n-- doc\n", "x.sql:1: query 'a_b' is empty"),
+    ("-- name: a_b\nSELECT 1;\n", "x.sql:1: query 'a_b' has no comment"),
+    ("-- name: a_b\n-- d\nSELECT 1;\n-- name: a_b\n-- d\nSELECT 2;\n",
+     "x.sql:4: query 'a_b' already defined at x.sql:1"),
+    ("-- name: Bad-Name\n-- d\nSELECT 1;\n", "x.sql:1: bad query name 'Bad-Name'"),
+    ("SELECT 1;\n", "x.sql:1: SQL before the first '-- name:' line"),
+])
+def test_malformed_files_name_file_and_line(text, message):
+    with pytest.raises(SqlFileError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        sqlfiles.parse(text, "x.sql")
+
+
+def test_every_shipped_query_loads_with_a_doc():
+    queries = sqlfiles.queries()
+    assert {"pending_attempts", "seq_history", "run_status", "task_attempts"} <= set(queries)
+    assert all(query.doc for query in queries.values())
+
+
+def test_core_queries_run_against_a_seeded_database(tmp_path, db):
+    from conftest import write_variant
+
+    models.register_mock("mock/actor", solves_on({2: 2}))
+    spec = runspec.load(write_variant(tmp_path, metric="seq@k", k=2, model="mock/actor",
+                                      options={"n": 3}))
+    engine.run(spec, db)
+    params = {"run_id": spec.run_id}
+    with store.connect(db, read_only=True) as con:
+        assert store.get_run(con, spec.run_id)["k"] == 2
+        assert con.execute(sqlfiles.q("list_runs")).fetchall()[0][0] == spec.run_id
+        assert len(con.execute(sqlfiles.q("get_task_identities"), params).fetchall()) == 3
+        pending = con.execute(sqlfiles.q("pending_attempts"), params | {
+            "generation": 1, "k": 3, "is_seq": True, "task_indices": [1, 2, 3]}).fetchall()
+        assert pending == [(1, 3), (3, 3)]  # task 2 solved on attempt 2
+        pending = con.execute(sqlfiles.q("pending_attempts"), params | {
+            "generation": 1, "k": 3, "is_seq": False, "task_indices": [1, 2]}).fetchall()
+        assert pending == [(1, 3), (2, 3)]
+        history = con.execute(sqlfiles.q("seq_history"), params | {
+            "generation": 1, "task_indices": [1]}).fetchall()
+        assert history == [(1, 1, "not-w1", "Incorrect."), (1, 2, "not-w1", "Incorrect.")]
+        status = store.fetch_dicts(con, sqlfiles.q("run_status"), {"run_ids": []})
+        assert (status[0]["n_tasks"], status[0]["n_finished"], status[0]["n_passed"]) == (3, 3, 1)
+        assert status[0]["n_valid_attempts"] == 6
+        task = con.execute(sqlfiles.q("find_task"), params | {"task_index": None,
+                                                              "task_id": "t2"}).fetchall()
+        assert task[0][0] == 2
+        attempts = con.execute(sqlfiles.q("task_attempts"), params | {"task_index": 2}).fetchall()
+        assert [a[1] for a in attempts] == [1, 2]
+        calls = con.execute(sqlfiles.q("task_calls"), params | {"task_index": 2}).fetchall()
+        assert [c[3] for c in calls] == ["actor", "actor"]
