@@ -106,3 +106,21 @@ def test_sigkill_mid_run_then_resume_matches_an_uninterrupted_run(tmp_path):
         ).fetchone()[0]
     assert dupes == 0 and orphans == 0
     assert outcomes(db) == outcomes(reference)
+
+
+def test_ctrl_c_stops_cleanly_keeping_finished_attempts(tmp_path):
+    variant = arc_variant(tmp_path)
+    db = tmp_path / "seqk.duckdb"
+    proc = start_run(variant, db)
+    wait_for_attempts(db, proc, at_least=10)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Interrupted" in out and "run the same command to resume" in out
+    with duckdb.connect(str(db), read_only=True) as con:
+        kept = con.execute("SELECT count(*) FROM attempts").fetchone()[0]
+    assert kept >= 10
+    resumed = start_run(variant, db)
+    assert resumed.wait(timeout=180) == 0
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM attempts").fetchone()[0] > kept
