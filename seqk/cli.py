@@ -19,6 +19,7 @@ from typer.core import TyperGroup
 
 from seqk.errors import SeqkError
 
+
 class _Group(TyperGroup):
     """Turns a SeqkError from any command into its message and exit code, no traceback."""
 
@@ -62,11 +63,16 @@ def _cut(text: str | None, limit: int) -> str:
 def run(
     variant: Annotated[Path, typer.Argument(help="Variant YAML, e.g. variants/arcagi2/seqk.cell_match.yaml")],
     db: DbOption = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print each attempt's exact prompt and output (cut at console_char_limit).")] = False,
-    concurrency: Annotated[int | None, typer.Option(help="Tasks in flight at once (overrides the variant).")] = None,
-    max_tasks: Annotated[int | None, typer.Option(help="Run only the first N tasks (overrides the variant).")] = None,
-    no_export: Annotated[bool, typer.Option("--no-export", help="Do not export the run's folder tree at the end.")] = False,
-    no_upload: Annotated[bool, typer.Option("--no-upload", help="Do not upload to S3 at the end, whatever the variant says.")] = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="Print each attempt's exact prompt and output (cut at console_char_limit).")] = False,
+    concurrency: Annotated[int | None, typer.Option(
+        help="Tasks in flight at once (overrides the variant).")] = None,
+    max_tasks: Annotated[int | None, typer.Option(
+        help="Run only the first N tasks (overrides the variant).")] = None,
+    no_export: Annotated[bool, typer.Option(
+        "--no-export", help="Do not export the run's folder tree at the end.")] = False,
+    no_upload: Annotated[bool, typer.Option(
+        "--no-upload", help="Do not upload to S3 at the end, whatever the variant says.")] = False,
 ) -> None:
     """Run one variant (resuming what the database already holds).
 
@@ -125,11 +131,18 @@ class _RunProgress:
 
     def on_prepared(self, prepared: Any) -> None:
         from rich.progress import (
-            BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-            TimeRemainingColumn)
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
-        what = {"new": "new run", "resume": "resuming", "extend": f"extending k {prepared.previous_k}→{prepared.k}",
-                "restart": f"restarting at k={prepared.k} (k was {prepared.previous_k}; old attempts kept, not counted)"}
+        what = {"new": "new run", "resume": "resuming",
+                "extend": f"extending k {prepared.previous_k}→{prepared.k}",
+                "restart": f"restarting at k={prepared.k} "
+                           f"(k was {prepared.previous_k}; old attempts kept, not counted)"}
         done = prepared.n_selected - len(prepared.pending)
         self.err.print(f"[bold]{prepared.run_id}[/]  {what[prepared.action]}: "
                        f"{len(prepared.pending)} of {prepared.n_selected} tasks to run "
@@ -322,6 +335,72 @@ def plan(
 
 
 # --- export commands (seqk/export.py: export, import, upload) go here ---
+
+
+@app.command()
+def export(
+    runs: Annotated[list[str] | None, typer.Argument(
+        help="Run ids, globs or prefixes (default: all).")] = None,
+    to: Annotated[Path | None, typer.Option(
+        "--to", help="Folder to write the run folders under (default: the database's "
+                     "folder, runs/).")] = None,
+    parquet: Annotated[Path | None, typer.Option(
+        "--parquet", help="Instead, write the runs, tasks, attempts and calls tables as "
+                          "Parquet under this folder, hive-partitioned by benchmark and "
+                          "run.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Export runs as the canonical seq_k folder tree, <to>/<run id>/ (or as Parquet).
+
+    Example: seqk export toy-plain/seqk/mock__actor/deterministic/binary --to runs
+    """
+    from seqk import export as exporting
+
+    if parquet is not None:
+        counts = exporting.export_parquet(parquet, runs or [], db)
+        typer.echo(f"wrote Parquet under {parquet}: "
+                   + ", ".join(f"{n} {table} rows" for table, n in counts.items()))
+        return
+    for result in exporting.export_runs(runs or [], to, db):
+        typer.echo(result.describe())
+
+
+@app.command("import")
+def import_(
+    folder: Annotated[Path, typer.Argument(
+        help="A seq_k-style folder tree: one run folder, or a folder holding many.")],
+    db: DbOption = None,
+) -> None:
+    """Import seq_k-style run folders into the database, so old runs join reports.
+
+    Example: seqk import runs/clbench-dkr --db runs/seqk.duckdb
+    """
+    from seqk.importing import import_tree
+
+    for result in import_tree(folder, db):
+        typer.echo(result.describe())
+
+
+@app.command()
+def upload(
+    run: Annotated[str, typer.Argument(
+        help="Run id, e.g. toy-plain/seqk/mock__actor/deterministic/binary.")],
+    bucket: Annotated[str | None, typer.Option(
+        "--bucket", help="S3 bucket (default: $SEQK_S3_BUCKET). The endpoint comes from "
+                         "$AWS_ENDPOINT_URL.")] = None,
+    from_: Annotated[Path | None, typer.Option(
+        "--from", help="Folder holding the exported run folders (default: the database's "
+                       "folder, runs/).")] = None,
+    db: DbOption = None,
+) -> None:
+    """Upload an exported run folder to s3://<bucket>/<run id>/ (not config.json) and verify it.
+
+    Example: seqk upload toy-plain/seqk/mock__actor/deterministic/binary --bucket my-bucket
+    """
+    from seqk import export as exporting
+
+    result = exporting.upload(run, bucket=bucket, root=from_, db=db)
+    typer.echo(exporting.describe_upload(result))
 
 
 def main() -> None:

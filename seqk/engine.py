@@ -10,6 +10,7 @@ attempts in flight, and the database is free for readers between batches.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import time
@@ -209,10 +210,8 @@ class Writer:
 
     async def _loop(self) -> None:
         while not self._closing:
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.interval_s)
-            except TimeoutError:
-                pass
             self._wake.clear()
             await self._flush()
 
@@ -436,18 +435,16 @@ def run(spec: RunSpec, db: str | Path | None = None,
         current = asyncio.current_task()
         assert current is not None
         runner = asyncio.create_task(engine.run())
+        # Not every platform or thread can take signal handlers; then Ctrl-C is Python's own.
+        no_handlers = (NotImplementedError, RuntimeError, ValueError)
         for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
+            with contextlib.suppress(*no_handlers):
                 loop.add_signal_handler(sig, runner.cancel)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
         try:
             return await runner
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
-                try:
+                with contextlib.suppress(*no_handlers):
                     loop.remove_signal_handler(sig)
-                except (NotImplementedError, RuntimeError, ValueError):
-                    pass
 
     return asyncio.run(main())

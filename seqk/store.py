@@ -65,7 +65,8 @@ def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = Fal
         except duckdb.IOException as exc:
             if not _is_lock_conflict(exc) or time.monotonic() > deadline:
                 if _is_lock_conflict(exc):
-                    raise StoreBusy(f"{db} stayed locked by another process for {wait_s:.0f}s: {exc}")
+                    raise StoreBusy(
+                        f"{db} stayed locked by another process for {wait_s:.0f}s: {exc}") from None
                 raise
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, 0.2)
