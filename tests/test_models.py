@@ -1,0 +1,186 @@
+"""The one door to LLMs: retries and their classification, Retry-After, honest usage, cost."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+
+import pytest
+from aiohttp import web
+
+from seqk import models, pricing
+from seqk.config import RetryPolicy
+from seqk.errors import PermanentProviderError, TransientProviderError
+from seqk.runspec import RoleSpec
+
+
+class ScriptedServer:
+    """An OpenAI-compatible server on loopback that answers from a script of (status, headers)."""
+
+    def __init__(self, script):
+        self.script = list(script)
+        self.requests: list[dict] = []
+        self.times: list[float] = []
+
+    async def chat(self, request):
+        self.requests.append(await request.json())
+        self.times.append(time.monotonic())
+        status, headers = self.script.pop(0) if self.script else (200, {})
+        if status != 200:
+            return web.json_response({"error": {"message": f"status {status}"}}, status=status,
+                                     headers=headers)
+        return web.json_response({
+            "choices": [{"message": {"role": "assistant", "content": "hello there"}}],
+            "usage": {"prompt_tokens": 1000, "completion_tokens": 50,
+                      "prompt_tokens_details": {"cached_tokens": 400},
+                      "completion_tokens_details": {"reasoning_tokens": 20}}})
+
+    def __enter__(self):
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self.chat)
+        self.loop = asyncio.new_event_loop()
+        runner = web.AppRunner(app)
+        self.loop.run_until_complete(runner.setup())
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        self.loop.run_until_complete(site.start())
+        self.port = site._server.sockets[0].getsockname()[1]
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.runner = runner
+        return self
+
+    def __exit__(self, *exc):
+        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(5)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+    @property
+    def api_base(self):
+        return f"http://127.0.0.1:{self.port}/v1"
+
+
+FAST_RETRY = RetryPolicy(max_retries=3, base_delay_s=0.0, max_delay_s=5.0)
+
+
+def call(spec, retry=FAST_RETRY):
+    async def go():
+        try:
+            return await models.ModelPool(retry).complete(spec, "Hi")
+        finally:
+            await models.close_sessions()
+
+    return asyncio.run(go())
+
+
+def test_openai_compatible_server_usage_and_parameters(monkeypatch):
+    monkeypatch.setenv("MY_KEY", "s3cret")
+    with ScriptedServer([]) as server:
+        spec = RoleSpec("actor", "openai/smol", temperature=0.0, max_tokens=16, seed=7,
+                        api_base=server.api_base, api_key_env="MY_KEY", extra={"top_k": 3})
+        c = call(spec)
+    assert (c.text, c.input_tokens, c.cached_tokens, c.thinking_tokens, c.output_tokens) == (
+        "hello there", 1000, 400, 20, 50)
+    assert c.cost_usd is None  # a self-hosted model has no known price
+    body = server.requests[0]
+    assert body["model"] == "smol" and body["temperature"] == 0.0 and body["max_tokens"] == 16
+    assert body["seed"] == 7 and body["top_k"] == 3
+
+
+def test_429_is_retried_honouring_retry_after():
+    with ScriptedServer([(429, {"Retry-After": "0.5"}), (503, {})]) as server:
+        c = call(RoleSpec("actor", "openai/smol", api_base=server.api_base))
+    assert c.text == "hello there" and c.retries == 2
+    assert server.times[1] - server.times[0] >= 0.45  # waited as told, though base delay is 0
+
+
+def test_401_fails_at_once():
+    with ScriptedServer([(401, {}), (200, {})]) as server, pytest.raises(PermanentProviderError) as info:
+        call(RoleSpec("actor", "openai/smol", api_base=server.api_base))
+    assert len(server.requests) == 1 and info.value.status_code == 401
+
+
+def test_transient_errors_give_up_after_max_retries():
+    with ScriptedServer([(500, {})] * 10) as server, pytest.raises(TransientProviderError) as info:
+        call(RoleSpec("actor", "openai/smol", api_base=server.api_base),
+             RetryPolicy(max_retries=2, base_delay_s=0.0))
+    assert len(server.requests) == 3 and info.value.retries == 2
+
+
+def test_dropped_connection_is_transient():
+    # Nothing listens on this port: the connection is refused, which is worth retrying.
+    with pytest.raises(TransientProviderError) as info:
+        call(RoleSpec("actor", "openai/smol", api_base="http://127.0.0.1:9/v1"),
+             RetryPolicy(max_retries=1, base_delay_s=0.0))
+    assert info.value.retries == 1
+
+
+@pytest.mark.parametrize("status, transient", [(408, True), (409, True), (429, True), (500, True),
+                                               (502, True), (400, False), (401, False), (403, False),
+                                               (404, False), (422, False)])
+def test_classification_by_status(status, transient):
+    exc = type("APIError", (Exception,), {"status_code": status})("boom")
+    assert isinstance(models.classify(exc), TransientProviderError) is transient
+
+
+def test_classification_of_litellm_exceptions():
+    litellm = models.import_litellm()
+    rate = litellm.RateLimitError("slow down", llm_provider="openai", model="gpt-4o")
+    auth = litellm.AuthenticationError("bad key", llm_provider="openai", model="gpt-4o")
+    assert isinstance(models.classify(rate), TransientProviderError)
+    assert isinstance(models.classify(auth), PermanentProviderError)
+
+
+def test_quota_stops_calls_to_a_model():
+    models.register_mock("mock/q", ["ok"])
+
+    async def go():
+        pool = models.ModelPool(RetryPolicy(), quota={"mock/q": 2})
+        spec = RoleSpec("actor", "mock/q")
+        await pool.complete(spec, "a")
+        await pool.complete(spec, "b")
+        with pytest.raises(models.QuotaExceeded, match="quota of 2 calls to mock/q"):
+            await pool.complete(spec, "c")
+
+    asyncio.run(go())
+
+
+def test_cost_formula_matches_seq_k_published_figure():
+    # seq_k's README: 1,375,958 in / 1,218,604 cached / 41,715 out on claude-sonnet-4-6 = $1.463368.
+    cost = pricing.cost_usd("anthropic/claude-sonnet-4-6", 1375958, 1218604, 41715)
+    assert round(cost, 6) == 1.463368
+
+
+def test_litellm_price_map_is_used_after_the_project_table():
+    models.import_litellm()
+    entry = __import__("litellm").model_cost["gpt-4o"]
+    expected = ((1000 - 200) * entry["input_cost_per_token"]
+                + 200 * entry["cache_read_input_token_cost"] + 100 * entry["output_cost_per_token"])
+    assert pricing.cost_usd("openai/gpt-4o", 1000, 200, 100) == pytest.approx(expected, rel=1e-12)
+
+
+def test_unknown_model_costs_null_with_one_warning(caplog):
+    pricing._warned.discard("acme/nobody-knows")
+    with caplog.at_level(logging.WARNING, logger="seqk"):
+        assert pricing.cost_usd("acme/nobody-knows", 10, 0, 10) is None
+        assert pricing.cost_usd("acme/nobody-knows", 10, 0, 10) is None
+    assert [r.getMessage() for r in caplog.records].count(
+        "no price known for acme/nobody-knows: its cost_usd is null (add it to seqk/pricing.py)") == 1
+
+
+def test_mock_scripts_lists_and_exceptions():
+    models.register_mock("mock/list", ["a", TransientProviderError("429", status_code=429), "b"])
+
+    async def go():
+        pool = models.ModelPool(RetryPolicy(max_retries=1, base_delay_s=0.0))
+        spec = RoleSpec("actor", "mock/list")
+        first = await pool.complete(spec, "x")
+        second = await pool.complete(spec, "x")
+        third = await pool.complete(spec, "x")
+        return first, second, third
+
+    first, second, third = asyncio.run(go())
+    assert (first.text, second.text, second.retries, third.text) == ("a", "b", 1, "b")
+    with pytest.raises(PermanentProviderError, match="unknown mock model 'mock/nope'"):
+        asyncio.run(models.ModelPool(RetryPolicy()).complete(RoleSpec("actor", "mock/nope"), "x"))
