@@ -88,6 +88,8 @@ def run(
         overrides["task_indices"] = None
     spec = runspec.load(variant, overrides)
     db_path = db or (Path(spec.db) if spec.db else None)
+    for note in spec.notes:
+        _console(stderr=True).print(f"[dim]note: {note}[/]")
     _before_run(spec, no_upload=no_upload)
     out = _console()
     err = _console(stderr=True)
@@ -329,6 +331,8 @@ def plan(
     out.print(f"  actor calls: {p['attempts_min']}–{p['attempts_max']}; critic calls up to "
               f"{p['critic_calls_max']}")
     out.print(f"  fingerprint: {p['fingerprint'][:16]}…")
+    for note in spec.notes:
+        out.print(f"  note: {note}")
 
 
 # --- report commands (seqk/metrics.py, seqk/report.py) go here ---

@@ -77,6 +77,8 @@ class RunSpec:
     s3_bucket: str | None
     export_dir: str | None
     source: str
+    notes: tuple[str, ...] = ()
+    """Settings the variant gives that this run does not use, said aloud rather than dropped."""
 
     @property
     def seq(self) -> bool:
@@ -187,6 +189,13 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
     critic_model = None
     if mode.llm_critic:
         critic_model = variant.critic_model or variant.judge_model or variant.model
+    notes = []
+    if not llm_judge and variant.judge_model is not None:
+        notes.append(f"judge_model is not used: {bench.name}'s verifier is {bench.verifier}")
+    if not mode.llm_critic and variant.critic_model is not None:
+        notes.append(f"critic_model is not used: feedback mode {mode.name!r} is a template")
+    if variant.metric == "pass@k" and mode.llm_critic:
+        notes.append("pass@k never asks the critic; the feedback mode only names the run")
     actor = _role("actor", variant.model, variant, variant.actor, variant.temperature)
     judge = _role("judge", judge_model, variant, variant.judge, 0.0)
     critic = _role("critic", critic_model, variant, variant.critic, variant.temperature)
@@ -201,6 +210,7 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
         retry=variant.retry, quota=dict(variant.quota),
         console_char_limit=variant.console_char_limit, db=variant.db, s3_sync=variant.s3_sync,
         s3_bucket=variant.s3_bucket, export_dir=variant.export_dir, source=source,
+        notes=tuple(notes),
     )
 
 

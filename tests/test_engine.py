@@ -71,6 +71,8 @@ def test_roles_chain_and_nulls(tmp_path, db):
     assert spec.judge.temperature == 0.0 and spec.actor.temperature == 0.7
     spec = spec_for(tmp_path, feedback_mode="binary", judge_model="mock/j", critic_model="mock/c")
     assert spec.judge.model is None and spec.critic.model is None
+    assert spec.notes == ("judge_model is not used: toy's verifier is deterministic",
+                          "critic_model is not used: feedback mode 'binary' is a template")
     assert spec.run_id == "toy-plain/seqk/mock__actor/deterministic/binary"
 
 
