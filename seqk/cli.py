@@ -330,6 +330,13 @@ def plan(
               f"(seq@k stops at the first success)")
     out.print(f"  actor calls: {p['attempts_min']}–{p['attempts_max']}; critic calls up to "
               f"{p['critic_calls_max']}")
+    if not p["price_known"]:
+        out.print(f"  actor cost: unknown (no price for {spec.actor.model})")
+    else:
+        high = ("unbounded: set max_tokens" if p["actor_cost_high"] is None
+                else f"${p['actor_cost_high']:.4f}")
+        out.print(f"  actor cost, rough (prompt chars/4; judge and critic not included): "
+                  f"${p['actor_cost_low']:.4f} to {high}")
     out.print(f"  fingerprint: {p['fingerprint'][:16]}…")
     for note in spec.notes:
         out.print(f"  note: {note}")

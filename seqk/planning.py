@@ -48,10 +48,51 @@ def plan(spec: RunSpec, db: str | Path | None = None) -> dict[str, Any]:
     else:
         low = high = sum(len(idx) for idx in pending.values())
     mode = spec.benchmark.feedback_mode(spec.feedback_mode)
+    low_cost, high_cost, price_known = _actor_cost_range(spec, pending)
     return {
         "run_id": spec.run_id, "state": state, "fingerprint": spec.fingerprint(),
         "roles": {"actor": spec.actor.model, "judge": spec.judge.model, "critic": spec.critic.model},
         "n_tasks": len(selected), "n_tasks_pending": len(pending),
         "attempts_min": low, "attempts_max": high,
         "critic_calls_max": high if (spec.seq and mode.llm_critic) else 0,
+        "actor_cost_low": low_cost, "actor_cost_high": high_cost, "price_known": price_known,
     }
+
+
+_CHARS_PER_TOKEN = 4  # a rough rule for English and code; the plan says it is an estimate
+
+
+def _actor_cost_range(spec: RunSpec, pending: dict[int, list[int]]) -> tuple[float | None, float | None, bool]:
+    """A rough range for the actor's cost of the attempts left.
+
+    Low: every task stops at its first pending attempt, with no output tokens.
+    High: every attempt runs and writes max_tokens, and each seq@k prompt carries
+    every earlier output at max_tokens (None when max_tokens is unset).
+    Judge and critic calls are not included.
+    """
+    from seqk.pricing import price_of
+
+    model = spec.actor.model or ""
+    if not model.startswith(("mock/", "local/")) and "/" in model and not spec.actor.api_base:
+        from seqk.models import import_litellm
+
+        import_litellm()  # its price map
+    price = price_of(model)
+    if price is None:
+        return None, None, False
+    if price.input == price.output == 0:
+        return 0.0, 0.0, True
+    by_index = {t.task_index: t for t in spec.tasks}
+    out_max = spec.actor.max_tokens
+    low_tokens = high_in = high_out = 0.0
+    for task_index, indices in pending.items():
+        base = len(by_index[task_index].prompt) / _CHARS_PER_TOKEN
+        low_tokens += base
+        attempts = range(indices[0], spec.k + 1) if spec.seq else indices
+        for attempt_index in attempts:
+            history = (attempt_index - 1) * (out_max or 0) if spec.seq else 0
+            high_in += base + history
+            high_out += out_max or 0
+    low = low_tokens * price.input / 1e6
+    high = (high_in * price.input + high_out * price.output) / 1e6 if out_max else None
+    return low, high, True
