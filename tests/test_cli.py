@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from conftest import write_variant
 from scripts import solves_on
 from typer.testing import CliRunner
@@ -124,3 +125,17 @@ def test_refused_resume_exits_2_with_the_reason(tmp_path, db):
     assert result.exit_code == 2
     assert "was made with different settings (actor.temperature, critic.temperature)" in result.output \
         or "was made with different settings (actor.temperature)" in result.output
+
+
+def test_plan_estimates_actor_cost_from_prompt_length_and_max_tokens(tmp_path, db):
+    from seqk import runspec
+    from seqk.planning import plan
+
+    path = write_variant(tmp_path, metric="seq@k", k=2, model="anthropic/claude-sonnet-4-6",
+                         options={"n": 2}, max_tokens=100)
+    p = plan(runspec.load(path), db)
+    chars = len("Say the word w1.") + len("Say the word w2.")
+    assert p["actor_cost_low"] == pytest.approx(chars / 4 * 3.0 / 1e6)
+    # Two attempts per task; the second carries one earlier output of at most 100 tokens.
+    high_in = 2 * (chars / 4) + 2 * 100
+    assert p["actor_cost_high"] == pytest.approx((high_in * 3.0 + 4 * 100 * 15.0) / 1e6)
