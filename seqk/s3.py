@@ -68,10 +68,9 @@ def _client() -> Any:
     import boto3
     from botocore.config import Config
 
-    # Standard retries back off on throttling and 5xx a few times, then let the
-    # failure surface with a clear message instead of hanging for minutes.
-    config = Config(retries={"mode": "standard", "max_attempts": 3},
-                    connect_timeout=10, read_timeout=60)
+    # Standard retries (3 attempts unless AWS_MAX_ATTEMPTS says otherwise) back off on
+    # throttling and 5xx, then let the failure surface instead of hanging for minutes.
+    config = Config(retries={"mode": "standard"}, connect_timeout=10, read_timeout=60)
     return boto3.client("s3", config=config)
 
 
@@ -152,7 +151,8 @@ def check_access(bucket: str, prefix: str) -> None:
         pass
 
 
-def local_files(folder: Path, exclude: tuple[str, ...] = ("config.json",)) -> list[tuple[str, Path]]:
+def local_files(folder: Path,
+                exclude: tuple[str, ...] = ("config.json",)) -> list[tuple[str, Path]]:
     """(relative posix path, path) of every file to upload, sorted; `exclude` is top-level only."""
     found = []
     for path in sorted(folder.rglob("*")):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -52,7 +52,8 @@ def attempt_path(run_path: Path, attempt: dict[str, Any]) -> Path:
     """attempt-<j>.json for a valid attempt; errors/attempt-<j>.<uid>.json for an errored one."""
     folder = task_dir(run_path, attempt["task_index"])
     if attempt["status"] == "error":
-        return folder / ERRORS_DIR / f"attempt-{attempt['attempt_index']}.{attempt['attempt_uid']}.json"
+        name = f"attempt-{attempt['attempt_index']}.{attempt['attempt_uid']}.json"
+        return folder / ERRORS_DIR / name
     return folder / f"attempt-{attempt['attempt_index']}.json"
 
 
@@ -107,7 +108,8 @@ def _iso(value: datetime | None) -> str | None:
 
 def call_json(call: dict[str, Any]) -> dict[str, Any]:
     """One judge or critic call in the seed's shape, plus seqk's per-call fields."""
-    out: dict[str, Any] = {"model": call["model"], "prompt": call["prompt"], "output": call["output"]}
+    out: dict[str, Any] = {"model": call["model"], "prompt": call["prompt"],
+                           "output": call["output"]}
     out |= {name: call[name] for name in TOKEN_FIELDS}
     out |= {name: call[name] for name in CALL_EXTRAS}
     out["started_at"] = _iso(call["started_at"])
@@ -200,16 +202,22 @@ def _call_record(role: str, data: dict[str, Any], default_time: datetime,
         started_at=_time(data.get("started_at"), default_time))
 
 
+Price = Callable[[str, int | None, int | None, int | None], float | None]
+"""cost_usd(model, input_tokens, cached_tokens, output_tokens), as seqk.pricing has it."""
+
+
 def attempt_record(data: dict[str, Any], *, run_id: str, generation: int, k: int,
                    attempt_uid: str, imported_at: datetime,
-                   price: Any = None) -> AttemptRecord:
+                   price: Price | None = None) -> AttemptRecord:
     """The attempt row and call rows one attempt file holds.
 
     Files seq_k wrote lack seqk's own fields: the attempt is then 'ok', its times are
     the import time, the actor section becomes one actor call, and a call's cost is
     worked out by `price(model, input, cached, output)` when given.
     """
-    actor, judge, critic = data.get("actor") or {}, data.get("judge") or {}, data.get("critic") or {}
+    actor = data.get("actor") or {}
+    judge = data.get("judge") or {}
+    critic = data.get("critic") or {}
     started = _time(data.get("started_at"), imported_at)
     calls: list[tuple[int, CallRecord]] = []
     if "calls" in actor:

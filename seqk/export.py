@@ -1,0 +1,386 @@
+"""Exports of what the database holds: the canonical seq_k folder tree, Parquet for
+other tools, and the hooks `seqk run` calls before and after a run (S3 check; export,
+then upload).
+
+The folder tree (layout and attempt shape: seqk/tree.py) is rebuilt from DuckDB, the
+source of truth, every time. Files are written atomically and only when their content
+changed, so re-exporting is idempotent; nothing is ever deleted. A file left by an
+attempt that no longer counts (a k-restart started a new generation) is reported as
+stale, never removed: its attempt is still in the database.
+
+metric@t in summary.json is computed on success (not the soft score) over the tasks
+whose outcome at t is known (`n_tasks` per t; a task cut short by an error is left out,
+not failed); pass@t uses the unbiased estimator over all samples (sql/export.sql
+`export_metric_curve`). Errored attempts are not wrong answers: they are exported
+under task-<i>/errors/ and counted apart.
+
+S3 sync is on only when a bucket is configured (variant `s3_bucket` or
+$SEQK_S3_BUCKET), and off with --no-upload, `s3_sync: false` or SEQK_S3_SYNC=0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from seqk import store, tree
+from seqk.errors import ConfigError, ConfigIssue, NotFound
+from seqk.pricing import PRICING_LAST_UPDATED
+from seqk.s3 import UploadError, UploadResult, check_access, upload_dir
+from seqk.sqlfiles import q
+
+if TYPE_CHECKING:
+    from seqk.runspec import RunSpec
+
+__all__ = [
+    "ExportResult", "UploadError", "UploadResult", "after_run", "export_parquet",
+    "export_root", "export_run", "export_runs", "preflight", "sync_bucket", "upload",
+]
+
+PARQUET_TABLES = ("runs", "tasks", "attempts", "calls")
+_SYNC_OFF = {"0", "false", "no", "off"}
+_TOKEN_KEYS = (*tree.TOKEN_FIELDS, "cost_usd")
+
+
+@dataclass
+class ExportResult:
+    """What exporting one run did."""
+
+    run_id: str
+    path: Path
+    written: int = 0
+    """Files created or changed."""
+    unchanged: int = 0
+    """Files already holding exactly this content (left untouched)."""
+    stale: list[Path] = field(default_factory=list)
+    """Attempt files no attempt of the current generation wrote (kept, never deleted)."""
+
+    def describe(self) -> str:
+        """One line for the user."""
+        line = (f"exported {self.run_id} to {self.path}: {self.written} files written, "
+                f"{self.unchanged} unchanged")
+        if self.stale:
+            line += (f"; {len(self.stale)} attempt files from attempts that no longer count "
+                     f"were left in place (e.g. {self.stale[0]})")
+        return line
+
+
+def export_root(db: str | os.PathLike[str] | None = None,
+                to: str | os.PathLike[str] | None = None) -> Path:
+    """Where run folders go: `to`, else the database's folder (runs/ by default)."""
+    return Path(to) if to is not None else store.default_db_path(db).parent
+
+
+# ---------------------------------------------------------------------------
+# Reading a run
+
+
+def _loads(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+@dataclass
+class _RunData:
+    run: dict[str, Any]
+    tasks: list[dict[str, Any]]
+    attempts: list[dict[str, Any]]
+    calls: list[dict[str, Any]]
+    tokens: list[dict[str, Any]]
+    curve: list[dict[str, Any]]
+
+
+def _fetch(con: Any, run_id: str) -> _RunData:
+    run = store.get_run(con, run_id)
+    if run is None:
+        raise NotFound(f"no run {run_id!r} in the database; `seqk status` lists the runs")
+    params = {"run_id": run_id}
+    return _RunData(
+        run=run,
+        tasks=store.fetch_dicts(con, q("export_tasks"), params),
+        attempts=store.fetch_dicts(con, q("export_attempts"), params),
+        calls=store.fetch_dicts(con, q("export_calls"), params),
+        tokens=store.fetch_dicts(con, q("export_tokens"), params),
+        curve=store.fetch_dicts(con, q("export_metric_curve"), {
+            "run_id": run_id, "k": run["k"], "is_seq": run["metric"] == "seq@k"}),
+    )
+
+
+# ---------------------------------------------------------------------------
+# Building the files
+
+
+def _iso(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def run_row_json(run: dict[str, Any]) -> dict[str, Any]:
+    """The runs row as JSON (JSON columns parsed, times in ISO format): config.json's `seqk`."""
+    return {name: _iso(_loads(value)) if name in ("options", "config", "fingerprint_fields")
+            else _iso(value) for name, value in run.items()}
+
+
+def _config_json(run: dict[str, Any]) -> dict[str, Any]:
+    # seq_k's config.json is the frozen variant; its keys come first, then the exact
+    # runs row under "seqk" so an import restores the run as it was.
+    config = _loads(run["config"]) or {}
+    return {
+        "benchmark": run["benchmark"], "metric": run["metric"], "k": run["k"],
+        "feedback_mode": run["feedback_mode"], "model": run["actor_model"],
+        "judge_model": run["judge_model"], "critic_model": run["critic_model"],
+        "temperature": run["temperature"], "task_indices": config.get("task_indices"),
+        "continue": config.get("continue", False), "options": _loads(run["options"]),
+        "seqk": run_row_json(run),
+    }
+
+
+def _tokens(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {r["model"]: {name: r[name] for name in _TOKEN_KEYS} for r in rows}
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    return round(value, digits) if value is not None else None
+
+
+def _run_summary(data: _RunData) -> dict[str, Any]:
+    run = data.run
+    label = "seq" if run["metric"] == "seq@k" else "pass"
+    n_tasks = len({a["task_index"] for a in data.attempts if a["status"] == "ok"})
+    summary: dict[str, Any] = {"metric": run["metric"], "model": run["actor_model"],
+                               "feedback_mode": run["feedback_mode"], "tasks": n_tasks,
+                               "k": run["k"]}
+    curve = data.curve if n_tasks else []
+    # Rounded as seq_k rounds them, so its readers print the same figures.
+    for row in curve:
+        summary[f"{label}@{row['t']}"] = _round(row["value"], 4)
+    if curve:
+        summary["se"] = {f"{label}@{row['t']}": _round(row["se"], 4) for row in curve}
+    values = [row["value"] for row in curve]
+    if label == "seq" and len(values) >= 2 and None not in (values[0], values[-1]):
+        delta = values[-1] - values[0]
+        summary["delta"] = round(delta, 4)
+        if delta > 0 and values[1] is not None and values[-2] is not None:
+            summary["EGS"] = round((values[1] - values[0]) / delta, 3)
+            summary["LGS"] = round((values[-1] - values[-2]) / delta, 3)
+    summary["tokens"] = _tokens([r for r in data.tokens if r["whole_run"]])
+    summary["pricing_last_updated"] = PRICING_LAST_UPDATED
+    summary["last_updated"] = tree.stamp(run["updated_at"])
+    errors = [a for a in data.attempts if a["status"] == "error"]
+    summary |= {
+        "run_id": run["run_id"], "benchmark": run["benchmark"], "slice": run["slice"],
+        "verifier": run["verifier"], "judge_model": run["judge_model"],
+        "critic_model": run["critic_model"], "generation": run["generation"],
+        "fingerprint": run["fingerprint"],
+        # Tasks whose outcome at t is unknown (errors, unfinished) are left out at t.
+        "n_tasks": {f"{label}@{row['t']}": row["n_tasks"] for row in curve},
+        "attempts": sum(1 for a in data.attempts if a["status"] == "ok"),
+        "errors": {"attempts": len(errors), "open": sum(1 for a in errors if a["counts"])},
+    }
+    return summary
+
+
+def _task_summary(task: dict[str, Any], rows: list[dict[str, Any]],
+                  tokens: list[dict[str, Any]]) -> dict[str, Any]:
+    valid = [a for a in rows if a["status"] == "ok"]
+    scores = [a["score"] for a in valid if a["score"] is not None]
+    return {
+        "task_id": task["task_id"],
+        "task_index": task["task_index"],
+        "success": any(bool(a["success"]) for a in valid),
+        "best_score": max(scores) if scores else None,
+        "last_updated": tree.stamp(max(a["finished_at"] for a in rows)),
+        "attempts": [{"attempt": a["attempt_index"], "success": a["success"], "score": a["score"]}
+                     for a in valid],
+        "tokens": _tokens(tokens),
+        "pricing_last_updated": PRICING_LAST_UPDATED,
+        "errors": [{"attempt": a["attempt_index"], "attempt_uid": a["attempt_uid"],
+                    "counts": a["counts"], **(_loads(a["error"]) or {})}
+                   for a in rows if a["status"] == "error"],
+    }
+
+
+def _task_meta(task: dict[str, Any]) -> dict[str, Any]:
+    return {"task_id": task["task_id"], "task_index": task["task_index"],
+            "prompt": task["prompt"], "content_hash": task["content_hash"],
+            "meta": _loads(task["meta"])}
+
+
+def _write_run(root: Path, data: _RunData) -> ExportResult:
+    run_id = data.run["run_id"]
+    run_path = tree.run_dir(root, run_id)
+    result = ExportResult(run_id, run_path)
+    written: set[Path] = set()
+
+    def put(path: Path, value: Any) -> None:
+        if tree.write_atomic(path, tree.json_text(value)):
+            result.written += 1
+        else:
+            result.unchanged += 1
+        written.add(path)
+
+    tasks = {t["task_index"]: t for t in data.tasks}
+    by_task: dict[int, list[dict[str, Any]]] = {}
+    for attempt in data.attempts:
+        by_task.setdefault(attempt["task_index"], []).append(attempt)
+    calls: dict[str, list[dict[str, Any]]] = {}
+    for call in data.calls:
+        calls.setdefault(call["attempt_uid"], []).append(call)
+    task_tokens: dict[int, list[dict[str, Any]]] = {}
+    for row in data.tokens:
+        if not row["whole_run"]:
+            task_tokens.setdefault(row["task_index"], []).append(row)
+
+    for task_index, task in tasks.items():
+        task_path = tree.task_dir(run_path, task_index)
+        put(task_path / "task_meta.json", _task_meta(task))
+        rows = by_task.get(task_index, [])
+        if not rows:
+            continue
+        for attempt in rows:
+            attempt = attempt | {"task_id": task["task_id"]}
+            put(tree.attempt_path(run_path, attempt),
+                tree.attempt_json(data.run, attempt, calls.get(attempt["attempt_uid"], [])))
+        put(task_path / "summary.json",
+            _task_summary(task, rows, task_tokens.get(task_index, [])))
+    # The run-level files last: once summary.json is there, the tasks it sums are too.
+    put(run_path / "summary.json", _run_summary(data))
+    put(run_path / "config.json", _config_json(data.run))
+    candidates = [*run_path.glob("task-*/attempt-*.json"),
+                  *run_path.glob(f"task-*/{tree.ERRORS_DIR}/attempt-*.json")]
+    result.stale = sorted(p for p in candidates if p not in written)
+    return result
+
+
+def export_run(run_id: str, to: str | os.PathLike[str] | None = None,
+               db: str | os.PathLike[str] | None = None) -> ExportResult:
+    """Write one run's folder tree under `to` (default: the database's folder).
+
+    Example: export_run("toy-plain/seqk/mock__actor/deterministic/binary", "runs")
+    """
+    with store.connect(db, read_only=True) as con:
+        data = _fetch(con, run_id)
+    return _write_run(export_root(db, to), data)
+
+
+def export_runs(runs: Sequence[str] = (), to: str | os.PathLike[str] | None = None,
+                db: str | os.PathLike[str] | None = None) -> list[ExportResult]:
+    """Export every run matching the ids, globs or prefixes (all runs when none)."""
+    with store.connect(db, read_only=True) as con:
+        run_ids = store.resolve_run_ids(con, runs)
+    # One short read per run: a long export never holds the file for all of them.
+    return [export_run(run_id, to, db) for run_id in run_ids]
+
+
+def export_parquet(to: str | os.PathLike[str], runs: Sequence[str] = (),
+                   db: str | os.PathLike[str] | None = None) -> dict[str, int]:
+    """Write runs, tasks, attempts and calls as Parquet under to/<table>/, hive-partitioned
+    by benchmark and run_key (run_id with '/' as '~'). Returns rows written per table.
+
+    Every row of the chosen runs is written, superseded ones included; `attempts.counts`
+    marks the rows the metrics use. Re-exporting a run replaces its partitions and leaves
+    the other runs' partitions alone.
+    """
+    import pyarrow.dataset as ds
+
+    with store.connect(db, read_only=True) as con:
+        run_ids = store.resolve_run_ids(con, runs)
+        tables = {name: con.execute(q(f"export_parquet_{name}"), {"run_ids": run_ids})
+                  .to_arrow_table() for name in PARQUET_TABLES}
+    counts = {}
+    for name, table in tables.items():
+        counts[name] = table.num_rows
+        if table.num_rows:
+            ds.write_dataset(
+                table, Path(to) / name, format="parquet",
+                partitioning=["benchmark", "run_key"], partitioning_flavor="hive",
+                existing_data_behavior="delete_matching", basename_template="part-{i}.parquet")
+    return counts
+
+
+# ---------------------------------------------------------------------------
+# S3 and the hooks of `seqk run`
+
+
+def sync_bucket(spec: RunSpec, *, no_upload: bool) -> str | None:
+    """The bucket to upload the run to at its end, or None when sync is off."""
+    if no_upload or spec.s3_sync is False:
+        return None
+    if os.environ.get("SEQK_S3_SYNC", "").strip().lower() in _SYNC_OFF:
+        return None
+    bucket = spec.s3_bucket or os.environ.get("SEQK_S3_BUCKET") or None
+    if bucket is None and spec.s3_sync:
+        raise ConfigError(spec.source, [ConfigIssue(
+            "S01", "s3_sync", "is true, but no bucket is configured: set s3_bucket in the "
+            "variant or SEQK_S3_BUCKET")])
+    return bucket
+
+
+def preflight(spec: RunSpec, *, no_upload: bool) -> None:
+    """Before the first LLM call: when sync is on, check credentials and bucket access."""
+    bucket = sync_bucket(spec, no_upload=no_upload)
+    if bucket is not None:
+        check_access(bucket, spec.run_id)
+
+
+def _retry_command(run_id: str, bucket: str, root: Path) -> str:
+    words = ["seqk", "upload", run_id, "--bucket", bucket]
+    # `seqk upload` without --from looks beside the default database.
+    if root.resolve() != export_root().resolve():
+        words += ["--from", str(root)]
+    return shlex.join(words)
+
+
+def upload(run_id: str, *, bucket: str | None = None, root: str | os.PathLike[str] | None = None,
+           db: str | os.PathLike[str] | None = None) -> UploadResult:
+    """Upload an exported run folder to s3://<bucket>/<run_id>/ (config.json stays local).
+
+    Example: upload("toy-plain/seqk/mock__actor/deterministic/binary", bucket="my-bucket")
+    """
+    bucket = bucket or os.environ.get("SEQK_S3_BUCKET") or None
+    if bucket is None:
+        raise ConfigError("seqk upload", [ConfigIssue(
+            "S01", "--bucket", "no bucket: pass --bucket or set SEQK_S3_BUCKET")])
+    run_id = run_id.strip("/")
+    folder_root = Path(root) if root is not None else export_root(db)
+    folder = tree.run_dir(folder_root, run_id)
+    if not folder.is_dir():
+        raise NotFound(f"no exported run folder at {folder}; run `seqk export {run_id}` first "
+                       f"(or point --from at the folder that holds it)")
+    return upload_dir(folder, bucket, run_id,
+                      retry=_retry_command(run_id, bucket, folder_root))
+
+
+def describe_upload(result: UploadResult) -> str:
+    """One line for the user."""
+    line = (f"uploaded {len(result.uploaded)} files ({result.bytes_uploaded} bytes) to "
+            f"{result.url}, skipped {len(result.skipped)} unchanged; verified "
+            f"{result.verified} objects by size and ETag")
+    if result.extra_remote:
+        line += (f"; {len(result.extra_remote)} objects under that prefix have no local file "
+                 f"(left in place)")
+    return line
+
+
+def after_run(spec: RunSpec, db_path: str | os.PathLike[str] | None, *, no_export: bool,
+              no_upload: bool, report: Callable[[str], None]) -> None:
+    """After `seqk run`: export the run's folder tree, then upload it when sync is on."""
+    db = store.default_db_path(db_path if db_path is not None else spec.db)
+    root = Path(spec.export_dir) if spec.export_dir else db.parent
+    bucket = sync_bucket(spec, no_upload=no_upload)
+    if not no_export:
+        report(export_run(spec.run_id, root, db).describe())
+    if bucket is None:
+        return
+    folder = tree.run_dir(root, spec.run_id)
+    if not folder.is_dir():
+        report(f"upload skipped: nothing exported at {folder} (--no-export); run "
+               f"`seqk export {spec.run_id}` then `seqk upload {spec.run_id}`")
+        return
+    result = upload_dir(folder, bucket, spec.run_id,
+                        retry=_retry_command(spec.run_id, bucket, root))
+    report(describe_upload(result))

@@ -1,0 +1,142 @@
+-- Queries behind `seqk export`, `seqk import` and the summaries of the canonical folder tree
+-- (seqk/export.py, seqk/importing.py).
+
+-- name: export_attempts
+-- The attempt rows of a run's current generation that the folder tree holds: the row that
+-- counts in each (task, attempt) slot, plus every error row (superseded ones included, since
+-- their calls were paid for). `counts` says whether the row is the one the metrics use.
+SELECT a.attempt_uid, a.task_index, a.attempt_index, a.k, a.status, a.success, a.score,
+       a.prompt, a.output, a.raw_eval_output, a.judge_details, a.feedback, a.error,
+       a.started_at, a.finished_at,
+       a.attempt_uid IN (SELECT attempt_uid FROM current_attempts WHERE run_id = $run_id) AS counts
+FROM attempts a
+JOIN runs r ON a.run_id = r.run_id AND a.generation = r.generation
+WHERE a.run_id = $run_id
+  AND (a.status = 'error'
+       OR a.attempt_uid IN (SELECT attempt_uid FROM current_attempts WHERE run_id = $run_id))
+ORDER BY a.task_index, a.attempt_index, a.finished_at;
+
+-- name: export_calls
+-- Every LLM call of a run's current generation, by attempt and call order.
+SELECT attempt_uid, task_index, attempt_index, call_index, role, model, prompt, output,
+       input_tokens, cached_tokens, thinking_tokens, output_tokens, cost_usd, latency_s,
+       retries, error, started_at
+FROM current_calls
+WHERE run_id = $run_id
+ORDER BY task_index, attempt_index, attempt_uid, call_index;
+
+-- name: export_tasks
+-- (task_index, task_id, prompt, content_hash, meta) of every task a run registered.
+SELECT task_index, task_id, prompt, content_hash, meta
+FROM tasks
+WHERE run_id = $run_id
+ORDER BY task_index;
+
+-- name: export_tokens
+-- Token totals and cost per model of a run's current generation: one row per (task_index,
+-- model), and one per model with task_index NULL for the whole run. cost_usd is NULL when a
+-- call that went through has no known price (never counted as 0).
+SELECT task_index, model,
+       coalesce(sum(input_tokens), 0)::BIGINT    AS input_tokens,
+       coalesce(sum(cached_tokens), 0)::BIGINT   AS cached_tokens,
+       coalesce(sum(thinking_tokens), 0)::BIGINT AS thinking_tokens,
+       coalesce(sum(output_tokens), 0)::BIGINT   AS output_tokens,
+       CASE WHEN count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL) > 0 THEN NULL
+            ELSE coalesce(sum(cost_usd), 0.0) END AS cost_usd,
+       grouping(task_index) = 1                 AS whole_run
+FROM current_calls
+WHERE run_id = $run_id
+GROUP BY GROUPING SETS ((task_index, model), (model))
+ORDER BY whole_run, task_index, model;
+
+-- name: export_metric_curve
+-- (t, value, se, n_tasks) for t = 1..$k, on success (not the soft score), over the tasks
+-- whose outcome at t is known; the others are left out at t, never scored as failures.
+-- seq@t: solved within the first t attempts, known when solved by t or when attempts 1..t
+-- are all valid. pass@t: the unbiased estimator of Chen et al. over all n valid samples,
+-- 1 - C(n-c, t) / C(n, t), known when n >= t. se: sample standard deviation over the
+-- counted tasks / sqrt(n_tasks), 0 for one task; value and se are NULL when none counts.
+WITH slots AS (
+    SELECT task_index, attempt_index, status, success,
+           -- pass@k samples may finish out of order: a valid row says nothing of earlier slots
+           sum((status = 'ok')::INTEGER) OVER (PARTITION BY task_index ORDER BY attempt_index)
+               = attempt_index AS valid_so_far
+    FROM current_attempts
+    WHERE run_id = $run_id
+),
+per_task AS (
+    SELECT task_index,
+           count(*) FILTER (WHERE status = 'ok')                               AS n,
+           count(*) FILTER (WHERE status = 'ok' AND success)                   AS c,
+           min(attempt_index) FILTER (WHERE status = 'ok' AND success)         AS first_success,
+           coalesce(max(attempt_index) FILTER (WHERE valid_so_far), 0)         AS valid_prefix
+    FROM slots
+    GROUP BY task_index
+),
+per_t AS (
+    SELECT g.t::INTEGER AS t,
+           CASE
+               WHEN $is_seq THEN CASE WHEN p.first_success <= g.t THEN 1.0
+                                      WHEN p.valid_prefix >= g.t THEN 0.0 END
+               WHEN p.n < g.t THEN NULL
+               WHEN p.n - p.c < g.t THEN 1.0
+               WHEN p.c = 0 THEN 0.0
+               -- C(n-c, t) / C(n, t) = prod_{i = n-c+1}^{n} (1 - t / i)
+               ELSE 1.0 - list_product(list_transform(range(p.n - p.c + 1, p.n + 1),
+                                                      lambda i: 1.0 - g.t / i))
+           END AS value
+    FROM range(1, $k + 1) AS g(t) LEFT JOIN per_task p ON true
+)
+SELECT t, avg(value) AS value,
+       CASE WHEN count(value) > 1 THEN stddev_samp(value) / sqrt(count(value))
+            WHEN count(value) = 1 THEN 0.0 END AS se,
+       count(value) AS n_tasks
+FROM per_t
+GROUP BY t
+ORDER BY t;
+
+-- name: export_parquet_runs
+-- The runs rows of the given run ids, plus the partition columns run_key (run_id with '/'
+-- written '~', path-safe) and benchmark.
+SELECT *, replace(run_id, '/', '~') AS run_key
+FROM runs
+WHERE list_contains($run_ids::VARCHAR[], run_id)
+ORDER BY run_id;
+
+-- name: export_parquet_tasks
+-- The tasks rows of the given run ids, plus the partition columns benchmark and run_key.
+SELECT t.*, r.benchmark, replace(t.run_id, '/', '~') AS run_key
+FROM tasks t JOIN runs r USING (run_id)
+WHERE list_contains($run_ids::VARCHAR[], t.run_id)
+ORDER BY t.run_id, t.task_index;
+
+-- name: export_parquet_attempts
+-- Every attempt row of the given run ids (all generations, superseded rows included), plus
+-- `counts` (the row the metrics use) and the partition columns benchmark and run_key.
+SELECT a.*,
+       a.attempt_uid IN (SELECT attempt_uid FROM current_attempts) AS counts,
+       r.benchmark, replace(a.run_id, '/', '~') AS run_key
+FROM attempts a JOIN runs r USING (run_id)
+WHERE list_contains($run_ids::VARCHAR[], a.run_id)
+ORDER BY a.run_id, a.generation, a.task_index, a.attempt_index, a.finished_at;
+
+-- name: export_parquet_calls
+-- Every call row of the given run ids (all generations), plus the partition columns
+-- benchmark and run_key.
+SELECT c.*, r.benchmark, replace(c.run_id, '/', '~') AS run_key
+FROM calls c JOIN runs r USING (run_id)
+WHERE list_contains($run_ids::VARCHAR[], c.run_id)
+ORDER BY c.run_id, c.generation, c.task_index, c.attempt_index, c.attempt_uid, c.call_index;
+
+-- name: import_run
+-- Registers a run read from a folder tree, every column given; returns nothing.
+INSERT INTO runs (run_id, benchmark, slice, metric, k, generation, feedback_mode, actor_model,
+                  judge_model, critic_model, verifier, temperature, options, config, fingerprint,
+                  fingerprint_fields, created_at, updated_at, seqk_version)
+VALUES ($run_id, $benchmark, $slice, $metric, $k, $generation, $feedback_mode, $actor_model,
+        $judge_model, $critic_model, $verifier, $temperature, $options, $config, $fingerprint,
+        $fingerprint_fields, $created_at, $updated_at, $seqk_version);
+
+-- name: import_known_attempts
+-- The attempt_uid of every attempt row a run already has (any generation).
+SELECT attempt_uid FROM attempts WHERE run_id = $run_id;
