@@ -7,6 +7,8 @@
     ├── StoreBusy                another process held the database for too long
     ├── SqlFileError             a file in sql/ is malformed (names file:line)
     ├── MissingExtra             an optional dependency or model file is not installed
+    ├── UploadError              S3 refused or could not be reached; the local run is untouched
+    │                            (exit 1; defined in seqk/s3.py, the one module that imports boto3)
     └── ProviderError            an LLM call failed (kept apart from wrong answers)
         ├── TransientProviderError   429, 5xx, timeout, dropped connection: retried
         └── PermanentProviderError   auth, bad request, unknown model: not retried
