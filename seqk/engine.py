@@ -193,8 +193,14 @@ class Writer:
     def _write(self, batch: list[AttemptRecord]) -> None:
         with store.connect(self.db, wait_s=10.0, checkpoint=False) as con:
             store.append_attempts(con, batch)
-            if self._closing and self.run_id is not None:
+
+    def _finish(self) -> None:
+        with store.connect(self.db, wait_s=60.0) as con:
+            if self.run_id is not None:
                 con.execute(q("touch_run"), {"run_id": self.run_id})
+            # Batches left their data in the write-ahead log; fold it into the file, since
+            # someone may copy the .duckdb without its .wal.
+            con.execute("CHECKPOINT")
 
     async def _flush(self) -> None:
         if not self.buffer:
@@ -225,6 +231,8 @@ class Writer:
             await self._flush()
             if self.buffer:
                 await asyncio.sleep(0.2)
+        if self.written:
+            await asyncio.to_thread(self._finish)
 
 
 # ---------------------------------------------------------------------------

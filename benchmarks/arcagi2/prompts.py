@@ -42,7 +42,7 @@ def task_prompt(raw: RawTask) -> str:
         label = "Test input" if len(tests) == 1 else f"Test input {i}"
         parts.append(f"## {label}\n\n{_grid_block('Input', pair['input'])}")
     parts.append(ANSWER_ONE if len(tests) == 1 else ANSWER_MANY.format(n=len(tests)))
-    return "\n\n".join(parts) + "\n"
+    return "\n\n".join(parts)
 
 
 def _grid_block(label: str, grid: list[list[int]]) -> str:
