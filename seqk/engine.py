@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import signal
 import time
@@ -239,6 +240,14 @@ class Writer:
 # Running
 
 
+def _seeded(role: RoleSpec, attempt_index: int) -> RoleSpec:
+    """Attempt t samples with seed + t - 1: one seed for every attempt would make the k
+    "independent" pass@k samples of a seeded model one sample repeated k times."""
+    if role.seed is None:
+        return role
+    return dataclasses.replace(role, seed=role.seed + attempt_index - 1)
+
+
 class _Client:
     """A RoleClient that meters every call into the attempt's call list."""
 
@@ -311,9 +320,9 @@ class Engine:
         """Actor, judge and (for a failed seq@k attempt) critic, recorded whole."""
         spec, bench = self.spec, self.spec.benchmark
         calls: list[CallRecord] = []
-        actor = _Client(self.pool, spec.actor, calls)
+        actor = _Client(self.pool, _seeded(spec.actor, attempt_index), calls)
         judge = _Client(self.pool, spec.judge, calls)
-        critic = _Client(self.pool, spec.critic, calls)
+        critic = _Client(self.pool, _seeded(spec.critic, attempt_index), calls)
         started = _now()
         prompt = actor_prompt(task.prompt, attempt_index, spec.k, seq=spec.seq, history=history)
         output: str | None = None
@@ -428,11 +437,21 @@ class Engine:
         return self.result
 
 
+def check_models(spec: RunSpec) -> None:
+    """Fail before anything is written when a local model or its extra is missing."""
+    for role in (spec.actor, spec.judge, spec.critic):
+        if role.model is not None and role.model.startswith("local/"):
+            from seqk import local_llm
+
+            local_llm.check(role.model)
+
+
 def run(spec: RunSpec, db: str | Path | None = None,
         on_event: Callable[[AttemptEvent], None] | None = None,
         on_prepared: Callable[[Prepared], None] | None = None) -> RunResult:
     """Run one variant to completion (or until Ctrl-C / SIGTERM), resuming what is stored."""
     db = db if db is not None else spec.db
+    check_models(spec)
     prepared = prepare(spec, db)
     if on_prepared is not None:
         on_prepared(prepared)

@@ -20,6 +20,7 @@ import asyncio
 import atexit
 import functools
 import importlib.util
+import os
 import threading
 import time
 import uuid
@@ -81,7 +82,16 @@ def _import_llama_cpp() -> Any:
         raise MissingExtra(
             f"local/... models need llama-cpp-python, which is not installed ({exc}): "
             f"{INSTALL_HINT}  (it compiles llama.cpp: about 9 minutes the first time)") from None
+    except (OSError, RuntimeError) as exc:
+        # The package is there but its compiled library would not load (a broken build).
+        raise MissingExtra(
+            f"llama-cpp-python is installed but broken ({exc}); rebuild it: "
+            "pip install --force-reinstall --no-cache-dir llama-cpp-python") from None
     return llama_cpp
+
+
+class ContextTooLong(ValueError):
+    """The prompt does not fit in the model's context window."""
 
 
 @dataclass
@@ -97,8 +107,9 @@ class LocalModel:
     def chat(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
         """One chat completion, blocking; an OpenAI-shaped dict with llama.cpp's usage."""
         with self.lock:
-            # Forget the previous prompt's KV cache: reusing a shared prefix is faster but can
-            # change the last bits of the logits, and then greedy output depends on call order.
+            # Forget the previous prompt's KV cache. Reusing a shared prefix is faster, but
+            # llama.cpp does not promise bit-identical logits across different batch splits,
+            # and then the same call could answer differently depending on what ran before.
             self.llama.reset()
             try:
                 return self.llama.create_chat_completion(messages=messages, **params)
@@ -119,18 +130,26 @@ class LocalModel:
             self.executor, functools.partial(self.chat, messages, params))
 
     def close(self) -> None:
-        """Free the model now, while the interpreter can still run llama's cleanup."""
-        self.executor.shutdown(wait=True)
+        """Free the model now, while the interpreter can still run llama's cleanup.
+
+        Calls still queued (a run interrupted by Ctrl-C) are dropped; the one running is
+        waited for, since freeing the model under it would crash the process."""
+        self.executor.shutdown(wait=True, cancel_futures=True)
         with self.lock:
             self.llama.close()
 
 
-class ContextTooLong(ValueError):
-    """The prompt does not fit in the model's context window."""
-
-
 _models: dict[Path, LocalModel] = {}
 _models_lock = threading.Lock()
+
+
+def _cores() -> int:
+    """Cores this process may use. llama-cpp-python's default is half of them (it assumes
+    hyperthreads); on 2 cores that leaves one idle, and the quickstart ran 1.6-3x slower."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def load(model: str) -> LocalModel:
@@ -140,7 +159,8 @@ def load(model: str) -> LocalModel:
         if path not in _models:
             llama_cpp = _import_llama_cpp()
             try:
-                llama = llama_cpp.Llama(model_path=str(path), n_ctx=N_CTX, verbose=False)
+                llama = llama_cpp.Llama(model_path=str(path), n_ctx=N_CTX, n_threads=_cores(),
+                                        verbose=False)
             except ValueError as exc:
                 raise MissingExtra(
                     f"llama.cpp cannot load {path} ({exc}): is it a GGUF file?") from None
@@ -221,15 +241,25 @@ def _handler_class(litellm: Any) -> type:
     return LocalLLM
 
 
+def check(model: str) -> Path:
+    """The model's GGUF file, after checking that it and llama-cpp-python are installed.
+
+    Raises MissingExtra saying what to install. Cheap (no model is loaded), so a run can
+    check its `local/...` roles before it starts.
+    """
+    path = model_path(model)
+    _import_llama_cpp()
+    return path
+
+
 def ensure_registered(litellm: Any, model: str | None = None) -> None:
     """Register the `local` provider with litellm (once).
 
-    With `model`, first check that llama-cpp-python and the model file are there, so a
-    missing one raises MissingExtra here, in plain words, rather than inside litellm.
+    With `model`, `check` it first, so a missing extra or file raises MissingExtra here,
+    in plain words, rather than inside litellm.
     """
     if model is not None:
-        model_path(model)
-        _import_llama_cpp()
+        check(model)
     if any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
         return
     litellm.custom_provider_map = [

@@ -210,7 +210,7 @@ async def _call_litellm(spec: RoleSpec, prompt: str) -> Completion:
     if spec.model.startswith("local/"):
         from seqk import local_llm
 
-        local_llm.ensure_registered(litellm)
+        local_llm.ensure_registered(litellm, spec.model)
     kwargs: dict[str, Any] = {"num_retries": 0}
     for name in ("temperature", "max_tokens", "top_p", "seed"):
         value = getattr(spec, name)

@@ -222,3 +222,23 @@ def test_mock_tokens_are_counted_from_text(tmp_path, db):
     # "Say the word w1." = Say / the / word / w1 / . ; plus the seq note.
     (inp, out, cost), = rows(db, "SELECT input_tokens, output_tokens, cost_usd FROM calls")
     assert out == 3 and inp > 5 and cost == 0.0
+
+
+def test_seeded_attempts_use_seed_plus_attempt_index(tmp_path, db):
+    from test_models import ScriptedServer
+
+    with ScriptedServer([]) as server:
+        spec = spec_for(tmp_path, metric="pass@k", k=3, seed=10, options={"n": 1},
+                        model="openai/smol", api_base=server.api_base)
+        engine.run(spec, db)
+    # Three different samples, not one sample repeated: the seed moves with the attempt.
+    assert sorted(r["seed"] for r in server.requests) == [10, 11, 12]
+
+
+def test_missing_local_model_fails_before_anything_is_written(tmp_path, db):
+    from seqk.errors import MissingExtra
+
+    spec = spec_for(tmp_path, model="local//nowhere/model.gguf")
+    with pytest.raises(MissingExtra, match="nowhere/model.gguf"):
+        engine.run(spec, db)
+    assert not db.exists()

@@ -1,0 +1,84 @@
+"""quickstart: one-line questions (sums, yes/no, capitals, repeat a word) that the
+embedded SmolLM2-135M answers right only some of the time, so pass@k and seq@k
+tell it something in a few minutes on a laptop.
+
+The tasks live in tasks.jsonl, one per line, in canonical order:
+    {"task_id": ..., "prompt": ..., "check": "number"|"phrase"|"yesno",
+     "expected": ..., "hint": ...}
+The prompt is all the actor sees; check and expected are grading data; the hint
+is the `hint` feedback mode's nudge, written not to give the answer away.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from benchmarks.quickstart.checks import CHECKS, check
+from seqk.benchmark import Benchmark, FeedbackMode, RoleClient, Task, Verdict
+
+TASKS_FILE = Path(__file__).with_name("tasks.jsonl")
+
+
+@cache
+def _rows() -> tuple[dict[str, Any], ...]:
+    rows = []
+    for line_no, line in enumerate(TASKS_FILE.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        if row.get("check") not in CHECKS:
+            raise ValueError(f"{TASKS_FILE.name}:{line_no}: check must be one of {CHECKS}")
+        rows.append(row)
+    return tuple(rows)
+
+
+class Quickstart(Benchmark):
+    """Tiny questions graded by deterministic checks; no LLM judge."""
+
+    name = "quickstart"
+    verifier = "deterministic"
+    feedback_modes = (
+        FeedbackMode("binary", "Only says that the answer was wrong."),
+        FeedbackMode("hint", "Says the answer was wrong and gives a hint that does not "
+                     "contain the answer."),
+        FeedbackMode("expected", "Says the answer was wrong and what the right answer is.",
+                     shows_grading_info=True),
+    )
+    default_feedback_mode = "binary"
+
+    def slice_name(self, options: BaseModel) -> str:
+        """A single slice: the built-in task list."""
+        return "quickstart"
+
+    def load_tasks(self, options: BaseModel) -> list[Task]:
+        """The tasks of tasks.jsonl, task_index from 1."""
+        return [
+            Task(task_index=i, task_id=row["task_id"], prompt=row["prompt"],
+                 answer={"check": row["check"], "expected": row["expected"]},
+                 meta={"hint": row["hint"]})
+            for i, row in enumerate(_rows(), start=1)
+        ]
+
+    async def verify(self, task: Task, output: str, judge: RoleClient) -> Verdict:
+        """Run the task's check on the reply."""
+        result = check(task.answer["check"], task.answer["expected"], output)
+        return Verdict(success=result.success, score=1.0 if result.success else 0.0,
+                       raw_eval_output=result.explanation,
+                       details={"check": task.answer["check"], "found": result.found})
+
+    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: str,
+                       critic: RoleClient) -> str:
+        """Template feedback; no critic model."""
+        if mode == "hint":
+            return f"That is not correct. Hint: {task.meta['hint']}"
+        if mode == "expected":
+            return f"That is not correct. The correct answer is {task.answer['expected']}."
+        return "That is not correct."
+
+
+benchmark = Quickstart()
