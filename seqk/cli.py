@@ -343,6 +343,69 @@ def plan(
 
 
 # --- report commands (seqk/metrics.py, seqk/report.py) go here ---
+@app.command()
+def report(
+    runs: Annotated[list[str] | None, typer.Argument(help="Run ids, globs or prefixes (default: all).")] = None,
+    compare: Annotated[bool, typer.Option(
+        "--compare", help="One row per (benchmark, model, feedback mode): seq@k and pass@k side "
+                          "by side, with the lift.")] = False,
+    benchmark: Annotated[str | None, typer.Option(help="Only runs of this benchmark (or benchmark slice).")] = None,
+    model: Annotated[str | None, typer.Option(help="Only runs of this actor model.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table | markdown | csv | json")] = "table",
+    html: Annotated[Path | None, typer.Option(
+        help="Also write one self-contained HTML page of charts (works offline).")] = None,
+    png: Annotated[Path | None, typer.Option(help="Also write the charts as a PNG.")] = None,
+    errors_as_failures: Annotated[bool, typer.Option(
+        "--errors-as-failures",
+        help="Count errored attempts as failures instead of leaving them out.")] = False,
+    seed: Annotated[int | None, typer.Option(
+        help="Seed of the task-level bootstrap (default fixed; printed with the figures).")] = None,
+    db: DbOption = None,
+) -> None:
+    """Show metric@1..K on success with 95% intervals, ΔSeq@K, the feedback lift over pass@k, cost.
+
+    Example: seqk report --compare --html report.html
+    """
+    from seqk import report as reports
+
+    if fmt not in reports.FORMATS:
+        raise typer.BadParameter(f"--format must be one of {', '.join(reports.FORMATS)}")
+    extra = {} if seed is None else {"seed": seed}
+    rep = reports.report(runs or [], compare=compare, benchmark=benchmark, model=model,
+                         errors_as_failures=errors_as_failures, db=db, **extra)
+    if fmt == "json":
+        typer.echo(reports.to_json(rep))
+    elif fmt == "csv":
+        typer.echo(reports.to_csv(rep), nl=False)
+    elif fmt == "markdown":
+        typer.echo(reports.to_markdown(rep), nl=False)
+    else:
+        from rich.table import Table
+        from rich.text import Text
+
+        columns, body = reports.cells(rep)
+        table = Table(title="seqk report" + (" --compare" if compare else ""))
+        for column in columns:
+            table.add_column(column)
+        for row in body:
+            table.add_row(*(Text(cell) for cell in row))  # "[0.1, 0.3]" is not markup
+        out = _console()
+        out.print(table)
+        if rep.comparison:
+            out.print(reports.comparison_line(rep.comparison), markup=False)
+        for note in rep.notes:
+            out.print(f"• {note}", markup=False)
+    if html or png:
+        from seqk import charts
+
+        err = _console(stderr=True)
+        if html:
+            charts.save_html(rep, html)
+            err.print(f"wrote {html}")
+        if png:
+            charts.save_png(rep, png)
+            err.print(f"wrote {png}")
+
 
 
 # --- export commands (seqk/export.py: export, import, upload) go here ---

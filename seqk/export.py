@@ -10,8 +10,8 @@ stale, never removed: its attempt is still in the database.
 
 metric@t in summary.json is computed on success (not the soft score) over the tasks
 whose outcome at t is known (`n_tasks` per t; a task cut short by an error is left out,
-not failed); pass@t uses the unbiased estimator over all samples (sql/export.sql
-`export_metric_curve`). Errored attempts are not wrong answers: they are exported
+not failed); pass@t uses the unbiased estimator over all samples. The figures come
+from the run_curve view (sql/views.sql), the one definition reports use too. Errored attempts are not wrong answers: they are exported
 under task-<i>/errors/ and counted apart.
 
 S3 sync is on only when a bucket is configured (variant `s3_bucket` or
@@ -106,8 +106,7 @@ def _fetch(con: Any, run_id: str) -> _RunData:
         attempts=store.fetch_dicts(con, q("export_attempts"), params),
         calls=store.fetch_dicts(con, q("export_calls"), params),
         tokens=store.fetch_dicts(con, q("export_tokens"), params),
-        curve=store.fetch_dicts(con, q("export_metric_curve"), {
-            "run_id": run_id, "k": run["k"], "is_seq": run["metric"] == "seq@k"}),
+        curve=store.fetch_dicts(con, q("export_metric_curve"), params),
     )
 
 

@@ -50,50 +50,9 @@ GROUP BY GROUPING SETS ((task_index, model), (model))
 ORDER BY whole_run, task_index, model;
 
 -- name: export_metric_curve
--- (t, value, se, n_tasks) for t = 1..$k, on success (not the soft score), over the tasks
--- whose outcome at t is known; the others are left out at t, never scored as failures.
--- seq@t: solved within the first t attempts, known when solved by t or when attempts 1..t
--- are all valid. pass@t: the unbiased estimator of Chen et al. over all n valid samples,
--- 1 - C(n-c, t) / C(n, t), known when n >= t. se: sample standard deviation over the
--- counted tasks / sqrt(n_tasks), 0 for one task; value and se are NULL when none counts.
-WITH slots AS (
-    SELECT task_index, attempt_index, status, success,
-           -- pass@k samples may finish out of order: a valid row says nothing of earlier slots
-           sum((status = 'ok')::INTEGER) OVER (PARTITION BY task_index ORDER BY attempt_index)
-               = attempt_index AS valid_so_far
-    FROM current_attempts
-    WHERE run_id = $run_id
-),
-per_task AS (
-    SELECT task_index,
-           count(*) FILTER (WHERE status = 'ok')                               AS n,
-           count(*) FILTER (WHERE status = 'ok' AND success)                   AS c,
-           min(attempt_index) FILTER (WHERE status = 'ok' AND success)         AS first_success,
-           coalesce(max(attempt_index) FILTER (WHERE valid_so_far), 0)         AS valid_prefix
-    FROM slots
-    GROUP BY task_index
-),
-per_t AS (
-    SELECT g.t::INTEGER AS t,
-           CASE
-               WHEN $is_seq THEN CASE WHEN p.first_success <= g.t THEN 1.0
-                                      WHEN p.valid_prefix >= g.t THEN 0.0 END
-               WHEN p.n < g.t THEN NULL
-               WHEN p.n - p.c < g.t THEN 1.0
-               WHEN p.c = 0 THEN 0.0
-               -- C(n-c, t) / C(n, t) = prod_{i = n-c+1}^{n} (1 - t / i)
-               ELSE 1.0 - list_product(list_transform(range(p.n - p.c + 1, p.n + 1),
-                                                      lambda i: 1.0 - g.t / i))
-           END AS value
-    FROM range(1, $k + 1) AS g(t) LEFT JOIN per_task p ON true
-)
-SELECT t, avg(value) AS value,
-       CASE WHEN count(value) > 1 THEN stddev_samp(value) / sqrt(count(value))
-            WHEN count(value) = 1 THEN 0.0 END AS se,
-       count(value) AS n_tasks
-FROM per_t
-GROUP BY t
-ORDER BY t;
+-- (t, value, se, n_tasks) of one run for summary.json, from the run_curve view: on success,
+-- over the tasks whose outcome at t is known (errors left out, never scored as failures).
+SELECT t, value, se, n_tasks FROM run_curve WHERE run_id = $run_id ORDER BY t;
 
 -- name: export_parquet_runs
 -- The runs rows of the given run ids, plus the partition columns run_key (run_id with '/'

@@ -30,3 +30,356 @@ SELECT
     max(finished_at)                                      AS last_finished_at
 FROM current_attempts
 GROUP BY run_id, task_index;
+
+-- ---------------------------------------------------------------------------
+-- Metrics (seqk/metrics.py, seqk/report.py; every view is described in docs/views.md).
+-- A task's outcome within t attempts is known when it was solved by attempt t, or when
+-- attempts 1..t are all valid; otherwise the task is left out at t (and counted as left
+-- out), never scored as a failure. The `*_of(...)` table macros take that switch
+-- (errors_as_failures) and an optional list of run ids, applied where the attempts are
+-- read so that one run's report does not pay for the whole database; the view of the
+-- same name without `_of` is the default: errors excluded, every run.
+
+-- Lower end of the 95% Wilson score interval for x successes out of n (x may be a sum of
+-- per-task pass@t estimates); NULL when n = 0. Constants: z = 1.959963984540054, z²/2, z²/4, z².
+CREATE OR REPLACE MACRO wilson_low(x, n) AS CASE WHEN n > 0 THEN greatest(0.0,
+    (x / n + 1.920729410347062 / n
+     - 1.959963984540054 * sqrt(greatest(0.0, (x / n) * (1 - x / n)) / n
+                                + 0.960364705173531 / (n * n)))
+    / (1 + 3.841458820694124 / n)) END;
+
+-- Upper end of the 95% Wilson score interval; NULL when n = 0.
+CREATE OR REPLACE MACRO wilson_high(x, n) AS CASE WHEN n > 0 THEN least(1.0,
+    (x / n + 1.920729410347062 / n
+     + 1.959963984540054 * sqrt(greatest(0.0, (x / n) * (1 - x / n)) / n
+                                + 0.960364705173531 / (n * n)))
+    / (1 + 3.841458820694124 / n)) END;
+
+-- Chen et al.'s unbiased pass@t from n samples with c successes, 1 - C(n-c, t) / C(n, t),
+-- written as a product so that it stays exact for large n; NULL when n < t.
+CREATE OR REPLACE MACRO pass_at_t_unbiased(n, c, t) AS CASE
+    WHEN t < 1 OR n < t THEN NULL
+    WHEN n - c < t THEN 1.0::DOUBLE
+    WHEN c = 0 THEN 0.0::DOUBLE
+    ELSE 1.0 - list_product([1.0 - t / i FOR i IN range(n - c + 1, n + 1)]) END;
+
+-- 1.0 if solved within the first t attempts (or samples), 0.0 if known to be unsolved
+-- through t, NULL if unknown.
+CREATE OR REPLACE MACRO first_t_outcome(first_success, known_to, t) AS
+    CASE WHEN first_success <= t THEN 1.0::DOUBLE WHEN known_to >= t THEN 0.0::DOUBLE END;
+
+-- A task's value for its run's metric at t: seq@k, first_t_outcome; pass@k, Chen's
+-- estimate over all n_samples.
+CREATE OR REPLACE MACRO metric_outcome(metric, n_samples, n_success, first_success, known_to, t) AS
+    CASE WHEN metric = 'pass@k' THEN pass_at_t_unbiased(n_samples, n_success, t)
+         ELSE first_t_outcome(first_success, known_to, t) END;
+
+-- The attempt that counts in each slot (run, task, attempt_index) of the current generation,
+-- with only the columns metrics read: the same rule as current_attempts (the valid row if
+-- any, else the latest error), written for speed. A slot holds at most one valid row (the
+-- engine only redoes slots without one), so every valid row counts and only the few error
+-- rows need ranking; on a million attempts this is ~4x faster than current_attempts'
+-- window, which sorts every whole row.
+CREATE OR REPLACE MACRO attempt_slots_of(run_ids := NULL) AS TABLE
+WITH numbered AS (
+    SELECT run_id, generation, row_number() OVER (ORDER BY run_id) AS run_no
+    FROM runs
+    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
+)
+SELECT a.run_id, r.run_no, a.task_index, a.attempt_index, a.status, a.success, a.score
+FROM attempts a
+JOIN numbered r ON a.run_id = r.run_id AND a.generation = r.generation
+WHERE a.status = 'ok'
+UNION ALL
+SELECT run_id, run_no, task_index, attempt_index, status, success, score
+FROM (
+    SELECT e.*, r.run_no
+    FROM attempts e
+    JOIN numbered r ON e.run_id = r.run_id AND e.generation = r.generation
+    WHERE e.status <> 'ok'
+      AND NOT EXISTS (SELECT 1 FROM attempts v
+                      WHERE v.status = 'ok' AND v.run_id = e.run_id
+                        AND v.generation = e.generation AND v.task_index = e.task_index
+                        AND v.attempt_index = e.attempt_index)
+    QUALIFY row_number() OVER (PARTITION BY e.run_id, e.task_index, e.attempt_index
+                               ORDER BY e.finished_at DESC, e.attempt_uid DESC) = 1
+);
+
+-- attempt_slots_of for every run.
+CREATE OR REPLACE VIEW attempt_slots AS SELECT * FROM attempt_slots_of();
+
+-- One row per (run, task) with at least one attempt: counts, the first success, how far its
+-- slots are all valid (valid_prefix) or all valid-or-error (settled_prefix), whether the
+-- last slot is an error; then the two figures errors_as_failures changes: n_samples (valid
+-- attempts, plus errored ones as failures) and known_to (the last t through which an
+-- unsolved task is known to be unsolved: the valid prefix; as failures, the settled prefix,
+-- or K for a seq@k task that stopped on an error).
+CREATE OR REPLACE MACRO task_outcomes_of(errors_as_failures, run_ids := NULL) AS TABLE
+WITH o AS (
+    SELECT any_value(s.run_id) AS run_id, s.task_index, s.run_no, any_value(r.metric) AS metric,
+           any_value(r.k) AS k,
+           count(*)                                                         AS n_attempts,
+           count(*) FILTER (WHERE s.status = 'ok')                           AS n_valid,
+           count(*) FILTER (WHERE s.status = 'error')                        AS n_error,
+           count(*) FILTER (WHERE s.status = 'ok' AND s.success)             AS n_success,
+           min(s.attempt_index) FILTER (WHERE s.status = 'ok' AND s.success) AS first_success,
+           -- Without holes (the usual case) the prefix is the count; pass@k samples finish
+           -- out of order, so a run in progress can have holes.
+           CASE WHEN count(*) FILTER (WHERE s.status = 'ok')
+                     = coalesce(max(s.attempt_index) FILTER (WHERE s.status = 'ok'), 0)
+                THEN count(*) FILTER (WHERE s.status = 'ok')
+                ELSE len([x FOR x, i IN list_sort(list(s.attempt_index)
+                                                  FILTER (WHERE s.status = 'ok')) IF x = i])
+                END                                                         AS valid_prefix,
+           CASE WHEN count(*) = max(s.attempt_index) THEN count(*)
+                ELSE len([x FOR x, i IN list_sort(list(s.attempt_index)) IF x = i]) END
+                                                                            AS settled_prefix,
+           arg_max(s.status, s.attempt_index) = 'error'                     AS ended_in_error
+    FROM attempt_slots_of(run_ids := run_ids) s
+    JOIN runs r USING (run_id)
+    -- the run's number, not its id: grouping on an integer is markedly faster
+    GROUP BY s.run_no, s.task_index
+)
+SELECT *,
+       n_valid + CASE WHEN errors_as_failures THEN n_error ELSE 0 END AS n_samples,
+       CASE WHEN NOT errors_as_failures THEN valid_prefix
+            WHEN metric = 'seq@k' AND ended_in_error THEN k
+            ELSE settled_prefix END                                 AS known_to
+FROM o;
+
+-- task_outcomes_of with errors excluded, every run.
+CREATE OR REPLACE VIEW task_outcomes AS SELECT * FROM task_outcomes_of(false);
+
+-- One row per (run, task, t), t = 1..K. value: the task's outcome for its run's metric at t
+-- (seq@k: 1/0 solved within the first t attempts; pass@k: Chen's unbiased estimate over all
+-- its samples), NULL when the task is left out at t. first_t_value: 1/0 solved within the
+-- first t attempts or samples (seq_k's pass@t), NULL when unknown.
+CREATE OR REPLACE MACRO task_curve_of(errors_as_failures, run_ids := NULL) AS TABLE
+SELECT o.run_id, o.task_index, g.t::INTEGER AS t, o.metric, o.k,
+       metric_outcome(o.metric, o.n_samples, o.n_success, o.first_success, o.known_to, g.t)
+           AS value,
+       first_t_outcome(o.first_success, o.known_to, g.t) AS first_t_value
+FROM task_outcomes_of(errors_as_failures, run_ids := run_ids) o, range(1, o.k + 1) AS g(t);
+
+-- task_curve_of with errors excluded, every run.
+CREATE OR REPLACE VIEW task_curve AS SELECT * FROM task_curve_of(false);
+
+-- One row per (run, task): the task's value at t = 1, 2, K-1 and K (as in task_curve),
+-- what ΔSeq@K, EGS, LGS, the lift and the framing effect are computed from.
+CREATE OR REPLACE MACRO task_points_of(errors_as_failures, run_ids := NULL) AS TABLE
+SELECT run_id, task_index, metric, k,
+       metric_outcome(metric, n_samples, n_success, first_success, known_to, 1) AS at_1,
+       metric_outcome(metric, n_samples, n_success, first_success, known_to, least(2, k))
+           AS at_2,
+       metric_outcome(metric, n_samples, n_success, first_success, known_to, greatest(k - 1, 1))
+           AS at_k_minus_1,
+       metric_outcome(metric, n_samples, n_success, first_success, known_to, k) AS at_k
+FROM task_outcomes_of(errors_as_failures, run_ids := run_ids);
+
+-- One row per (run, t): metric@t over the n_tasks counted at t (n_left_out: tasks whose
+-- outcome at t is unknown), its 95% Wilson interval (low, high), seq_k's first-t figure with
+-- its own n, the soft score (mean best score within the first t, over those n_first_t
+-- tasks), and the mean spend per task up to t over all n_started tasks of the run (seq@k:
+-- calls of attempts 1..t; pass@k: t samples at the run's mean cost per sample);
+-- cost_usd_per_task is NULL when no call of the run was priced. n_started and
+-- n_error_attempts are the run's, repeated on each row.
+CREATE OR REPLACE MACRO run_curve_of(errors_as_failures, run_ids := NULL) AS TABLE
+WITH outcomes AS (
+    SELECT * FROM task_outcomes_of(errors_as_failures, run_ids := run_ids)
+),
+-- Tasks with the same counts have the same figures: compute each once, weighted by n.
+points AS (
+    SELECT y.run_id, g.t::INTEGER AS t, y.metric, y.k, y.n,
+           metric_outcome(y.metric, y.n_samples, y.n_success, y.first_success, y.known_to, g.t)
+               AS value,
+           first_t_outcome(y.first_success, y.known_to, g.t) AS first_t_value
+    FROM (SELECT run_id, metric, k, n_samples, n_success, first_success, known_to,
+                 count(*) AS n
+          FROM outcomes GROUP BY ALL) y,
+         range(1, y.k + 1) AS g(t)
+),
+success AS (
+    SELECT run_id, t, any_value(metric) AS metric, any_value(k) AS k,
+           -- sums of BIGINT are HUGEINT, which polars and pandas cannot hold
+           coalesce(sum(n) FILTER (WHERE value IS NOT NULL), 0)::BIGINT          AS n_tasks,
+           coalesce(sum(n) FILTER (WHERE value IS NULL), 0)::BIGINT              AS n_left_out,
+           sum(n * value)                                                        AS x,
+           sum(n * value * value)                                                AS x2,
+           coalesce(sum(n) FILTER (WHERE first_t_value IS NOT NULL), 0)::BIGINT  AS n_first_t,
+           sum(n * first_t_value)                                        AS x_first_t
+    FROM points
+    GROUP BY run_id, t
+),
+-- Soft score: a slot's best-so-far score holds from its index to the slot before the next
+-- one, and counts at the t where its task is counted: [1, known_to] and [first_success, K].
+-- Each such span becomes a +best / -best pair of events, summed up over t below; this
+-- avoids expanding every task to K rows. A task whose slots are 1..n_attempts (no holes,
+-- the usual case) needs no window to find the next slot; only the running best does.
+slots AS (
+    SELECT run_no, task_index, attempt_index,
+           coalesce(max(CASE WHEN status = 'ok' THEN coalesce(score, success::DOUBLE) END)
+                    OVER (PARTITION BY run_no, task_index ORDER BY attempt_index
+                          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), 0.0) AS best
+    FROM attempt_slots_of(run_ids := run_ids)
+),
+spans AS (
+    SELECT o.run_id, s.task_index, s.attempt_index AS lo, s.best, o.k, o.known_to,
+           coalesce(o.first_success, o.k + 1) AS first_success,
+           -- no holes: the next slot is the next index, and the last one holds through K
+           CASE WHEN o.settled_prefix <> o.n_attempts THEN NULL
+                WHEN s.attempt_index < o.n_attempts THEN s.attempt_index
+                ELSE o.k END AS hi
+    FROM slots s
+    JOIN outcomes o USING (run_no, task_index)
+),
+spans_all AS (
+    SELECT run_id, lo, best, known_to, first_success, hi FROM spans WHERE hi IS NOT NULL
+    UNION ALL
+    SELECT run_id, lo, best, known_to, first_success,
+           coalesce(lead(lo) OVER (PARTITION BY run_id, task_index ORDER BY lo) - 1, k)
+    FROM spans WHERE hi IS NULL
+),
+events AS (
+    SELECT run_id, t, sum(d) AS d FROM (
+        SELECT run_id, lo AS t, best AS d FROM spans_all WHERE lo <= least(hi, known_to)
+        UNION ALL
+        SELECT run_id, least(hi, known_to) + 1, -best FROM spans_all WHERE lo <= least(hi, known_to)
+        UNION ALL
+        SELECT run_id, greatest(lo, first_success, known_to + 1), best FROM spans_all
+        WHERE greatest(lo, first_success, known_to + 1) <= hi
+        UNION ALL
+        SELECT run_id, hi + 1, -best FROM spans_all
+        WHERE greatest(lo, first_success, known_to + 1) <= hi
+    )
+    GROUP BY run_id, t
+),
+spend AS (
+    SELECT run_id, attempt_index,
+           sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) AS tokens,
+           sum(cost_usd) AS cost_usd, count(cost_usd) AS n_priced
+    FROM current_calls
+    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
+    GROUP BY run_id, attempt_index
+),
+per_run AS (
+    SELECT o.run_id, o.n_started, o.n_attempts, o.n_error_attempts, p.tokens, p.cost_usd,
+           coalesce(p.n_priced, 0) AS n_priced
+    FROM (SELECT run_id, count(*) AS n_started, sum(n_attempts) AS n_attempts,
+                 sum(n_error)::BIGINT AS n_error_attempts
+          FROM outcomes GROUP BY run_id) o
+    LEFT JOIN (SELECT run_id, sum(tokens) AS tokens, sum(cost_usd) AS cost_usd,
+                      sum(n_priced) AS n_priced
+               FROM spend GROUP BY run_id) p USING (run_id)
+)
+SELECT s.run_id, s.t, s.metric, s.k, s.n_tasks, s.n_left_out,
+       s.x / nullif(s.n_tasks, 0)                     AS value,
+       wilson_low(s.x, s.n_tasks)                     AS low,
+       wilson_high(s.x, s.n_tasks)                    AS high,
+       -- seq_k's standard error: sample sd of the per-task values / sqrt(n tasks)
+       CASE WHEN s.n_tasks > 1
+            THEN sqrt(greatest(s.x2 - s.x * s.x / s.n_tasks, 0.0) / (s.n_tasks - 1))
+                 / sqrt(s.n_tasks)
+            WHEN s.n_tasks = 1 THEN 0.0 END          AS se,
+       s.n_first_t,
+       s.x_first_t / nullif(s.n_first_t, 0)           AS first_t_value,
+       sum(coalesce(e.d, 0.0)) OVER (PARTITION BY s.run_id ORDER BY s.t)
+           / nullif(s.n_first_t, 0)                   AS soft_score,
+       CASE WHEN r.n_priced = 0 THEN NULL
+            WHEN s.metric = 'seq@k'
+            THEN sum(coalesce(c.cost_usd, 0.0)) OVER (PARTITION BY s.run_id ORDER BY s.t)
+                 / r.n_started
+            ELSE s.t * r.cost_usd / r.n_attempts END  AS cost_usd_per_task,
+       CASE WHEN s.metric = 'seq@k'
+            THEN sum(coalesce(c.tokens, 0)) OVER (PARTITION BY s.run_id ORDER BY s.t)
+                 / r.n_started
+            ELSE s.t * coalesce(r.tokens, 0) / r.n_attempts END AS tokens_per_task,
+       r.n_started, r.n_error_attempts
+FROM success s
+JOIN per_run r USING (run_id)
+LEFT JOIN events e USING (run_id, t)
+LEFT JOIN spend c ON c.run_id = s.run_id AND c.attempt_index = s.t;
+
+-- run_curve_of with errors excluded, every run.
+CREATE OR REPLACE VIEW run_curve AS SELECT * FROM run_curve_of(false);
+
+-- Which pass@k run each seq@k run is compared with: same benchmark, slice, actor model, k,
+-- verifier and judge (pass@k never shows feedback, so its feedback mode does not matter).
+-- choice = 1 is the one used: same feedback mode first, then same temperature, then the
+-- smallest run_id; n_candidates says how many there were.
+CREATE OR REPLACE VIEW run_pairs AS
+SELECT s.run_id AS seq_run_id, p.run_id AS pass_run_id,
+       row_number() OVER (PARTITION BY s.run_id ORDER BY
+           (p.feedback_mode = s.feedback_mode) DESC,
+           (p.temperature IS NOT DISTINCT FROM s.temperature) DESC, p.run_id) AS choice,
+       count(*) OVER (PARTITION BY s.run_id) AS n_candidates
+FROM runs s
+JOIN runs p
+  ON s.metric = 'seq@k' AND p.metric = 'pass@k' AND p.benchmark = s.benchmark
+ AND p.slice = s.slice AND p.actor_model = s.actor_model AND p.k = s.k
+ AND p.verifier = s.verifier AND p.judge_model IS NOT DISTINCT FROM s.judge_model;
+
+-- One row per task a seq@k run shares with its chosen pass@k run (same task_index, same
+-- content): each run's value at t = 1 and t = K (NULL where the task is left out).
+-- run_ids, when given, selects seq@k runs.
+CREATE OR REPLACE MACRO paired_tasks_of(errors_as_failures, run_ids := NULL) AS TABLE
+WITH pairs AS (
+    SELECT seq_run_id, pass_run_id FROM run_pairs
+    WHERE choice = 1 AND (run_ids IS NULL OR list_contains(run_ids, seq_run_id))
+),
+points AS (
+    SELECT p.run_id, p.task_index, t.content_hash, p.at_1, p.at_k
+    FROM task_points_of(errors_as_failures, run_ids := (
+             SELECT list(seq_run_id) || list(pass_run_id) FROM pairs)) p
+    JOIN tasks t USING (run_id, task_index)
+)
+SELECT x.seq_run_id, x.pass_run_id, s.task_index,
+       s.at_1 AS seq_at_1, p.at_1 AS pass_at_1, s.at_k AS seq_at_k, p.at_k AS pass_at_k
+FROM pairs x
+JOIN points s ON s.run_id = x.seq_run_id
+JOIN points p ON p.run_id = x.pass_run_id AND p.task_index = s.task_index
+             AND p.content_hash = s.content_hash;
+
+-- paired_tasks_of with errors excluded, every seq@k run.
+CREATE OR REPLACE VIEW paired_tasks AS SELECT * FROM paired_tasks_of(false);
+
+-- One row per seq@k run with a pass@k partner: feedback lift = seq@K - pass@K on the n_shared
+-- tasks both count at K; flips (n_seq_only: pass@K failed and seq@K solved; n_pass_only:
+-- the reverse); framing effect = seq@1 - pass@1 on the n_shared_at_1 tasks both count at 1.
+CREATE OR REPLACE MACRO feedback_lift_of(errors_as_failures, run_ids := NULL) AS TABLE
+SELECT r.benchmark, r.slice, r.actor_model, r.feedback_mode, r.k,
+       x.seq_run_id, x.pass_run_id, x.n_shared, x.seq_at_k, x.pass_at_k,
+       x.seq_at_k - x.pass_at_k AS lift, x.n_seq_only, x.n_pass_only, x.n_shared_at_1,
+       x.seq_at_1, x.pass_at_1, x.seq_at_1 - x.pass_at_1 AS framing_effect
+FROM (
+    SELECT seq_run_id, any_value(pass_run_id) AS pass_run_id,
+           count(*) FILTER (WHERE seq_at_k IS NOT NULL AND pass_at_k IS NOT NULL) AS n_shared,
+           avg(seq_at_k) FILTER (WHERE pass_at_k IS NOT NULL)      AS seq_at_k,
+           avg(pass_at_k) FILTER (WHERE seq_at_k IS NOT NULL)      AS pass_at_k,
+           count(*) FILTER (WHERE seq_at_k = 1 AND pass_at_k = 0)  AS n_seq_only,
+           count(*) FILTER (WHERE seq_at_k = 0 AND pass_at_k = 1)  AS n_pass_only,
+           count(*) FILTER (WHERE seq_at_1 IS NOT NULL AND pass_at_1 IS NOT NULL)
+                                                                   AS n_shared_at_1,
+           avg(seq_at_1) FILTER (WHERE pass_at_1 IS NOT NULL)      AS seq_at_1,
+           avg(pass_at_1) FILTER (WHERE seq_at_1 IS NOT NULL)      AS pass_at_1
+    FROM paired_tasks_of(errors_as_failures, run_ids := run_ids)
+    GROUP BY seq_run_id
+) x
+JOIN runs r ON r.run_id = x.seq_run_id;
+
+-- feedback_lift_of with errors excluded, every seq@k run.
+CREATE OR REPLACE VIEW feedback_lift AS SELECT * FROM feedback_lift_of(false);
+
+-- One row per (run, task, role, model): calls (failed ones included), the four token
+-- fields, cost_usd (NULL when no call was priced) and the calls whose price is unknown.
+CREATE OR REPLACE VIEW task_spend AS
+SELECT run_id, task_index, role, model,
+       count(*)                                                   AS n_calls,
+       count(*) FILTER (WHERE error IS NOT NULL)                  AS n_failed_calls,
+       coalesce(sum(input_tokens), 0)::BIGINT                     AS input_tokens,
+       coalesce(sum(cached_tokens), 0)::BIGINT                    AS cached_tokens,
+       coalesce(sum(thinking_tokens), 0)::BIGINT                  AS thinking_tokens,
+       coalesce(sum(output_tokens), 0)::BIGINT                    AS output_tokens,
+       sum(cost_usd)                                              AS cost_usd,
+       count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL) AS n_unpriced_calls
+FROM current_calls
+GROUP BY run_id, task_index, role, model;

@@ -1,0 +1,151 @@
+"""The report's charts (altair), written as one self-contained HTML page or a PNG.
+
+Three charts, stacked:
+1. seq@t and pass@t against t with their 95% Wilson bands, one panel per actor model;
+2. the feedback lift seq@K - pass@K per model and feedback mode, with its paired-bootstrap
+   95% interval (and McNemar's p in the tooltip);
+3. success against mean spend per task (USD, or tokens when no call was priced), so
+   pass@k and seq@k compare at equal spend.
+
+altair is imported here only, so `seqk report` without --html/--png never pays for it.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+
+from seqk.report import Report, cells
+
+_WIDTH = 260
+
+
+def _series(run: Any) -> str:
+    return "pass@k" if run.metric == "pass@k" else f"seq@k · {run.feedback_label}"
+
+
+def curve_rows(rep: Report) -> list[dict[str, Any]]:
+    """One record per (run, t): what charts 1 and 3 plot."""
+    return [{"run_id": r.run_id, "benchmark": r.slice, "model": r.actor_model,
+             "series": _series(r), "metric": r.metric, "t": p.t, "value": p.value,
+             "low": p.low, "high": p.high, "n_tasks": p.n_tasks, "soft_score": p.soft_score,
+             "cost_usd": p.cost_usd_per_task, "tokens": p.tokens_per_task}
+            for r in rep.runs for p in r.curve if p.value is not None]
+
+
+def lift_rows(rep: Report) -> list[dict[str, Any]]:
+    """One record per seq@k run with a pass@k partner: what chart 2 plots."""
+    return [{"run_id": r.run_id, "benchmark": r.slice, "model": r.actor_model,
+             "feedback": r.feedback_label, "lift": r.lift.difference.value,
+             "low": r.lift.difference.low, "high": r.lift.difference.high,
+             "n_shared": r.lift.difference.n, "p_value": r.lift.p_value,
+             "pass_run_id": r.lift.b_run_id}
+            for r in rep.runs if r.lift is not None and r.lift.difference.value is not None]
+
+
+def _empty(message: str) -> alt.Chart:
+    return alt.Chart(alt.Data(values=[{"text": message}])).mark_text(
+        align="left", fontSize=13).encode(text="text:N").properties(width=_WIDTH, height=40)
+
+
+def curves_chart(rep: Report) -> alt.Chart | alt.FacetChart:
+    """seq@t and pass@t with Wilson bands, one panel per model (rows: benchmark slices)."""
+    rows = curve_rows(rep)
+    if not rows:
+        return _empty("no metric@t to plot")
+    base = alt.Chart(alt.Data(values=rows)).encode(
+        x=alt.X("t:O", title="t (attempts or samples)"),
+        color=alt.Color("series:N", title="metric · feedback"))
+    band = base.mark_area(opacity=0.15).encode(
+        y=alt.Y("low:Q", title="success rate", scale=alt.Scale(domain=[0, 1])), y2="high:Q")
+    line = base.mark_line(point=True).encode(
+        y="value:Q",
+        tooltip=["run_id:N", "t:O", alt.Tooltip("value:Q", format=".3f"),
+                 alt.Tooltip("low:Q", format=".3f"), alt.Tooltip("high:Q", format=".3f"),
+                 "n_tasks:Q", alt.Tooltip("soft_score:Q", format=".3f")])
+    # The report's vconcat keeps colour scales apart; band and line must share theirs.
+    return alt.layer(band, line).resolve_scale(color="shared").properties(
+        width=_WIDTH, height=200).facet(
+        column=alt.Column("model:N", title="actor model"),
+        row=alt.Row("benchmark:N", title=None),
+    ).properties(title="seq@t and pass@t on success, 95% Wilson bands")
+
+
+def lift_chart(rep: Report) -> alt.Chart | alt.LayerChart:
+    """seq@K - pass@K per model and feedback mode, with its 95% interval."""
+    rows = lift_rows(rep)
+    if not rows:
+        return _empty("no seq@k run has a pass@k run to compare with: no lift")
+    base = alt.Chart(alt.Data(values=rows)).encode(
+        y=alt.Y("model:N", title="actor model"),
+        yOffset="feedback:N",
+        color=alt.Color("feedback:N", title="feedback mode"))
+    bars = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("low:Q", title="lift = seq@K − pass@K (shared tasks)"), x2="high:Q")
+    points = base.mark_point(filled=True, size=60).encode(
+        x="lift:Q",
+        tooltip=["run_id:N", "pass_run_id:N", alt.Tooltip("lift:Q", format="+.3f"),
+                 alt.Tooltip("low:Q", format="+.3f"), alt.Tooltip("high:Q", format="+.3f"),
+                 "n_shared:Q", alt.Tooltip("p_value:Q", format=".2g")])
+    zero = alt.Chart(alt.Data(values=[{"x": 0}])).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
+    return alt.layer(bars, points, zero).properties(
+        width=2 * _WIDTH, height=alt.Step(14),
+        title="Feedback lift per model, 95% paired-bootstrap interval")
+
+
+def cost_chart(rep: Report) -> alt.Chart | alt.FacetChart:
+    """Success against mean spend per task up to t (USD, else tokens)."""
+    rows = curve_rows(rep)
+    if not rows:
+        return _empty("no spend to plot")
+    priced = any(r["cost_usd"] for r in rows)
+    field, title = ("cost_usd", "mean cost per task up to t (USD)") if priced else (
+        "tokens", "mean tokens per task up to t (no call was priced)")
+    return alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
+        x=alt.X(f"{field}:Q", title=title),
+        y=alt.Y("value:Q", title="success rate", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("series:N", title="metric · feedback"),
+        detail="run_id:N",
+        tooltip=["run_id:N", "t:O", alt.Tooltip("value:Q", format=".3f"),
+                 alt.Tooltip(f"{field}:Q", format=".4g")],
+    ).properties(width=_WIDTH, height=200).facet(
+        column=alt.Column("model:N", title="actor model"),
+        row=alt.Row("benchmark:N", title=None),
+    ).properties(title="Success against spend: pass@k and seq@k at equal cost")
+
+
+def report_chart(rep: Report) -> alt.VConcatChart:
+    """The three charts, stacked."""
+    return alt.vconcat(curves_chart(rep), lift_chart(rep), cost_chart(rep)).resolve_scale(
+        color="independent")
+
+
+def save_png(rep: Report, path: str | Path) -> None:
+    """Render the charts to a PNG (vl-convert, offline)."""
+    report_chart(rep).save(str(path), format="png", scale_factor=1.5)
+
+
+def save_html(rep: Report, path: str | Path) -> None:
+    """One self-contained page: the report table and notes, then the charts, with Vega
+    inlined so it renders offline."""
+    page = report_chart(rep).to_html(inline=True)
+    columns, body = cells(rep)
+    table = "<table><thead><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    table += "</tr></thead><tbody>" + "".join(
+        "<tr>" + "".join(f"<td>{html.escape(c).replace(chr(10), '<br>')}</td>" for c in row)
+        + "</tr>" for row in body) + "</tbody></table>"
+    notes = "".join(f"<li>{html.escape(n)}</li>" for n in rep.notes)
+    header = (
+        "<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse;"
+        "font-size:12px}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;"
+        "vertical-align:top}</style>\n<h1>seqk report</h1>\n" + table + f"\n<ul>{notes}</ul>\n")
+    # The inlined Vega code contains HTML snippets of its own; the chart's container is the
+    # last element with id="vis".
+    at = page.rfind('id="vis"')
+    at = page.rfind("<div", 0, at)
+    if at < 0:
+        raise RuntimeError("altair's HTML template changed: no chart container found")
+    Path(path).write_text(page[:at] + header + page[at:], encoding="utf-8")

