@@ -11,8 +11,8 @@ stale, never removed: its attempt is still in the database.
 metric@t in summary.json is computed on success (not the soft score) over the tasks
 whose outcome at t is known (`n_tasks` per t; a task cut short by an error is left out,
 not failed); pass@t uses the unbiased estimator over all samples. The figures come
-from the run_curve view (sql/views.sql), the one definition reports use too. Errored attempts are not wrong answers: they are exported
-under task-<i>/errors/ and counted apart.
+from the run_curve view (sql/views.sql), the one definition reports use too. Errored
+attempts are not wrong answers: they are exported under task-<i>/errors/ and counted apart.
 
 S3 sync is on only when a bucket is configured (variant `s3_bucket` or
 $SEQK_S3_BUCKET), and off with --no-upload, `s3_sync: false` or SEQK_S3_SYNC=0.
