@@ -51,14 +51,6 @@ def _console(stderr: bool = False) -> Any:
     return console
 
 
-def _cut(text: str | None, limit: int) -> str:
-    if text is None:
-        return "(none)"
-    if limit and len(text) > limit:
-        return text[:limit] + f"\n… [{len(text) - limit} more characters; `seqk inspect` shows all]"
-    return text
-
-
 @app.command()
 def run(
     variant: Annotated[Path, typer.Argument(help="Variant YAML, e.g. variants/arcagi2/seqk.cell_match.yaml")],
@@ -78,7 +70,8 @@ def run(
 
     Example: seqk run variants/arcagi2/seqk.cell_match.yaml --db runs/seqk.duckdb
     """
-    from seqk import engine, runspec
+    from seqk import engine, export, runspec
+    from seqk.console import RunProgress, print_run_summary
 
     overrides: dict[str, Any] = {}
     if concurrency is not None:
@@ -90,106 +83,18 @@ def run(
     db_path = db or (Path(spec.db) if spec.db else None)
     for note in spec.notes:
         _console(stderr=True).print(f"[dim]note: {note}[/]")
-    _before_run(spec, no_upload=no_upload)
+    export.preflight(spec, no_upload=no_upload)
     out = _console()
     err = _console(stderr=True)
-    progress_view = _RunProgress(err, spec, verbose, out)
+    progress_view = RunProgress(err, spec, verbose, out)
     result = engine.run(spec, db_path, on_event=progress_view.on_event,
                         on_prepared=progress_view.on_prepared)
     progress_view.stop()
-    _print_run_summary(out, spec, result, db_path)
+    print_run_summary(out, spec, result, db_path)
     if result.interrupted:
         out.print("[yellow]Interrupted[/]: finished attempts are saved; run the same command to resume.")
         raise typer.Exit(130)
-    _after_run(out, spec, db_path, no_export=no_export, no_upload=no_upload)
-
-
-def _before_run(spec: Any, *, no_upload: bool) -> None:
-    """Checks that must pass before the first LLM call (S3 access when sync is on)."""
-    try:
-        from seqk import export
-    except ImportError:
-        return
-    export.preflight(spec, no_upload=no_upload)
-
-
-def _after_run(out: Any, spec: Any, db_path: Path | None, *, no_export: bool, no_upload: bool) -> None:
-    """Export and upload hooks; present once seqk.export exists."""
-    try:
-        from seqk import export
-    except ImportError:
-        return
     export.after_run(spec, db_path, no_export=no_export, no_upload=no_upload, report=out.print)
-
-
-class _RunProgress:
-    """A progress bar with passed / failed / error counts and an ETA, plus --verbose output."""
-
-    def __init__(self, err: Any, spec: Any, verbose: bool, out: Any):
-        self.err, self.spec, self.verbose, self.out = err, spec, verbose, out
-        self.progress: Any = None
-        self.bar: Any = None
-        self.counts = {"passed": 0, "failed": 0, "error": 0}
-
-    def on_prepared(self, prepared: Any) -> None:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        what = {"new": "new run", "resume": "resuming",
-                "extend": f"extending k {prepared.previous_k}→{prepared.k}",
-                "restart": f"restarting at k={prepared.k} "
-                           f"(k was {prepared.previous_k}; old attempts kept, not counted)"}
-        done = prepared.n_selected - len(prepared.pending)
-        self.err.print(f"[bold]{prepared.run_id}[/]  {what[prepared.action]}: "
-                       f"{len(prepared.pending)} of {prepared.n_selected} tasks to run "
-                       f"({done} already finished)")
-        self.progress = Progress(
-            TextColumn("tasks"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed[/] "
-                       "[yellow]{task.fields[error]} error[/]"),
-            TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-            console=self.err, transient=False, disable=not self.err.is_terminal and not self.verbose)
-        self.progress.start()
-        self.bar = self.progress.add_task("run", total=len(prepared.pending), **self.counts)
-
-    def on_event(self, event: Any) -> None:
-        r = event.record
-        if self.verbose:
-            limit = self.spec.console_char_limit
-            verdict = ("ERROR " + json.dumps(r.error)) if r.status == "error" else (
-                f"success={r.success} score={r.score}")
-            self.progress.console.print(
-                f"\n[bold]── task {r.task_index} · attempt {r.attempt_index}/{r.k} · {verdict}[/]\n"
-                f"[cyan]prompt:[/]\n{_cut(r.prompt, limit)}\n[cyan]output:[/]\n{_cut(r.output, limit)}"
-                + (f"\n[cyan]feedback:[/]\n{_cut(r.feedback, limit)}" if r.feedback else ""),
-                markup=True, highlight=False)
-        if event.task_done:
-            self.counts[event.task_outcome] += 1
-            self.progress.update(self.bar, advance=1, **self.counts)
-
-    def stop(self) -> None:
-        if self.progress is not None:
-            self.progress.stop()
-
-
-def _print_run_summary(out: Any, spec: Any, result: Any, db_path: Path | None) -> None:
-    out.print(f"\n[bold]{spec.run_id}[/]: {result.attempts_written} attempts written in "
-              f"{result.elapsed_s:.1f}s; tasks this invocation: {result.tasks_passed} passed, "
-              f"{result.tasks_failed} failed, {result.tasks_error} with errors")
-    if result.error_kinds:
-        kinds = ", ".join(f"{k}×{n}" for k, n in sorted(result.error_kinds.items()))
-        out.print(f"[yellow]errors[/] (kept apart from wrong answers; rerun to retry): {kinds}")
-    try:
-        from seqk import metrics
-    except ImportError:
-        return
-    out.print(metrics.closing_summary(spec.run_id, db_path))
 
 
 @app.command()
@@ -237,6 +142,7 @@ def inspect(
 
     Example: seqk inspect arcagi2-evaluation/seqk/mock__wrong/deterministic/cell_match --task-index 1
     """
+    from seqk.console import cut
     from seqk.status import inspect as inspect_task
 
     t = inspect_task(run, task_index=task_index, task_id=task_id, db=db)
@@ -271,8 +177,8 @@ def inspect(
                 line += f" ERROR {c['error']}"
             out.print(line, markup=False)
             if c["role"] != "actor":
-                out.print(f"    prompt: {_cut(c['prompt'], 400)}", markup=False)
-                out.print(f"    output: {_cut(c['output'], 400)}", markup=False)
+                out.print(f"    prompt: {cut(c['prompt'], 400)}", markup=False)
+                out.print(f"    output: {cut(c['output'], 400)}", markup=False)
 
 
 @app.command()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import signal
 import time
 import uuid
@@ -22,222 +21,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from seqk import __version__, store
 from seqk.benchmark import AttemptContext, HistoryItem, Task, Verdict
-from seqk.errors import CriticError, JudgeError, ProviderError, RunConflict, StoreBusy
-from seqk.identity import differing_fields
+from seqk.errors import CriticError, JudgeError, ProviderError
 from seqk.models import ModelPool, close_sessions
 from seqk.prompts import actor_prompt
+from seqk.resume import Prepared, prepare
 from seqk.runspec import RoleSpec, RunSpec
-from seqk.sqlfiles import q
 from seqk.store import AttemptRecord, CallRecord
+from seqk.writer import Writer
 
 
 def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
-
-# ---------------------------------------------------------------------------
-# Preparing: what is this run, and what is left to do?
-
-
-@dataclass
-class Prepared:
-    """The run as found in the database, and the work left."""
-
-    run_id: str
-    action: str
-    """'new' | 'resume' | 'extend' (continue with a larger k) | 'restart' (larger k, fresh generation)."""
-    generation: int
-    k: int
-    previous_k: int | None
-    pending: dict[int, list[int]]
-    """task_index -> attempt indices to run now (seq@k: just the next one)."""
-    history: dict[int, list[HistoryItem]]
-    n_selected: int
-
-    @property
-    def n_pending_attempts(self) -> int:
-        """Attempts scheduled now (seq@k tasks may add more as they fail)."""
-        return sum(len(v) for v in self.pending.values())
-
-
-def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
-    """Register or check the run, register its tasks, and ask SQL what is left.
-
-    Refuses (RunConflict) a changed fingerprint, a smaller k, or a task whose
-    canonical index now names different content.
-    """
-    fields = spec.fingerprint_fields()
-    fp = spec.fingerprint()
-    selected = [t.task_index for t in spec.tasks]
-    with store.connect(db, checkpoint=False) as con:
-        con.execute("BEGIN")
-        try:
-            row = store.get_run(con, spec.run_id)
-            previous_k = None
-            if row is None:
-                action, generation = "new", 1
-                con.execute(q("insert_run"), {
-                    "run_id": spec.run_id, "benchmark": spec.benchmark.name,
-                    "slice": spec.slice_name, "metric": spec.metric, "k": spec.k,
-                    "feedback_mode": spec.feedback_mode, "actor_model": spec.actor.model,
-                    "judge_model": spec.judge.model, "critic_model": spec.critic.model,
-                    "verifier": spec.benchmark.verifier, "temperature": spec.actor.temperature,
-                    "options": json.dumps(spec.options.model_dump(mode="json")),
-                    "config": json.dumps(spec.config_json()), "fingerprint": fp,
-                    "fingerprint_fields": json.dumps(fields), "seqk_version": __version__})
-            else:
-                action, generation, previous_k = _reconcile(con, spec, row, fields, fp)
-            _check_tasks(con, spec)
-            pending_rows = con.execute(q("pending_attempts"), {
-                "run_id": spec.run_id, "generation": generation, "k": spec.k,
-                "is_seq": spec.seq, "task_indices": selected}).fetchall()
-            pending: dict[int, list[int]] = {}
-            for task_index, attempt_index in pending_rows:
-                pending.setdefault(task_index, []).append(attempt_index)
-            history: dict[int, list[HistoryItem]] = {}
-            resumed = [t for t, idx in pending.items() if spec.seq and idx[0] > 1]
-            if resumed:
-                for task_index, attempt_index, output, feedback in con.execute(q("seq_history"), {
-                        "run_id": spec.run_id, "generation": generation,
-                        "task_indices": resumed}).fetchall():
-                    history.setdefault(task_index, []).append(
-                        HistoryItem(attempt_index, output or "", feedback))
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-    return Prepared(spec.run_id, action, generation, spec.k, previous_k, pending, history,
-                    len(selected))
-
-
-def _reconcile(con: Any, spec: RunSpec, row: dict[str, Any], fields: dict[str, Any],
-               fp: str) -> tuple[str, int, int]:
-    if row["fingerprint"] != fp:
-        old = json.loads(row["fingerprint_fields"])
-        changed = ", ".join(differing_fields(old, fields))
-        raise RunConflict(
-            f"run {spec.run_id} was made with different settings ({changed}); resuming would "
-            f"mix results. Restore those settings, or use another database (--db).")
-    old_k = row["k"]
-    config = json.dumps(spec.config_json())
-    if spec.k < old_k:
-        raise RunConflict(
-            f"run {spec.run_id} has k={old_k}; k={spec.k} is smaller. Metrics at t <= {old_k} are "
-            f"already in the database (`seqk report`); to start over, use another database.")
-    if spec.k > old_k:
-        if spec.continue_:
-            con.execute(q("extend_run"), {"run_id": spec.run_id, "k": spec.k, "config": config})
-            return "extend", row["generation"], old_k
-        con.execute(q("restart_run"), {"run_id": spec.run_id, "k": spec.k, "config": config})
-        return "restart", row["generation"] + 1, old_k
-    return "resume", row["generation"], old_k
-
-
-def _check_tasks(con: Any, spec: RunSpec) -> None:
-    known = {r[0]: (r[1], r[2]) for r in con.execute(
-        q("get_task_identities"), {"run_id": spec.run_id}).fetchall()}
-    clashes, new = [], []
-    for task in spec.tasks:
-        if task.task_index not in known:
-            new.append(task)
-        elif known[task.task_index] != (task.task_id, task.content_hash):
-            old_id = known[task.task_index][0]
-            what = "content changed" if old_id == task.task_id else f"was {old_id!r}"
-            clashes.append(f"task {task.task_index} ({task.task_id!r}): {what}")
-    if clashes:
-        shown = "; ".join(clashes[:5]) + (f"; and {len(clashes) - 5} more" if len(clashes) > 5 else "")
-        raise RunConflict(
-            f"run {spec.run_id}: the data set changed under the same canonical indices: {shown}. "
-            f"Resuming would mix tasks; use another database (--db).")
-    store.insert_tasks(con, spec.run_id, [
-        {"task_index": t.task_index, "task_id": t.task_id, "prompt": t.prompt,
-         "content_hash": t.content_hash, "meta": t.meta} for t in new])
-
-
-# ---------------------------------------------------------------------------
-# Writing
-
-
-class Writer:
-    """Buffers finished attempts and appends them in short transactions.
-
-    The file is opened per batch and closed right after, so other processes can
-    read between batches. If another process holds it, records stay buffered
-    and the write is tried again.
-    """
-
-    def __init__(self, db: str | Path | None, interval_s: float = 0.2, max_batch: int = 5000,
-                 run_id: str | None = None):
-        self.db = db
-        self.run_id = run_id
-        self.interval_s = interval_s
-        self.max_batch = max_batch
-        self.buffer: list[AttemptRecord] = []
-        self.written = 0
-        self.batches = 0
-        self._wake = asyncio.Event()
-        self._closing = False
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        """Begin flushing in the background."""
-        self._task = asyncio.create_task(self._loop())
-
-    def put(self, record: AttemptRecord) -> None:
-        """Queue one finished attempt."""
-        self.buffer.append(record)
-        if len(self.buffer) >= self.max_batch:
-            self._wake.set()
-
-    def _write(self, batch: list[AttemptRecord]) -> None:
-        with store.connect(self.db, wait_s=10.0, checkpoint=False) as con:
-            store.append_attempts(con, batch)
-
-    def _finish(self) -> None:
-        with store.connect(self.db, wait_s=60.0) as con:
-            if self.run_id is not None:
-                con.execute(q("touch_run"), {"run_id": self.run_id})
-            # Batches left their data in the write-ahead log; fold it into the file, since
-            # someone may copy the .duckdb without its .wal.
-            con.execute("CHECKPOINT")
-
-    async def _flush(self) -> None:
-        if not self.buffer:
-            return
-        batch, self.buffer = self.buffer, []
-        try:
-            await asyncio.to_thread(self._write, batch)
-        except StoreBusy:
-            self.buffer = batch + self.buffer
-            return
-        self.written += len(batch)
-        self.batches += 1
-
-    async def _loop(self) -> None:
-        while not self._closing:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.interval_s)
-            self._wake.clear()
-            await self._flush()
-
-    async def close(self) -> None:
-        """Stop the loop and write whatever is buffered (retrying while the file is busy)."""
-        self._closing = True
-        self._wake.set()
-        if self._task is not None:
-            await asyncio.shield(self._task)
-        while self.buffer:
-            await self._flush()
-            if self.buffer:
-                await asyncio.sleep(0.2)
-        if self.written:
-            await asyncio.to_thread(self._finish)
-
-
-# ---------------------------------------------------------------------------
-# Running
 
 
 def _seeded(role: RoleSpec, attempt_index: int) -> RoleSpec:

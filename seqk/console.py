@@ -1,0 +1,86 @@
+"""What `seqk run` shows while it runs: a progress bar with passed / failed / error
+counts and an ETA, each attempt's prompt and output with --verbose, and the closing
+summary. Rendering only; the engine reports through its `on_event` callback.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+def cut(text: str | None, limit: int) -> str:
+    if text is None:
+        return "(none)"
+    if limit and len(text) > limit:
+        return text[:limit] + f"\n… [{len(text) - limit} more characters; `seqk inspect` shows all]"
+    return text
+
+
+class RunProgress:
+    """A progress bar with passed / failed / error counts and an ETA, plus --verbose output."""
+
+    def __init__(self, err: Any, spec: Any, verbose: bool, out: Any):
+        self.err, self.spec, self.verbose, self.out = err, spec, verbose, out
+        self.progress: Any = None
+        self.bar: Any = None
+        self.counts = {"passed": 0, "failed": 0, "error": 0}
+
+    def on_prepared(self, prepared: Any) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        what = {"new": "new run", "resume": "resuming",
+                "extend": f"extending k {prepared.previous_k}→{prepared.k}",
+                "restart": f"restarting at k={prepared.k} "
+                           f"(k was {prepared.previous_k}; old attempts kept, not counted)"}
+        done = prepared.n_selected - len(prepared.pending)
+        self.err.print(f"[bold]{prepared.run_id}[/]  {what[prepared.action]}: "
+                       f"{len(prepared.pending)} of {prepared.n_selected} tasks to run "
+                       f"({done} already finished)")
+        self.progress = Progress(
+            TextColumn("tasks"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed[/] "
+                       "[yellow]{task.fields[error]} error[/]"),
+            TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+            console=self.err, transient=False, disable=not self.err.is_terminal and not self.verbose)
+        self.progress.start()
+        self.bar = self.progress.add_task("run", total=len(prepared.pending), **self.counts)
+
+    def on_event(self, event: Any) -> None:
+        r = event.record
+        if self.verbose:
+            limit = self.spec.console_char_limit
+            verdict = ("ERROR " + json.dumps(r.error)) if r.status == "error" else (
+                f"success={r.success} score={r.score}")
+            self.progress.console.print(
+                f"\n[bold]── task {r.task_index} · attempt {r.attempt_index}/{r.k} · {verdict}[/]\n"
+                f"[cyan]prompt:[/]\n{cut(r.prompt, limit)}\n[cyan]output:[/]\n{cut(r.output, limit)}"
+                + (f"\n[cyan]feedback:[/]\n{cut(r.feedback, limit)}" if r.feedback else ""),
+                markup=True, highlight=False)
+        if event.task_done:
+            self.counts[event.task_outcome] += 1
+            self.progress.update(self.bar, advance=1, **self.counts)
+
+    def stop(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+
+def print_run_summary(out: Any, spec: Any, result: Any, db_path: Path | None) -> None:
+    out.print(f"\n[bold]{spec.run_id}[/]: {result.attempts_written} attempts written in "
+              f"{result.elapsed_s:.1f}s; tasks this invocation: {result.tasks_passed} passed, "
+              f"{result.tasks_failed} failed, {result.tasks_error} with errors")
+    if result.error_kinds:
+        kinds = ", ".join(f"{k}×{n}" for k, n in sorted(result.error_kinds.items()))
+        out.print(f"[yellow]errors[/] (kept apart from wrong answers; rerun to retry): {kinds}")
+    from seqk import metrics
+
+    out.print(metrics.closing_summary(spec.run_id, db_path))

@@ -1,0 +1,92 @@
+"""The writer: finished attempts go to the database in short batched transactions.
+
+The file is opened per batch and closed right after, so other processes can read
+between batches; whole attempts only, so a crash loses at most what was in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+from seqk import store
+from seqk.errors import StoreBusy
+from seqk.sqlfiles import q
+from seqk.store import AttemptRecord
+
+
+class Writer:
+    """Buffers finished attempts and appends them in short transactions.
+
+    The file is opened per batch and closed right after, so other processes can
+    read between batches. If another process holds it, records stay buffered
+    and the write is tried again.
+    """
+
+    def __init__(self, db: str | Path | None, interval_s: float = 0.2, max_batch: int = 5000,
+                 run_id: str | None = None):
+        self.db = db
+        self.run_id = run_id
+        self.interval_s = interval_s
+        self.max_batch = max_batch
+        self.buffer: list[AttemptRecord] = []
+        self.written = 0
+        self.batches = 0
+        self._wake = asyncio.Event()
+        self._closing = False
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Begin flushing in the background."""
+        self._task = asyncio.create_task(self._loop())
+
+    def put(self, record: AttemptRecord) -> None:
+        """Queue one finished attempt."""
+        self.buffer.append(record)
+        if len(self.buffer) >= self.max_batch:
+            self._wake.set()
+
+    def _write(self, batch: list[AttemptRecord]) -> None:
+        with store.connect(self.db, wait_s=10.0, checkpoint=False) as con:
+            store.append_attempts(con, batch)
+
+    def _finish(self) -> None:
+        with store.connect(self.db, wait_s=60.0) as con:
+            if self.run_id is not None:
+                con.execute(q("touch_run"), {"run_id": self.run_id})
+            # Batches left their data in the write-ahead log; fold it into the file, since
+            # someone may copy the .duckdb without its .wal.
+            con.execute("CHECKPOINT")
+
+    async def _flush(self) -> None:
+        if not self.buffer:
+            return
+        batch, self.buffer = self.buffer, []
+        try:
+            await asyncio.to_thread(self._write, batch)
+        except StoreBusy:
+            self.buffer = batch + self.buffer
+            return
+        self.written += len(batch)
+        self.batches += 1
+
+    async def _loop(self) -> None:
+        while not self._closing:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.interval_s)
+            self._wake.clear()
+            await self._flush()
+
+    async def close(self) -> None:
+        """Stop the loop and write whatever is buffered (retrying while the file is busy)."""
+        self._closing = True
+        self._wake.set()
+        if self._task is not None:
+            await asyncio.shield(self._task)
+        while self.buffer:
+            await self._flush()
+            if self.buffer:
+                await asyncio.sleep(0.2)
+        if self.written:
+            await asyncio.to_thread(self._finish)
