@@ -47,46 +47,45 @@ class Writer:
         if len(self.buffer) >= self.max_batch:
             self._wake.set()
 
-    def _write(self, batch: list[AttemptRecord]) -> None:
-        with store.connect(self.db, wait_s=10.0, checkpoint=False) as con:
+    def _write(self, batch: list[AttemptRecord], final: bool) -> None:
+        with store.connect(self.db, wait_s=60.0 if final else 10.0, checkpoint=False) as con:
             store.append_attempts(con, batch)
+            if final:
+                if self.run_id is not None:
+                    con.execute(q("touch_run"), {"run_id": self.run_id})
+                # Batches left their data in the write-ahead log; fold it into the file,
+                # since someone may copy the .duckdb without its .wal.
+                con.execute("CHECKPOINT")
 
-    def _finish(self) -> None:
-        with store.connect(self.db, wait_s=60.0) as con:
-            if self.run_id is not None:
-                con.execute(q("touch_run"), {"run_id": self.run_id})
-            # Batches left their data in the write-ahead log; fold it into the file, since
-            # someone may copy the .duckdb without its .wal.
-            con.execute("CHECKPOINT")
-
-    async def _flush(self) -> None:
-        if not self.buffer:
-            return
+    async def _flush(self, final: bool = False) -> bool:
+        """Write what is buffered (the final flush also marks the run and checkpoints).
+        False when the file stayed busy and the records are still buffered."""
+        if not self.buffer and not (final and self.written):
+            return True
         batch, self.buffer = self.buffer, []
         try:
-            await asyncio.to_thread(self._write, batch)
+            await asyncio.to_thread(self._write, batch, final)
         except StoreBusy:
             self.buffer = batch + self.buffer
-            return
+            return False
         self.written += len(batch)
-        self.batches += 1
+        self.batches += bool(batch)
+        return True
 
     async def _loop(self) -> None:
-        while not self._closing:
+        while True:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.interval_s)
             self._wake.clear()
+            if self._closing:
+                return
             await self._flush()
 
     async def close(self) -> None:
-        """Stop the loop and write whatever is buffered (retrying while the file is busy)."""
+        """Stop the loop and write whatever is buffered, retrying while the file is busy."""
         self._closing = True
         self._wake.set()
         if self._task is not None:
             await asyncio.shield(self._task)
-        while self.buffer:
-            await self._flush()
-            if self.buffer:
-                await asyncio.sleep(0.2)
-        if self.written:
-            await asyncio.to_thread(self._finish)
+        while not await self._flush(final=True):
+            await asyncio.sleep(0.2)
