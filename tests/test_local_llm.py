@@ -216,3 +216,9 @@ def test_a_short_quickstart_run_stores_real_token_counts(variant, tmp_path):
     (row,) = json.loads(shown.output)
     assert row["input_tokens"] == sum(c[1] for c in calls)
     assert row["output_tokens"] == sum(c[2] for c in calls)
+
+    report = CliRunner().invoke(app, ["report", "--db", str(db), "--format", "json"])
+    assert report.exit_code == 0, report.output
+    (run,) = json.loads(report.output)["runs"]
+    assert run["spend"]["input_tokens"] == sum(c[1] for c in calls)
+    assert run["spend"]["output_tokens"] == sum(c[2] for c in calls)
