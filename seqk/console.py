@@ -55,19 +55,34 @@ class RunProgress:
         self.bar = self.progress.add_task("run", total=len(prepared.pending), **self.counts)
 
     def on_event(self, event: Any) -> None:
-        r = event.record
         if self.verbose:
-            limit = self.spec.console_char_limit
-            verdict = ("ERROR " + json.dumps(r.error)) if r.status == "error" else (
-                f"success={r.success} score={r.score}")
-            self.progress.console.print(
-                f"\n[bold]── task {r.task_index} · attempt {r.attempt_index}/{r.k} · {verdict}[/]\n"
-                f"[cyan]prompt:[/]\n{cut(r.prompt, limit)}\n[cyan]output:[/]\n{cut(r.output, limit)}"
-                + (f"\n[cyan]feedback:[/]\n{cut(r.feedback, limit)}" if r.feedback else ""),
-                markup=True, highlight=False)
+            self.progress.console.print(self._describe(event.record), highlight=False)
         if event.task_done:
             self.counts[event.task_outcome] += 1
             self.progress.update(self.bar, advance=1, **self.counts)
+
+    def _describe(self, r: Any) -> Any:
+        """One attempt as printed by --verbose; model text is plain text, never markup."""
+        from rich.text import Text
+
+        limit = self.spec.console_char_limit
+        if not hasattr(r, "prompt"):  # late feedback for an earlier attempt
+            what = "ERROR " + json.dumps(r.error) if r.error else "written"
+            text = Text.assemble((f"\n── task {r.task_index} · feedback for attempt "
+                                  f"{r.attempt_index} · {what}\n", "bold"))
+            if r.feedback:
+                text.append(cut(r.feedback, limit))
+            return text
+        verdict = (("ERROR " + json.dumps(r.error)) if r.status == "error" else
+                   f"success={r.success} score={r.score}"
+                   + (f" · critic ERROR {json.dumps(r.error)}" if r.error else ""))
+        text = Text.assemble(
+            (f"\n── task {r.task_index} · attempt {r.attempt_index}/{r.k} · {verdict}\n", "bold"),
+            ("prompt:\n", "cyan"), cut(r.prompt, limit), ("\noutput:\n", "cyan"), cut(r.output, limit))
+        if r.feedback:
+            text.append("\nfeedback:\n", "cyan")
+            text.append(cut(r.feedback, limit))
+        return text
 
     def stop(self) -> None:
         if self.progress is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import signal
 import time
 import uuid
@@ -25,15 +26,22 @@ from seqk.benchmark import AttemptContext, HistoryItem, Task, Verdict
 from seqk.errors import CriticError, JudgeError, ProviderError
 from seqk.models import ModelPool, close_sessions
 from seqk.prompts import actor_prompt
-from seqk.resume import Prepared, prepare
+from seqk.resume import MissingFeedback, Prepared, prepare
 from seqk.runspec import RoleSpec, RunSpec
-from seqk.store import AttemptRecord, CallRecord
+from seqk.store import AttemptRecord, CallRecord, FeedbackFill
 from seqk.writer import Writer
+
+log = logging.getLogger("seqk")
 
 
 def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
+
+
+def _error(stage: str, exc: BaseException) -> dict[str, Any]:
+    return {"stage": stage, "type": getattr(exc, "kind", type(exc).__name__),
+            "message": str(exc)[:4000], "status_code": getattr(exc, "status_code", None)}
 
 
 def _seeded(role: RoleSpec, attempt_index: int) -> RoleSpec:
@@ -75,7 +83,8 @@ class _Client:
 class AttemptEvent:
     """Sent to `on_event` after each attempt (and once more when its task is done)."""
 
-    record: AttemptRecord
+    record: AttemptRecord | FeedbackFill
+    """FeedbackFill: late feedback for an earlier attempt whose critic had failed."""
     task_done: bool
     task_outcome: str | None
     """When the task is done: 'passed' | 'failed' | 'error'."""
@@ -128,6 +137,7 @@ class Engine:
         error: dict[str, Any] | None = None
         try:
             if bench.run_attempt is not None:
+                stage = "run_attempt"
                 ctx = AttemptContext(attempt_index, spec.k, spec.seq, history, actor, judge,
                                      spec.options)
                 result = await bench.run_attempt(task, prompt, ctx)
@@ -144,22 +154,40 @@ class Engine:
         except asyncio.CancelledError:
             raise
         except (ProviderError, JudgeError, CriticError, Exception) as exc:  # noqa: BLE001
-            error = {"stage": stage, "type": getattr(exc, "kind", type(exc).__name__),
-                     "message": str(exc)[:4000],
-                     "status_code": getattr(exc, "status_code", None)}
+            error = _error(stage, exc)
+        # Once the judge has ruled, the attempt counts: a critic failure leaves it valid with
+        # no feedback (written later), so a flaky critic never re-rolls a judged answer.
+        judged = verdict is not None and (error is None or stage == "critic")
         return AttemptRecord(
             attempt_uid=str(uuid.uuid4()), run_id=spec.run_id,
             generation=self.prepared.generation, task_index=task.task_index,
-            attempt_index=attempt_index, k=spec.k, status="error" if error else "ok",
+            attempt_index=attempt_index, k=spec.k, status="ok" if judged else "error",
             success=verdict.success if verdict else None,
             score=verdict.score if verdict else None, prompt=prompt, output=output,
             raw_eval_output=verdict.raw_eval_output if verdict else None,
             judge_details=verdict.details if verdict else None, feedback=feedback, error=error,
             started_at=started, finished_at=_now(), calls=calls)
 
-    def _emit(self, record: AttemptRecord, done: bool, outcome: str | None) -> None:
+    async def late_feedback(self, task: Task, missing: MissingFeedback) -> FeedbackFill:
+        """Ask the critic again for a valid failed attempt whose critic had failed."""
+        calls: list[CallRecord] = []
+        critic = _Client(self.pool, _seeded(self.spec.critic, missing.attempt_index), calls)
+        feedback, error = None, None
+        try:
+            feedback = await self.spec.benchmark.feedback(
+                task, missing.output, missing.verdict, self.mode.name, critic)
+            if self.mode.llm_critic and not (feedback or "").strip():
+                raise CriticError("the critic returned empty feedback")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - recorded, as in attempt()
+            feedback, error = None, _error("critic", exc)
+        return FeedbackFill(missing.attempt_uid, self.spec.run_id, self.prepared.generation,
+                            task.task_index, missing.attempt_index, feedback, error, calls)
+
+    def _emit(self, record: AttemptRecord | FeedbackFill, done: bool, outcome: str | None) -> None:
         self.writer.put(record)
-        if record.status == "error" and record.error:
+        if record.error:
             kind = f"{record.error['stage']}:{record.error['type']}"
             self.result.error_kinds[kind] = self.result.error_kinds.get(kind, 0) + 1
         if done:
@@ -170,10 +198,21 @@ class Engine:
             else:
                 self.result.tasks_error += 1
         if self.on_event is not None:
-            self.on_event(AttemptEvent(record, done, outcome))
+            try:
+                self.on_event(AttemptEvent(record, done, outcome))
+            except Exception:  # noqa: BLE001 - a display bug must not stop a paid-for run
+                log.exception("on_event failed; the run goes on")
 
     async def _run_seq_task(self, task: Task, first: int) -> None:
         history = list(self.prepared.history.get(task.task_index, []))
+        missing = self.prepared.missing_feedback.get(task.task_index)
+        if missing is not None and history:
+            fill = await self.late_feedback(task, missing)
+            if fill.feedback is None:
+                self._emit(fill, True, "error")
+                return
+            self._emit(fill, False, None)
+            history[-1] = HistoryItem(missing.attempt_index, missing.output, fill.feedback)
         for attempt_index in range(first, self.spec.k + 1):
             record = await self.attempt(task, attempt_index, history)
             if record.status == "error":
@@ -181,6 +220,9 @@ class Engine:
                 return
             if record.success or attempt_index == self.spec.k:
                 self._emit(record, True, "passed" if record.success else "failed")
+                return
+            if record.error:  # judged wrong, but the critic failed: go on next run
+                self._emit(record, True, "error")
                 return
             self._emit(record, False, None)
             history.append(HistoryItem(attempt_index, record.output or "", record.feedback))
@@ -260,9 +302,14 @@ def run(spec: RunSpec, db: str | Path | None = None,
         runner = asyncio.create_task(engine.run())
         # Not every platform or thread can take signal handlers; then Ctrl-C is Python's own.
         no_handlers = (NotImplementedError, RuntimeError, ValueError)
+        def stop() -> None:
+            # The first signal cancels the run; later ones must not cancel the final write.
+            if not runner.cancelling():
+                runner.cancel()
+
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(*no_handlers):
-                loop.add_signal_handler(sig, runner.cancel)
+                loop.add_signal_handler(sig, stop)
         try:
             return await runner
         finally:

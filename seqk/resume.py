@@ -9,16 +9,27 @@ restarts it in a new generation.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from seqk import __version__, store
-from seqk.benchmark import HistoryItem
+from seqk.benchmark import HistoryItem, Verdict
 from seqk.errors import RunConflict
 from seqk.identity import differing_fields
 from seqk.runspec import RunSpec
 from seqk.sqlfiles import q
+
+
+@dataclass
+class MissingFeedback:
+    """A valid failed seq@k attempt whose critic failed: the judge's verdict stands, and the
+    critic is asked again before the next attempt (never the actor)."""
+
+    attempt_uid: str
+    attempt_index: int
+    output: str
+    verdict: Verdict
 
 
 @dataclass
@@ -35,6 +46,8 @@ class Prepared:
     """task_index -> attempt indices to run now (seq@k: just the next one)."""
     history: dict[int, list[HistoryItem]]
     n_selected: int
+    missing_feedback: dict[int, MissingFeedback] = field(default_factory=dict)
+    """task_index -> its last valid attempt, failed, whose critic failed: feedback to write first."""
 
     @property
     def n_pending_attempts(self) -> int:
@@ -77,19 +90,29 @@ def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
             for task_index, attempt_index in pending_rows:
                 pending.setdefault(task_index, []).append(attempt_index)
             history: dict[int, list[HistoryItem]] = {}
+            last: dict[int, dict[str, Any]] = {}
+            missing_feedback: dict[int, MissingFeedback] = {}
             resumed = [t for t, idx in pending.items() if spec.seq and idx[0] > 1]
             if resumed:
-                for task_index, attempt_index, output, feedback in con.execute(q("seq_history"), {
+                for row in store.fetch_dicts(con, q("seq_history"), {
                         "run_id": spec.run_id, "generation": generation,
-                        "task_indices": resumed}).fetchall():
-                    history.setdefault(task_index, []).append(
-                        HistoryItem(attempt_index, output or "", feedback))
+                        "task_indices": resumed}):
+                    history.setdefault(row["task_index"], []).append(
+                        HistoryItem(row["attempt_index"], row["output"] or "", row["feedback"]))
+                    last[row["task_index"]] = row
+                for task_index, row in last.items():
+                    if row["feedback"] is None and not row["success"]:
+                        details = row["judge_details"]
+                        missing_feedback[task_index] = MissingFeedback(
+                            row["attempt_uid"], row["attempt_index"], row["output"] or "",
+                            Verdict(False, row["score"] or 0.0, row["raw_eval_output"] or "",
+                                    json.loads(details) if isinstance(details, str) else details or {}))
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
     return Prepared(spec.run_id, action, generation, spec.k, previous_k, pending, history,
-                    len(selected))
+                    len(selected), missing_feedback)
 
 
 def _reconcile(con: Any, spec: RunSpec, row: dict[str, Any], fields: dict[str, Any],

@@ -153,6 +153,36 @@ class AttemptRecord:
     calls: list[CallRecord] = field(default_factory=list)
 
 
+@dataclass
+class FeedbackFill:
+    """Feedback written later for a valid failed attempt whose critic had failed, with the
+    critic calls made for it (feedback None when the critic failed again)."""
+
+    attempt_uid: str
+    run_id: str
+    generation: int
+    task_index: int
+    attempt_index: int
+    feedback: str | None
+    error: dict[str, Any] | None
+    calls: list[CallRecord] = field(default_factory=list)
+
+
+def fill_feedback(con: duckdb.DuckDBPyConnection, fills: Sequence[FeedbackFill]) -> None:
+    """Write late feedback and its calls (inside the caller's transaction)."""
+    for fill in fills:
+        con.execute(q("fill_feedback"), {
+            "attempt_uid": fill.attempt_uid, "feedback": fill.feedback,
+            "error": json.dumps(fill.error) if fill.error is not None else None})
+        first = con.execute(q("last_call_index"), {"attempt_uid": fill.attempt_uid}).fetchone()[0]
+        for offset, c in enumerate(fill.calls, start=1):
+            con.execute(q("insert_call"), {
+                "attempt_uid": fill.attempt_uid, "run_id": fill.run_id,
+                "generation": fill.generation, "task_index": fill.task_index,
+                "attempt_index": fill.attempt_index, "call_index": first + offset}
+                | {name: getattr(c, name) for name in _CALL_COLUMNS[6:]})
+
+
 _ATTEMPT_COLUMNS = (
     "attempt_uid", "run_id", "generation", "task_index", "attempt_index", "k", "status",
     "success", "score", "prompt", "output", "raw_eval_output", "judge_details", "feedback",
@@ -191,16 +221,20 @@ def _call_columns(records: Sequence[AttemptRecord]) -> dict[str, list[Any]]:
     return cols
 
 
-def append_attempts(con: duckdb.DuckDBPyConnection, records: Sequence[AttemptRecord]) -> None:
-    """Append whole attempts with their calls in one transaction."""
-    if not records:
+def append_attempts(con: duckdb.DuckDBPyConnection,
+                    items: Sequence[AttemptRecord | FeedbackFill]) -> None:
+    """Append whole attempts with their calls (and late feedback) in one transaction."""
+    if not items:
         return
     import pyarrow as pa
 
+    records = [r for r in items if isinstance(r, AttemptRecord)]
+    fills = [r for r in items if isinstance(r, FeedbackFill)]
     attempts = pa.table(_attempt_columns(records))
     calls = pa.table(_call_columns(records))
     con.execute("BEGIN")
     try:
+        fill_feedback(con, fills)
         con.register("seqk_attempt_batch", attempts)
         con.execute("INSERT INTO attempts BY NAME SELECT * FROM seqk_attempt_batch")
         if calls.num_rows:

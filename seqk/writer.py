@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from pathlib import Path
 
 from seqk import store
 from seqk.errors import StoreBusy
 from seqk.sqlfiles import q
-from seqk.store import AttemptRecord
+from seqk.store import AttemptRecord, FeedbackFill
+
+log = logging.getLogger("seqk")
 
 
 class Writer:
@@ -30,24 +33,26 @@ class Writer:
         self.run_id = run_id
         self.interval_s = interval_s
         self.max_batch = max_batch
-        self.buffer: list[AttemptRecord] = []
+        self.buffer: list[AttemptRecord | FeedbackFill] = []
         self.written = 0
         self.batches = 0
         self._wake = asyncio.Event()
         self._closing = False
+        self.failures = 0
+        self.max_failures = 5
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         """Begin flushing in the background."""
         self._task = asyncio.create_task(self._loop())
 
-    def put(self, record: AttemptRecord) -> None:
+    def put(self, record: AttemptRecord | FeedbackFill) -> None:
         """Queue one finished attempt."""
         self.buffer.append(record)
         if len(self.buffer) >= self.max_batch:
             self._wake.set()
 
-    def _write(self, batch: list[AttemptRecord], final: bool) -> None:
+    def _write(self, batch: list[AttemptRecord | FeedbackFill], final: bool) -> None:
         with store.connect(self.db, wait_s=60.0 if final else 10.0, checkpoint=False) as con:
             store.append_attempts(con, batch)
             if final:
@@ -68,6 +73,17 @@ class Writer:
         except StoreBusy:
             self.buffer = batch + self.buffer
             return False
+        except Exception:
+            # Keep the attempts (they were paid for); a later flush tries again, and close()
+            # gives up only after it has told the log why.
+            self.buffer = batch + self.buffer
+            self.failures += 1
+            log.exception("writing %d attempts to %s failed (try %d)", len(batch), self.db,
+                          self.failures)
+            if self.failures >= self.max_failures:
+                raise
+            return False
+        self.failures = 0
         self.written += len(batch)
         self.batches += bool(batch)
         return True
@@ -79,13 +95,15 @@ class Writer:
             self._wake.clear()
             if self._closing:
                 return
-            await self._flush()
+            with contextlib.suppress(Exception):  # logged in _flush; close() retries
+                await self._flush()
 
     async def close(self) -> None:
         """Stop the loop and write whatever is buffered, retrying while the file is busy."""
         self._closing = True
         self._wake.set()
         if self._task is not None:
-            await asyncio.shield(self._task)
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._task)
         while not await self._flush(final=True):
             await asyncio.sleep(0.2)

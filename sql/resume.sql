@@ -34,9 +34,29 @@ SELECT task_index, attempt_index FROM (
 ORDER BY task_index, attempt_index;
 
 -- name: seq_history
--- The valid attempts of the given tasks, in order: what the next seq@k prompt shows.
-SELECT task_index, attempt_index, output, feedback
+-- The valid attempts of the given tasks, in order: what the next seq@k prompt shows, with the
+-- verdict and uid so a failed attempt whose critic failed can get its feedback written later.
+SELECT task_index, attempt_index, output, feedback, attempt_uid, success, score,
+       raw_eval_output, judge_details
 FROM attempts
 WHERE run_id = $run_id AND generation = $generation AND status = 'ok'
   AND list_contains($task_indices::INTEGER[], task_index)
 ORDER BY task_index, attempt_index;
+
+-- name: fill_feedback
+-- Writes the feedback of a valid, failed attempt whose critic had failed, once a retried critic
+-- produced it (or records the new failure); the one update to an attempt row. Returns nothing.
+UPDATE attempts SET feedback = $feedback, error = $error WHERE attempt_uid = $attempt_uid;
+
+-- name: last_call_index
+-- The highest call_index of an attempt's calls (0 when none): where a later call is numbered from.
+SELECT coalesce(max(call_index), 0) FROM calls WHERE attempt_uid = $attempt_uid;
+
+-- name: insert_call
+-- Appends one call row (a critic call made for an earlier attempt's late feedback); returns nothing.
+INSERT INTO calls (attempt_uid, run_id, generation, task_index, attempt_index, call_index, role,
+                   model, prompt, output, input_tokens, cached_tokens, thinking_tokens,
+                   output_tokens, cost_usd, latency_s, retries, error, started_at)
+VALUES ($attempt_uid, $run_id, $generation, $task_index, $attempt_index, $call_index, $role,
+        $model, $prompt, $output, $input_tokens, $cached_tokens, $thinking_tokens,
+        $output_tokens, $cost_usd, $latency_s, $retries, $error, $started_at);

@@ -242,3 +242,64 @@ def test_missing_local_model_fails_before_anything_is_written(tmp_path, db):
     with pytest.raises(MissingExtra, match="nowhere/model.gguf"):
         engine.run(spec, db)
     assert not db.exists()
+
+
+def test_a_failed_critic_never_rerolls_a_judged_answer(tmp_path, db):
+    from seqk.errors import PermanentProviderError
+
+    actor = models.register_mock("mock/actor", ["nope", "w1"])
+    models.register_mock("mock/critic", [PermanentProviderError("401 bad key", status_code=401)])
+    spec = spec_for(tmp_path, k=2, feedback_mode="critic", critic_model="mock/critic",
+                    options={"n": 1})
+    first = engine.run(spec, db)
+    assert first.tasks_error == 1 and first.error_kinds == {"critic:PermanentProviderError": 1}
+    # The judged wrong answer stays valid; only its feedback is missing.
+    assert rows(db, "SELECT status, success, feedback, error->>'stage' FROM attempts") == [
+        ("ok", False, None, "critic")]
+
+    # Next run: the critic is asked again for attempt 1, then attempt 2 runs with its feedback.
+    models.register_mock("mock/critic", ["Try the word in the prompt."])
+    again = engine.run(spec, db)
+    assert actor.calls == 2  # attempt 1 once, then attempt 2: attempt 1 was never re-rolled
+    assert rows(db, "SELECT attempt_index, status, success, feedback, error FROM attempts "
+                    "ORDER BY attempt_index") == [
+        (1, "ok", False, "Try the word in the prompt.", None), (2, "ok", True, None, None)]
+    assert again.tasks_passed == 1
+    prompt = rows(db, "SELECT prompt FROM attempts WHERE attempt_index = 2")[0][0]
+    assert "<Feedback 1>\nTry the word in the prompt.\n</Feedback 1>" in prompt
+    # Both critic calls are kept on attempt 1: the failed one and the late one.
+    assert rows(db, "SELECT attempt_index, call_index, role, error IS NULL FROM calls "
+                    "ORDER BY attempt_index, call_index") == [
+        (1, 1, "actor", True), (1, 2, "critic", False), (1, 3, "critic", True), (2, 1, "actor", True)]
+
+
+def test_a_failed_batch_write_keeps_its_attempts_and_is_retried(tmp_path, db, monkeypatch):
+    from seqk import store
+
+    real = store.append_attempts
+    failures = {"left": 1}
+
+    def flaky(con, items):
+        if failures["left"]:
+            failures["left"] -= 1
+            raise OSError("disk hiccup")
+        return real(con, items)
+
+    monkeypatch.setattr(store, "append_attempts", flaky)
+    models.register_mock("mock/actor", solves_on({}))
+    result = engine.run(spec_for(tmp_path, k=2), db)
+    assert failures["left"] == 0
+    assert result.attempts_written == 8
+    assert rows(db, "SELECT count(*) FROM attempts")[0][0] == 8
+
+
+def test_verbose_prints_model_text_that_looks_like_markup(tmp_path, db):
+    from typer.testing import CliRunner
+
+    from seqk.cli import app
+
+    models.register_mock("mock/actor", lambda p: "[[1]] [/INST] [red]x")
+    path = write_variant(tmp_path, metric="seq@k", k=1, model="mock/actor", options={"n": 1})
+    result = CliRunner().invoke(app, ["run", str(path), "--db", str(db), "--verbose", "--no-export"])
+    assert result.exit_code == 0, result.output
+    assert "[[1]] [/INST] [red]x" in result.output
