@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from seqk import store
 from seqk.benchmark import AttemptContext, HistoryItem, Task, Verdict
 from seqk.errors import CriticError, JudgeError, ProviderError
 from seqk.models import ModelPool, close_sessions
@@ -290,6 +291,13 @@ def run(spec: RunSpec, db: str | Path | None = None,
     """Run one variant to completion (or until Ctrl-C / SIGTERM), resuming what is stored."""
     db = db if db is not None else spec.db
     check_models(spec)
+    with store.run_lease(db, spec.run_id):
+        return _run_leased(spec, db, on_event, on_prepared)
+
+
+def _run_leased(spec: RunSpec, db: str | Path | None,
+                on_event: Callable[[AttemptEvent], None] | None,
+                on_prepared: Callable[[Prepared], None] | None) -> RunResult:
     prepared = prepare(spec, db)
     if on_prepared is not None:
         on_prepared(prepared)

@@ -224,7 +224,15 @@ def _store(run_path: Path, row: dict[str, Any], tasks: list[dict[str, Any]],
             raise
         have_uids = {r[0] for r in con.execute(q("import_known_attempts"), {"run_id": run_id})
                      .fetchall()}
-        new = [r for r in records if r.attempt_uid not in have_uids]
+        filled = set(con.execute(q("import_valid_slots"), {"run_id": run_id}).fetchall())
+        new = []
+        for r in records:
+            slot = (r.generation, r.task_index, r.attempt_index)
+            if r.attempt_uid in have_uids or (r.status == "ok" and slot in filled):
+                continue
+            new.append(r)
+            if r.status == "ok":
+                filled.add(slot)
         # A separate transaction (append_attempts opens its own): if it fails, the run
         # and its tasks stay, and importing again adds the attempts.
         store.append_attempts(con, new)

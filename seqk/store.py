@@ -23,7 +23,7 @@ from typing import Any
 
 import duckdb
 
-from seqk.errors import NotFound, StoreBusy
+from seqk.errors import NotFound, RunConflict, StoreBusy
 from seqk.sqlfiles import q, schema, views
 
 SCHEMA_VERSION = "1"
@@ -96,6 +96,38 @@ def _ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     for key, value in wanted.items():
         con.execute("INSERT OR REPLACE INTO schema_info VALUES (?, ?)", [key, value])
     con.execute("COMMIT")
+
+
+@contextmanager
+def run_lease(path: str | os.PathLike[str] | None, run_id: str) -> Iterator[None]:
+    """Hold the right to run `run_id` against this database, for this process only.
+
+    The database file is free between batches, so without this two `seqk run` of one
+    variant would both schedule every missing attempt. An OS file lock, released by the
+    kernel if the process dies, under .seqk-locks/ beside the database.
+    """
+    import fcntl
+
+    db = default_db_path(path)
+    folder = db.parent / ".seqk-locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = folder / (db.name + "." + hashlib.sha256(run_id.encode()).hexdigest()[:20] + ".lock")
+    with open(lock, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise RunConflict(f"run {run_id} is being run right now by {holder} on {db}; "
+                              f"wait for it, or stop it and run again") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}")
+        handle.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def fetch_dicts(con: duckdb.DuckDBPyConnection, sql: str,

@@ -99,3 +99,9 @@ VALUES ($run_id, $benchmark, $slice, $metric, $k, $generation, $feedback_mode, $
 -- name: import_known_attempts
 -- The attempt_uid of every attempt row a run already has (any generation).
 SELECT attempt_uid FROM attempts WHERE run_id = $run_id;
+
+-- name: import_valid_slots
+-- (generation, task_index, attempt_index) of every valid attempt a run already has: a slot
+-- holds one valid attempt, so an imported one for a filled slot is skipped.
+SELECT generation, task_index, attempt_index FROM attempts
+WHERE run_id = $run_id AND status = 'ok';

@@ -303,3 +303,13 @@ def test_verbose_prints_model_text_that_looks_like_markup(tmp_path, db):
     result = CliRunner().invoke(app, ["run", str(path), "--db", str(db), "--verbose", "--no-export"])
     assert result.exit_code == 0, result.output
     assert "[[1]] [/INST] [red]x" in result.output
+
+
+def test_one_run_at_a_time_per_database(tmp_path, db):
+    from seqk import store
+
+    models.register_mock("mock/actor", solves_on({}))
+    spec = spec_for(tmp_path, k=1)
+    with store.run_lease(db, spec.run_id), pytest.raises(RunConflict, match="is being run right now by pid"):
+        engine.run(spec, db)
+    assert engine.run(spec, db).attempts_written == 4  # free again once released

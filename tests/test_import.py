@@ -200,3 +200,17 @@ def test_agentic_attempts_with_several_or_no_actor_calls_round_trip():
             "Solve it.", "final answer", 0.5, at)
         assert [(c.prompt, c.output, c.input_tokens, c.started_at) for c in record.calls] == [
             (c["prompt"], c["output"], c["input_tokens"], at) for c in given]
+
+
+def test_the_same_run_made_in_another_database_does_not_double_its_slots(tmp_path, db):
+    models.register_mock("mock/actor", lambda p: "wrong")
+    path = write_variant(tmp_path, metric="pass@k", k=3, model="mock/actor", options={"n": 2})
+    other = tmp_path / "other.duckdb"
+    engine.run(runspec.load(path), db)
+    engine.run(runspec.load(path), other)
+    export.export_runs([], tmp_path / "out", other)
+    (result,) = importing.import_tree(tmp_path / "out", db)
+    assert result.attempts == 0 and result.skipped == 6
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT max(n) FROM (SELECT count(*) AS n FROM attempts "
+                           "GROUP BY task_index, attempt_index)").fetchone()[0] == 1
