@@ -10,6 +10,7 @@ Rule ids (stable; the README lists them):
     C06 task_indices and max_tasks both set
     C07 task_indices out of range, or duplicated
     C08 a benchmark option is wrong
+    C09 a secret (API key, token) written into the variant instead of the environment
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ null for a non-LLM verifier; the critic is null for a template feedback mode.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -172,6 +173,12 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
                    else ConfigIssue(i.rule if i.rule != "C02" else "C08", i.field, i.message)
                    for i in pydantic_issues(exc, prefix="options")]
 
+    for role in ("actor", "judge", "critic"):
+        issues += [ConfigIssue("C09", f"{role}.extra.{path}",
+                               "looks like a secret: keep keys in the environment and name the "
+                               "variable with api_key_env; seqk never stores a secret")
+                   for path in _secret_paths(getattr(variant, role).extra)]
+
     if variant.task_indices is not None and variant.max_tasks is not None:
         issues.append(ConfigIssue("C06", "task_indices", "set either task_indices or max_tasks, not both"))
 
@@ -212,6 +219,24 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
         s3_bucket=variant.s3_bucket, export_dir=variant.export_dir, source=source,
         notes=tuple(notes),
     )
+
+
+# api_key, x-api-key, access_token, Authorization ... but not max_tokens or top_k.
+_SECRET_NAME = re.compile(r"(^|[_-])(api[_-]?key|key|token|secret|password|authorization|credentials?)$")
+
+
+def _secret_paths(extra: Any, prefix: str = "") -> list[str]:
+    """Paths of entries in a role's `extra` whose name says they hold a secret."""
+    if not isinstance(extra, dict):
+        return []
+    found = []
+    for name, value in extra.items():
+        path = f"{prefix}{name}"
+        if _SECRET_NAME.search(str(name).lower()):
+            found.append(path)
+        else:
+            found += _secret_paths(value, path + ".")
+    return found
 
 
 def _select(all_tasks: list[Task], variant: Variant, issues: list[ConfigIssue]) -> list[Task]:

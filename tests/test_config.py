@@ -109,3 +109,14 @@ def test_cli_semantic_errors_exit_2_and_write_nothing(tmp_path):
     assert result.exit_code == 2
     assert "[C05]" in result.output and "[C07] task_indices[0]: 99 is out of range" in result.output
     assert not db.exists()
+
+
+def test_secrets_in_the_variant_are_refused(tmp_path):
+    path = write_variant(tmp_path, metric="seq@k", k=1, model="mock/a",
+                         actor={"extra": {"api_key": "sk-x", "reasoning_effort": "low",
+                                          "max_completion_tokens": 5, "top_k": 3}},
+                         judge={"extra": {"extra_headers": {"Authorization": "Bearer x"}}})
+    found = issues_of(path)
+    assert any(i.startswith("[C09] actor.extra.api_key: looks like a secret") for i in found)
+    assert any(i.startswith("[C09] judge.extra.extra_headers.Authorization:") for i in found)
+    assert len(found) == 2
