@@ -93,6 +93,8 @@ class _RunData:
     calls: list[dict[str, Any]]
     tokens: list[dict[str, Any]]
     curve: list[dict[str, Any]]
+    gains: dict[str, Any]
+    """delta, EGS, LGS as seqk report computes them: on the tasks counted at K."""
 
 
 def _fetch(con: Any, run_id: str) -> _RunData:
@@ -107,7 +109,23 @@ def _fetch(con: Any, run_id: str) -> _RunData:
         calls=store.fetch_dicts(con, q("export_calls"), params),
         tokens=store.fetch_dicts(con, q("export_tokens"), params),
         curve=store.fetch_dicts(con, q("export_metric_curve"), params),
+        gains=_gains(con, run),
     )
+
+
+def _gains(con: Any, run: dict[str, Any]) -> dict[str, Any]:
+    if run["metric"] != "seq@k":
+        return {}
+    from seqk import metrics
+
+    (m,) = metrics.compute(con, [run["run_id"]])
+    out: dict[str, Any] = {}
+    for name, digits, estimate in (("delta", 4, m.delta), ("EGS", 3, m.egs), ("LGS", 3, m.lgs)):
+        if estimate is not None and estimate.value is not None:
+            out[name] = round(estimate.value, digits)
+            out[f"{name}_ci95"] = [_round(estimate.low, digits), _round(estimate.high, digits)]
+            out[f"{name}_n_tasks"] = estimate.n
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -159,13 +177,8 @@ def _run_summary(data: _RunData) -> dict[str, Any]:
         summary[f"{label}@{row['t']}"] = _round(row["value"], 4)
     if curve:
         summary["se"] = {f"{label}@{row['t']}": _round(row["se"], 4) for row in curve}
-    values = [row["value"] for row in curve]
-    if label == "seq" and len(values) >= 2 and None not in (values[0], values[-1]):
-        delta = values[-1] - values[0]
-        summary["delta"] = round(delta, 4)
-        if delta > 0 and values[1] is not None and values[-2] is not None:
-            summary["EGS"] = round((values[1] - values[0]) / delta, 3)
-            summary["LGS"] = round((values[-1] - values[-2]) / delta, 3)
+    if curve:
+        summary |= data.gains
     summary["tokens"] = _tokens([r for r in data.tokens if r["whole_run"]])
     summary["pricing_last_updated"] = PRICING_LAST_UPDATED
     summary["last_updated"] = tree.stamp(run["updated_at"])

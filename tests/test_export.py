@@ -159,6 +159,8 @@ def test_summaries_add_up_and_match_the_database(tmp_path, db):
     summary = load(run_path / "summary.json")
     assert (summary["seq@1"], summary["seq@2"], summary["seq@3"]) == (0.0, 0.3333, 0.3333)
     assert summary["delta"] == 0.3333 and summary["EGS"] == 1.0 and summary["LGS"] == 0.0
+    # The same figures, interval and task count as `seqk report`.
+    assert summary["delta_n_tasks"] == 3 and len(summary["delta_ci95"]) == 2
     assert summary["tasks"] == 3 and summary["k"] == 3
     with duckdb.connect(str(db), read_only=True) as con:
         per_model = dict(con.execute(
