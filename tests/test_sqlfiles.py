@@ -56,7 +56,12 @@ def test_core_queries_run_against_a_seeded_database(tmp_path, db):
         assert pending == [(1, 3), (2, 3)]
         history = con.execute(sqlfiles.q("seq_history"), params | {
             "generation": 1, "task_indices": [1]}).fetchall()
-        assert history == [(1, 1, "not-w1", "Incorrect."), (1, 2, "not-w1", "Incorrect.")]
+        assert [h[:4] + h[5:7] for h in history] == [
+            (1, 1, "not-w1", "Incorrect.", False, 0.0), (1, 2, "not-w1", "Incorrect.", False, 0.0)]
+        uid = history[0][4]
+        assert con.execute(sqlfiles.q("last_call_index"), {"attempt_uid": uid}).fetchone() == (1,)
+        slots = con.execute(sqlfiles.q("import_valid_slots"), params).fetchall()
+        assert len(slots) == 6 and (1, 2, 2) in slots
         status = store.fetch_dicts(con, sqlfiles.q("run_status"), {"run_ids": []})
         assert (status[0]["n_tasks"], status[0]["n_finished"], status[0]["n_passed"]) == (3, 3, 1)
         assert status[0]["n_valid_attempts"] == 6
