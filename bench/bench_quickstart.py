@@ -31,7 +31,7 @@ import duckdb
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from seqk import engine, local_llm, runspec  # noqa: E402
+from seqk import engine, llm_local, runspec  # noqa: E402
 
 _busy_s = 0.0
 
@@ -39,7 +39,7 @@ _busy_s = 0.0
 def _timed_chat(original: Any) -> Any:
     """Wrap LocalModel.chat to add up the time spent inside llama.cpp."""
 
-    def chat(self: local_llm.LocalModel, messages: list[dict[str, Any]],
+    def chat(self: llm_local.LocalModel, messages: list[dict[str, Any]],
              params: dict[str, Any]) -> dict[str, Any]:
         global _busy_s
         start = time.perf_counter()
@@ -89,7 +89,7 @@ def main() -> None:
     parser.add_argument("--max-tasks", type=int, default=None,
                         help="Run only the first N tasks (default: all).")
     args = parser.parse_args()
-    local_llm.LocalModel.chat = _timed_chat(local_llm.LocalModel.chat)  # type: ignore[method-assign]
+    llm_local.LocalModel.chat = _timed_chat(llm_local.LocalModel.chat)  # type: ignore[method-assign]
 
     print(f"cores: {len(os.sched_getaffinity(0))}, load average before: "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")

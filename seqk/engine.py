@@ -280,9 +280,9 @@ def check_models(spec: RunSpec) -> None:
     """Fail before anything is written when a local model or its extra is missing."""
     for role in (spec.actor, spec.judge, spec.critic):
         if role.model is not None and role.model.startswith("local/"):
-            from seqk import local_llm
+            from seqk import llm_local
 
-            local_llm.check(role.model)
+            llm_local.check(role.model)
 
 
 def run(spec: RunSpec, db: str | Path | None = None,

@@ -208,9 +208,9 @@ async def _call_litellm(spec: RoleSpec, prompt: str) -> Completion:
     assert spec.model is not None
     litellm = import_litellm()
     if spec.model.startswith("local/"):
-        from seqk import local_llm
+        from seqk import llm_local
 
-        local_llm.ensure_registered(litellm, spec.model)
+        llm_local.ensure_registered(litellm, spec.model)
     kwargs: dict[str, Any] = {"num_retries": 0}
     for name in ("temperature", "max_tokens", "top_p", "seed"):
         value = getattr(spec, name)

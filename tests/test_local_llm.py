@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from seqk import local_llm, models
+from seqk import llm_local, models
 from seqk.config import RetryPolicy
 from seqk.errors import MissingExtra, PermanentProviderError
 from seqk.runspec import RoleSpec
@@ -45,7 +45,7 @@ def templated_prompt_tokens(prompt: str) -> int:
     """The prompt's length in SmolLM2's own tokens, once wrapped in its own chat template."""
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-    llama = local_llm.load(MODEL).llama
+    llama = llm_local.load(MODEL).llama
     formatter = Jinja2ChatFormatter(
         template=llama.metadata["tokenizer.chat_template"],
         eos_token=llama._model.token_get_text(llama.token_eos()),
@@ -90,12 +90,12 @@ def test_concurrent_calls_share_one_model_and_match_a_sequential_run():
 
     concurrent = asyncio.run(together())
     assert [c.text for c in concurrent] == sequential
-    assert len(local_llm._models) == 1
+    assert len(llm_local._models) == 1
 
 
 def test_litellm_sync_completion_works_too():
     litellm = models.import_litellm()
-    local_llm.ensure_registered(litellm)
+    llm_local.ensure_registered(litellm)
     response = litellm.completion(model=MODEL, messages=[{"role": "user", "content": "Hi"}],
                                   temperature=0, max_tokens=8, seed=1)
     assert response.choices[0].message.content
@@ -118,15 +118,15 @@ def test_a_file_that_is_not_a_model_says_so(tmp_path):
 
 def test_an_unknown_local_name_lists_what_exists():
     with pytest.raises(MissingExtra, match="local/smollm2-135m, or local/<path to a .gguf"):
-        local_llm.model_path("local/gpt-5")
+        llm_local.model_path("local/gpt-5")
 
 
 def test_without_llama_cpp_the_message_says_what_to_install(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` fail
     with pytest.raises(MissingExtra, match=r"pip install 'seqk\[local\]'"):
-        local_llm.check(MODEL)
+        llm_local.check(MODEL)
     with pytest.raises(MissingExtra, match=r"pip install 'seqk\[local\]'"):
-        local_llm.ensure_registered(models.import_litellm(), MODEL)
+        llm_local.ensure_registered(models.import_litellm(), MODEL)
     fresh = tmp_path / "other.gguf"  # not loaded yet, so the import is attempted
     fresh.write_text("")
     with pytest.raises(PermanentProviderError, match=r"pip install 'seqk\[local\]'"):
@@ -134,14 +134,14 @@ def test_without_llama_cpp_the_message_says_what_to_install(monkeypatch, tmp_pat
 
 
 def test_without_the_model_package_the_message_says_what_to_install(monkeypatch):
-    monkeypatch.setitem(local_llm.BUILTIN_MODELS, "ghost", ("no_such_package", "x.gguf"))
+    monkeypatch.setitem(llm_local.BUILTIN_MODELS, "ghost", ("no_such_package", "x.gguf"))
     with pytest.raises(MissingExtra, match=r"no_such_package.*pip install 'seqk\[local\]'"):
-        local_llm.model_path("local/ghost")
+        llm_local.model_path("local/ghost")
 
 
 def test_a_prompt_longer_than_the_context_fails_at_once_and_clearly():
     with pytest.raises(PermanentProviderError, match="prompt is too long") as caught:
-        complete("word " * (local_llm.N_CTX + 100))
+        complete("word " * (llm_local.N_CTX + 100))
     assert caught.value.retries == 0  # type: ignore[attr-defined]
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from seqk import engine, local_llm, models, runspec
+from seqk import engine, llm_local, models, runspec
 from seqk.config import RetryPolicy
 from seqk.errors import PermanentProviderError
 from seqk.runspec import RoleSpec
@@ -51,7 +51,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with log.open("w") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "llama_cpp.server",
-             "--model", str(local_llm.model_path("local/smollm2-135m")),
+             "--model", str(llm_local.model_path("local/smollm2-135m")),
              "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port),
              "--n_ctx", "4096", "--api_key", KEY, "--verbose", "False"],
             stdout=out, stderr=subprocess.STDOUT)
