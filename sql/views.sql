@@ -32,7 +32,7 @@ FROM current_attempts
 GROUP BY run_id, task_index;
 
 -- ---------------------------------------------------------------------------
--- Metrics (seqk/metrics.py, seqk/report.py; every view is described in docs/views.md).
+-- Metrics (seqk/metrics.py, seqk/report.py; every view is described in the README).
 -- A task's outcome within t attempts is known when it was solved by attempt t, or when
 -- attempts 1..t are all valid; otherwise the task is left out at t (and counted as left
 -- out), never scored as a failure. The `*_of(...)` table macros take that switch
