@@ -33,7 +33,6 @@ from seqk import __version__, store, tree
 from seqk.errors import NotFound, RunConflict
 from seqk.identity import fingerprint, metric_slot
 from seqk.pricing import cost_usd
-from seqk.sqlfiles import q
 
 # Stable ids for attempts of trees without attempt_uid: importing twice adds nothing.
 _UID_NAMESPACE = uuid.UUID("5b1d1f0e-7a43-4c55-9a53-6f1e2a0c5e11")
@@ -200,15 +199,13 @@ def _store(run_path: Path, row: dict[str, Any], tasks: list[dict[str, Any]],
            records: list[store.AttemptRecord], db: str | os.PathLike[str] | None) -> ImportResult:
     run_id = row["run_id"]
     with store.connect(db) as con:
-        con.execute("BEGIN")
-        try:
+        with store.transaction(con):
             existing = store.get_run(con, run_id)
             if existing is None:
-                con.execute(q("import_run"), row)
+                store.insert_imported_run(con, row)
             else:
                 _check_same_run(existing, row)
-            known = {r[0]: (r[1], r[2]) for r in con.execute(
-                q("get_task_identities"), {"run_id": run_id}).fetchall()}
+            known = store.task_identities(con, run_id)
             for task in tasks:
                 have = known.get(task["task_index"])
                 if have is not None and have != (task["task_id"], task["content_hash"]):
@@ -218,13 +215,8 @@ def _store(run_path: Path, row: dict[str, Any], tasks: list[dict[str, Any]],
                         f"content there; import into another database (--db)")
             new_tasks = [t for t in tasks if t["task_index"] not in known]
             store.insert_tasks(con, run_id, new_tasks)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        have_uids = {r[0] for r in con.execute(q("import_known_attempts"), {"run_id": run_id})
-                     .fetchall()}
-        filled = set(con.execute(q("import_valid_slots"), {"run_id": run_id}).fetchall())
+        have_uids = store.attempt_uids(con, run_id)
+        filled = store.valid_slots(con, run_id)
         new = []
         for r in records:
             slot = (r.generation, r.task_index, r.attempt_index)
