@@ -100,6 +100,8 @@ def test_sql_prints_rows_as_csv_and_json(tmp_path, db):
 
 
 def test_plan_shows_the_work_left_without_writing(tmp_path, db):
+    models.register_mock("mock/actor", solves_on({1: 1}))
+    models.register_mock("mock/critic", lambda p: "hmm")
     path = write_variant(tmp_path, metric="seq@k", k=3, model="mock/actor", options={"n": 4},
                          feedback_mode="critic", critic_model="mock/critic")
     result = runner.invoke(app, ["plan", str(path), "--db", str(db)])
@@ -108,8 +110,6 @@ def test_plan_shows_the_work_left_without_writing(tmp_path, db):
     assert "attempts to run: 4 to 12" in result.output
     assert "critic calls up to 12" in result.output
     assert not db.exists()
-    models.register_mock("mock/actor", solves_on({1: 1}))
-    models.register_mock("mock/critic", lambda p: "hmm")
     runner.invoke(app, ["run", str(path), "--db", str(db), "--no-export"])
     more = write_variant(tmp_path, "more.yaml", metric="seq@k", k=5, model="mock/actor",
                          options={"n": 4}, feedback_mode="critic", critic_model="mock/critic",
