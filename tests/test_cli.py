@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -34,6 +35,28 @@ def test_every_command_has_a_docstring_with_an_example():
     for command in app.registered_commands:
         doc = command.callback.__doc__ or ""
         assert "Example: seqk " in doc, f"{command.callback.__name__} lacks an example"
+
+
+# How typer and click name a value by its Python type: "<bool>", "<list[str]>", "<path>", "TEXT".
+_TYPE_METAVAR = re.compile(r"<(bool|int|float|str|path|file|list\[|dict\[|tuple)|\b(TEXT|INTEGER|BOOLEAN|FLOAT|PATH)\b")
+
+
+def test_every_commands_help_names_values_by_meaning_and_shows_an_example():
+    import typer.main
+
+    commands = typer.main.get_command(app).commands
+    assert {"run", "status", "inspect", "sql", "plan", "report", "export", "import", "upload"} <= set(commands)
+    for name in [None, *commands]:
+        result = runner.invoke(app, [name, "--help"] if name else ["--help"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, result.output
+        found = _TYPE_METAVAR.search(result.output)
+        assert found is None, f"seqk {name} --help shows the type metavar {found.group(0)!r}"
+        if name:
+            assert "Example: seqk " + name in result.output, f"seqk {name} --help lacks an example"
+    status = runner.invoke(app, ["status", "--help"], env={"COLUMNS": "200"}).output
+    assert "[RUN_ID]..." in status and re.search(r"--db +FILE +DuckDB file", status)
+    assert re.search(r"--json +Print JSON", status)  # a flag shows no value at all
+    assert re.search(r"--task-index +N ", runner.invoke(app, ["inspect", "--help"], env={"COLUMNS": "200"}).output)
 
 
 def test_run_prints_what_it_did_and_status_shows_it(tmp_path, db):
