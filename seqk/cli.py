@@ -135,6 +135,8 @@ def inspect(
 
     Example: seqk inspect arcagi2-evaluation/seqk/mock__wrong/deterministic/cell_match --task-index 1
     """
+    from rich.markup import escape
+
     from seqk.console import cut
     from seqk.status import inspect as inspect_task
 
@@ -148,9 +150,12 @@ def inspect(
               f"{t.run['metric']} k={t.run['k']}")
     for a in t.attempts:
         tag = "" if a["counts"] else "  [dim](superseded: retried later)[/]"
-        verdict = (f"[yellow]ERROR[/] {a['error']}" if a["status"] == "error"
+        headline, message = _error_text(a["error"]) if a["status"] == "error" else ("", None)
+        verdict = (f"[yellow]ERROR[/] {escape(headline)}" if a["status"] == "error"
                    else ("[green]PASS[/]" if a["success"] else "[red]FAIL[/]") + f" score={a['score']}")
         out.print(f"\n[bold]━━ attempt {a['attempt_index']} of {a['k']}[/] {verdict}{tag}")
+        if message:
+            out.print(f"  {message}", markup=False)
         out.print("[cyan]prompt[/]", markup=True)
         out.print(a["prompt"] or "", markup=False)
         out.print("[cyan]output[/]")
@@ -163,15 +168,26 @@ def inspect(
             out.print(a["feedback"], markup=False)
         for c in a["calls"]:
             cost = "cost unknown" if c["cost_usd"] is None else f"${c['cost_usd']:.6f}"
-            line = (f"  call {c['call_index']} {c['role']} {c['model']}: in={c['input_tokens']} "
-                    f"cached={c['cached_tokens']} thinking={c['thinking_tokens']} "
-                    f"out={c['output_tokens']} {cost} retries={c['retries']}")
-            if c["error"]:
-                line += f" ERROR {c['error']}"
+            line = f"  call {c['call_index']} {c['role']} {c['model']}: "
+            if c["error"]:  # a failed call has no tokens to show
+                line += f"failed after {c['retries']} retries: {c['error']}"
+            else:
+                line += (f"in={c['input_tokens']} cached={c['cached_tokens']} "
+                         f"thinking={c['thinking_tokens']} out={c['output_tokens']} {cost} "
+                         f"retries={c['retries']}")
             out.print(line, markup=False)
             if c["role"] != "actor":
                 out.print(f"    prompt: {cut(c['prompt'], 400)}", markup=False)
                 out.print(f"    output: {cut(c['output'], 400)}", markup=False)
+
+
+def _error_text(error: Any) -> tuple[str, str | None]:
+    """An attempt's error as a headline (stage, type, status code) and its message."""
+    if not isinstance(error, dict):
+        return "", None if error is None else str(error)
+    stage, kind, status = error.get("stage"), error.get("type") or "error", error.get("status_code")
+    headline = (f"{stage}: {kind}" if stage else kind) + (f" (status {status})" if status is not None else "")
+    return headline, error.get("message")
 
 
 @app.command()
@@ -227,10 +243,15 @@ def plan(
     for role in ("actor", "judge", "critic"):
         out.print(f"  {role:6} {p['roles'][role] or '(none)'}")
     out.print(f"  tasks selected: {p['n_tasks']}, to run: {p['n_tasks_pending']}")
-    out.print(f"  attempts to run: {p['attempts_min']} to {p['attempts_max']} "
-              f"(seq@k stops at the first success)")
-    out.print(f"  actor calls: {p['attempts_min']}–{p['attempts_max']}; critic calls up to "
-              f"{p['critic_calls_max']}")
+    if spec.seq:
+        out.print(f"  attempts to run: {p['attempts_min']} to {p['attempts_max']} "
+                  f"(seq@k stops at a task's first success)")
+        out.print(f"  actor calls: {p['attempts_min']}–{p['attempts_max']}; critic calls up to "
+                  f"{p['critic_calls_max']}")
+    else:
+        out.print(f"  attempts to run: {p['attempts_max']} (pass@k: exactly k={spec.k} "
+                  f"independent attempts per task)")
+        out.print(f"  actor calls: {p['attempts_max']}; no critic calls (pass@k shows no feedback)")
     if not p["price_known"]:
         out.print(f"  actor cost: unknown (no price for {spec.actor.model})")
     else:

@@ -130,7 +130,7 @@ def test_plan_shows_the_work_left_without_writing(tmp_path, db):
     result = runner.invoke(app, ["plan", str(path), "--db", str(db)])
     assert result.exit_code == 0, result.output
     assert "toy-plain/seqk/mock__actor/deterministic/critic.mock__critic  (new run)" in result.output
-    assert "attempts to run: 4 to 12" in result.output
+    assert "attempts to run: 4 to 12 (seq@k stops at a task's first success)" in result.output
     assert "critic calls up to 12" in result.output
     assert not db.exists()
     runner.invoke(app, ["run", str(path), "--db", str(db), "--no-export"])
@@ -162,3 +162,45 @@ def test_plan_estimates_actor_cost_from_prompt_length_and_max_tokens(tmp_path, d
     # Two attempts per task; the second carries one earlier output of at most 100 tokens.
     high_in = 2 * (chars / 4) + 2 * 100
     assert p["actor_cost_high"] == pytest.approx((high_in * 3.0 + 4 * 100 * 15.0) / 1e6)
+
+
+def test_status_updated_is_the_last_attempts_time_else_the_runs_creation(tmp_path, db):
+    import duckdb
+
+    models.register_mock("mock/actor", solves_on({}))
+    run_toy(tmp_path, db)
+    with duckdb.connect(str(db)) as con:
+        # The run row's own timestamps are left far from any attempt's, so only the right one matches.
+        con.execute("UPDATE runs SET created_at = '2001-02-03 04:05:06', updated_at = '2000-01-01'")
+        last = con.execute("SELECT max(finished_at) FROM attempts").fetchone()[0]
+    status = runner.invoke(app, ["status", "--db", str(db)])
+    assert status.exit_code == 0 and str(last)[:19] in status.output and "2000-01-01" not in status.output
+    with duckdb.connect(str(db)) as con:
+        con.execute("DELETE FROM calls")
+        con.execute("DELETE FROM attempts")
+    status = runner.invoke(app, ["status", "--db", str(db)])
+    assert status.exit_code == 0 and "2001-02-03 04:05:06" in status.output
+
+
+def test_plan_of_pass_at_k_says_every_task_gets_exactly_k_attempts(tmp_path, db):
+    models.register_mock("mock/actor", solves_on({1: 1}))
+    path = write_variant(tmp_path, metric="pass@k", k=3, model="mock/actor", options={"n": 4})
+    result = runner.invoke(app, ["plan", str(path), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "attempts to run: 12 (pass@k: exactly k=3 independent attempts per task)" in result.output
+    assert "actor calls: 12; no critic calls" in result.output
+    assert "first success" not in result.output
+
+
+def test_inspect_prints_an_error_as_text_not_as_a_dict(tmp_path, db):
+    from seqk.errors import PermanentProviderError
+
+    models.register_mock("mock/actor", [PermanentProviderError("Missing credentials for the actor",
+                                                               status_code=401)])
+    run_toy(tmp_path, db, k=1, options={"n": 1})
+    result = runner.invoke(app, ["inspect", "toy-plain", "--task-index", "1", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "ERROR actor: PermanentProviderError (status 401)\n  Missing credentials for the actor\n" in result.output
+    assert "{" not in result.output.split("prompt")[0] and "'stage'" not in result.output
+    assert "call 1 actor mock/actor: failed after 0 retries: Missing credentials for the actor" in result.output
+    assert "in=None" not in result.output
