@@ -1,9 +1,9 @@
 """The typer classes under seqk's command line, and the checks commands share.
 
 Every user mistake ends in one `error: ...` line and exit code 2, never a traceback:
-a SeqkError raised by the library, or a usage error (a missing argument, a bad option
-value). --help names values by what they mean (VARIANT, RUN_ID, FILE, N), not by
-their Python type (<path>, <bool>, <list[str]>).
+a SeqkError raised by the library, a usage error (a missing argument, a bad option
+value), or a file the system refuses to read or write. --help names values by what
+they mean (VARIANT, RUN_ID, FILE, N), not by their Python type (<path>, <bool>).
 """
 
 from __future__ import annotations
@@ -66,6 +66,12 @@ class Group(TyperGroup):
         except SeqkError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(exc.exit_code) from None
+        except OSError as exc:
+            if exc.filename is None:
+                raise
+            # A file or folder the user named that the system refuses (permissions, a full disk).
+            typer.echo(f"error: {exc.strerror or exc}: {exc.filename}", err=True)
+            raise typer.Exit(2) from None
         except _UsageError as exc:
             where = getattr(exc, "ctx", None)
             hint = f" (see `{where.command_path} --help`)" if where is not None else ""

@@ -9,23 +9,24 @@ from pathlib import Path
 
 import pytest
 from conftest import write_variant
-from scripts import solves_on
+from toybench import ToyBench
 from typer.testing import CliRunner
 
-from seqk import models
+from seqk import benchmark as benchmarks
 from seqk.cli import app
 
 runner = CliRunner()
-RUN_ID = "toy-plain/seqk/mock__actor/deterministic/binary"
+RUN_ID = "toy-plain/seqk/mock__wrong/deterministic/binary"
 
 
-@pytest.fixture
-def made(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A database holding one finished toy run, a copy of its export with a broken config.json,
-    an empty folder and a plain file."""
-    models.register_mock("mock/actor", solves_on({1: 1}))
+    an empty folder and a plain file; made once, as no case changes them."""
+    tmp_path = tmp_path_factory.mktemp("made")
+    benchmarks.registry()["toy"] = ToyBench()  # before conftest's per-test fixture runs
     db = tmp_path / "seqk.duckdb"
-    variant = write_variant(tmp_path, metric="seq@k", k=2, model="mock/actor", options={"n": 2})
+    variant = write_variant(tmp_path, metric="seq@k", k=2, model="mock/wrong", options={"n": 2})
     result = runner.invoke(app, ["run", str(variant), "--db", str(db)])
     assert result.exit_code == 0, result.output
     (tmp_path / "file.txt").write_text("not a folder, not a database")
@@ -103,3 +104,15 @@ def test_sql_json_and_table_formats_still_work(made):
     result = runner.invoke(app, ["sql", "SELECT k FROM runs", "--db", str(made / "seqk.duckdb"),
                                  "--format", "json"])
     assert result.exit_code == 0 and json.loads(result.output) == [{"k": 2}]
+
+
+def test_a_file_the_system_refuses_is_named_in_one_line(made, monkeypatch):
+    from seqk import export
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", "/srv/runs/task-1/attempt-1.json")
+
+    monkeypatch.setattr(export, "export_runs", refuse)
+    result = runner.invoke(app, ["export", RUN_ID, "--db", str(made / "seqk.duckdb"), "--to", "/srv/runs"])
+    assert result.exit_code == 2
+    assert result.output == "error: Permission denied: /srv/runs/task-1/attempt-1.json\n"
