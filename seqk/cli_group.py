@@ -21,6 +21,10 @@ _UsageError: type[Exception] = typer.BadParameter.__base__
 
 
 class _Argument(TyperArgument):
+    @property
+    def display_name_raw(self) -> str:
+        return self.metavar or (self.name or "").upper()  # a placeholder, like click's own
+
     def display_type_rich(self, ctx: Any) -> str | None:
         return None  # the metavar (RUN_ID, VARIANT) says what to type; "<path>" would not
 
