@@ -184,7 +184,7 @@ def inspect(
 def _error_text(error: Any) -> tuple[str, str | None]:
     """An attempt's error as a headline (stage, type, status code) and its message."""
     if not isinstance(error, dict):
-        return "", None if error is None else str(error)
+        return "", (None if error is None else str(error))
     stage, kind, status = error.get("stage"), error.get("type") or "error", error.get("status_code")
     headline = (f"{stage}: {kind}" if stage else kind) + (f" (status {status})" if status is not None else "")
     return headline, error.get("message")

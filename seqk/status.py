@@ -82,6 +82,5 @@ def sql(query: str, db: str | Path | None = None) -> tuple[list[str], list[tuple
         except duckdb.Error as exc:
             # DuckDB appends "LINE 1: ..." and a caret line; the first lines say what is wrong.
             lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-            reason = " ".join(line for line in lines[:next(
-                (i for i, line in enumerate(lines) if line.startswith("LINE ")), len(lines))])
-            raise QueryError(f"the query failed: {reason}") from None
+            end = next((i for i, line in enumerate(lines) if line.startswith("LINE ")), len(lines))
+            raise QueryError(f"the query failed: {' '.join(lines[:end])}") from None
