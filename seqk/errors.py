@@ -4,6 +4,9 @@
     ├── ConfigError              a variant YAML or option is wrong (lists every issue)
     ├── RunConflict              resuming would mix incompatible results (fingerprint, k, task identity)
     ├── NotFound                 a run, task or file the user named does not exist
+    ├── BadInput                 a path or file the user named is the wrong kind (a folder for a
+    │                            file, not a DuckDB database, a malformed run folder)
+    ├── QueryError               a SQL statement the user gave was refused by DuckDB
     ├── StoreBusy                another process held the database for too long
     ├── SqlFileError             a file in sql/ is malformed (names file:line)
     ├── MissingExtra             an optional dependency or model file is not installed
@@ -59,6 +62,14 @@ class RunConflict(SeqkError):
 
 class NotFound(SeqkError):
     """A run, task or file the user named does not exist."""
+
+
+class BadInput(SeqkError):
+    """A path or file the user named exists but cannot be used as asked."""
+
+
+class QueryError(SeqkError):
+    """A SQL statement the user gave failed (syntax, unknown table, a write on a read-only open)."""
 
 
 class StoreBusy(SeqkError):

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from seqk import __version__, store, tree
-from seqk.errors import NotFound, RunConflict
+from seqk.errors import BadInput, NotFound, RunConflict
 from seqk.identity import fingerprint, metric_slot
 from seqk.pricing import cost_usd
 
@@ -67,13 +67,20 @@ class ImportResult:
                 f"already in the database")
 
 
-def _read(path: Path) -> Any:
+def _read(path: Path) -> dict[str, Any] | None:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
         raise NotFound(f"cannot read {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise BadInput(f"{path} holds a JSON {type(data).__name__}, not the object seq_k writes")
+    return data
+
+
+# A file that parses as JSON but lacks a field seq_k always writes, or has one of the wrong type.
+_MALFORMED = (AttributeError, KeyError, TypeError, ValueError)
 
 
 def find_runs(root: Path) -> list[Path]:
@@ -88,7 +95,10 @@ def find_runs(root: Path) -> list[Path]:
 
 
 def _number(path: Path) -> int:
-    return int(path.name.split("-", 1)[1].split(".", 1)[0])
+    try:
+        return int(path.name.split("-", 1)[1].split(".", 1)[0])
+    except ValueError:
+        raise BadInput(f"{path}: seq_k numbers its folders and files (task-1, attempt-1.json)") from None
 
 
 def _attempt_files(run_path: Path) -> list[Path]:
@@ -154,6 +164,8 @@ def _task_row(task_path: Path, attempts: list[dict[str, Any]]) -> dict[str, Any]
     meta = _read(task_path / "task_meta.json") or {}
     task_id = str(meta.get("task_id") or (attempts[0]["task_id"] if attempts else task_path.name))
     prompt = meta.get("prompt") or ""
+    if not isinstance(prompt, str):
+        raise BadInput(f"{task_path / 'task_meta.json'}: prompt is a {type(prompt).__name__}, not text")
     content_hash = meta.get("content_hash") or hashlib.sha256(
         json.dumps([task_id, prompt, None], sort_keys=True).encode()).hexdigest()
     extra = {k: v for k, v in meta.items()
@@ -175,14 +187,22 @@ def import_run(run_path: Path, db: str | os.PathLike[str] | None = None) -> Impo
     summary = _read(run_path / "summary.json") or {}
     files = _attempt_files(run_path)
     attempts = [_read(p) for p in files]
-    row = _run_row(run_id, config, summary, attempts, now)
+    try:
+        row = _run_row(run_id, config, summary, attempts, now)
+    except _MALFORMED as exc:
+        raise BadInput(f"{run_path}: config.json, summary.json or an attempt file is malformed "
+                       f"({type(exc).__name__}: {exc})") from None
     records = []
     for path, data in zip(files, attempts, strict=True):
         uid = data.get("attempt_uid") or str(uuid.uuid5(
             _UID_NAMESPACE, f"{run_id}/{path.relative_to(run_path).as_posix()}"))
-        records.append(tree.attempt_record(
-            data, run_id=run_id, generation=row["generation"], k=row["k"], attempt_uid=uid,
-            imported_at=now, price=cost_usd))
+        try:
+            records.append(tree.attempt_record(
+                data, run_id=run_id, generation=row["generation"], k=row["k"], attempt_uid=uid,
+                imported_at=now, price=cost_usd))
+        except _MALFORMED as exc:
+            raise BadInput(f"{path} is not an attempt file seq_k or seqk writes "
+                           f"({type(exc).__name__}: {exc})") from None
     if not isinstance(config.get("seqk"), dict) and records:
         row["created_at"] = min(r.started_at for r in records)
     by_task: dict[Path, list[dict[str, Any]]] = {}

@@ -133,6 +133,28 @@ def _mock_for(model: str) -> MockModel:
     raise PermanentProviderError(f"unknown mock model {model!r} (known: {known}, or mock/py:module:attr)")
 
 
+def mock_problem(model: str) -> str | None:
+    """Why the `mock/...` id `model` cannot answer (unknown, or its script does not import), or None.
+
+    Checked when a variant loads, so a typo stops the run before any attempt is written.
+    """
+    if model in _MOCKS or model in _BUILTIN_MOCKS:
+        return None
+    if model.startswith("mock/py:"):
+        module_name, _, attr = model.removeprefix("mock/py:").partition(":")
+        if not module_name or not attr:
+            return f"{model!r} should read mock/py:module:attr"
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:  # noqa: BLE001 - importing the script runs the user's code
+            return f"cannot import the mock script's module {module_name!r}: {exc}"
+        if not hasattr(module, attr):
+            return f"module {module_name!r} has no {attr!r} for the mock script {model!r}"
+        return None
+    known = ", ".join(sorted(set(_MOCKS) | set(_BUILTIN_MOCKS)))
+    return f"unknown mock model {model!r}; known: {known}, or mock/py:module:attr"
+
+
 async def _call_mock(spec: RoleSpec, prompt: str) -> Completion:
     assert spec.model is not None
     mock = _mock_for(spec.model)

@@ -179,6 +179,8 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
                                "variable with api_key_env; seqk never stores a secret")
                    for path in _secret_paths(getattr(variant, role).extra)]
 
+    issues += _mock_issues(variant)
+
     if variant.task_indices is not None and variant.max_tasks is not None:
         issues.append(ConfigIssue("C06", "task_indices", "set either task_indices or max_tasks, not both"))
 
@@ -219,6 +221,19 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
         s3_bucket=variant.s3_bucket, export_dir=variant.export_dir, source=source,
         notes=tuple(notes),
     )
+
+
+def _mock_issues(variant: Variant) -> list[ConfigIssue]:
+    """C03 for each `mock/...` model id that nothing would answer (every role's model is one of these keys)."""
+    from seqk.models import mock_problem  # models imports this module
+
+    issues = []
+    for key in ("model", "judge_model", "critic_model"):
+        model = getattr(variant, key)
+        problem = mock_problem(model) if model and model.startswith("mock/") else None
+        if problem:
+            issues.append(ConfigIssue("C03", key, problem))
+    return issues
 
 
 # api_key, x-api-key, access_token, Authorization ... but not max_tokens or top_k.

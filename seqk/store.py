@@ -23,7 +23,7 @@ from typing import Any
 
 import duckdb
 
-from seqk.errors import NotFound, RunConflict, StoreBusy
+from seqk.errors import BadInput, NotFound, RunConflict, StoreBusy
 from seqk.sqlfiles import q, schema, views
 
 SCHEMA_VERSION = "1"
@@ -54,20 +54,24 @@ def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = Fal
     db = default_db_path(path)
     if read_only and not db.exists():
         raise NotFound(f"no database at {db} (set --db or SEQK_DB, or run `seqk run` first)")
+    if db.is_dir():
+        raise BadInput(f"{db} is a folder; --db (or SEQK_DB) names a DuckDB file, e.g. {db / 'seqk.duckdb'}")
     if not read_only:
-        db.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            db.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BadInput(f"cannot create the folder of the database {db}: {exc.strerror}") from None
     deadline = time.monotonic() + wait_s
     delay = 0.005
     while True:
         try:
             con = duckdb.connect(str(db), read_only=read_only)
             break
-        except duckdb.IOException as exc:
-            if not _is_lock_conflict(exc) or time.monotonic() > deadline:
-                if _is_lock_conflict(exc):
-                    raise StoreBusy(
-                        f"{db} stayed locked by another process for {wait_s:.0f}s: {exc}") from None
-                raise
+        except duckdb.Error as exc:
+            if not _is_lock_conflict(exc):
+                raise BadInput(f"cannot open {db} as a DuckDB database: {exc}") from None
+            if time.monotonic() > deadline:
+                raise StoreBusy(f"{db} stayed locked by another process for {wait_s:.0f}s: {exc}") from None
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, 0.2)
     try:
@@ -121,7 +125,10 @@ def run_lease(path: str | os.PathLike[str] | None, run_id: str) -> Iterator[None
 
     db = default_db_path(path)
     folder = db.parent / ".seqk-locks"
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadInput(f"cannot create {folder} beside the database {db}: {exc.strerror}") from None
     lock = folder / (db.name + "." + hashlib.sha256(run_id.encode()).hexdigest()[:20] + ".lock")
     with open(lock, "a+") as handle:
         try:
