@@ -44,7 +44,7 @@ def content_text(value: Any, *, other: Literal["str", "json"] = "str") -> str:
         return ""
     if isinstance(value, list) and other == "str":
         return "".join(b if isinstance(b, str) else str(b.get("text") or "")
-                       for b in value if isinstance(b, str) or isinstance(b, dict))
+                       for b in value if isinstance(b, str | dict))
     return str(value) if other == "str" else json.dumps(value, ensure_ascii=False)
 
 

@@ -16,7 +16,8 @@ _UNMET = {"false", "no", "0", "not met", "unmet"}
 
 def judge_prompt(conversation: str, output: str, rubrics: list[str]) -> str:
     """The task, the conversation, the response, the numbered requirements, the output schema."""
-    return f"""Decide whether an assistant response satisfies a set of instruction-following requirements for the conversation below.
+    return f"""Decide whether an assistant response satisfies a set of instruction-following requirements for \
+the conversation below.
 
 ## Conversation
 {conversation}
@@ -27,10 +28,12 @@ def judge_prompt(conversation: str, output: str, rubrics: list[str]) -> str:
 ## Requirements
 {numbered(rubrics)}
 
-For every numbered requirement, decide whether the response fully satisfies it. A requirement is met only if it is clearly and completely satisfied.
+For every numbered requirement, decide whether the response fully satisfies it. A requirement is met only if it \
+is clearly and completely satisfied.
 
 Return only a JSON object with one verdict per requirement, in order, in this schema:
-{{"verdicts": [{{"question": 1, "met": true, "reason": "short justification"}}, {{"question": 2, "met": false, "reason": "short justification"}}]}}"""
+{{"verdicts": [{{"question": 1, "met": true, "reason": "short justification"}}, {{"question": 2, "met": false, \
+"reason": "short justification"}}]}}"""
 
 
 @dataclass(frozen=True)

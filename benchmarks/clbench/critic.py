@@ -25,9 +25,12 @@ def socratic_prompt(rubrics: list[str], failed: int | None, status: list[str], o
     return f"""You give Socratic feedback. You know the grading rubric, but the student must find the fix on their own.
 
 Rules, all strict:
-- Never quote or paraphrase a requirement, and never reveal the phrases, words, sign-offs or formatting the rubric expects.
+- Never quote or paraphrase a requirement, and never reveal the phrases, words, sign-offs or formatting the \
+rubric expects.
 - Never name specific emojis, slang, or stylistic or structural elements.
-- Never write "the rubric requires ...". Point at the category of improvement instead. For example, "Does your reply follow every convention the instructions set for how it should close?" is a good hint; "End with 'Best regards'" leaks the answer.
+- Never write "the rubric requires ...". Point at the category of improvement instead. For example, "Does your \
+reply follow every convention the instructions set for how it should close?" is a good hint; "End with 'Best \
+regards'" leaks the answer.
 - Refer to a requirement only by its number and its general category.
 
 {_context(rubrics, failed, status, output)}
@@ -41,9 +44,12 @@ def directive_prompt(rubrics: list[str], failed: int | None, status: list[str], 
 
 Rules, all strict:
 - Never quote or reproduce the text of a requirement, and never reveal expected phrases or content.
-- Never name the emojis, slang or formatting a requirement asks for, and never give a fix that could be copied into the answer.
-- Describe each failed requirement by its general category only. An allowed form: "Requirement 2 (closing convention) is not met: re-read the instructions at the start of the conversation to find what is expected."
+- Never name the emojis, slang or formatting a requirement asks for, and never give a fix that could be copied \
+into the answer.
+- Describe each failed requirement by its general category only. An allowed form: "Requirement 2 (closing \
+convention) is not met: re-read the instructions at the start of the conversation to find what is expected."
 
 {_context(rubrics, failed, status, output)}
 
-For each failed requirement give its number and general category, what is wrong in general terms, and where to look to find what is right. Be concise, and never state the fix itself."""
+For each failed requirement give its number and general category, what is wrong in general terms, and where to \
+look to find what is right. Be concise, and never state the fix itself."""

@@ -22,14 +22,18 @@ def judge_prompt(rubrics: list[str], output: str) -> str:
     rubric = numbered(rubrics) if rubrics else "(No explicit rubric was given for this task.)"
     return f"""You are a rigorous grader of instruction following: you score a student's answer against a rubric.
 
-Scoring is binary and all-or-nothing. The score is 1 only if the answer fully satisfies every requirement of the rubric; otherwise it is 0.
+Scoring is binary and all-or-nothing. The score is 1 only if the answer fully satisfies every requirement of \
+the rubric; otherwise it is 0.
 
 Work in three steps, all of them mandatory:
-1. Requirements. List every explicit requirement of the rubric and every implicit one it carries (style, structure, format), each with a concrete criterion for checking it.
+1. Requirements. List every explicit requirement of the rubric and every implicit one it carries (style, \
+structure, format), each with a concrete criterion for checking it.
 2. Checks. Compare the answer with each requirement in turn and decide whether it is met.
-3. Self-check. Make sure the list is complete, every check was strict, the rationale and the score agree, and you judged only what is actually written.
+3. Self-check. Make sure the list is complete, every check was strict, the rationale and the score agree, and \
+you judged only what is actually written.
 
-Your output holds a grading rationale, a list with one "yes" or "no" per requirement in rubric order, and an overall score, the integer 0 or 1.
+Your output holds a grading rationale, a list with one "yes" or "no" per requirement in rubric order, and an \
+overall score, the integer 0 or 1.
 
 Rubric:
 {rubric}
@@ -38,7 +42,8 @@ Student's response:
 {output}
 
 Output only a JSON object of exactly this shape:
-{{"Grading Rationale": "<your reasoning>", "List of Requirement Satisfaction Status": ["yes", "no"], "Overall Score": 0}}"""
+{{"Grading Rationale": "<your reasoning>", "List of Requirement Satisfaction Status": ["yes", "no"], "Overall \
+Score": 0}}"""
 
 
 def overall_score(value: Any) -> int:
