@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -56,7 +57,7 @@ def test_official_rows_load(tmp_path):
 
 
 def test_fallback_id_has_one_prefix(tmp_path):
-    record = json.loads(open(DATA).readline())
+    record = json.loads(Path(DATA).read_text().splitlines()[0])
     del record["prompt_id"]
     path = tmp_path / "d.jsonl"
     path.write_text("\n" + json.dumps(record) + "\n")

@@ -5,6 +5,7 @@ rubric-blind critic."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from rubrichelp import FIXTURES, ScriptedRole, run
@@ -45,7 +46,7 @@ def test_loading_slices_and_default_weight():
 def test_a_malformed_rubric_skips_its_record_only(tmp_path):
     bad = {"sample_id": "bad", "domain": "x", "prompt": "p", "rubrics": [{"criterion": "c", "weight": "heavy"}]}
     path = tmp_path / "d.jsonl"
-    path.write_text(json.dumps(bad) + "\n" + open(DATA).read())
+    path.write_text(json.dumps(bad) + "\n" + Path(DATA).read_text())
     assert [t.task_id for t in load(path=str(path))] == ["fake-rr-001", "fake-rr-002", "fake-rr-003"]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -38,7 +39,7 @@ def test_the_data_file_hash_is_in_the_fingerprint_so_two_files_never_mix(tmp_pat
     same = tmp_path / "copy.jsonl"
     shutil.copy(HB, same)
     changed = tmp_path / "changed.jsonl"
-    changed.write_text(open(HB).read().replace("mild headache", "mild backache"))
+    changed.write_text(Path(HB).read_text().replace("mild headache", "mild backache"))
     a, b, c = hb_spec(tmp_path), hb_spec(tmp_path, str(same)), hb_spec(tmp_path, str(changed))
     assert a.run_id == b.run_id == c.run_id
     assert a.fingerprint() == b.fingerprint()  # the path is not part of the identity; the bytes are
