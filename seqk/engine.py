@@ -27,7 +27,7 @@ from seqk.benchmark import AttemptContext, HistoryItem, Task, Verdict
 from seqk.errors import CriticError, JudgeError, ProviderError
 from seqk.models import ModelPool, close_sessions
 from seqk.prompts import actor_prompt
-from seqk.resume import KeptOutput, MissingFeedback, Prepared, prepare
+from seqk.resume import MissingFeedback, Prepared, prepare
 from seqk.runspec import RoleSpec, RunSpec
 from seqk.store import AttemptRecord, CallRecord, FeedbackFill
 from seqk.writer import Writer
@@ -121,16 +121,17 @@ class Engine:
         self.mode = spec.benchmark.feedback_mode(spec.feedback_mode)
         self._tasks = {t.task_index: t for t in spec.tasks}
 
-    async def attempt(self, task: Task, attempt_index: int, history: list[HistoryItem],
-                      kept: KeptOutput | None = None) -> AttemptRecord:
-        """Actor, judge and (for a failed seq@k attempt) critic, recorded whole. With `kept`
-        (an output whose judge failed in an earlier run) the actor is not called again."""
+    async def attempt(self, task: Task, attempt_index: int,
+                      history: list[HistoryItem]) -> AttemptRecord:
+        """Actor, judge and (for a failed seq@k attempt) critic, recorded whole. A slot whose
+        judge failed in an earlier run is judged again on the kept output, without the actor."""
         spec, bench = self.spec, self.spec.benchmark
         calls: list[CallRecord] = []
         actor = _Client(self.pool, _seeded(spec.actor, attempt_index), calls)
         judge = _Client(self.pool, spec.judge, calls)
         critic = _Client(self.pool, _seeded(spec.critic, attempt_index), calls)
         started = _now()
+        kept = self.prepared.kept_outputs.get((task.task_index, attempt_index))
         prompt = kept.prompt if kept is not None else actor_prompt(
             task.prompt, attempt_index, spec.k, seq=spec.seq, history=history)
         output: str | None = None
@@ -218,8 +219,7 @@ class Engine:
             self._emit(fill, False, None)
             history[-1] = HistoryItem(missing.attempt_index, missing.output, fill.feedback)
         for attempt_index in range(first, self.spec.k + 1):
-            record = await self.attempt(task, attempt_index, history,
-                                        self.prepared.kept_outputs.get((task.task_index, attempt_index)))
+            record = await self.attempt(task, attempt_index, history)
             if record.status == "error":
                 self._emit(record, True, "error")
                 return
@@ -238,8 +238,7 @@ class Engine:
 
         async def one(attempt_index: int) -> None:
             nonlocal remaining
-            record = await self.attempt(task, attempt_index, [],
-                                        self.prepared.kept_outputs.get((task.task_index, attempt_index)))
+            record = await self.attempt(task, attempt_index, [])
             remaining -= 1
             outcomes.append("error" if record.status == "error"
                             else "passed" if record.success else "failed")
