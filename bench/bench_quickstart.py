@@ -3,11 +3,12 @@
 Runs variants/quickstart/passk.yaml then seqk.yaml, as they ship, against a fresh
 temporary database, and prints for each and for both together:
 
-- generation tokens/s: output tokens / time llama.cpp spent generating (calls are
-  serialised, so these intervals never overlap); prompt evaluation included;
+- generation tokens/s: output tokens / the summed latency of the model calls (one
+  worker serves one call at a time, so these intervals never overlap); prompt
+  evaluation and the loopback HTTP hop included;
 - end-to-end output tokens/s and attempts per minute: over the run's wall time,
-  which adds litellm, the engine and the database;
-- peak memory (ru_maxrss) of this process, which holds the model.
+  which adds the worker's start, the engine and the database;
+- peak memory (ru_maxrss) of this process and of the model's worker process.
 
     python bench/bench_quickstart.py                 # ~3 min on 2 idle cores
     python bench/bench_quickstart.py --max-tasks 4   # a quicker look
@@ -24,7 +25,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import duckdb
 
@@ -33,44 +33,25 @@ sys.path.insert(0, str(ROOT))
 
 from seqk import engine, llm_local, runspec  # noqa: E402
 
-_busy_s = 0.0
-
-
-def _timed_chat(original: Any) -> Any:
-    """Wrap LocalModel.chat to add up the time spent inside llama.cpp."""
-
-    def chat(self: llm_local.LocalModel, messages: list[dict[str, Any]],
-             params: dict[str, Any]) -> dict[str, Any]:
-        global _busy_s
-        start = time.perf_counter()
-        try:
-            return original(self, messages, params)
-        finally:
-            _busy_s += time.perf_counter() - start
-
-    return chat
-
 
 def run_variant(path: Path, db: Path, max_tasks: int | None) -> dict[str, float]:
     """Run one variant; its figures."""
-    global _busy_s
     overrides = {"max_tasks": max_tasks} if max_tasks else {}
     spec = runspec.load(path, overrides=overrides)
-    _busy_s = 0.0
     start = time.perf_counter()
     result = engine.run(spec, db)
     wall = time.perf_counter() - start
     with duckdb.connect(str(db), read_only=True) as con:
-        calls, tokens_in, tokens_out = con.execute(
-            "SELECT count(*), sum(input_tokens), sum(output_tokens) FROM calls WHERE run_id = ?",
-            [spec.run_id]).fetchone()
+        calls, tokens_in, tokens_out, busy_s = con.execute(
+            "SELECT count(*), sum(input_tokens), sum(output_tokens), sum(latency_s) FROM calls "
+            "WHERE run_id = ?", [spec.run_id]).fetchone()
         passed, tasks = con.execute(
             "SELECT count(*) FILTER (WHERE success), count(*) FROM ("
             " SELECT task_index, bool_or(success) AS success FROM attempts"
             " WHERE run_id = ? GROUP BY task_index)", [spec.run_id]).fetchone()
     return {"tasks": tasks, "passed": passed, "attempts": result.attempts_written,
             "calls": calls, "input_tokens": tokens_in or 0, "output_tokens": tokens_out or 0,
-            "generation_s": _busy_s, "wall_s": wall}
+            "generation_s": busy_s or 0.0, "wall_s": wall}
 
 
 def report(name: str, f: dict[str, float]) -> None:
@@ -89,8 +70,6 @@ def main() -> None:
     parser.add_argument("--max-tasks", type=int, default=None,
                         help="Run only the first N tasks (default: all).")
     args = parser.parse_args()
-    llm_local.LocalModel.chat = _timed_chat(llm_local.LocalModel.chat)  # type: ignore[method-assign]
-
     print(f"cores: {len(os.sched_getaffinity(0))}, load average before: "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     figures: dict[str, dict[str, float]] = {}
@@ -102,8 +81,10 @@ def main() -> None:
     both = {key: figures["passk"][key] + figures["seqk"][key] for key in figures["passk"]}
     for name, f in [*figures.items(), ("both", both)]:
         report(name, f)
+    llm_local.close_all()  # so the worker counts among the finished children
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    print(f"peak memory (ru_maxrss): {peak_mb:.0f} MiB; "
+    worker_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"peak memory (ru_maxrss): seqk {peak_mb:.0f} MiB, model worker {worker_mb:.0f} MiB; "
           f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

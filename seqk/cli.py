@@ -95,6 +95,10 @@ def run(
         out.print("[yellow]Interrupted[/]: finished attempts are saved; run the same command to resume.")
         raise typer.Exit(130)
     export.after_run(spec, db_path, no_export=no_export, no_upload=no_upload, report=out.print)
+    if result.stopped:
+        _console(stderr=True).print(f"[red]error:[/] the run stopped: {result.stopped}", markup=True,
+                                    highlight=False)
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -246,6 +250,32 @@ def plan(
     out.print(f"  fingerprint: {p['fingerprint'][:16]}…")
     for note in spec.notes:
         out.print(f"  note: {note}")
+
+
+@app.command()
+def doctor(
+    model: Annotated[str, typer.Argument(help="A local model id.")] = "local/smollm2-135m",
+) -> None:
+    """Check that the embedded model runs on this machine: load it in a worker process,
+    generate a few tokens, and show the llama.cpp build's CPU features (exit 1 if it cannot run).
+
+    Example: seqk doctor local/smollm2-135m
+    """
+    from seqk.llm_local import doctor as check_model
+
+    r = check_model(model)
+    out = _console()
+    out.print(f"[bold]{r.model}[/]  {r.path or ''}", highlight=False)
+    if r.llama_cpp_python:
+        out.print(f"  llama-cpp-python {r.llama_cpp_python}; build: {r.build_features}", markup=False)
+    out.print(f"  this CPU: {' '.join(r.cpu_flags) or 'unknown'}", markup=False)
+    if r.ok:
+        out.print(f"  loaded in {r.load_s:.1f} s; generated {r.output_tokens} tokens at "
+                  f"{r.tokens_per_s:.0f} tokens/s: {r.text!r}", markup=False)
+        out.print(f"[green]ok[/]: {r.message}", highlight=False)
+        return
+    _console(stderr=True).print(f"[red]error:[/] {r.message}", highlight=False)
+    raise typer.Exit(1)
 
 
 # --- report commands (seqk/metrics.py, seqk/report.py) go here ---

