@@ -96,8 +96,11 @@ def run(
         raise typer.Exit(130)
     export.after_run(spec, db_path, no_export=no_export, no_upload=no_upload, report=out.print)
     if result.stopped:
-        _console(stderr=True).print(f"[red]error:[/] the run stopped: {result.stopped}", markup=True,
-                                    highlight=False)
+        _console(stderr=True).print(f"[red]error:[/] the run stopped: {result.stopped}", highlight=False)
+        raise typer.Exit(1)
+    if result.attempts_run and result.attempts_errored == result.attempts_run:
+        _console(stderr=True).print(f"[red]error:[/] every one of the {result.attempts_run} attempts of "
+                                    "this invocation failed with an error (see above)", highlight=False)
         raise typer.Exit(1)
 
 
@@ -250,6 +253,50 @@ def plan(
     out.print(f"  fingerprint: {p['fingerprint'][:16]}…")
     for note in spec.notes:
         out.print(f"  note: {note}")
+    from seqk.errors import ConfigError
+    from seqk.models import credential_problems
+
+    issues = credential_problems([spec.actor, spec.judge, spec.critic])
+    if issues:
+        raise ConfigError(spec.source, issues)
+
+
+@app.command()
+def probe(
+    targets: Annotated[list[str], typer.Argument(
+        help="A variant YAML (its roles' models), or model ids.", metavar="VARIANT | MODEL...")],
+    api_base: Annotated[str | None, typer.Option(
+        help="OpenAI-compatible server for the model ids given.")] = None,
+    api_key_env: Annotated[str | None, typer.Option(
+        help="Name of the variable holding that server's key.")] = None,
+) -> None:
+    """Call each distinct model once with a tiny prompt: latency, tokens, cost, or the error
+    (exit 1 if any fails). Checks keys and endpoints before a run spends anything.
+
+    Example: seqk probe variants/arcagi2/seqk.cell_match.yaml
+    """
+    from seqk import models, runspec
+    from seqk.runspec import RoleSpec
+
+    if len(targets) == 1 and targets[0].endswith((".yaml", ".yml")):
+        spec = runspec.load(Path(targets[0]))
+        roles = [spec.actor, spec.judge, spec.critic]
+    else:
+        roles = [RoleSpec(role="actor", model=m, api_base=api_base, api_key_env=api_key_env)
+                 for m in targets]
+    results = models.probe(roles)
+    out = _console()
+    for r in results:
+        where = f" at {r.api_base}" if r.api_base else ""
+        head = f"{r.model}{where} ({', '.join(r.roles)})"
+        if r.ok:
+            cost = "cost unknown" if r.cost_usd is None else f"${r.cost_usd:.6f}"
+            out.print(f"[green]ok[/]    {head}: {r.latency_s:.2f} s, {r.input_tokens} in / "
+                      f"{r.output_tokens} out tokens, {cost}: {r.text!r}", highlight=False)
+        else:
+            out.print(f"[red]error[/] {head}: {r.error}", highlight=False)
+    if not all(r.ok for r in results):
+        raise typer.Exit(1)
 
 
 @app.command()

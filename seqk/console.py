@@ -94,8 +94,12 @@ def print_run_summary(out: Any, spec: Any, result: Any, db_path: Path | None) ->
               f"{result.elapsed_s:.1f}s; tasks this invocation: {result.tasks_passed} passed, "
               f"{result.tasks_failed} failed, {result.tasks_error} with errors")
     if result.error_kinds:
-        kinds = ", ".join(f"{k}×{n}" for k, n in sorted(result.error_kinds.items()))
-        out.print(f"[yellow]errors[/] (kept apart from wrong answers; rerun to retry): {kinds}")
+        out.print("[yellow]errors[/] (kept apart from wrong answers; rerun to retry; "
+                  "`seqk inspect` shows each):")
+        for kind, n in sorted(result.error_kinds.items()):
+            stage, _, kind_name = kind.partition(":")
+            first = " ".join(result.error_examples.get(kind, "").split())
+            out.print(f"  {n}× {kind_name} at {stage}: {first[:300]}", markup=False, highlight=False)
     from seqk import metrics
 
     out.print(metrics.closing_summary(spec.run_id, db_path))

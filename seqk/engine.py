@@ -106,6 +106,11 @@ class RunResult:
     later call could get past. Attempts in flight were recorded; the rest were not started."""
     elapsed_s: float = 0.0
     error_kinds: dict[str, int] = field(default_factory=dict)
+    """'stage:type' -> how many records of this invocation had that error."""
+    error_examples: dict[str, str] = field(default_factory=dict)
+    """'stage:type' -> the first message of that kind, so the console can show the cause."""
+    attempts_run: int = 0
+    attempts_errored: int = 0
 
 
 class Engine:
@@ -197,9 +202,13 @@ class Engine:
 
     def _emit(self, record: AttemptRecord | FeedbackFill, done: bool, outcome: str | None) -> None:
         self.writer.put(record)
+        if isinstance(record, AttemptRecord):
+            self.result.attempts_run += 1
+            self.result.attempts_errored += record.status == "error"
         if record.error:
             kind = f"{record.error['stage']}:{record.error['type']}"
             self.result.error_kinds[kind] = self.result.error_kinds.get(kind, 0) + 1
+            self.result.error_examples.setdefault(kind, record.error["message"])
         if done:
             if outcome == "passed":
                 self.result.tasks_passed += 1
@@ -291,6 +300,16 @@ class Engine:
         return self.result
 
 
+def check_credentials(spec: RunSpec) -> None:
+    """Fail before anything is written when a role's key is missing (ConfigError, rule C10)."""
+    from seqk.errors import ConfigError
+    from seqk.models import credential_problems
+
+    issues = credential_problems([spec.actor, spec.judge, spec.critic])
+    if issues:
+        raise ConfigError(spec.source, issues)
+
+
 def check_models(spec: RunSpec) -> None:
     """Fail before anything is written when a local model cannot run: its file or
     llama-cpp-python is missing (MissingExtra), or its worker dies generating a few tokens
@@ -307,6 +326,7 @@ def run(spec: RunSpec, db: str | Path | None = None,
         on_prepared: Callable[[Prepared], None] | None = None) -> RunResult:
     """Run one variant to completion (or until Ctrl-C / SIGTERM), resuming what is stored."""
     db = db if db is not None else spec.db
+    check_credentials(spec)
     check_models(spec)
     with store.run_lease(db, spec.run_id):
         return _run_leased(spec, db, on_event, on_prepared)

@@ -12,6 +12,7 @@
     └── ProviderError            an LLM call failed (kept apart from wrong answers)
         ├── TransientProviderError   429, 5xx, timeout, dropped connection: retried
         └── PermanentProviderError   auth, bad request, unknown model: not retried
+            ├── AuthError            bad or missing key, no permission: stops the run (exit 1)
             └── LocalModelCrashed    the embedded model's process died: stops the run (exit 1)
     JudgeError                   a judge reply could not be turned into a verdict
     CriticError                  a critic could not produce feedback
@@ -95,6 +96,14 @@ class TransientProviderError(ProviderError):
 
 class PermanentProviderError(ProviderError):
     """Retrying cannot help: bad key, bad request, unknown model."""
+
+
+class AuthError(PermanentProviderError):
+    """The provider refused the credentials (401, 403, a missing key). Every later call
+    would fail the same way, so the run stops."""
+
+    fatal = True
+    exit_code = 1
 
 
 class LocalModelCrashed(PermanentProviderError):

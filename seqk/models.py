@@ -28,6 +28,8 @@ from typing import Any
 
 from seqk.config import RetryPolicy
 from seqk.errors import (
+    AuthError,
+    ConfigIssue,
     PermanentProviderError,
     ProviderError,
     TransientProviderError,
@@ -188,14 +190,23 @@ _TRANSIENT_NAMES = ("RateLimit", "ServiceUnavailable", "InternalServer", "BadGat
                     "ServerDisconnected", "ClientOSError", "ClientPayloadError")
 
 
+_AUTH_NAMES = ("Authentication", "PermissionDenied", "Unauthorized")
+_AUTH_MESSAGE = re.compile(
+    r"missing credentials|api[_ ]?key (client option )?must be set|invalid (x-)?api[_ ]?key|"
+    r"incorrect api key|no api key|api key not valid|unauthorized", re.IGNORECASE)
+
+
 def classify(exc: BaseException) -> ProviderError:
-    """Turn a provider exception into a transient or permanent ProviderError."""
+    """Turn a provider exception into a transient, permanent or auth ProviderError."""
     if isinstance(exc, ProviderError):
         return exc
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
     name = type(exc).__name__
     message = f"{name}: {exc}"[:2000]
+    # litellm reports a missing key as a 500 InternalServerError: read the words too.
+    if status in (401, 403) or any(part in name for part in _AUTH_NAMES) or _AUTH_MESSAGE.search(message):
+        return AuthError(message, status_code=status, kind="AuthError")
     transient = (
         status in (408, 409, 425, 429)
         or (status is not None and status >= 500)
@@ -336,6 +347,53 @@ async def _call_local(spec: RoleSpec, prompt: str) -> Completion:
 
 
 # ---------------------------------------------------------------------------
+# Credentials, checked before a run spends anything
+
+
+_ROLE_FIELD = {"actor": "model", "judge": "judge_model", "critic": "critic_model"}
+
+
+def missing_credentials(role: RoleSpec) -> str | None:
+    """What this role's key problem is, in words, or None when its key is there (or none
+    is needed: mock and local models, OpenAI-compatible servers without `api_key_env`)."""
+    model = role.model
+    if model is None or model.startswith(("mock/", "local/")):
+        return None
+    if role.api_key_env:
+        if os.environ.get(role.api_key_env):
+            return None
+        return f"the {role.role} ({model}) reads its key from ${role.api_key_env}, which is not set"
+    if role.api_base:
+        return None
+    check = import_litellm().validate_environment(model)
+    missing = check.get("missing_keys") or []
+    if check.get("keys_in_environment") or not missing:
+        return None
+    # litellm lists alternatives (GOOGLE_API_KEY, GEMINI_API_KEY) and companions
+    # (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) alike; keys are alternatives.
+    joiner = " or " if all(name.endswith("_API_KEY") for name in missing) else " and "
+    names = joiner.join(f"${name}" for name in missing)
+    return (f"the {role.role} ({model}) needs {names}, which is not set "
+            "(or set api_key_env: to the variable that holds the key)")
+
+
+def credential_problems(roles: Sequence[RoleSpec]) -> list[ConfigIssue]:
+    """Every role whose key is missing from the environment, as validation issues (C10)."""
+    issues: list[ConfigIssue] = []
+    seen: set[tuple[str | None, str | None, str | None]] = set()
+    for role in roles:
+        key = (role.model, role.api_base, role.api_key_env)
+        if key in seen:
+            continue
+        seen.add(key)
+        problem = missing_credentials(role)
+        if problem:
+            field = _ROLE_FIELD.get(role.role, role.role)
+            issues.append(ConfigIssue("C10", f"{field}.api_key_env" if role.api_key_env else field, problem))
+    return issues
+
+
+# ---------------------------------------------------------------------------
 # The pool: limits, quotas and retries
 
 
@@ -402,3 +460,62 @@ class ModelPool:
                     raise error from exc
                 await asyncio.sleep(self._backoff(retries, error))
                 retries += 1
+
+
+# ---------------------------------------------------------------------------
+# Probe: one tiny call per model, to check keys and endpoints before spending
+
+PROBE_PROMPT = "Reply with the single word: ok"
+
+
+@dataclass
+class ProbeResult:
+    """One model's answer to the probe (or why it gave none)."""
+
+    model: str
+    roles: list[str]
+    api_base: str | None
+    ok: bool
+    latency_s: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+    text: str | None = None
+    error: str | None = None
+
+
+def probe(roles: Sequence[RoleSpec], max_tokens: int = 8) -> list[ProbeResult]:
+    """Call each distinct (model, endpoint) of `roles` once, without retries."""
+    import dataclasses
+
+    distinct: dict[tuple[str, str | None, str | None], tuple[RoleSpec, list[str]]] = {}
+    for role in roles:
+        if role.model is None:
+            continue
+        key = (role.model, role.api_base, role.api_key_env)
+        distinct.setdefault(key, (role, []))[1].append(role.role)
+    async def one(spec: RoleSpec, names: list[str]) -> ProbeResult:
+        assert spec.model is not None
+        result = ProbeResult(spec.model, names, spec.api_base, ok=False)
+        result.error = missing_credentials(spec)
+        if result.error:
+            return result
+        pool = ModelPool(RetryPolicy(max_retries=0))
+        call = dataclasses.replace(spec, temperature=0, max_tokens=max_tokens)
+        try:
+            c = await pool.complete(call, PROBE_PROMPT)
+        except ProviderError as exc:
+            result.error = f"{exc.kind}: {' '.join(str(exc).split())}"[:500]
+            return result
+        result.ok = True
+        result.latency_s, result.text, result.cost_usd = c.latency_s, c.text, c.cost_usd
+        result.input_tokens, result.output_tokens = c.input_tokens, c.output_tokens
+        return result
+
+    async def everything() -> list[ProbeResult]:
+        try:
+            return await asyncio.gather(*(one(spec, names) for spec, names in distinct.values()))
+        finally:
+            await close_sessions()
+
+    return asyncio.run(everything())
