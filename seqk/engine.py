@@ -131,14 +131,17 @@ class Engine:
 
     async def attempt(self, task: Task, attempt_index: int,
                       history: list[HistoryItem]) -> AttemptRecord:
-        """Actor, judge and (for a failed seq@k attempt) critic, recorded whole."""
+        """Actor, judge and (for a failed seq@k attempt) critic, recorded whole. A slot whose
+        judge failed in an earlier run is judged again on the kept output, without the actor."""
         spec, bench = self.spec, self.spec.benchmark
         calls: list[CallRecord] = []
         actor = _Client(self.pool, _seeded(spec.actor, attempt_index), calls)
         judge = _Client(self.pool, spec.judge, calls)
         critic = _Client(self.pool, _seeded(spec.critic, attempt_index), calls)
         started = _now()
-        prompt = actor_prompt(task.prompt, attempt_index, spec.k, seq=spec.seq, history=history)
+        kept = self.prepared.kept_outputs.get((task.task_index, attempt_index))
+        prompt = kept.prompt if kept is not None else actor_prompt(
+            task.prompt, attempt_index, spec.k, seq=spec.seq, history=history)
         output: str | None = None
         verdict: Verdict | None = None
         feedback: str | None = None
@@ -152,7 +155,7 @@ class Engine:
                 result = await bench.run_attempt(task, prompt, ctx)
                 prompt, output, verdict = result.prompt, result.output, result.verdict
             else:
-                output = await actor.complete(prompt)
+                output = kept.output if kept is not None else await actor.complete(prompt)
                 stage = "judge"
                 verdict = await bench.verify(task, output, judge)
             if spec.seq and not verdict.success:
@@ -172,7 +175,8 @@ class Engine:
         return AttemptRecord(
             attempt_uid=str(uuid.uuid4()), run_id=spec.run_id,
             generation=self.prepared.generation, task_index=task.task_index,
-            attempt_index=attempt_index, k=spec.k, status="ok" if judged else "error",
+            attempt_index=attempt_index, k=kept.k if kept is not None else spec.k,
+            status="ok" if judged else "error",
             success=verdict.success if verdict else None,
             score=verdict.score if verdict else None, prompt=prompt, output=output,
             raw_eval_output=verdict.raw_eval_output if verdict else None,

@@ -91,7 +91,7 @@ class RunSpec:
         options = self.options.model_dump(mode="json")
         for name in self.benchmark.identity_exempt_options:
             options.pop(name, None)
-        return {
+        fields: dict[str, Any] = {
             "benchmark": self.benchmark.name,
             "slice": self.slice_name,
             "metric": self.metric,
@@ -103,6 +103,10 @@ class RunSpec:
             "prompt_version": PROMPT_VERSION,
             "benchmark_prompt_version": self.benchmark.prompt_version,
         }
+        data = self.benchmark.data_fingerprint(self.options)
+        if data is not None:  # absent rather than null: older runs keep their fingerprint
+            fields["data_sha256"] = data
+        return fields
 
     def fingerprint(self) -> str:
         """sha256 of fingerprint_fields()."""
