@@ -40,12 +40,12 @@ def test_the_data_file_hash_is_in_the_fingerprint_so_two_files_never_mix(tmp_pat
     shutil.copy(HB, same)
     changed = tmp_path / "changed.jsonl"
     changed.write_text(Path(HB).read_text().replace("mild headache", "mild backache"))
+    models.register_mock("mock/actor", [BAD])
+    models.register_mock("mock/judge", ['{"criteria_met": false}'])
     a, b, c = hb_spec(tmp_path), hb_spec(tmp_path, str(same)), hb_spec(tmp_path, str(changed))
     assert a.run_id == b.run_id == c.run_id
     assert a.fingerprint() == b.fingerprint()  # the path is not part of the identity; the bytes are
     assert a.fingerprint_fields()["data_sha256"] != c.fingerprint_fields()["data_sha256"]
-    models.register_mock("mock/actor", [BAD])
-    models.register_mock("mock/judge", ['{"criteria_met": false}'])
     engine.run(a, db)
     assert engine.run(b, db).prepared.action == "resume"
     with pytest.raises(RunConflict, match="data_sha256"):
