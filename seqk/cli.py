@@ -62,7 +62,7 @@ def run(
 
     Example: seqk run variants/arcagi2/seqk.cell_match.yaml --db runs/seqk.duckdb
     """
-    from seqk import engine, export, runspec
+    from seqk import api
     from seqk.console import RunProgress, print_run_summary
 
     overrides: dict[str, Any] = {}
@@ -71,22 +71,23 @@ def run(
     if max_tasks is not None:
         overrides["max_tasks"] = max_tasks
         overrides["task_indices"] = None
-    spec = runspec.load(variant, overrides)
-    db_path = db or (Path(spec.db) if spec.db else None)
+    spec = api.load_variant(variant, overrides)
     for note in spec.notes:
         _console(stderr=True).print(f"[dim]note: {note}[/]")
-    export.preflight(spec, no_upload=no_upload)
     out = _console()
-    err = _console(stderr=True)
-    progress_view = RunProgress(err, spec, verbose, out)
-    result = engine.run(spec, db_path, on_event=progress_view.on_event,
-                        on_prepared=progress_view.on_prepared)
+    progress_view = RunProgress(_console(stderr=True), spec, verbose, out)
+    outcome = api.run_variant(spec, db, export=not no_export, upload=not no_upload,
+                              on_event=progress_view.on_event, on_prepared=progress_view.on_prepared)
     progress_view.stop()
-    print_run_summary(out, spec, result, db_path)
+    result = outcome.result
+    print_run_summary(out, spec, result, outcome.db)
     if result.interrupted:
         out.print("[yellow]Interrupted[/]: finished attempts are saved; run the same command to resume.")
         raise typer.Exit(130)
-    export.after_run(spec, db_path, no_export=no_export, no_upload=no_upload, report=out.print)
+    for line in outcome.messages:
+        out.print(line, markup=False, highlight=False)
+    if outcome.upload_error is not None:
+        raise outcome.upload_error
     if result.stopped:
         _console(stderr=True).print(f"[red]error:[/] the run stopped: {result.stopped}", highlight=False)
         raise typer.Exit(1)
