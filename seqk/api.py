@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from seqk.errors import UploadError
 from seqk.runspec import RunSpec
 
 
@@ -30,7 +31,7 @@ class VariantRun:
     messages: list[str] = field(default_factory=list)
     """What the export and upload at the end did, one line each."""
     upload_error: Exception | None = None
-    """seqk.s3.UploadError when the upload at the end failed: the run and its export are
+    """seqk.errors.UploadError when the upload at the end failed: the run and its export are
     intact, and the message names the command that retries the upload."""
 
 
@@ -59,8 +60,6 @@ def run_variant(variant: str | os.PathLike[str] | RunSpec, db: str | os.PathLike
     result = engine.run(spec, db_path, on_event=on_event, on_prepared=on_prepared)
     outcome = VariantRun(spec, result, db_path)
     if not result.interrupted:
-        from seqk.s3 import UploadError
-
         try:
             exporting.after_run(spec, db_path, no_export=not export, no_upload=not upload,
                                 report=outcome.messages.append)

@@ -10,15 +10,18 @@
     ├── StoreBusy                another process held the database for too long
     ├── SqlFileError             a file in sql/ is malformed (names file:line)
     ├── MissingExtra             an optional dependency or model file is not installed
-    ├── UploadError              S3 refused or could not be reached; the local run is untouched
-    │                            (exit 1; defined in seqk/s3.py, the one module that imports boto3)
+    ├── UploadError              S3 refused or could not be reached; the local run is untouched (exit 1)
+    ├── JudgeError               a judge reply could not be turned into a verdict (an attempt's error)
+    ├── CriticError              a critic could not produce feedback (an attempt's error)
     └── ProviderError            an LLM call failed (kept apart from wrong answers)
         ├── TransientProviderError   429, 5xx, timeout, dropped connection: retried
-        └── PermanentProviderError   auth, bad request, unknown model: not retried
+        └── PermanentProviderError   bad request, unknown model: not retried
+            ├── QuotaExceeded        this invocation reached the variant's call quota for a model
             ├── AuthError            bad or missing key, no permission: stops the run (exit 1)
             └── LocalModelCrashed    the embedded model's process died: stops the run (exit 1)
-    JudgeError                   a judge reply could not be turned into a verdict
-    CriticError                  a critic could not produce feedback
+
+    HTTPStatusError              (not a SeqkError) a non-2xx answer of an OpenAI-compatible
+                                 server, before seqk.models.classify turns it into a ProviderError
 
 Library code raises these; only seqk/cli.py turns them into messages and exit codes.
 """
@@ -125,9 +128,28 @@ class LocalModelCrashed(PermanentProviderError):
     exit_code = 1
 
 
-class JudgeError(Exception):
+class JudgeError(SeqkError):
     """The judge (LLM or verifier) gave nothing that can be turned into a verdict."""
 
 
-class CriticError(Exception):
+class CriticError(SeqkError):
     """The critic gave nothing usable as feedback."""
+
+
+class UploadError(SeqkError):
+    """S3 refused or could not be reached; the local run is untouched."""
+
+    exit_code = 1
+
+
+class QuotaExceeded(PermanentProviderError):
+    """This invocation reached the variant's call quota for a model."""
+
+
+class HTTPStatusError(Exception):
+    """A non-2xx answer from an OpenAI-compatible server (classified into a ProviderError)."""
+
+    def __init__(self, status_code: int, body: str, headers: object):
+        super().__init__(f"HTTP {status_code}: {body[:500]}")
+        self.status_code = status_code
+        self.response = type("Response", (), {"headers": headers})()

@@ -30,8 +30,10 @@ from seqk.config import RetryPolicy
 from seqk.errors import (
     AuthError,
     ConfigIssue,
+    HTTPStatusError,
     PermanentProviderError,
     ProviderError,
+    QuotaExceeded,
     TransientProviderError,
 )
 from seqk.pricing import cost_usd
@@ -307,15 +309,6 @@ def uses_direct_http(spec: RoleSpec) -> bool:
     return bool(spec.api_base) and (spec.model or "").startswith("openai/")
 
 
-class HTTPStatusError(Exception):
-    """A non-2xx answer from an OpenAI-compatible server."""
-
-    def __init__(self, status_code: int, body: str, headers: Any):
-        super().__init__(f"HTTP {status_code}: {body[:500]}")
-        self.status_code = status_code
-        self.response = type("Response", (), {"headers": headers})()
-
-
 async def _call_openai_compatible(spec: RoleSpec, prompt: str, api_base: str | None = None) -> Completion:
     import aiohttp
 
@@ -417,10 +410,6 @@ def credential_problems(roles: Sequence[RoleSpec]) -> list[ConfigIssue]:
 
 # ---------------------------------------------------------------------------
 # The pool: limits, quotas and retries
-
-
-class QuotaExceeded(PermanentProviderError):
-    """This invocation reached the variant's call quota for a model."""
 
 
 class ModelPool:
