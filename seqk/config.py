@@ -77,6 +77,9 @@ class Variant(BaseModel):
     'passk' and 'seqk' are accepted too."""
     k: int = Field(gt=0)
     """Maximum attempts per task."""
+    tag: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
+    """Makes this variant a run of its own, `<slice>/<metric>/<agent>/<verifier>/<feedback>@<tag>`,
+    for sweeps over settings the five slots do not name (temperature, max_tokens, ...)."""
     feedback_mode: str | None = None
     """How a failed seq@k attempt is explained to the next; defaults to the benchmark's."""
     model: str

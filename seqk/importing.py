@@ -129,7 +129,7 @@ def _run_row(run_id: str, config: dict[str, Any], summary: dict[str, Any],
         "imported": True, "benchmark": summary.get("benchmark") or config.get("benchmark"),
         "slice": slots[0], "metric": metric,
         "feedback_mode": (summary.get("feedback_mode") or config.get("feedback_mode")
-                          or first.get("feedback_mode") or slots[4].split(".")[0]),
+                          or first.get("feedback_mode") or slots[4].split("@")[0].split(".")[0]),
         "actor_model": (config.get("model") or summary.get("model")
                         or (first.get("actor") or {}).get("model") or slots[2].replace("__", "/")),
         "judge_model": judge_model, "critic_model": critic_model,

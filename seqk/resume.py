@@ -139,7 +139,8 @@ def _reconcile(con: Any, spec: RunSpec, row: dict[str, Any], fields: dict[str, A
         changed = ", ".join(differing_fields(old, fields))
         raise RunConflict(
             f"run {spec.run_id} was made with different settings ({changed}); resuming would "
-            f"mix results. Restore those settings, or use another database (--db).")
+            f"mix results. Restore those settings, or give this variant a `tag:` (for example "
+            f"tag: t0.2) to make it a run of its own, or use another database (--db).")
     old_k = row["k"]
     config = json.dumps(spec.config_json())
     if spec.k < old_k:

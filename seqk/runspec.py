@@ -215,7 +215,7 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
     slice_name = bench.slice_name(options)
     rid = run_id(slice_name=slice_name, metric=variant.metric, actor_model=variant.model,
                  verifier=bench.verifier, judge_model=judge_model, feedback_mode=mode.name,
-                 critic_model=critic_model)
+                 critic_model=critic_model, tag=variant.tag)
     return RunSpec(
         run_id=rid, benchmark=bench, slice_name=slice_name, metric=variant.metric, k=variant.k,
         feedback_mode=mode.name, actor=actor, judge=judge, critic=critic, options=options,
