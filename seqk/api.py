@@ -45,7 +45,8 @@ def load_variant(variant: str | os.PathLike[str], overrides: dict[str, Any] | No
 def run_variant(variant: str | os.PathLike[str] | RunSpec, db: str | os.PathLike[str] | None = None, *,
                 overrides: dict[str, Any] | None = None, export: bool = True, upload: bool = True,
                 on_event: Callable[[Any], None] | None = None,
-                on_prepared: Callable[[Any], None] | None = None) -> VariantRun:
+                on_prepared: Callable[[Any], None] | None = None,
+                on_interrupt: Callable[[], None] | None = None) -> VariantRun:
     """Run (or resume) one variant, then export its folder tree and upload it when S3 sync is on.
 
     `db` defaults to the variant's `db:`, then $SEQK_DB, then runs/seqk.duckdb. An interrupted
@@ -57,7 +58,8 @@ def run_variant(variant: str | os.PathLike[str] | RunSpec, db: str | os.PathLike
     spec = variant if isinstance(variant, RunSpec) else load_variant(variant, overrides)
     db_path = store.default_db_path(db if db is not None else spec.db)
     exporting.preflight(spec, no_upload=not upload)
-    result = engine.run(spec, db_path, on_event=on_event, on_prepared=on_prepared)
+    result = engine.run(spec, db_path, on_event=on_event, on_prepared=on_prepared,
+                        on_interrupt=on_interrupt)
     outcome = VariantRun(spec, result, db_path)
     if not result.interrupted:
         try:

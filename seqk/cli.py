@@ -76,8 +76,10 @@ def run(
         _console(stderr=True).print(f"[dim]note: {note}[/]")
     out = _console()
     progress_view = RunProgress(_console(stderr=True), spec, verbose, out)
+    _ignore_signals_once_stopping(progress_view)
     outcome = api.run_variant(spec, db, export=not no_export, upload=not no_upload,
-                              on_event=progress_view.on_event, on_prepared=progress_view.on_prepared)
+                              on_event=progress_view.on_event, on_prepared=progress_view.on_prepared,
+                              on_interrupt=progress_view.on_interrupt)
     progress_view.stop()
     result = outcome.result
     print_run_summary(out, spec, result, outcome.db)
@@ -95,6 +97,25 @@ def run(
         _console(stderr=True).print(f"[red]error:[/] every one of the {result.attempts_run} attempts of "
                                     "this invocation failed with an error (see above)", highlight=False)
         raise typer.Exit(1)
+
+
+def _ignore_signals_once_stopping(progress_view: Any) -> None:
+    """After the first Ctrl-C or SIGTERM the run stops and writes what finished; more signals
+    from an impatient user must not kill the process before it says so. Before that, they
+    do what they always do."""
+    import os
+    import signal
+
+    def handler(signum: int, frame: Any) -> None:
+        if progress_view.interrupted:
+            return
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, handler)
 
 
 @app.command()

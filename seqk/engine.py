@@ -323,18 +323,23 @@ def check_models(spec: RunSpec) -> None:
 
 def run(spec: RunSpec, db: str | Path | None = None,
         on_event: Callable[[AttemptEvent], None] | None = None,
-        on_prepared: Callable[[Prepared], None] | None = None) -> RunResult:
-    """Run one variant to completion (or until Ctrl-C / SIGTERM), resuming what is stored."""
+        on_prepared: Callable[[Prepared], None] | None = None,
+        on_interrupt: Callable[[], None] | None = None) -> RunResult:
+    """Run one variant to completion (or until Ctrl-C / SIGTERM), resuming what is stored.
+
+    `on_interrupt` is called when the first signal arrives, before the final write; the
+    signal handlers that were in place before the run are back when it returns."""
     db = db if db is not None else spec.db
     check_credentials(spec)
     check_models(spec)
     with store.run_lease(db, spec.run_id):
-        return _run_leased(spec, db, on_event, on_prepared)
+        return _run_leased(spec, db, on_event, on_prepared, on_interrupt)
 
 
 def _run_leased(spec: RunSpec, db: str | Path | None,
                 on_event: Callable[[AttemptEvent], None] | None,
-                on_prepared: Callable[[Prepared], None] | None) -> RunResult:
+                on_prepared: Callable[[Prepared], None] | None,
+                on_interrupt: Callable[[], None] | None = None) -> RunResult:
     prepared = prepare(spec, db)
     if on_prepared is not None:
         on_prepared(prepared)
@@ -351,15 +356,20 @@ def _run_leased(spec: RunSpec, db: str | Path | None,
             # The first signal cancels the run; later ones must not cancel the final write.
             if not runner.cancelling():
                 runner.cancel()
+                if on_interrupt is not None:
+                    on_interrupt()
 
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        for sig in previous:
             with contextlib.suppress(*no_handlers):
                 loop.add_signal_handler(sig, stop)
         try:
             return await runner
         finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
+            for sig, handler in previous.items():
                 with contextlib.suppress(*no_handlers):
                     loop.remove_signal_handler(sig)
+                    # remove_signal_handler installs Python's default, not what was there.
+                    signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
     return asyncio.run(main())

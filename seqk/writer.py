@@ -53,7 +53,8 @@ class Writer:
             self._wake.set()
 
     def _write(self, batch: list[AttemptRecord | FeedbackFill], final: bool) -> None:
-        with store.connect(self.db, wait_s=60.0 if final else 10.0, checkpoint=False) as con:
+        wait_s = min(60.0, self.close_wait_s) if final else 10.0
+        with store.connect(self.db, wait_s=wait_s, checkpoint=False) as con:
             store.append_attempts(con, batch)
             if final:
                 # Batches left their data in the write-ahead log.
