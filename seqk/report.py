@@ -1,7 +1,8 @@
 """`seqk report`: choose runs, compute their figures (seqk.metrics), lay them out.
 
 `report()` returns data; the renderers here turn it into cells, Markdown, CSV or JSON
-text, and seqk/charts.py into charts. Nothing here prints: the CLI does.
+text, seqk/report_text.py into the terminal's blocks, and seqk/charts.py into charts.
+Nothing here prints: the CLI does.
 
 With `compare=True` there is one row per seq@k run (benchmark slice, actor model,
 feedback mode) with its pass@k run beside it, plus a row for each pass@k run that no
@@ -259,7 +260,9 @@ def flat_rows(rep: Report) -> list[dict[str, Any]]:
                 out |= {f"{prefix}{name}": c.difference.value, f"{prefix}{name}_low": c.difference.low,
                         f"{prefix}{name}_high": c.difference.high, f"{prefix}{name}_n": c.difference.n,
                         f"{prefix}{name}_p": c.p_value, f"{prefix}{name}_a_only": c.n_a_only,
-                        f"{prefix}{name}_b_only": c.n_b_only}
+                        f"{prefix}{name}_b_only": c.n_b_only, f"{prefix}{name}_interval": c.interval}
+        if run.framing is not None:
+            out[f"{prefix}framing_vs"] = run.framing_vs
         if run.spend:
             out |= {f"{prefix}{name}": getattr(run.spend, name) for name in (
                 "input_tokens", "cached_tokens", "thinking_tokens", "output_tokens", "cost_usd",
