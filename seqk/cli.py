@@ -404,21 +404,9 @@ def report(
     elif fmt == "markdown":
         typer.echo(reports.to_markdown(rep), nl=False)
     else:
-        from rich.table import Table
-        from rich.text import Text
+        from seqk.report_text import to_text
 
-        columns, body = reports.cells(rep)
-        table = Table(title="seqk report" + (" --compare" if compare else ""))
-        for column in columns:
-            table.add_column(column)
-        for row in body:
-            table.add_row(*(Text(cell) for cell in row))  # "[0.1, 0.3]" is not markup
-        out = _console()
-        out.print(table)
-        if rep.comparison:
-            out.print(reports.comparison_line(rep.comparison), markup=False)
-        for note in rep.notes:
-            out.print(f"• {note}", markup=False)
+        _console().print(to_text(rep), markup=False, end="")
     if html or png:
         from seqk import charts
 
