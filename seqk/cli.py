@@ -85,6 +85,12 @@ def run(
     print_run_summary(out, spec, result, outcome.db)
     if result.interrupted:
         out.print("[yellow]Interrupted[/]: finished attempts are saved; run the same command to resume.")
+        # Ignored, not handled: Python resets handled signals to their default while it shuts
+        # down, and one more Ctrl-C then would kill the process instead of exiting with 130.
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         raise typer.Exit(130)
     for line in outcome.messages:
         out.print(line, markup=False, highlight=False)
