@@ -13,6 +13,8 @@
         ├── TransientProviderError   429, 5xx, timeout, dropped connection: retried
         └── PermanentProviderError   auth, bad request, unknown model: not retried
     JudgeError                   a judge reply could not be turned into a verdict
+    └── SandboxError             the sandbox that runs a model's code could not start
+    AgentRunError                an agent harness (Harbor) crashed, timed out or left no result
     CriticError                  a critic could not produce feedback
 
 Library code raises these; only seqk/cli.py turns them into messages and exit codes.
@@ -92,6 +94,14 @@ class PermanentProviderError(ProviderError):
 
 class JudgeError(Exception):
     """The judge (LLM or verifier) gave nothing that can be turned into a verdict."""
+
+
+class SandboxError(JudgeError):
+    """The sandbox for a model's code could not start: no verdict, never a wrong answer."""
+
+
+class AgentRunError(Exception):
+    """An agent harness run (Harbor) crashed, timed out or left no result to read."""
 
 
 class CriticError(Exception):
