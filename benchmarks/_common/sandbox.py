@@ -269,7 +269,8 @@ def _outcome(backend: Backend, limits: Limits, returncode: int | None, stdout: s
         if data["status"] == "ok":
             return Outcome("ok", "ok", backend)
         if data["status"] == "timeout":
-            return Outcome("timeout", f"timed out after {limits.timeout_s:g} s", backend)
+            return Outcome("timeout", f"timed out after {limits.timeout_s:g} s", backend,
+                           lines=data["lines"])
         reason = f"{data['type']}: {data['message']}" if data["message"] else data["type"]
         return Outcome("exception", reason, backend, data["type"], data["message"], data["lines"])
     return Outcome("killed", _death_reason(backend, returncode), backend)

@@ -87,8 +87,8 @@ def main():
             exec(code, {})
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
-    except Timeout:
-        result = {"status": "timeout"}
+    except Timeout as exc:
+        result = {"status": "timeout", "lines": _frames(exc.__traceback__)}
     except BaseException as exc:  # noqa: BLE001 - the program's failure is the result
         if os.getpid() != main_pid:
             os._exit(1)  # a forked child of the program must not report
