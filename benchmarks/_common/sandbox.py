@@ -318,12 +318,3 @@ def _probe(backend: Backend) -> bool:
     """True when a trivial program runs under `backend` (one blocking start, cached)."""
     return asyncio.run(_run("pass", Limits(timeout_s=5.0), backend, 0)).status == "ok"
 
-
-def describe(backend: Backend) -> str:
-    """What `backend` isolates, in one sentence (for details and reports)."""
-    return {
-        "bwrap": "bubblewrap: no network, own PID namespace, read-only system and Python folders, "
-                 "writable empty folder only" + ("; root dropped for a slot uid" if os.geteuid() == 0 else ""),
-        "unshare": "unshare: no network, own PID namespace; host filesystem readable",
-        "none": "rlimits and an empty working folder only; network reachable",
-    }[backend]
