@@ -282,3 +282,22 @@ def test_feedback_texts(tmp_path, cache) -> None:
     assert "last_command: echo ok\nlast_output:\nok\n" in diagnostics
     assert "- FAILED test_fake.py::test_x - AssertionError" in diagnostics
     assert diagnostics.endswith(text.RETRY_FOCUS[-1])
+
+
+def test_seqk_run_from_the_command_line_exports_the_harbor_runs(tmp_path, db, cache) -> None:
+    from typer.testing import CliRunner
+
+    from seqk.cli import app
+
+    fake = Harbor(tmp_path, {"mailman#1": "fail"})
+    path = write_variant(tmp_path, benchmark="terminalbench", metric="seq@k", k=2, feedback_mode="raw",
+                         model="anthropic/claude-sonnet-4-6",
+                         options=options(tmp_path, fake, cache, tasks=["mailman"]))
+    result = CliRunner().invoke(app, ["run", str(path), "--db", str(db), "--no-upload"])
+    assert result.exit_code == 0, result.output
+    assert "1 passed, 0 failed, 0 with errors" in result.output
+    exported = tmp_path / "terminalbench" / "seqk" / "anthropic__claude-sonnet-4-6" / "harbor" / "raw"
+    second = json.loads((exported / "task-9" / "attempt-2.json").read_text())
+    assert second["judge"]["success"] is True
+    assert (second["actor"]["input_tokens"], second["actor"]["output_tokens"]) == (1000, 50)
+    assert "FAILED test_fake.py::test_x" in second["judge"]["details"]["delivered_instruction"]
