@@ -182,28 +182,30 @@ def _command(backend: Backend, workdir: str) -> tuple[list[str], str, Path]:
 
 
 async def run_python(program: str, limits: Limits, backend: BackendChoice = "auto",
-                     max_parallel: int | None = None) -> Outcome:
-    """Run `program` in a fresh sandbox and say how it ended.
+                     max_parallel: int | None = None, prelude: str | None = None) -> Outcome:
+    """Run `program` in a fresh sandbox and say how it ended. `prelude` ("module:function")
+    is called in the child, after the limits and before the program.
 
-    Raises SandboxError when the sandbox itself cannot start.
+    Raises SandboxError when the sandbox itself cannot start (or the prelude fails).
     """
     chosen = await resolve_backend(backend)
     slots = _slots_for(max_parallel or default_parallel())
     slot = await slots.free.get()
     try:
-        return await _run(program, limits, chosen, slot)
+        return await _run(program, limits, chosen, slot, prelude)
     finally:
         slots.free.put_nowait(slot)
 
 
-async def _run(program: str, limits: Limits, backend: Backend, slot: int) -> Outcome:
+async def _run(program: str, limits: Limits, backend: Backend, slot: int,
+               prelude: str | None = None) -> Outcome:
     with tempfile.TemporaryDirectory(prefix="seqk-sandbox-") as workdir:
         uid = None
         if backend == "bwrap" and os.geteuid() == 0:
             uid = _FIRST_UID + slot
             os.chown(workdir, uid, uid)
         prefix, inside_workdir, runner = _command(backend, workdir)
-        config = {"timeout_s": limits.timeout_s, "uid": uid, "limits": {
+        config = {"timeout_s": limits.timeout_s, "uid": uid, "prelude": prelude, "limits": {
             "memory_bytes": limits.memory_mb * 2**20, "cpu_s": limits.cpu_s,
             "file_size_bytes": limits.file_size_mb * 2**20, "processes": limits.processes}}
         cmd = [*prefix, sys.executable, "-I", "-B", str(runner), json.dumps(config)]

