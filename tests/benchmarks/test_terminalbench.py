@@ -301,3 +301,24 @@ def test_seqk_run_from_the_command_line_exports_the_harbor_runs(tmp_path, db, ca
     assert second["judge"]["success"] is True
     assert (second["actor"]["input_tokens"], second["actor"]["output_tokens"]) == (1000, 50)
     assert "FAILED test_fake.py::test_x" in second["judge"]["details"]["delivered_instruction"]
+
+
+def test_codex_gets_its_auth_file_by_path_and_no_terminus_options(tmp_path, cache) -> None:
+    fake = Harbor(tmp_path, {})
+    attempt(tmp_path, fake, cache, tasks=["mailman"], agent="codex", codex_auth_json=str(tmp_path / "auth.json"))
+    argv = fake.calls()[0]["argv"]
+    assert argv[argv.index("-a"):argv.index("-a") + 2] == ["-a", "codex"]
+    assert "CODEX_AUTH_JSON_PATH=${CODEX_AUTH_JSON_PATH}" in argv
+    assert "CODEX_FORCE_AUTH_JSON=${CODEX_FORCE_AUTH_JSON}" in argv
+    assert "--ak" not in argv and str(tmp_path / "auth.json") not in argv
+
+
+def test_the_harbor_command_is_an_option(tmp_path, monkeypatch) -> None:
+    from benchmarks.terminalbench import harbor
+
+    assert harbor.executable("/opt/harbor --verbose") == ["/opt/harbor", "--verbose"]
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert harbor.executable("auto") == ["uvx", "harbor"]
+    (tmp_path / "harbor").write_text("#!/bin/sh\n")
+    (tmp_path / "harbor").chmod(0o755)
+    assert harbor.executable("auto") == ["harbor"]
