@@ -93,6 +93,23 @@ class AttemptContext:
     actor: RoleClient
     judge: RoleClient
     options: BaseModel
+    run_id: str = ""
+    """The run's id: agentic benchmarks keep each run's working files apart by it."""
+    temperature: float | None = None
+    """The actor's sampling temperature, for agents that call the model themselves."""
+
+
+@dataclass
+class AgentUsage:
+    """Tokens an agent spent outside seqk's model door (inside Harbor, say); the engine
+    stores them as one actor call of the attempt."""
+
+    model: str
+    input_tokens: int
+    cached_tokens: int
+    thinking_tokens: int
+    output_tokens: int
+    latency_s: float
 
 
 @dataclass
@@ -102,6 +119,8 @@ class AttemptResult:
     prompt: str
     output: str
     verdict: Verdict
+    usage: AgentUsage | None = None
+    """The agent's own token counts, when it called its model itself."""
 
 
 class NoOptions(BaseModel):

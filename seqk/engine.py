@@ -22,8 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from seqk import store
-from seqk.benchmark import AttemptContext, HistoryItem, Task, Verdict
+from seqk import pricing, store
+from seqk.benchmark import AgentUsage, AttemptContext, HistoryItem, Task, Verdict
 from seqk.errors import CriticError, JudgeError, ProviderError
 from seqk.models import ModelPool, close_sessions
 from seqk.prompts import actor_prompt
@@ -51,6 +51,12 @@ def _seeded(role: RoleSpec, attempt_index: int) -> RoleSpec:
     if role.seed is None:
         return role
     return dataclasses.replace(role, seed=role.seed + attempt_index - 1)
+
+
+def _agent_call(usage: AgentUsage, prompt: str, output: str, started: datetime) -> CallRecord:
+    cost = pricing.cost_usd(usage.model, usage.input_tokens, usage.cached_tokens, usage.output_tokens)
+    return CallRecord("actor", usage.model, prompt, output, usage.input_tokens, usage.cached_tokens,
+                      usage.thinking_tokens, usage.output_tokens, cost, usage.latency_s, 0, None, started)
 
 
 class _Client:
@@ -151,9 +157,11 @@ class Engine:
             if bench.run_attempt is not None:
                 stage = "run_attempt"
                 ctx = AttemptContext(attempt_index, spec.k, spec.seq, history, actor, judge,
-                                     spec.options)
+                                     spec.options, spec.run_id, spec.actor.temperature)
                 result = await bench.run_attempt(task, prompt, ctx)
                 prompt, output, verdict = result.prompt, result.output, result.verdict
+                if result.usage is not None:
+                    calls.append(_agent_call(result.usage, prompt, output, started))
             else:
                 output = kept.output if kept is not None else await actor.complete(prompt)
                 stage = "judge"

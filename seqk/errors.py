@@ -12,6 +12,8 @@
     ├── MissingExtra             an optional dependency or model file is not installed
     ├── UploadError              S3 refused or could not be reached; the local run is untouched (exit 1)
     ├── JudgeError               a judge reply could not be turned into a verdict (an attempt's error)
+    │   └── SandboxError         the sandbox that runs a model's code could not start
+    ├── AgentRunError            an agent harness (Harbor) crashed, timed out or left no result
     ├── CriticError              a critic could not produce feedback (an attempt's error)
     └── ProviderError            an LLM call failed (kept apart from wrong answers)
         ├── TransientProviderError   429, 5xx, timeout, dropped connection: retried
@@ -130,6 +132,14 @@ class LocalModelCrashed(PermanentProviderError):
 
 class JudgeError(SeqkError):
     """The judge (LLM or verifier) gave nothing that can be turned into a verdict."""
+
+
+class SandboxError(JudgeError):
+    """The sandbox for a model's code could not start: no verdict, never a wrong answer."""
+
+
+class AgentRunError(SeqkError):
+    """An agent harness run (Harbor) crashed, timed out or left no result to read."""
 
 
 class CriticError(SeqkError):

@@ -1,0 +1,324 @@
+"""terminalbench against a fake Harbor: the spec's command, artifacts read back into verdicts
+and tokens, the chosen feedback mode (and only it) delivered through a private task copy,
+Harbor failures recorded as errors, and redaction by whole tokens."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from conftest import write_variant
+from pydantic import ValidationError
+
+from benchmarks.terminalbench import TASKS, TerminalBench, benchmark, text
+from seqk import engine, runspec
+from seqk.benchmark import AttemptContext, AttemptResult, HistoryItem, Task
+from seqk.errors import AgentRunError
+
+FAKE_HARBOR = r'''
+import json, os, sys, time
+from pathlib import Path
+
+plan = json.loads(Path(sys.argv[1]).read_text())
+args = sys.argv[2:]
+def opt(flag):
+    return args[args.index(flag) + 1] if flag in args else None
+job = opt("--job-name")
+task = opt("-i").split("/", 1)[1] if opt("-i") else Path(opt("-p")).name
+attempt = int(job.rsplit("-", 1)[1])
+seen = {"argv": args, "task": task, "attempt": attempt,
+        "instruction": (Path(opt("-p")) / "instruction.md").read_text() if opt("-p") else None,
+        "has_key": "OPENAI_API_KEY" in os.environ}
+with open(plan["log"], "a") as log:
+    log.write(json.dumps(seen) + "\n")
+outcome = plan["outcomes"].get(f"{task}#{attempt}") or plan["outcomes"].get(task, "pass")
+if outcome == "crash":
+    print("Traceback (most recent call last):\nDockerError: daemon not running", file=sys.stderr)
+    sys.exit(1)
+if outcome == "missing":
+    sys.exit(0)
+if outcome == "hang":
+    time.sleep(120)
+trial = Path(opt("-o")) / job / f"{task}__AAA"
+(trial / "agent").mkdir(parents=True)
+(trial / "verifier").mkdir()
+tokens = {"n_input_tokens": 1000, "n_cache_tokens": 200, "n_output_tokens": 50}
+steps = [{"step_id": 1, "source": "user", "message": "FAKE INSTRUCTION"},
+         {"step_id": 2, "source": "agent", "message": "Done.",
+          "tool_calls": [{"function_name": "bash", "arguments": {"keystrokes": "echo ok\n"}}],
+          "observation": {"results": [{"content": "ok"}]}}]
+if outcome == "pass":
+    result = {"trial_name": f"{task}__AAA", "verifier_result": {"rewards": {"reward": 1.0}},
+              "agent_result": tokens, "exception_info": None}
+    (trial / "verifier" / "test-stdout.txt").write_text("1 passed")
+elif outcome == "fail":
+    result = {"trial_name": f"{task}__BBB", "verifier_result": {"rewards": {"reward": 0.0}},
+              "agent_result": tokens, "exception_info": None}
+    (trial / "verifier" / "test-stdout.txt").write_text(
+        "collected 1 item\nFAILED test_fake.py::test_x - AssertionError\n1 failed")
+else:
+    result = {"trial_name": f"{task}__CCC", "verifier_result": None,
+              "exception_info": {"exception_type": "AgentTimeoutError", "exception_message": "fake timeout"}}
+(trial / "result.json").write_text(json.dumps(result))
+(trial / "agent" / "trajectory.json").write_text(json.dumps({"steps": steps}))
+'''
+
+
+class Harbor:
+    """A fake Harbor executable and what it saw."""
+
+    def __init__(self, folder: Path, outcomes: dict[str, str]):
+        self.script = folder / "fake_harbor.py"
+        self.script.write_text(FAKE_HARBOR)
+        self.plan = folder / "plan.json"
+        self.log = folder / "harbor.log"
+        self.plan.write_text(json.dumps({"log": str(self.log), "outcomes": outcomes}))
+
+    @property
+    def executable(self) -> str:
+        return f"{sys.executable} {self.script} {self.plan}"
+
+    def calls(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Path:
+    """Harbor's shared task cache, holding one package per task."""
+    root = tmp_path / "harbor-cache"
+    for name in TASKS:
+        package = root / "terminal-bench" / name / "abc123"
+        (package / "tests").mkdir(parents=True)
+        (package / "instruction.md").write_text(f"Do {name} well.\n")
+        (package / "tests" / "test_outputs.py").write_text("def test_x(): pass\n")
+    return root
+
+
+def options(tmp_path: Path, fake: Harbor, cache: Path, **more: Any) -> dict[str, Any]:
+    return {"harbor_executable": fake.executable, "jobs_root": str(tmp_path / "jobs"),
+            "harbor_cache": str(cache), **more}
+
+
+class Actor:
+    role = "actor"
+    model = "anthropic/claude-sonnet-4-6"
+
+    async def complete(self, prompt: str) -> str:
+        raise AssertionError("Harbor calls the model, not seqk")
+
+
+def attempt(tmp_path: Path, fake: Harbor, cache: Path, *, seq: bool = False, index: int = 1,
+            history: list[HistoryItem] | None = None, **more: Any) -> AttemptResult:
+    opts = benchmark.Options(**options(tmp_path, fake, cache, **more))
+    task = benchmark.load_tasks(opts)[0]
+    ctx = AttemptContext(index, 3, seq, history or [], Actor(), Actor(), opts, "terminalbench/x", 0.7)
+    return asyncio.run(benchmark.run_attempt(task, task.prompt, ctx))
+
+
+def test_contract_names() -> None:
+    assert isinstance(benchmark, TerminalBench)
+    assert benchmark.verifier == "harbor"
+    assert [m.name for m in benchmark.feedback_modes] == ["binary", "raw", "retry_diagnostics"]
+    assert not benchmark.feedback_mode("binary").shows_grading_info
+    assert benchmark.feedback_mode("raw").shows_grading_info
+    assert benchmark.feedback_mode("retry_diagnostics").shows_grading_info
+    assert benchmark.slice_name(benchmark.Options()) == "terminalbench"
+    assert benchmark.slice_name(benchmark.Options(agent="codex")) == "terminalbench-codex"
+
+
+def test_tasks_keep_their_canonical_index() -> None:
+    assert len(benchmark.load_tasks(benchmark.Options())) == 24
+    chosen = benchmark.load_tasks(benchmark.Options(tasks="dna-insert, mailman"))
+    assert [(t.task_index, t.task_id) for t in chosen] == [(15, "dna-insert"), (9, "mailman")]
+    with pytest.raises(ValidationError, match="unknown task"):
+        benchmark.Options(tasks=["no-such-task"])
+
+
+def test_a_passing_trial(tmp_path, cache, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-VALUEVALUEVALUE")
+    fake = Harbor(tmp_path, {})
+    result = attempt(tmp_path, fake, cache, tasks=["mailman"])
+    assert result.verdict.success and result.verdict.score == 1.0
+    assert result.verdict.raw_eval_output == ""
+    assert result.output == "Done." and result.prompt == "FAKE INSTRUCTION"
+    usage = result.usage
+    assert usage is not None
+    assert (usage.input_tokens, usage.cached_tokens, usage.thinking_tokens, usage.output_tokens) == (1000, 200, 0, 50)
+    [call] = fake.calls()
+    argv = call["argv"]
+    assert argv[:5] == ["run", "-d", "terminal-bench/terminal-bench-2", "-i", "terminal-bench/mailman"]
+    for pair in (["-a", "terminus-2"], ["-m", "anthropic/claude-sonnet-4-6"], ["-e", "docker"], ["-k", "1"],
+                 ["--job-name", "mailman-attempt-1"], ["--ak", "max_turns=100"], ["--ak", "temperature=0.7"],
+                 ["--ae", "OPENAI_API_KEY=${OPENAI_API_KEY}"]):
+        assert any(argv[i:i + 2] == pair for i in range(len(argv))), pair
+    assert "sk-live-VALUEVALUEVALUE" not in json.dumps(argv) and call["has_key"]
+    assert result.verdict.details["harbor_returncode"] == 0
+
+
+def test_a_failing_trial(tmp_path, cache) -> None:
+    fake = Harbor(tmp_path, {"mailman": "fail"})
+    result = attempt(tmp_path, fake, cache, tasks=["mailman"])
+    assert not result.verdict.success and result.verdict.score == 0.0
+    assert result.verdict.raw_eval_output.endswith("FAILED test_fake.py::test_x - AssertionError\n1 failed")
+    assert "FAILED test_fake.py::test_x - AssertionError" in result.verdict.details["error_signals"]
+    assert result.verdict.details["last_command"] == "echo ok"
+
+
+@pytest.mark.parametrize(("outcome", "message"), [
+    ("infra", "no reward (AgentTimeoutError: fake timeout)"),
+    ("crash", "exit code 1): Traceback (most recent call last):\nDockerError: daemon not running"),
+    ("missing", "no result.json (exit code 0)"),
+    ("hang", "did not finish within 1 s"),
+])
+def test_harbor_failures_are_errors_not_wrong_answers(tmp_path, cache, outcome, message) -> None:
+    fake = Harbor(tmp_path, {"mailman": outcome})
+    with pytest.raises(AgentRunError) as caught:
+        attempt(tmp_path, fake, cache, tasks=["mailman"], harbor_timeout_s=1)
+    assert message in str(caught.value)
+
+
+def test_seq_at_k_context_goes_to_a_private_copy_and_the_cache_is_untouched(tmp_path, cache) -> None:
+    shared = cache / "terminal-bench" / "mailman" / "abc123" / "instruction.md"
+    before = shared.read_bytes(), shared.stat().st_mtime_ns
+    fake = Harbor(tmp_path, {"mailman": "fail"})
+    history = [HistoryItem(1, "I think it works.", "FEEDBACK-ONE")]
+    attempt(tmp_path, fake, cache, seq=True, index=2, history=history, tasks=["mailman"])
+    [call] = fake.calls()
+    assert "-d" not in call["argv"] and "-p" in call["argv"]
+    copy = Path(call["argv"][call["argv"].index("-p") + 1])
+    assert copy.is_relative_to(tmp_path / "jobs" / "terminalbench" / "x" / "mailman" / "attempt-2")
+    assert (copy / "tests" / "test_outputs.py").exists()
+    assert call["instruction"] == (
+        "Do mailman well.\n\n" + text.HEADER + "\n\nThis is attempt 2 of 3. Review your previous attempt(s) "
+        "and the feedback below, then provide an improved answer.\n\n<PreviousAttempt 1>\nI think it works.\n"
+        "</PreviousAttempt 1>\n\n<Feedback 1>\nFEEDBACK-ONE\n</Feedback 1>\n")
+    assert (shared.read_bytes(), shared.stat().st_mtime_ns) == before
+
+
+def test_seq_at_k_without_a_task_package_is_an_error(tmp_path) -> None:
+    fake = Harbor(tmp_path, {})
+    with pytest.raises(AgentRunError, match="no task package for mailman"):
+        attempt(tmp_path, fake, tmp_path / "empty-cache", seq=True, tasks=["mailman"])
+    assert fake.calls() == []
+
+
+def run_variant(tmp_path: Path, db: Path, fake: Harbor, cache: Path, **keys: Any) -> None:
+    spec = runspec.load(write_variant(tmp_path, benchmark="terminalbench", model="anthropic/claude-sonnet-4-6",
+                                      options=options(tmp_path, fake, cache, tasks=["mailman", "dna-insert"]),
+                                      **keys))
+    engine.run(spec, db)
+
+
+@pytest.mark.parametrize("mode", ["binary", "raw", "retry_diagnostics"])
+def test_seq_at_k_delivers_the_chosen_mode_and_nothing_else(tmp_path, db, cache, mode) -> None:
+    fake = Harbor(tmp_path, {"mailman#1": "fail", "mailman#2": "fail", "dna-insert": "pass"})
+    run_variant(tmp_path, db, fake, cache, metric="seq@k", k=3, feedback_mode=mode)
+    seen = {(c["task"], c["attempt"]): c["instruction"] for c in fake.calls()}
+    assert sorted(seen) == [("dna-insert", 1), ("mailman", 1), ("mailman", 2), ("mailman", 3)]
+    third = seen[("mailman", 3)]
+    assert "This is attempt 3 of 3." in third and "<Feedback 2>" in third
+    assert "--- Agent Step" not in third  # never the whole trajectory
+    assert ("FAILED test_fake.py::test_x" in third) == (mode != "binary")
+    assert ("retry_focus:" in third) == (mode == "retry_diagnostics")
+    assert (text.BINARY in third) == (mode == "binary")
+    with duckdb.connect(str(db), read_only=True) as con:
+        attempts = con.execute("SELECT task_index, attempt_index, status, success FROM attempts "
+                               "ORDER BY 1, 2").fetchall()
+        calls = con.execute("SELECT role, input_tokens, cached_tokens, thinking_tokens, output_tokens, cost_usd "
+                            "FROM calls").fetchall()
+        runs = con.execute("SELECT run_id FROM runs").fetchall()
+    assert attempts == [(9, 1, "ok", False), (9, 2, "ok", False), (9, 3, "ok", True), (15, 1, "ok", True)]
+    assert len(calls) == 4 and all(c[:5] == ("actor", 1000, 200, 0, 50) for c in calls)
+    assert calls[0][5] == pytest.approx((800 * 3.0 + 200 * 0.30 + 50 * 15.0) / 1e6)
+    assert runs == [(f"terminalbench/seqk/anthropic__claude-sonnet-4-6/harbor/{mode}",)]
+
+
+def test_pass_at_k_runs_the_dataset_and_a_crash_is_an_error(tmp_path, db, cache) -> None:
+    fake = Harbor(tmp_path, {"mailman#1": "crash", "dna-insert": "fail"})
+    run_variant(tmp_path, db, fake, cache, metric="pass@k", k=2)
+    assert all(c["instruction"] is None and "-d" in c["argv"] for c in fake.calls())
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute("SELECT task_index, attempt_index, status, success, error->>'type', error->>'stage' "
+                           "FROM attempts ORDER BY 1, 2").fetchall()
+    assert rows == [(9, 1, "error", None, "AgentRunError", "run_attempt"), (9, 2, "ok", True, None, None),
+                    (15, 1, "ok", False, None, None), (15, 2, "ok", False, None, None)]
+
+
+@pytest.mark.parametrize(("given", "expected"), [
+    ("key sk-FAKEFAKEFAKE123 here", "key [redacted_secret] here"),
+    ("export OPENROUTER=sk-or-v1-abcdefabcdef", "export OPENROUTER=[redacted_secret]"),
+    ("AKIAABCDEFGHIJKLMNOP", "[redacted_secret]"),
+    ("error-handling-module", "error-handling-module"),
+    ("vendor-specific-options", "vendor-specific-options"),
+    ("task-1234567890", "task-1234567890"),
+    ("desk-lamp-controller", "desk-lamp-controller"),
+])
+def test_redaction_matches_whole_tokens(given: str, expected: str) -> None:
+    assert text.redact(given) == expected
+
+
+def test_the_values_of_passed_variables_are_redacted(monkeypatch) -> None:
+    monkeypatch.setenv("MY_TOKEN", "plainlookingvalue42")
+    assert text.redact("got plainlookingvalue42!", ["MY_TOKEN"]) == "got [redacted_secret]!"
+
+
+def test_feedback_texts(tmp_path, cache) -> None:
+    fake = Harbor(tmp_path, {"mailman": "fail"})
+    result = attempt(tmp_path, fake, cache, tasks=["mailman"])
+    task = Task(9, "mailman", "")
+
+    def feedback(mode: str) -> str:
+        return asyncio.run(benchmark.feedback(task, result.output, result.verdict, mode, Actor()))
+
+    assert feedback("binary") == text.BINARY
+    assert feedback("raw") == result.verdict.raw_eval_output
+    diagnostics = feedback("retry_diagnostics")
+    assert diagnostics.startswith("task=mailman\n\nverifier_status:\ncollected 1 item\n")
+    assert "last_command: echo ok\nlast_output:\nok\n" in diagnostics
+    assert "- FAILED test_fake.py::test_x - AssertionError" in diagnostics
+    assert diagnostics.endswith(text.RETRY_FOCUS[-1])
+
+
+def test_seqk_run_from_the_command_line_exports_the_harbor_runs(tmp_path, db, cache) -> None:
+    from typer.testing import CliRunner
+
+    from seqk.cli import app
+
+    fake = Harbor(tmp_path, {"mailman#1": "fail"})
+    path = write_variant(tmp_path, benchmark="terminalbench", metric="seq@k", k=2, feedback_mode="raw",
+                         model="anthropic/claude-sonnet-4-6",
+                         options=options(tmp_path, fake, cache, tasks=["mailman"]))
+    result = CliRunner().invoke(app, ["run", str(path), "--db", str(db), "--no-upload"])
+    assert result.exit_code == 0, result.output
+    assert "1 passed, 0 failed, 0 with errors" in result.output
+    exported = tmp_path / "terminalbench" / "seqk" / "anthropic__claude-sonnet-4-6" / "harbor" / "raw"
+    second = json.loads((exported / "task-9" / "attempt-2.json").read_text())
+    assert second["judge"]["success"] is True
+    assert (second["actor"]["input_tokens"], second["actor"]["output_tokens"]) == (1000, 50)
+    assert "FAILED test_fake.py::test_x" in second["judge"]["details"]["delivered_instruction"]
+
+
+def test_codex_gets_its_auth_file_by_path_and_no_terminus_options(tmp_path, cache) -> None:
+    fake = Harbor(tmp_path, {})
+    attempt(tmp_path, fake, cache, tasks=["mailman"], agent="codex", codex_auth_json=str(tmp_path / "auth.json"))
+    argv = fake.calls()[0]["argv"]
+    assert argv[argv.index("-a"):argv.index("-a") + 2] == ["-a", "codex"]
+    assert "CODEX_AUTH_JSON_PATH=${CODEX_AUTH_JSON_PATH}" in argv
+    assert "CODEX_FORCE_AUTH_JSON=${CODEX_FORCE_AUTH_JSON}" in argv
+    assert "--ak" not in argv and str(tmp_path / "auth.json") not in argv
+
+
+def test_the_harbor_command_is_an_option(tmp_path, monkeypatch) -> None:
+    from benchmarks.terminalbench import harbor
+
+    assert harbor.executable("/opt/harbor --verbose") == ["/opt/harbor", "--verbose"]
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert harbor.executable("auto") == ["uvx", "harbor"]
+    (tmp_path / "harbor").write_text("#!/bin/sh\n")
+    (tmp_path / "harbor").chmod(0o755)
+    assert harbor.executable("auto") == ["harbor"]
