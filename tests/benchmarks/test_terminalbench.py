@@ -87,6 +87,13 @@ class Harbor:
         return [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
 
 
+@pytest.fixture(autouse=True)
+def _agent_key(monkeypatch):
+    """Runs check that the actor's provider key is set before they start (Harbor's agent needs
+    it); the fake Harbor needs none, so a placeholder stands in."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "placeholder-for-the-fake-harbor")
+
+
 @pytest.fixture
 def cache(tmp_path: Path) -> Path:
     """Harbor's shared task cache, holding one package per task."""
