@@ -138,10 +138,11 @@ async def _call_mock(spec: RoleSpec, prompt: str) -> Completion:
     mock = _mock_for(spec.model)
     start = time.perf_counter()
     text = await mock.reply(prompt)
+    input_tokens, output_tokens = count_tokens(prompt), count_tokens(text)
     return Completion(
-        text=text, model=spec.model, input_tokens=count_tokens(prompt), cached_tokens=0,
-        thinking_tokens=0, output_tokens=count_tokens(text),
-        latency_s=time.perf_counter() - start, cost_usd=0.0)
+        text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=0,
+        thinking_tokens=0, output_tokens=output_tokens, latency_s=time.perf_counter() - start,
+        cost_usd=cost_usd(spec.model, input_tokens, 0, output_tokens, spec.price))
 
 
 # ---------------------------------------------------------------------------
@@ -247,7 +248,7 @@ async def _call_litellm(spec: RoleSpec, prompt: str) -> Completion:
     return Completion(
         text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=cached,
         thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency,
-        cost_usd=cost_usd(spec.model, input_tokens, cached, output_tokens))
+        cost_usd=cost_usd(spec.model, input_tokens, cached, output_tokens, spec.price))
 
 
 # ---------------------------------------------------------------------------
@@ -327,7 +328,7 @@ async def _call_openai_compatible(spec: RoleSpec, prompt: str, api_base: str | N
     return Completion(
         text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=cached,
         thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency,
-        cost_usd=cost_usd(spec.model, input_tokens, cached, output_tokens))
+        cost_usd=cost_usd(spec.model, input_tokens, cached, output_tokens, spec.price))
 
 
 async def _call_local(spec: RoleSpec, prompt: str) -> Completion:
