@@ -91,10 +91,14 @@ def run(
                         on_prepared=progress_view.on_prepared)
     progress_view.stop()
     print_run_summary(out, spec, result, db_path)
+    _print_limits(out, result.model_limits)
     if result.interrupted:
         out.print("[yellow]Interrupted[/]: finished attempts are saved; run the same command to resume.")
         raise typer.Exit(130)
     export.after_run(spec, db_path, no_export=no_export, no_upload=no_upload, report=out.print)
+    if result.stopped_by == "budget":
+        _console(stderr=True).print(f"[yellow]stopped:[/] {result.stopped}", highlight=False)
+        raise typer.Exit(3)
     if result.stopped:
         _console(stderr=True).print(f"[red]error:[/] the run stopped: {result.stopped}", highlight=False)
         raise typer.Exit(1)
@@ -102,6 +106,16 @@ def run(
         _console(stderr=True).print(f"[red]error:[/] every one of the {result.attempts_run} attempts of "
                                     "this invocation failed with an error (see above)", highlight=False)
         raise typer.Exit(1)
+
+
+def _print_limits(out: Any, limits: Any) -> None:
+    """Each rate-limited model's limit on calls in flight (the others stayed at their ceiling)."""
+    for s in limits:
+        if s.rate_limited:
+            where = f" at {s.api_base}" if s.api_base else ""
+            out.print(f"rate limits: {s.model}{where}: {s.rate_limited} calls answered 429; calls in "
+                      f"flight now {s.limit} of {s.ceiling} (lowest {s.lowest})", markup=False,
+                      highlight=False)
 
 
 @app.command()
@@ -250,6 +264,12 @@ def plan(
                 else f"${p['actor_cost_high']:.4f}")
         out.print(f"  actor cost, rough (prompt chars/4; judge and critic not included): "
                   f"${p['actor_cost_low']:.4f} to {high}")
+    from seqk.budget import gate_for
+
+    gate = gate_for(spec, db)
+    for line in gate.lines() if gate else []:
+        out.print(f"  budget ({line.scope}): ${line.spent_usd:.4f} spent of ${line.budget_usd:.4f}, "
+                  f"${max(line.remaining_usd, 0):.4f} left; next attempt ≈ ${line.next_attempt_usd:.4f}")
     out.print(f"  fingerprint: {p['fingerprint'][:16]}…")
     for note in spec.notes:
         out.print(f"  note: {note}")
