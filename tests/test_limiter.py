@@ -152,3 +152,35 @@ def test_other_transient_errors_still_use_max_retries():
         asyncio.run(pool.complete(_spec("mock/flaky"), "p"))
     assert mock.calls == 3
     assert pool.limit_states()[0].rate_limited == 0
+
+
+def test_a_rate_limited_run_completes_valid_and_the_summary_shows_the_limit(tmp_path, db):
+    import duckdb
+    from conftest import write_variant
+    from typer.testing import CliRunner
+
+    from seqk.cli import app
+
+    in_flight = 0
+
+    async def reply(prompt: str) -> str:
+        nonlocal in_flight
+        if in_flight >= 2:
+            raise TransientProviderError("429 too many requests", status_code=429, retry_after=0.0)
+        in_flight += 1
+        try:
+            await asyncio.sleep(0.002)
+            return "wrong"
+        finally:
+            in_flight -= 1
+
+    models.register_mock("mock/two-at-a-time", reply)
+    variant = write_variant(tmp_path, metric="pass@k", k=3, model="mock/two-at-a-time", concurrency=8,
+                            options={"n": 6}, retry={"max_retries": 0, "base_delay_s": 0.0})
+    result = CliRunner().invoke(app, ["run", str(variant), "--db", str(db), "--no-export"])
+    assert result.exit_code == 0, result.output
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FILTER (WHERE status = 'ok'), count(*) FROM attempts"
+                           ).fetchone() == (18, 18)
+    assert "rate limits: mock/two-at-a-time: " in result.output
+    assert "calls answered 429; calls in flight now " in result.output and "of 24 (lowest " in result.output
