@@ -7,6 +7,7 @@
     ├── StoreBusy                another process held the database for too long
     ├── SqlFileError             a file in sql/ is malformed (names file:line)
     ├── MissingExtra             an optional dependency or model file is not installed
+    ├── RejudgeRefused           a run whose answers cannot be graded again (seq@k, agentic, a re-judging run)
     ├── UploadError              S3 refused or could not be reached; the local run is untouched
     │                            (exit 1; defined in seqk/s3.py, the one module that imports boto3)
     └── ProviderError            an LLM call failed (kept apart from wrong answers)
@@ -71,6 +72,10 @@ class SqlFileError(SeqkError):
 
 class MissingExtra(SeqkError):
     """An optional dependency (or a model file) is not installed."""
+
+
+class RejudgeRefused(SeqkError):
+    """This run's stored answers cannot be graded again by another judge (the message says why)."""
 
 
 class ProviderError(SeqkError):
