@@ -99,3 +99,46 @@ def test_a_role_price_gives_a_cost_to_a_model_nobody_prices():
     assert pricing.cost_usd("openai/selfhosted-nobody-prices", 1_000_000, 500_000, 250_000, own) == \
         pytest.approx(0.5 + 0.05 + 1.0)
     assert pricing.cost_usd("mock/x", 10, 0, 10, own) == pytest.approx(50 / 1e6)
+
+
+def test_a_self_hosted_server_costs_what_the_role_price_says():
+    import asyncio
+    import dataclasses
+    import importlib.util
+    import socket
+    from pathlib import Path
+
+    from aiohttp import web
+
+    from seqk.config import RetryPolicy
+    from seqk.runspec import RoleSpec
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "openai_server.py"
+    module_spec = importlib.util.spec_from_file_location("bench_openai_server", path)
+    server = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(server)
+
+    async def go():
+        runner_ = web.AppRunner(server.make_app(0.0, "four words of reply"))
+        await runner_.setup()
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        await web.TCPSite(runner_, "127.0.0.1", port).start()
+        try:
+            pool = models.ModelPool(RetryPolicy(max_retries=0))
+            role = RoleSpec(role="actor", model="openai/selfhosted-nobody-prices",
+                            api_base=f"http://127.0.0.1:{port}/v1")
+            unpriced = await pool.complete(role, "two words")
+            priced = await pool.complete(
+                dataclasses.replace(role, price=pricing.Price(1000.0, 1000.0, 2000.0)), "two words")
+            await models.close_sessions()
+            return unpriced, priced
+        finally:
+            await runner_.cleanup()
+
+    unpriced, priced = asyncio.run(go())
+    assert unpriced.cost_usd is None
+    # The server counts 2 prompt words and 4 reply words: 2 x $0.001 + 4 x $0.002.
+    assert (priced.input_tokens, priced.output_tokens) == (2, 4)
+    assert priced.cost_usd == pytest.approx(0.002 + 0.008)
