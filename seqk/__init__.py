@@ -4,4 +4,15 @@ it samples k times (pass@k)?
 Importing seqk is cheap: it imports neither litellm nor boto3.
 """
 
+from typing import Any
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # seqk.run_variant and seqk.load_variant without importing the engine on `import seqk`.
+    if name in ("run_variant", "load_variant"):
+        from seqk import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'seqk' has no attribute {name!r}")

@@ -144,6 +144,12 @@ class Benchmark(ABC):
     def load_tasks(self, options: BaseModel) -> list[Task]:
         """Every task of the slice, in canonical order, task_index from 1."""
 
+    def data_fingerprint(self, options: BaseModel) -> str | None:
+        """A hash of the data file the tasks come from, when the code does not fix it (a local
+        file, a hub download). It joins the run's fingerprint, so two data sets never mix in
+        one run. None: the tasks are fixed by the benchmark's code and options."""
+        return None
+
     @abstractmethod
     async def verify(self, task: Task, output: str, judge: RoleClient) -> Verdict:
         """Judge one output. Raise seqk.errors.JudgeError when no verdict can be reached."""

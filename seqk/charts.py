@@ -2,8 +2,8 @@
 
 Three charts, stacked:
 1. seq@t and pass@t against t with their 95% Wilson bands, one panel per actor model;
-2. the feedback lift seq@K - pass@K per model and feedback mode, with its paired-bootstrap
-   95% interval (and McNemar's p in the tooltip);
+2. the feedback lift seq@K - pass@K per model and feedback mode, with its 95% interval
+   (Newcombe's score interval for 0/1 outcomes; McNemar's p in the tooltip);
 3. success against mean spend per task (USD, or tokens when no call was priced), so
    pass@k and seq@k compare at equal spend.
 
@@ -20,7 +20,20 @@ import altair as alt
 
 from seqk.report import Report, cells
 
-_WIDTH = 260
+_PAGE_WIDTH = 1200
+"""Plot width a chart fills (the page's 1400 px less its margins and axis labels)."""
+_MIN_PANEL_WIDTH = 260
+_PANEL_GAP = 90
+"""Room a facet panel needs beside its plot: axis labels and the space between panels."""
+_PAD = 0.05
+"""Share of the lift axis left free at each end, so that no mark or the zero line sits on
+the border."""
+
+
+def _panel_width(rows: list[dict[str, Any]]) -> int:
+    """Width of one facet panel: the models' panels share the page's width."""
+    n_models = len({r["model"] for r in rows}) or 1
+    return max(_MIN_PANEL_WIDTH, _PAGE_WIDTH // n_models - _PANEL_GAP)
 
 
 def _series(run: Any) -> str:
@@ -48,7 +61,7 @@ def lift_rows(rep: Report) -> list[dict[str, Any]]:
 
 def _empty(message: str) -> alt.Chart:
     return alt.Chart(alt.Data(values=[{"text": message}])).mark_text(
-        align="left", fontSize=13).encode(text="text:N").properties(width=_WIDTH, height=40)
+        align="left", fontSize=13).encode(text="text:N").properties(width=_PAGE_WIDTH, height=40)
 
 
 def curves_chart(rep: Report) -> alt.Chart | alt.FacetChart:
@@ -56,19 +69,27 @@ def curves_chart(rep: Report) -> alt.Chart | alt.FacetChart:
     rows = curve_rows(rep)
     if not rows:
         return _empty("no metric@t to plot")
+    t_max = max(r["t"] for r in rows)
     base = alt.Chart(alt.Data(values=rows)).encode(
-        x=alt.X("t:O", title="t (attempts or samples)"),
-        color=alt.Color("series:N", title="metric · feedback"))
+        # t counts attempts: horizontal ticks at the integers only (vl-convert ignores
+        # tickMinStep and labels 1.5 as "2"), hence the explicit values.
+        x=alt.X("t:Q", title="t (attempts or samples)",
+                axis=alt.Axis(labelAngle=0, tickMinStep=1, format="d",
+                              values=list(range(1, t_max + 1))),
+                scale=alt.Scale(domain=[1, max(t_max, 2)], nice=False)))
+    # The legend belongs to the lines: the bands' pale fill would misname their colours. The
+    # bands take the same colours through a fill scale of their own (same domain, same scheme),
+    # which has no legend; a shared colour scale would merge the two legends into the pale one.
     band = base.mark_area(opacity=0.15).encode(
-        y=alt.Y("low:Q", title="success rate", scale=alt.Scale(domain=[0, 1])), y2="high:Q")
+        y=alt.Y("low:Q", title="success rate", scale=alt.Scale(domain=[0, 1])), y2="high:Q",
+        fill=alt.Fill("series:N", legend=None))
     line = base.mark_line(point=True).encode(
-        y="value:Q",
+        y="value:Q", color=alt.Color("series:N", title="metric · feedback"),
         tooltip=["run_id:N", "t:O", alt.Tooltip("value:Q", format=".3f"),
                  alt.Tooltip("low:Q", format=".3f"), alt.Tooltip("high:Q", format=".3f"),
                  "n_tasks:Q", alt.Tooltip("soft_score:Q", format=".3f")])
-    # The report's vconcat keeps colour scales apart; band and line must share theirs.
-    return alt.layer(band, line).resolve_scale(color="shared").properties(
-        width=_WIDTH, height=200).facet(
+    return alt.layer(band, line).properties(
+        width=_panel_width(rows), height=220).facet(
         column=alt.Column("model:N", title="actor model"),
         row=alt.Row("benchmark:N", title=None),
     ).properties(title="seq@t and pass@t on success, 95% Wilson bands")
@@ -79,12 +100,16 @@ def lift_chart(rep: Report) -> alt.Chart | alt.LayerChart:
     rows = lift_rows(rep)
     if not rows:
         return _empty("no seq@k run has a pass@k run to compare with: no lift")
+    low = min(0.0, *(r["low"] if r["low"] is not None else r["lift"] for r in rows))
+    high = max(0.0, *(r["high"] if r["high"] is not None else r["lift"] for r in rows))
+    pad = max(_PAD * (high - low), 0.02)
     base = alt.Chart(alt.Data(values=rows)).encode(
         y=alt.Y("model:N", title="actor model"),
         yOffset="feedback:N",
         color=alt.Color("feedback:N", title="feedback mode"))
     bars = base.mark_rule(strokeWidth=2).encode(
-        x=alt.X("low:Q", title="lift = seq@K − pass@K (shared tasks)"), x2="high:Q")
+        x=alt.X("low:Q", title="lift = seq@K − pass@K (shared tasks)",
+                scale=alt.Scale(domain=[low - pad, high + pad], nice=False)), x2="high:Q")
     points = base.mark_point(filled=True, size=60).encode(
         x="lift:Q",
         tooltip=["run_id:N", "pass_run_id:N", alt.Tooltip("lift:Q", format="+.3f"),
@@ -92,8 +117,8 @@ def lift_chart(rep: Report) -> alt.Chart | alt.LayerChart:
                  "n_shared:Q", alt.Tooltip("p_value:Q", format=".2g")])
     zero = alt.Chart(alt.Data(values=[{"x": 0}])).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
     return alt.layer(bars, points, zero).properties(
-        width=2 * _WIDTH, height=alt.Step(14),
-        title="Feedback lift per model, 95% paired-bootstrap interval")
+        width=_PAGE_WIDTH, height=alt.Step(14),
+        title="Feedback lift per model, 95% interval (Newcombe score for 0/1 outcomes)")
 
 
 def cost_chart(rep: Report) -> alt.Chart | alt.FacetChart:
@@ -111,7 +136,7 @@ def cost_chart(rep: Report) -> alt.Chart | alt.FacetChart:
         detail="run_id:N",
         tooltip=["run_id:N", "t:O", alt.Tooltip("value:Q", format=".3f"),
                  alt.Tooltip(f"{field}:Q", format=".4g")],
-    ).properties(width=_WIDTH, height=200).facet(
+    ).properties(width=_panel_width(rows), height=220).facet(
         column=alt.Column("model:N", title="actor model"),
         row=alt.Row("benchmark:N", title=None),
     ).properties(title="Success against spend: pass@k and seq@k at equal cost")

@@ -1,6 +1,7 @@
 """The `seqk` command line: each command parses its arguments, calls the library
 function of the same name, and renders what it returns. Library errors
-(seqk.errors.SeqkError) become a clean message and exit code 2.
+(seqk.errors.SeqkError) and usage errors become one clean `error: ...` line and
+exit code 2 (seqk/cli_group.py).
 
 Heavy imports (duckdb, litellm, boto3, altair) happen inside commands, so
 `seqk --help` stays fast.
@@ -15,30 +16,20 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
 
-from seqk.errors import SeqkError
-
-
-class _Group(TyperGroup):
-    """Turns a SeqkError from any command into its message and exit code, no traceback."""
-
-    def invoke(self, ctx: Any) -> Any:
-        try:
-            return super().invoke(ctx)
-        except SeqkError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(exc.exit_code) from None
-
+from seqk.cli_group import Group, check_choice, check_file_target, check_folder
 
 app = typer.Typer(
-    cls=_Group,
+    cls=Group,
     help="Does a model do better when it retries with feedback (seq@k) than when it "
          "samples k times (pass@k)?",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
 DbOption = Annotated[Path | None, typer.Option(
-    "--db", help="DuckDB file (default: $SEQK_DB, else runs/seqk.duckdb).")]
+    "--db", metavar="FILE", help="DuckDB file (default: $SEQK_DB, else runs/seqk.duckdb).")]
+
+
+SQL_FORMATS = ("table", "csv", "json")
 
 
 def _console(stderr: bool = False) -> Any:
@@ -53,14 +44,15 @@ def _console(stderr: bool = False) -> Any:
 
 @app.command()
 def run(
-    variant: Annotated[Path, typer.Argument(help="Variant YAML, e.g. variants/arcagi2/seqk.cell_match.yaml")],
+    variant: Annotated[Path, typer.Argument(
+        metavar="VARIANT", help="Variant YAML, e.g. variants/arcagi2/seqk.cell_match.yaml")],
     db: DbOption = None,
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Print each attempt's exact prompt and output (cut at console_char_limit).")] = False,
     concurrency: Annotated[int | None, typer.Option(
-        help="Tasks in flight at once (overrides the variant).")] = None,
+        metavar="N", help="Tasks in flight at once (overrides the variant).")] = None,
     max_tasks: Annotated[int | None, typer.Option(
-        help="Run only the first N tasks (overrides the variant).")] = None,
+        metavar="N", help="Run only the first N tasks (overrides the variant).")] = None,
     no_export: Annotated[bool, typer.Option(
         "--no-export", help="Do not export the run's folder tree at the end.")] = False,
     no_upload: Annotated[bool, typer.Option(
@@ -70,7 +62,7 @@ def run(
 
     Example: seqk run variants/arcagi2/seqk.cell_match.yaml --db runs/seqk.duckdb
     """
-    from seqk import engine, export, runspec
+    from seqk import api
     from seqk.console import RunProgress, print_run_summary
 
     overrides: dict[str, Any] = {}
@@ -79,23 +71,26 @@ def run(
     if max_tasks is not None:
         overrides["max_tasks"] = max_tasks
         overrides["task_indices"] = None
-    spec = runspec.load(variant, overrides)
-    db_path = db or (Path(spec.db) if spec.db else None)
+    spec = api.load_variant(variant, overrides)
     for note in spec.notes:
         _console(stderr=True).print(f"[dim]note: {note}[/]")
-    export.preflight(spec, no_upload=no_upload)
     out = _console()
-    err = _console(stderr=True)
-    progress_view = RunProgress(err, spec, verbose, out)
-    result = engine.run(spec, db_path, on_event=progress_view.on_event,
-                        on_prepared=progress_view.on_prepared)
+    progress_view = RunProgress(_console(stderr=True), spec, verbose, out)
+    _ignore_signals_once_stopping(progress_view)
+    outcome = api.run_variant(spec, db, export=not no_export, upload=not no_upload,
+                              on_event=progress_view.on_event, on_prepared=progress_view.on_prepared,
+                              on_interrupt=progress_view.on_interrupt)
     progress_view.stop()
-    print_run_summary(out, spec, result, db_path)
+    result = outcome.result
+    print_run_summary(out, spec, result, outcome.db)
     _print_limits(out, result.model_limits)
     if result.interrupted:
         out.print("[yellow]Interrupted[/]: finished attempts are saved; run the same command to resume.")
         raise typer.Exit(130)
-    export.after_run(spec, db_path, no_export=no_export, no_upload=no_upload, report=out.print)
+    for line in outcome.messages:
+        out.print(line, markup=False, highlight=False)
+    if outcome.upload_error is not None:
+        raise outcome.upload_error
     if result.stopped_by == "budget":
         _console(stderr=True).print(f"[yellow]stopped:[/] {result.stopped}", highlight=False)
         raise typer.Exit(3)
@@ -106,6 +101,25 @@ def run(
         _console(stderr=True).print(f"[red]error:[/] every one of the {result.attempts_run} attempts of "
                                     "this invocation failed with an error (see above)", highlight=False)
         raise typer.Exit(1)
+
+
+def _ignore_signals_once_stopping(progress_view: Any) -> None:
+    """After the first Ctrl-C or SIGTERM the run stops and writes what finished; more signals
+    from an impatient user must not kill the process before it says so. Before that, they
+    do what they always do."""
+    import os
+    import signal
+
+    def handler(signum: int, frame: Any) -> None:
+        if progress_view.interrupted:
+            return
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, handler)
 
 
 def _print_limits(out: Any, limits: Any) -> None:
@@ -166,7 +180,8 @@ def rejudge(
 
 @app.command()
 def status(
-    runs: Annotated[list[str] | None, typer.Argument(help="Run ids, globs or prefixes (default: all).")] = None,
+    runs: Annotated[list[str] | None, typer.Argument(
+        metavar="RUN_ID", help="Run ids, globs or prefixes (default: all).")] = None,
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
@@ -199,9 +214,9 @@ def status(
 
 @app.command()
 def inspect(
-    run: Annotated[str, typer.Argument(help="Run id (or a glob/prefix matching one run).")],
-    task_index: Annotated[int | None, typer.Option(help="1-based canonical task index.")] = None,
-    task_id: Annotated[str | None, typer.Option(help="The benchmark's task id.")] = None,
+    run: Annotated[str, typer.Argument(metavar="RUN_ID", help="Run id (or a glob/prefix matching one run).")],
+    task_index: Annotated[int | None, typer.Option(metavar="N", help="1-based canonical task index.")] = None,
+    task_id: Annotated[str | None, typer.Option(metavar="ID", help="The benchmark's task id.")] = None,
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
 ) -> None:
@@ -209,6 +224,8 @@ def inspect(
 
     Example: seqk inspect arcagi2-evaluation/seqk/mock__wrong/deterministic/cell_match --task-index 1
     """
+    from rich.markup import escape
+
     from seqk.console import cut
     from seqk.status import inspect as inspect_task
 
@@ -222,9 +239,12 @@ def inspect(
               f"{t.run['metric']} k={t.run['k']}")
     for a in t.attempts:
         tag = "" if a["counts"] else "  [dim](superseded: retried later)[/]"
-        verdict = (f"[yellow]ERROR[/] {a['error']}" if a["status"] == "error"
+        headline, message = _error_text(a["error"]) if a["status"] == "error" else ("", None)
+        verdict = (f"[yellow]ERROR[/] {escape(headline)}" if a["status"] == "error"
                    else ("[green]PASS[/]" if a["success"] else "[red]FAIL[/]") + f" score={a['score']}")
         out.print(f"\n[bold]━━ attempt {a['attempt_index']} of {a['k']}[/] {verdict}{tag}")
+        if message:
+            out.print(f"  {message}", markup=False)
         out.print("[cyan]prompt[/]", markup=True)
         out.print(a["prompt"] or "", markup=False)
         out.print("[cyan]output[/]")
@@ -237,22 +257,34 @@ def inspect(
             out.print(a["feedback"], markup=False)
         for c in a["calls"]:
             cost = "cost unknown" if c["cost_usd"] is None else f"${c['cost_usd']:.6f}"
-            line = (f"  call {c['call_index']} {c['role']} {c['model']}: in={c['input_tokens']} "
-                    f"cached={c['cached_tokens']} thinking={c['thinking_tokens']} "
-                    f"out={c['output_tokens']} {cost} retries={c['retries']}")
-            if c["error"]:
-                line += f" ERROR {c['error']}"
+            line = f"  call {c['call_index']} {c['role']} {c['model']}: "
+            if c["error"]:  # a failed call has no tokens to show
+                line += f"failed after {c['retries']} retries: {c['error']}"
+            else:
+                line += (f"in={c['input_tokens']} cached={c['cached_tokens']} "
+                         f"thinking={c['thinking_tokens']} out={c['output_tokens']} {cost} "
+                         f"retries={c['retries']}")
             out.print(line, markup=False)
             if c["role"] != "actor":
                 out.print(f"    prompt: {cut(c['prompt'], 400)}", markup=False)
                 out.print(f"    output: {cut(c['output'], 400)}", markup=False)
 
 
+def _error_text(error: Any) -> tuple[str, str | None]:
+    """An attempt's error as a headline (stage, type, status code) and its message."""
+    if not isinstance(error, dict):
+        return "", (None if error is None else str(error))
+    stage, kind, status = error.get("stage"), error.get("type") or "error", error.get("status_code")
+    headline = (f"{stage}: {kind}" if stage else kind) + (f" (status {status})" if status is not None else "")
+    return headline, error.get("message")
+
+
 @app.command()
 def sql(
-    query: Annotated[str, typer.Argument(help="One SQL statement (the database is opened read-only).")],
+    query: Annotated[str, typer.Argument(
+        metavar="QUERY", help="One SQL statement (the database is opened read-only).")],
     db: DbOption = None,
-    fmt: Annotated[str, typer.Option("--format", help="table | csv | json")] = "table",
+    fmt: Annotated[str, typer.Option("--format", metavar="FORMAT", help="table | csv | json")] = "table",
 ) -> None:
     """Run a read-only SQL query against the database and print the result.
 
@@ -260,6 +292,7 @@ def sql(
     """
     from seqk.status import sql as run_sql
 
+    check_choice(fmt, "--format", SQL_FORMATS)
     columns, rows = run_sql(query, db)
     if fmt == "json":
         typer.echo(json.dumps([dict(zip(columns, r, strict=True)) for r in rows], default=str, indent=2))
@@ -282,7 +315,7 @@ def sql(
 
 @app.command()
 def plan(
-    variant: Annotated[Path, typer.Argument(help="Variant YAML to check and plan.")],
+    variant: Annotated[Path, typer.Argument(metavar="VARIANT", help="Variant YAML to check and plan.")],
     db: DbOption = None,
 ) -> None:
     """Validate a variant and show what a run would do: run id, roles, tasks, calls left.
@@ -299,10 +332,15 @@ def plan(
     for role in ("actor", "judge", "critic"):
         out.print(f"  {role:6} {p['roles'][role] or '(none)'}")
     out.print(f"  tasks selected: {p['n_tasks']}, to run: {p['n_tasks_pending']}")
-    out.print(f"  attempts to run: {p['attempts_min']} to {p['attempts_max']} "
-              f"(seq@k stops at the first success)")
-    out.print(f"  actor calls: {p['attempts_min']}–{p['attempts_max']}; critic calls up to "
-              f"{p['critic_calls_max']}")
+    if spec.seq:
+        out.print(f"  attempts to run: {p['attempts_min']} to {p['attempts_max']} "
+                  f"(seq@k stops at a task's first success)")
+        out.print(f"  actor calls: {p['attempts_min']}–{p['attempts_max']}; critic calls up to "
+                  f"{p['critic_calls_max']}")
+    else:
+        out.print(f"  attempts to run: {p['attempts_max']} (pass@k: exactly k={spec.k} "
+                  f"independent attempts per task)")
+        out.print(f"  actor calls: {p['attempts_max']}; no critic calls (pass@k shows no feedback)")
     if not p["price_known"]:
         out.print(f"  actor cost: unknown (no price for {spec.actor.model})")
     else:
@@ -394,7 +432,8 @@ def doctor(
 # --- report commands (seqk/metrics.py, seqk/report.py) go here ---
 @app.command()
 def report(
-    runs: Annotated[list[str] | None, typer.Argument(help="Run ids, globs or prefixes (default: all).")] = None,
+    runs: Annotated[list[str] | None, typer.Argument(
+        metavar="RUN_ID", help="Run ids, globs or prefixes (default: all).")] = None,
     compare: Annotated[bool, typer.Option(
         "--compare", help="One row per (benchmark, model, feedback mode): seq@k and pass@k side "
                           "by side, with the lift.")] = False,
@@ -429,6 +468,8 @@ def report(
         return
     from seqk import report as reports
 
+    check_file_target(html, "--html")
+    check_file_target(png, "--png")
     if fmt not in reports.FORMATS:
         raise typer.BadParameter(f"--format must be one of {', '.join(reports.FORMATS)}")
     extra = {} if seed is None else {"seed": seed}
@@ -441,21 +482,9 @@ def report(
     elif fmt == "markdown":
         typer.echo(reports.to_markdown(rep), nl=False)
     else:
-        from rich.table import Table
-        from rich.text import Text
+        from seqk.report_text import to_text
 
-        columns, body = reports.cells(rep)
-        table = Table(title="seqk report" + (" --compare" if compare else ""))
-        for column in columns:
-            table.add_column(column)
-        for row in body:
-            table.add_row(*(Text(cell) for cell in row))  # "[0.1, 0.3]" is not markup
-        out = _console()
-        out.print(table)
-        if rep.comparison:
-            out.print(reports.comparison_line(rep.comparison), markup=False)
-        for note in rep.notes:
-            out.print(f"• {note}", markup=False)
+        _console().print(to_text(rep), markup=False, end="")
     if html or png:
         from seqk import charts
 
@@ -475,12 +504,12 @@ def report(
 @app.command()
 def export(
     runs: Annotated[list[str] | None, typer.Argument(
-        help="Run ids, globs or prefixes (default: all).")] = None,
+        metavar="RUN_ID", help="Run ids, globs or prefixes (default: all).")] = None,
     to: Annotated[Path | None, typer.Option(
-        "--to", help="Folder to write the run folders under (default: the database's "
+        "--to", metavar="FOLDER", help="Folder to write the run folders under (default: the database's "
                      "folder, runs/).")] = None,
     parquet: Annotated[Path | None, typer.Option(
-        "--parquet", help="Instead, write the runs, tasks, attempts and calls tables as "
+        "--parquet", metavar="FOLDER", help="Instead, write the runs, tasks, attempts and calls tables as "
                           "Parquet under this folder, hive-partitioned by benchmark and "
                           "run.")] = None,
     db: DbOption = None,
@@ -491,6 +520,8 @@ def export(
     """
     from seqk import export as exporting
 
+    check_folder(to, "--to")
+    check_folder(parquet, "--parquet")
     if parquet is not None:
         counts = exporting.export_parquet(parquet, runs or [], db)
         typer.echo(f"wrote Parquet under {parquet}: "
@@ -503,7 +534,7 @@ def export(
 @app.command("import")
 def import_(
     folder: Annotated[Path, typer.Argument(
-        help="A seq_k-style folder tree: one run folder, or a folder holding many.")],
+        metavar="FOLDER", help="A seq_k-style folder tree: one run folder, or a folder holding many.")],
     db: DbOption = None,
 ) -> None:
     """Import seq_k-style run folders into the database, so old runs join reports.
@@ -519,12 +550,12 @@ def import_(
 @app.command()
 def upload(
     run: Annotated[str, typer.Argument(
-        help="Run id, e.g. toy-plain/seqk/mock__actor/deterministic/binary.")],
+        metavar="RUN_ID", help="Run id, e.g. toy-plain/seqk/mock__actor/deterministic/binary.")],
     bucket: Annotated[str | None, typer.Option(
-        "--bucket", help="S3 bucket (default: $SEQK_S3_BUCKET). The endpoint comes from "
+        "--bucket", metavar="BUCKET", help="S3 bucket (default: $SEQK_S3_BUCKET). The endpoint comes from "
                          "$AWS_ENDPOINT_URL.")] = None,
     from_: Annotated[Path | None, typer.Option(
-        "--from", help="Folder holding the exported run folders (default: the database's "
+        "--from", metavar="FOLDER", help="Folder holding the exported run folders (default: the database's "
                        "folder, runs/).")] = None,
     db: DbOption = None,
 ) -> None:

@@ -4,7 +4,7 @@ once with a rule id and its field path, before anything touches the database.
 Rule ids (stable; the README lists them):
     C01 the file is missing or is not valid YAML (with its line)
     C02 unknown key
-    C03 wrong type or value
+    C03 wrong type or value (a mock/... model that nothing answers included)
     C04 unknown benchmark, or the path and `benchmark:` disagree
     C05 feedback mode the benchmark does not have
     C06 task_indices and max_tasks both set
@@ -99,6 +99,9 @@ class Variant(BaseModel):
     'passk' and 'seqk' are accepted too."""
     k: int = Field(gt=0)
     """Maximum attempts per task."""
+    tag: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
+    """Makes this variant a run of its own, `<slice>/<metric>/<agent>/<verifier>/<feedback>@<tag>`,
+    for sweeps over settings the five slots do not name (temperature, max_tokens, ...)."""
     feedback_mode: str | None = None
     """How a failed seq@k attempt is explained to the next; defaults to the benchmark's."""
     model: str

@@ -26,6 +26,12 @@ class RunProgress:
         self.progress: Any = None
         self.bar: Any = None
         self.counts = {"passed": 0, "failed": 0, "error": 0}
+        self.interrupted = False
+
+    def on_interrupt(self) -> None:
+        """The first Ctrl-C or SIGTERM: say what happens now."""
+        self.interrupted = True
+        self.err.print("[yellow]stopping[/]: writing the finished attempts (attempts in flight are dropped)")
 
     def on_prepared(self, prepared: Any) -> None:
         from rich.progress import (

@@ -138,14 +138,17 @@ class Engine:
 
     async def attempt(self, task: Task, attempt_index: int,
                       history: list[HistoryItem]) -> AttemptRecord:
-        """Actor, judge and (for a failed seq@k attempt) critic, recorded whole."""
+        """Actor, judge and (for a failed seq@k attempt) critic, recorded whole. A slot whose
+        judge failed in an earlier run is judged again on the kept output, without the actor."""
         spec, bench = self.spec, self.spec.benchmark
         calls: list[CallRecord] = []
         actor = _Client(self.pool, _seeded(spec.actor, attempt_index), calls)
         judge = _Client(self.pool, spec.judge, calls)
         critic = _Client(self.pool, _seeded(spec.critic, attempt_index), calls)
         started = _now()
-        prompt = actor_prompt(task.prompt, attempt_index, spec.k, seq=spec.seq, history=history)
+        kept = self.prepared.kept_outputs.get((task.task_index, attempt_index))
+        prompt = kept.prompt if kept is not None else actor_prompt(
+            task.prompt, attempt_index, spec.k, seq=spec.seq, history=history)
         output: str | None = None
         verdict: Verdict | None = None
         feedback: str | None = None
@@ -159,7 +162,7 @@ class Engine:
                 result = await bench.run_attempt(task, prompt, ctx)
                 prompt, output, verdict = result.prompt, result.output, result.verdict
             else:
-                output = await actor.complete(prompt)
+                output = kept.output if kept is not None else await actor.complete(prompt)
                 stage = "judge"
                 verdict = await bench.verify(task, output, judge)
             if spec.seq and not verdict.success:
@@ -179,7 +182,8 @@ class Engine:
         return AttemptRecord(
             attempt_uid=str(uuid.uuid4()), run_id=spec.run_id,
             generation=self.prepared.generation, task_index=task.task_index,
-            attempt_index=attempt_index, k=spec.k, status="ok" if judged else "error",
+            attempt_index=attempt_index, k=kept.k if kept is not None else spec.k,
+            status="ok" if judged else "error",
             success=verdict.success if verdict else None,
             score=verdict.score if verdict else None, prompt=prompt, output=output,
             raw_eval_output=verdict.raw_eval_output if verdict else None,
@@ -353,18 +357,23 @@ def check_models(spec: RunSpec) -> None:
 
 def run(spec: RunSpec, db: str | Path | None = None,
         on_event: Callable[[AttemptEvent], None] | None = None,
-        on_prepared: Callable[[Prepared], None] | None = None) -> RunResult:
-    """Run one variant to completion (or until Ctrl-C / SIGTERM), resuming what is stored."""
+        on_prepared: Callable[[Prepared], None] | None = None,
+        on_interrupt: Callable[[], None] | None = None) -> RunResult:
+    """Run one variant to completion (or until Ctrl-C / SIGTERM), resuming what is stored.
+
+    `on_interrupt` is called when the first signal arrives, before the final write; the
+    signal handlers that were in place before the run are back when it returns."""
     db = db if db is not None else spec.db
     check_credentials(spec)
     check_models(spec)
     with store.run_lease(db, spec.run_id):
-        return _run_leased(spec, db, on_event, on_prepared)
+        return _run_leased(spec, db, on_event, on_prepared, on_interrupt)
 
 
 def _run_leased(spec: RunSpec, db: str | Path | None,
                 on_event: Callable[[AttemptEvent], None] | None,
-                on_prepared: Callable[[Prepared], None] | None) -> RunResult:
+                on_prepared: Callable[[Prepared], None] | None,
+                on_interrupt: Callable[[], None] | None = None) -> RunResult:
     prepared = prepare(spec, db)
     if on_prepared is not None:
         on_prepared(prepared)
@@ -381,15 +390,20 @@ def _run_leased(spec: RunSpec, db: str | Path | None,
             # The first signal cancels the run; later ones must not cancel the final write.
             if not runner.cancelling():
                 runner.cancel()
+                if on_interrupt is not None:
+                    on_interrupt()
 
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        for sig in previous:
             with contextlib.suppress(*no_handlers):
                 loop.add_signal_handler(sig, stop)
         try:
             return await runner
         finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
+            for sig, handler in previous.items():
                 with contextlib.suppress(*no_handlers):
                     loop.remove_signal_handler(sig)
+                    # remove_signal_handler installs Python's default, not what was there.
+                    signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
     return asyncio.run(main())

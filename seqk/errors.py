@@ -4,19 +4,25 @@
     ├── ConfigError              a variant YAML or option is wrong (lists every issue)
     ├── RunConflict              resuming would mix incompatible results (fingerprint, k, task identity)
     ├── NotFound                 a run, task or file the user named does not exist
+    ├── BadInput                 a path or file the user named is the wrong kind (a folder for a
+    │                            file, not a DuckDB database, a malformed run folder)
+    ├── QueryError               a SQL statement the user gave was refused by DuckDB
     ├── StoreBusy                another process held the database for too long
     ├── SqlFileError             a file in sql/ is malformed (names file:line)
     ├── MissingExtra             an optional dependency or model file is not installed
     ├── RejudgeRefused           a run whose answers cannot be graded again (seq@k, agentic, a re-judging run)
-    ├── UploadError              S3 refused or could not be reached; the local run is untouched
-    │                            (exit 1; defined in seqk/s3.py, the one module that imports boto3)
+    ├── UploadError              S3 refused or could not be reached; the local run is untouched (exit 1)
+    ├── JudgeError               a judge reply could not be turned into a verdict (an attempt's error)
+    ├── CriticError              a critic could not produce feedback (an attempt's error)
     └── ProviderError            an LLM call failed (kept apart from wrong answers)
         ├── TransientProviderError   429, 5xx, timeout, dropped connection: retried
-        └── PermanentProviderError   auth, bad request, unknown model: not retried
+        └── PermanentProviderError   bad request, unknown model: not retried
+            ├── QuotaExceeded        this invocation reached the variant's call quota for a model
             ├── AuthError            bad or missing key, no permission: stops the run (exit 1)
             └── LocalModelCrashed    the embedded model's process died: stops the run (exit 1)
-    JudgeError                   a judge reply could not be turned into a verdict
-    CriticError                  a critic could not produce feedback
+
+    HTTPStatusError              (not a SeqkError) a non-2xx answer of an OpenAI-compatible
+                                 server, before seqk.models.classify turns it into a ProviderError
 
 Library code raises these; only seqk/cli.py turns them into messages and exit codes.
 """
@@ -60,6 +66,14 @@ class RunConflict(SeqkError):
 
 class NotFound(SeqkError):
     """A run, task or file the user named does not exist."""
+
+
+class BadInput(SeqkError):
+    """A path or file the user named exists but cannot be used as asked."""
+
+
+class QueryError(SeqkError):
+    """A SQL statement the user gave failed (syntax, unknown table, a write on a read-only open)."""
 
 
 class StoreBusy(SeqkError):
@@ -119,9 +133,28 @@ class LocalModelCrashed(PermanentProviderError):
     exit_code = 1
 
 
-class JudgeError(Exception):
+class JudgeError(SeqkError):
     """The judge (LLM or verifier) gave nothing that can be turned into a verdict."""
 
 
-class CriticError(Exception):
+class CriticError(SeqkError):
     """The critic gave nothing usable as feedback."""
+
+
+class UploadError(SeqkError):
+    """S3 refused or could not be reached; the local run is untouched."""
+
+    exit_code = 1
+
+
+class QuotaExceeded(PermanentProviderError):
+    """This invocation reached the variant's call quota for a model."""
+
+
+class HTTPStatusError(Exception):
+    """A non-2xx answer from an OpenAI-compatible server (classified into a ProviderError)."""
+
+    def __init__(self, status_code: int, body: str, headers: object):
+        super().__init__(f"HTTP {status_code}: {body[:500]}")
+        self.status_code = status_code
+        self.response = type("Response", (), {"headers": headers})()

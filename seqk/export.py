@@ -301,8 +301,7 @@ def export_parquet(to: str | os.PathLike[str], runs: Sequence[str] = (),
 
     with store.connect(db, read_only=True) as con:
         run_ids = store.resolve_run_ids(con, runs)
-        tables = {name: con.execute(q("export_parquet_" + name), {"run_ids": run_ids})
-                  .to_arrow_table() for name in PARQUET_TABLES}
+        tables = store.parquet_tables(con, run_ids, PARQUET_TABLES)
     counts = {}
     for name, table in tables.items():
         counts[name] = table.num_rows

@@ -30,10 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from seqk import __version__, store, tree
-from seqk.errors import NotFound, RunConflict
+from seqk.errors import BadInput, NotFound, RunConflict
 from seqk.identity import fingerprint, metric_slot
 from seqk.pricing import cost_usd
-from seqk.sqlfiles import q
 
 # Stable ids for attempts of trees without attempt_uid: importing twice adds nothing.
 _UID_NAMESPACE = uuid.UUID("5b1d1f0e-7a43-4c55-9a53-6f1e2a0c5e11")
@@ -68,13 +67,20 @@ class ImportResult:
                 f"already in the database")
 
 
-def _read(path: Path) -> Any:
+def _read(path: Path) -> dict[str, Any] | None:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
         raise NotFound(f"cannot read {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise BadInput(f"{path} holds a JSON {type(data).__name__}, not the object seq_k writes")
+    return data
+
+
+# A file that parses as JSON but lacks a field seq_k always writes, or has one of the wrong type.
+_MALFORMED = (AttributeError, KeyError, TypeError, ValueError)
 
 
 def find_runs(root: Path) -> list[Path]:
@@ -89,7 +95,10 @@ def find_runs(root: Path) -> list[Path]:
 
 
 def _number(path: Path) -> int:
-    return int(path.name.split("-", 1)[1].split(".", 1)[0])
+    try:
+        return int(path.name.split("-", 1)[1].split(".", 1)[0])
+    except ValueError:
+        raise BadInput(f"{path}: seq_k numbers its folders and files (task-1, attempt-1.json)") from None
 
 
 def _attempt_files(run_path: Path) -> list[Path]:
@@ -120,7 +129,7 @@ def _run_row(run_id: str, config: dict[str, Any], summary: dict[str, Any],
         "imported": True, "benchmark": summary.get("benchmark") or config.get("benchmark"),
         "slice": slots[0], "metric": metric,
         "feedback_mode": (summary.get("feedback_mode") or config.get("feedback_mode")
-                          or first.get("feedback_mode") or slots[4].split(".")[0]),
+                          or first.get("feedback_mode") or slots[4].split("@")[0].split(".")[0]),
         "actor_model": (config.get("model") or summary.get("model")
                         or (first.get("actor") or {}).get("model") or slots[2].replace("__", "/")),
         "judge_model": judge_model, "critic_model": critic_model,
@@ -155,6 +164,8 @@ def _task_row(task_path: Path, attempts: list[dict[str, Any]]) -> dict[str, Any]
     meta = _read(task_path / "task_meta.json") or {}
     task_id = str(meta.get("task_id") or (attempts[0]["task_id"] if attempts else task_path.name))
     prompt = meta.get("prompt") or ""
+    if not isinstance(prompt, str):
+        raise BadInput(f"{task_path / 'task_meta.json'}: prompt is a {type(prompt).__name__}, not text")
     content_hash = meta.get("content_hash") or hashlib.sha256(
         json.dumps([task_id, prompt, None], sort_keys=True).encode()).hexdigest()
     extra = {k: v for k, v in meta.items()
@@ -176,14 +187,22 @@ def import_run(run_path: Path, db: str | os.PathLike[str] | None = None) -> Impo
     summary = _read(run_path / "summary.json") or {}
     files = _attempt_files(run_path)
     attempts = [_read(p) for p in files]
-    row = _run_row(run_id, config, summary, attempts, now)
+    try:
+        row = _run_row(run_id, config, summary, attempts, now)
+    except _MALFORMED as exc:
+        raise BadInput(f"{run_path}: config.json, summary.json or an attempt file is malformed "
+                       f"({type(exc).__name__}: {exc})") from None
     records = []
     for path, data in zip(files, attempts, strict=True):
         uid = data.get("attempt_uid") or str(uuid.uuid5(
             _UID_NAMESPACE, f"{run_id}/{path.relative_to(run_path).as_posix()}"))
-        records.append(tree.attempt_record(
-            data, run_id=run_id, generation=row["generation"], k=row["k"], attempt_uid=uid,
-            imported_at=now, price=cost_usd))
+        try:
+            records.append(tree.attempt_record(
+                data, run_id=run_id, generation=row["generation"], k=row["k"], attempt_uid=uid,
+                imported_at=now, price=cost_usd))
+        except _MALFORMED as exc:
+            raise BadInput(f"{path} is not an attempt file seq_k or seqk writes "
+                           f"({type(exc).__name__}: {exc})") from None
     if not isinstance(config.get("seqk"), dict) and records:
         row["created_at"] = min(r.started_at for r in records)
     by_task: dict[Path, list[dict[str, Any]]] = {}
@@ -200,15 +219,13 @@ def _store(run_path: Path, row: dict[str, Any], tasks: list[dict[str, Any]],
            records: list[store.AttemptRecord], db: str | os.PathLike[str] | None) -> ImportResult:
     run_id = row["run_id"]
     with store.connect(db) as con:
-        con.execute("BEGIN")
-        try:
+        with store.transaction(con):
             existing = store.get_run(con, run_id)
             if existing is None:
-                con.execute(q("import_run"), row)
+                store.insert_imported_run(con, row)
             else:
                 _check_same_run(existing, row)
-            known = {r[0]: (r[1], r[2]) for r in con.execute(
-                q("get_task_identities"), {"run_id": run_id}).fetchall()}
+            known = store.task_identities(con, run_id)
             for task in tasks:
                 have = known.get(task["task_index"])
                 if have is not None and have != (task["task_id"], task["content_hash"]):
@@ -218,13 +235,8 @@ def _store(run_path: Path, row: dict[str, Any], tasks: list[dict[str, Any]],
                         f"content there; import into another database (--db)")
             new_tasks = [t for t in tasks if t["task_index"] not in known]
             store.insert_tasks(con, run_id, new_tasks)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        have_uids = {r[0] for r in con.execute(q("import_known_attempts"), {"run_id": run_id})
-                     .fetchall()}
-        filled = set(con.execute(q("import_valid_slots"), {"run_id": run_id}).fetchall())
+        have_uids = store.attempt_uids(con, run_id)
+        filled = store.valid_slots(con, run_id)
         new = []
         for r in records:
             slot = (r.generation, r.task_index, r.attempt_index)

@@ -8,8 +8,11 @@ type tables the queries in sql/metrics.sql return:
 - ΔSeq@K = seq@K - seq@1, EGS = (seq@2 - seq@1)/Δ, LGS = (seq@K - seq@K-1)/Δ (Δ > 0 only),
   on the tasks counted at K, with task-level bootstrap intervals;
 - feedback lift = seq@K - pass@K on the tasks a seq@k run shares with its pass@k run
-  (view run_pairs), with a paired-bootstrap interval, flips both ways and McNemar's exact
-  p-value; framing effect = seq@1 - pass@1 the same way;
+  (view run_pairs), with flips both ways and McNemar's exact p-value; framing effect =
+  seq@1 - pass@1 the same way, where pass@1 is the pass@k run's sample 1 when both runs
+  share a seed (same seed, same task: only the framing differs), else Chen's mean;
+- a paired difference of 0/1 outcomes gets Newcombe's score interval, which agrees with
+  McNemar's test; one of fractional values (Chen's estimates) a paired bootstrap;
 - a paired comparison of any two runs at a t (`compare_runs`).
 
 Errors are excluded by default (a task is left out where its outcome is unknown);
@@ -85,12 +88,14 @@ class Comparison:
     a_value: float | None
     b_value: float | None
     difference: Estimate
-    """a - b with its paired-bootstrap 95% interval; n = shared tasks."""
+    """a - b with its 95% interval (see `interval`); n = shared tasks."""
     n_a_only: int
     """Tasks a solved and b failed (for seq@K vs pass@K: failed by pass@K, solved by seq@K)."""
     n_b_only: int
     p_value: float | None
     """Exact two-sided McNemar on n_a_only vs n_b_only; None unless both are 0/1 outcomes."""
+    interval: str = "bootstrap"
+    """How the interval was made: 'score' (Newcombe's, for 0/1 outcomes) or 'bootstrap'."""
 
 
 @dataclass
@@ -121,7 +126,9 @@ class RunMetrics:
     lift: Comparison | None = None
     """seq@K - pass@K on shared tasks."""
     framing: Comparison | None = None
-    """seq@1 - pass@1 on shared tasks."""
+    """seq@1 - pass@1 on shared tasks (pass@1 as `framing_vs` says)."""
+    framing_vs: str | None = None
+    """What seq@1 is compared with: FRAMING_SAME_SEED or FRAMING_CHEN."""
     spend: Spend | None = None
     spend_by_role: list[Spend] = field(default_factory=list)
 
@@ -129,6 +136,10 @@ class RunMetrics:
     def feedback_label(self) -> str:
         """The feedback mode, with the critic model when an LLM critic writes it."""
         return f"{self.feedback_mode} ({self.critic_model})" if self.critic_model else self.feedback_mode
+
+
+FRAMING_SAME_SEED = "pass@k sample 1 (same seed)"
+FRAMING_CHEN = "pass@1 (Chen mean)"
 
 
 @contextmanager
@@ -175,6 +186,7 @@ def _add_estimates(con: Any, runs: dict[str, RunMetrics], params: dict[str, Any]
     for row in store.fetch_dicts(con, q("pair_choices"), {"run_ids": params["run_ids"]}):
         run = runs[row["seq_run_id"]]
         run.pass_run_id, run.n_pass_candidates = row["pass_run_id"], int(row["n_candidates"])
+        run.framing_vs = FRAMING_SAME_SEED if row["same_seed"] else FRAMING_CHEN
     found: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
     for kind, run_id, _pass_run_id, *row in con.execute(q("point_types"), params).fetchall():
         found.setdefault((kind, run_id), []).append(tuple(row))
@@ -190,7 +202,7 @@ def _add_estimates(con: Any, runs: dict[str, RunMetrics], params: dict[str, Any]
         run.delta, run.egs, run.lgs = (estimates.get(key) for key in ("delta", "egs", "lgs"))
         if run.pass_run_id is None:
             continue
-        # a_1..a_4 = seq@1, pass@1, seq@K, pass@K
+        # a_1..a_4 = seq@1, pass@1 (sample 1 when the seeds match), seq@K, pass@K
         pairs = found.get(("pair", run_id), [])
         at_k = [(s, p, n) for _, _, s, p, n in pairs if s is not None and p is not None]
         at_1 = [(s, p, n) for s, p, _, _, n in pairs if s is not None and p is not None]
@@ -216,25 +228,30 @@ def _add_spend(con: Any, runs: dict[str, RunMetrics], ids: list[str]) -> None:
 
 def paired(types: Types, a_run_id: str, b_run_id: str, t: int, *, name: str,
            seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT) -> Comparison:
-    """Paired difference of two runs from their (a_value, b_value, count) task types."""
-    diff = stats.bootstrap(types, stats.difference(0, 1), name=name, seed=seed, n_boot=n_boot)
-    a_value = b_value = None
-    a_only = b_only = 0
-    p_value = None
-    if types.n:
-        a_value, b_value = (float(x) for x in types.means())
-        a, b, n = types.values[:, 0], types.values[:, 1], types.counts
-        a_only, b_only = int(n[(a == 1) & (b == 0)].sum()), int(n[(a == 0) & (b == 1)].sum())
-        if bool(((a == 0) | (a == 1)).all() and ((b == 0) | (b == 1)).all()):
-            p_value = stats.mcnemar_exact(a_only, b_only)
-    return Comparison(a_run_id, b_run_id, t, a_value, b_value, diff, a_only, b_only, p_value)
+    """Paired difference of two runs from their (a_value, b_value, count) task types:
+    Newcombe's score interval and McNemar's exact p-value when both are 0/1 outcomes, else
+    a paired bootstrap."""
+    if not types.n:
+        return Comparison(a_run_id, b_run_id, t, None, None, Estimate(None, None, None, 0), 0, 0,
+                          None)
+    a_value, b_value = (float(x) for x in types.means())
+    a, b, n = types.values[:, 0], types.values[:, 1], types.counts
+    a_only, b_only = int(n[(a == 1) & (b == 0)].sum()), int(n[(a == 0) & (b == 1)].sum())
+    if not bool(((a == 0) | (a == 1)).all() and ((b == 0) | (b == 1)).all()):
+        diff = stats.bootstrap(types, stats.difference(0, 1), name=name, seed=seed, n_boot=n_boot)
+        return Comparison(a_run_id, b_run_id, t, a_value, b_value, diff, a_only, b_only, None)
+    both = int(n[(a == 1) & (b == 1)].sum())
+    low, high = stats.paired_score_interval(both, a_only, b_only, types.n - both - a_only - b_only)
+    diff = Estimate(a_value - b_value, low, high, types.n)
+    return Comparison(a_run_id, b_run_id, t, a_value, b_value, diff, a_only, b_only,
+                      stats.mcnemar_exact(a_only, b_only), "score")
 
 
 def compare_runs(run_a: str, run_b: str, *, t: int | None = None, db: str | Path | None = None,
                  errors_as_failures: bool = False, seed: int = DEFAULT_SEED,
                  n_boot: int = DEFAULT_N_BOOT) -> Comparison:
     """Paired comparison of two runs at t (default: the smaller K) on their shared tasks:
-    difference a - b with a paired-bootstrap CI, flips, McNemar's exact p-value."""
+    difference a - b with its 95% interval, flips, McNemar's exact p-value."""
     with open_db(db) as con:
         a_id, b_id = (_one_run(con, pattern) for pattern in (run_a, run_b))
         if t is None:

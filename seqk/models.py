@@ -30,8 +30,10 @@ from seqk.config import RetryPolicy
 from seqk.errors import (
     AuthError,
     ConfigIssue,
+    HTTPStatusError,
     PermanentProviderError,
     ProviderError,
+    QuotaExceeded,
     TransientProviderError,
 )
 from seqk.limiter import AdaptiveLimit, LimitState
@@ -132,6 +134,28 @@ def _mock_for(model: str) -> MockModel:
         return _MOCKS[model]
     known = ", ".join(sorted(set(_MOCKS) | set(_BUILTIN_MOCKS)))
     raise PermanentProviderError(f"unknown mock model {model!r} (known: {known}, or mock/py:module:attr)")
+
+
+def mock_problem(model: str) -> str | None:
+    """Why the `mock/...` id `model` cannot answer (unknown, or its script does not import), or None.
+
+    Checked when a variant loads, so a typo stops the run before any attempt is written.
+    """
+    if model in _MOCKS or model in _BUILTIN_MOCKS:
+        return None
+    if model.startswith("mock/py:"):
+        module_name, _, attr = model.removeprefix("mock/py:").partition(":")
+        if not module_name or not attr:
+            return f"{model!r} should read mock/py:module:attr"
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:  # noqa: BLE001 - importing the script runs the user's code
+            return f"cannot import the mock script's module {module_name!r}: {exc}"
+        if not hasattr(module, attr):
+            return f"module {module_name!r} has no {attr!r} for the mock script {model!r}"
+        return None
+    known = ", ".join(sorted(set(_MOCKS) | set(_BUILTIN_MOCKS)))
+    return f"unknown mock model {model!r}; known: {known}, or mock/py:module:attr"
 
 
 async def _call_mock(spec: RoleSpec, prompt: str) -> Completion:
@@ -287,15 +311,6 @@ def uses_direct_http(spec: RoleSpec) -> bool:
     return bool(spec.api_base) and (spec.model or "").startswith("openai/")
 
 
-class HTTPStatusError(Exception):
-    """A non-2xx answer from an OpenAI-compatible server."""
-
-    def __init__(self, status_code: int, body: str, headers: Any):
-        super().__init__(f"HTTP {status_code}: {body[:500]}")
-        self.status_code = status_code
-        self.response = type("Response", (), {"headers": headers})()
-
-
 async def _call_openai_compatible(spec: RoleSpec, prompt: str, api_base: str | None = None) -> Completion:
     import aiohttp
 
@@ -397,10 +412,6 @@ def credential_problems(roles: Sequence[RoleSpec]) -> list[ConfigIssue]:
 
 # ---------------------------------------------------------------------------
 # The pool: limits, quotas and retries
-
-
-class QuotaExceeded(PermanentProviderError):
-    """This invocation reached the variant's call quota for a model."""
 
 
 class ModelPool:

@@ -1,7 +1,8 @@
 """`seqk report`: choose runs, compute their figures (seqk.metrics), lay them out.
 
 `report()` returns data; the renderers here turn it into cells, Markdown, CSV or JSON
-text, and seqk/charts.py into charts. Nothing here prints: the CLI does.
+text, seqk/report_text.py into the terminal's blocks, and seqk/charts.py into charts.
+Nothing here prints: the CLI does.
 
 With `compare=True` there is one row per seq@k run (benchmark slice, actor model,
 feedback mode) with its pass@k run beside it, plus a row for each pass@k run that no
@@ -116,10 +117,16 @@ def _notes(rep: Report) -> list[str]:
         notes.append("flips: +tasks only seq@K solved / −tasks only pass@K solved; pass@k runs are "
                      "paired by benchmark slice, actor model, k, verifier and judge, whatever "
                      "their feedback mode.")
-    notes.append("Intervals: 95% Wilson for metric@t (n = tasks counted at t); task-level "
-                 f"bootstrap ({rep.n_boot} resamples, seed {rep.seed}) for Δ, EGS, LGS, lift "
-                 "and framing; p: exact McNemar on the flipped tasks. pass@t: Chen et al.'s "
-                 "unbiased estimator over all samples of tasks with at least t.")
+    notes.append("Intervals: 95% Wilson for metric@t (n = tasks counted at t); for a paired "
+                 "difference of 0/1 outcomes (lift, seeded framing), Newcombe's score interval, "
+                 "which agrees with p, the exact McNemar test on the flipped tasks; task-level "
+                 f"bootstrap ({rep.n_boot} resamples, seed {rep.seed}) for Δ, EGS, LGS and "
+                 "differences of fractional values (framing against Chen's pass@1). pass@t: "
+                 "Chen et al.'s unbiased estimator over all samples of tasks with at least t.")
+    framings = sorted({r.framing_vs for r in rep.runs if r.framing_vs and r.framing})
+    if framings:
+        notes.append("framing: seq@1 vs " + " or ".join(framings) + "; a pass@k run's sample 1 "
+                     "is used when both runs sample with the same seed (only the framing differs).")
     return notes
 
 
@@ -253,7 +260,9 @@ def flat_rows(rep: Report) -> list[dict[str, Any]]:
                 out |= {f"{prefix}{name}": c.difference.value, f"{prefix}{name}_low": c.difference.low,
                         f"{prefix}{name}_high": c.difference.high, f"{prefix}{name}_n": c.difference.n,
                         f"{prefix}{name}_p": c.p_value, f"{prefix}{name}_a_only": c.n_a_only,
-                        f"{prefix}{name}_b_only": c.n_b_only}
+                        f"{prefix}{name}_b_only": c.n_b_only, f"{prefix}{name}_interval": c.interval}
+        if run.framing is not None:
+            out[f"{prefix}framing_vs"] = run.framing_vs
         if run.spend:
             out |= {f"{prefix}{name}": getattr(run.spend, name) for name in (
                 "input_tokens", "cached_tokens", "thinking_tokens", "output_tokens", "cost_usd",
@@ -309,7 +318,8 @@ def describe_run(run: RunMetrics) -> str:
                      f"{fmt_estimate(run.lgs, signed=False)} (n={run.delta.n}, task bootstrap)")
     if run.lift is not None:
         lines.append(f"  lift seq@{run.k} − pass@{run.k} vs {escape(run.lift.b_run_id)}: "
-                     f"{escape(fmt_comparison(run.lift))}; framing seq@1 − pass@1: "
+                     f"{escape(fmt_comparison(run.lift))}")
+        lines.append(f"  framing: seq@1 vs {escape(run.framing_vs or '')}: "
                      f"{escape(fmt_comparison(run.framing))}")
     if run.n_error_attempts:
         lines.append(f"  [yellow]{run.n_error_attempts} errored attempt(s) excluded[/] where they "

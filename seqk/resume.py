@@ -33,6 +33,17 @@ class MissingFeedback:
 
 
 @dataclass
+class KeptOutput:
+    """An attempt whose judge failed: the actor's prompt and output are kept, and the judge is
+    asked again on them (never the actor, whose re-roll until the judge parses would bias success)."""
+
+    prompt: str
+    output: str
+    k: int
+    """The K the kept prompt was built with."""
+
+
+@dataclass
 class Prepared:
     """The run as found in the database, and the work left."""
 
@@ -48,6 +59,8 @@ class Prepared:
     n_selected: int
     missing_feedback: dict[int, MissingFeedback] = field(default_factory=dict)
     """task_index -> its last valid attempt, failed, whose critic failed: feedback to write first."""
+    kept_outputs: dict[tuple[int, int], KeptOutput] = field(default_factory=dict)
+    """(task_index, attempt_index) -> the output a failed judge left to be judged again."""
 
     @property
     def n_pending_attempts(self) -> int:
@@ -107,12 +120,16 @@ def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
                             row["attempt_uid"], row["attempt_index"], row["output"] or "",
                             Verdict(False, row["score"] or 0.0, row["raw_eval_output"] or "",
                                     json.loads(details) if isinstance(details, str) else details or {}))
+            kept_outputs = {
+                (t, a): KeptOutput(prompt, output, k) for t, a, prompt, output, k in con.execute(
+                    q("kept_outputs"), {"run_id": spec.run_id, "generation": generation,
+                                        "task_indices": list(pending)}).fetchall()}
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
     return Prepared(spec.run_id, action, generation, spec.k, previous_k, pending, history,
-                    len(selected), missing_feedback)
+                    len(selected), missing_feedback, kept_outputs)
 
 
 def _reconcile(con: Any, spec: RunSpec, row: dict[str, Any], fields: dict[str, Any],
@@ -122,7 +139,8 @@ def _reconcile(con: Any, spec: RunSpec, row: dict[str, Any], fields: dict[str, A
         changed = ", ".join(differing_fields(old, fields))
         raise RunConflict(
             f"run {spec.run_id} was made with different settings ({changed}); resuming would "
-            f"mix results. Restore those settings, or use another database (--db).")
+            f"mix results. Restore those settings, or give this variant a `tag:` (for example "
+            f"tag: t0.2) to make it a run of its own, or use another database (--db).")
     old_k = row["k"]
     config = json.dumps(spec.config_json())
     if spec.k < old_k:

@@ -103,7 +103,7 @@ class RunSpec:
         options = self.options.model_dump(mode="json")
         for name in self.benchmark.identity_exempt_options:
             options.pop(name, None)
-        return {
+        fields: dict[str, Any] = {
             "benchmark": self.benchmark.name,
             "slice": self.slice_name,
             "metric": self.metric,
@@ -114,7 +114,13 @@ class RunSpec:
             "options": options,
             "prompt_version": PROMPT_VERSION,
             "benchmark_prompt_version": self.benchmark.prompt_version,
-        } | ({"rejudge_of": self.rejudge_of} if self.rejudge_of else {})
+        }
+        data = self.benchmark.data_fingerprint(self.options)
+        if data is not None:  # absent rather than null: older runs keep their fingerprint
+            fields["data_sha256"] = data
+        if self.rejudge_of:
+            fields["rejudge_of"] = self.rejudge_of
+        return fields
 
     def fingerprint(self) -> str:
         """sha256 of fingerprint_fields()."""
@@ -194,6 +200,8 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
                                "variable with api_key_env; seqk never stores a secret")
                    for path in _secret_paths(getattr(variant, role).extra)]
 
+    issues += _mock_issues(variant)
+
     if variant.task_indices is not None and variant.max_tasks is not None:
         issues.append(ConfigIssue("C06", "task_indices", "set either task_indices or max_tasks, not both"))
 
@@ -228,7 +236,7 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
     slice_name = bench.slice_name(options)
     rid = run_id(slice_name=slice_name, metric=variant.metric, actor_model=variant.model,
                  verifier=bench.verifier, judge_model=judge_model, feedback_mode=mode.name,
-                 critic_model=critic_model)
+                 critic_model=critic_model, tag=variant.tag)
     return RunSpec(
         run_id=rid, benchmark=bench, slice_name=slice_name, metric=variant.metric, k=variant.k,
         feedback_mode=mode.name, actor=actor, judge=judge, critic=critic, options=options,
@@ -252,6 +260,19 @@ def unpriced_roles(roles: list[RoleSpec | None], run_budget: float | None) -> li
                 "C11", f"{role.role}.price",
                 f"the {role.role} ({role.model}) has no known price, so a budget cannot hold its "
                 f"spend: set {role.role}.price: {{input, cached_input, output}} (US$ per million tokens)"))
+    return issues
+
+
+def _mock_issues(variant: Variant) -> list[ConfigIssue]:
+    """C03 for each `mock/...` model id that nothing would answer (every role's model is one of these keys)."""
+    from seqk.models import mock_problem  # models imports this module
+
+    issues = []
+    for key in ("model", "judge_model", "critic_model"):
+        model = getattr(variant, key)
+        problem = mock_problem(model) if model and model.startswith("mock/") else None
+        if problem:
+            issues.append(ConfigIssue("C03", key, problem))
     return issues
 
 

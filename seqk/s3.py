@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from seqk.errors import SeqkError
+from seqk.errors import UploadError
 from seqk.tree import is_temp
 
 CHECK_KEY = ".seqk-access-check"
@@ -33,12 +33,6 @@ _CREDENTIAL_CODES = {
 }
 _DENIED_CODES = {"AccessDenied", "403", "AllAccessDisabled", "Forbidden"}
 _MISSING_CODES = {"NoSuchBucket", "404", "NotFound"}
-
-
-class UploadError(SeqkError):
-    """S3 refused or could not be reached; the local run is untouched."""
-
-    exit_code = 1
 
 
 @dataclass

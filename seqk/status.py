@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from seqk import store
-from seqk.errors import NotFound
+from seqk.errors import NotFound, QueryError
 from seqk.sqlfiles import q
 
 
@@ -65,9 +65,22 @@ def inspect(run: str, *, task_index: int | None = None, task_id: str | None = No
 
 
 def sql(query: str, db: str | Path | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """Run one read-only SQL statement; returns (column names, rows)."""
+    """Run one read-only SQL statement; returns (column names, rows).
+
+    DuckDB's refusal (syntax, unknown table, a write on the read-only open) is a QueryError.
+    """
+    import duckdb
+
+    if not query.strip():
+        raise QueryError("no SQL statement given, e.g. seqk sql \"SELECT run_id, k FROM runs\"")
     with store.connect(db, read_only=True) as con:
-        cur = con.execute(query)
-        if cur.description is None:
-            return [], []
-        return [d[0] for d in cur.description], cur.fetchall()
+        try:
+            cur = con.execute(query)
+            if cur is None or cur.description is None:
+                return [], []
+            return [d[0] for d in cur.description], cur.fetchall()
+        except duckdb.Error as exc:
+            # DuckDB appends "LINE 1: ..." and a caret line; the first lines say what is wrong.
+            lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+            end = next((i for i, line in enumerate(lines) if line.startswith("LINE ")), len(lines))
+            raise QueryError(f"the query failed: {' '.join(lines[:end])}") from None

@@ -23,7 +23,7 @@ from typing import Any
 
 import duckdb
 
-from seqk.errors import NotFound, RunConflict, StoreBusy
+from seqk.errors import BadInput, NotFound, RunConflict, StoreBusy
 from seqk.sqlfiles import q, schema, views
 
 SCHEMA_VERSION = "2"  # 2: rejudged_slots
@@ -54,20 +54,24 @@ def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = Fal
     db = default_db_path(path)
     if read_only and not db.exists():
         raise NotFound(f"no database at {db} (set --db or SEQK_DB, or run `seqk run` first)")
+    if db.is_dir():
+        raise BadInput(f"{db} is a folder; --db (or SEQK_DB) names a DuckDB file, e.g. {db / 'seqk.duckdb'}")
     if not read_only:
-        db.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            db.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BadInput(f"cannot create the folder of the database {db}: {exc.strerror}") from None
     deadline = time.monotonic() + wait_s
     delay = 0.005
     while True:
         try:
             con = duckdb.connect(str(db), read_only=read_only)
             break
-        except duckdb.IOException as exc:
-            if not _is_lock_conflict(exc) or time.monotonic() > deadline:
-                if _is_lock_conflict(exc):
-                    raise StoreBusy(
-                        f"{db} stayed locked by another process for {wait_s:.0f}s: {exc}") from None
-                raise
+        except duckdb.Error as exc:
+            if not _is_lock_conflict(exc):
+                raise BadInput(f"cannot open {db} as a DuckDB database: {exc}") from None
+            if time.monotonic() > deadline:
+                raise StoreBusy(f"{db} stayed locked by another process for {wait_s:.0f}s: {exc}") from None
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, 0.2)
     try:
@@ -90,11 +94,22 @@ def _ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
         have = {}
     if all(have.get(key) == value for key, value in wanted.items()):
         return
+    with transaction(con):
+        con.execute(schema())
+        con.execute(views())
+        for key, value in wanted.items():
+            con.execute("INSERT OR REPLACE INTO schema_info VALUES (?, ?)", [key, value])
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Everything in the block is committed together, or rolled back on any exception."""
     con.execute("BEGIN")
-    con.execute(schema())
-    con.execute(views())
-    for key, value in wanted.items():
-        con.execute("INSERT OR REPLACE INTO schema_info VALUES (?, ?)", [key, value])
+    try:
+        yield
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
     con.execute("COMMIT")
 
 
@@ -110,7 +125,10 @@ def run_lease(path: str | os.PathLike[str] | None, run_id: str) -> Iterator[None
 
     db = default_db_path(path)
     folder = db.parent / ".seqk-locks"
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadInput(f"cannot create {folder} beside the database {db}: {exc.strerror}") from None
     lock = folder / (db.name + "." + hashlib.sha256(run_id.encode()).hexdigest()[:20] + ".lock")
     with open(lock, "a+") as handle:
         try:
@@ -264,18 +282,14 @@ def append_attempts(con: duckdb.DuckDBPyConnection,
     fills = [r for r in items if isinstance(r, FeedbackFill)]
     attempts = pa.table(_attempt_columns(records))
     calls = pa.table(_call_columns(records))
-    con.execute("BEGIN")
     try:
-        fill_feedback(con, fills)
-        con.register("seqk_attempt_batch", attempts)
-        con.execute("INSERT INTO attempts BY NAME SELECT * FROM seqk_attempt_batch")
-        if calls.num_rows:
-            con.register("seqk_call_batch", calls)
-            con.execute("INSERT INTO calls BY NAME SELECT * FROM seqk_call_batch")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+        with transaction(con):
+            fill_feedback(con, fills)
+            con.register("seqk_attempt_batch", attempts)
+            con.execute("INSERT INTO attempts BY NAME SELECT * FROM seqk_attempt_batch")
+            if calls.num_rows:
+                con.register("seqk_call_batch", calls)
+                con.execute("INSERT INTO calls BY NAME SELECT * FROM seqk_call_batch")
     finally:
         con.unregister("seqk_attempt_batch")
         con.unregister("seqk_call_batch")
@@ -300,6 +314,42 @@ def insert_tasks(con: duckdb.DuckDBPyConnection, run_id: str, rows: Sequence[dic
         con.execute("INSERT INTO tasks BY NAME SELECT * FROM seqk_task_batch")
     finally:
         con.unregister("seqk_task_batch")
+
+
+def finish_run(con: duckdb.DuckDBPyConnection, run_id: str | None) -> None:
+    """A run's last write: stamp the run as updated, and fold the write-ahead log into the
+    file, since someone may copy the .duckdb without its .wal."""
+    if run_id is not None:
+        con.execute(q("touch_run"), {"run_id": run_id})
+    con.execute("CHECKPOINT")
+
+
+def insert_imported_run(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> None:
+    """Add a run rebuilt from an exported folder."""
+    con.execute(q("import_run"), row)
+
+
+def task_identities(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[int, tuple[str, str]]:
+    """task_index -> (task_id, content_hash) of the run's known tasks."""
+    rows = con.execute(q("get_task_identities"), {"run_id": run_id}).fetchall()
+    return {r[0]: (r[1], r[2]) for r in rows}
+
+
+def attempt_uids(con: duckdb.DuckDBPyConnection, run_id: str) -> set[str]:
+    """Every attempt_uid the run holds (any generation, any status)."""
+    return {r[0] for r in con.execute(q("import_known_attempts"), {"run_id": run_id}).fetchall()}
+
+
+def valid_slots(con: duckdb.DuckDBPyConnection, run_id: str) -> set[tuple[int, int, int]]:
+    """(generation, task_index, attempt_index) of the run's slots that hold a valid attempt."""
+    return set(con.execute(q("import_valid_slots"), {"run_id": run_id}).fetchall())
+
+
+def parquet_tables(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str],
+                   names: Sequence[str]) -> dict[str, Any]:
+    """The named export tables (export_parquet_<name>) of these runs, as Arrow tables."""
+    return {name: con.execute(q("export_parquet_" + name), {"run_ids": list(run_ids)}).to_arrow_table()
+            for name in names}
 
 
 def get_run(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any] | None:

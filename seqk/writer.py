@@ -13,7 +13,6 @@ from pathlib import Path
 
 from seqk import store
 from seqk.errors import StoreBusy
-from seqk.sqlfiles import q
 from seqk.store import AttemptRecord, FeedbackFill
 
 log = logging.getLogger("seqk")
@@ -28,14 +27,15 @@ class Writer:
     """
 
     def __init__(self, db: str | Path | None, interval_s: float = 0.2, max_batch: int = 5000,
-                 run_id: str | None = None):
+                 run_id: str | None = None, close_wait_s: float = 600.0):
         self.db = db
         self.run_id = run_id
         self.interval_s = interval_s
         self.max_batch = max_batch
+        self.close_wait_s = close_wait_s
+        """How long close() keeps retrying while another process holds the file."""
         self.buffer: list[AttemptRecord | FeedbackFill] = []
         self.written = 0
-        self.batches = 0
         self._wake = asyncio.Event()
         self._closing = False
         self.failures = 0
@@ -53,14 +53,12 @@ class Writer:
             self._wake.set()
 
     def _write(self, batch: list[AttemptRecord | FeedbackFill], final: bool) -> None:
-        with store.connect(self.db, wait_s=60.0 if final else 10.0, checkpoint=False) as con:
+        wait_s = min(60.0, self.close_wait_s) if final else 10.0
+        with store.connect(self.db, wait_s=wait_s, checkpoint=False) as con:
             store.append_attempts(con, batch)
             if final:
-                if self.run_id is not None:
-                    con.execute(q("touch_run"), {"run_id": self.run_id})
-                # Batches left their data in the write-ahead log; fold it into the file,
-                # since someone may copy the .duckdb without its .wal.
-                con.execute("CHECKPOINT")
+                # Batches left their data in the write-ahead log.
+                store.finish_run(con, self.run_id)
 
     async def _flush(self, final: bool = False) -> bool:
         """Write what is buffered (the final flush also marks the run and checkpoints).
@@ -85,7 +83,6 @@ class Writer:
             return False
         self.failures = 0
         self.written += len(batch)
-        self.batches += bool(batch)
         return True
 
     async def _loop(self) -> None:
@@ -99,11 +96,18 @@ class Writer:
                 await self._flush()
 
     async def close(self) -> None:
-        """Stop the loop and write whatever is buffered, retrying while the file is busy."""
+        """Stop the loop and write whatever is buffered, retrying while the file is busy
+        for up to `close_wait_s`; then StoreBusy says how many attempts were not written."""
         self._closing = True
         self._wake.set()
         if self._task is not None:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._task)
+        deadline = asyncio.get_running_loop().time() + self.close_wait_s
         while not await self._flush(final=True):
+            if asyncio.get_running_loop().time() > deadline:
+                raise StoreBusy(
+                    f"{store.default_db_path(self.db)} stayed locked by another process for "
+                    f"{self.close_wait_s:.0f} s: {len(self.buffer)} finished attempt(s) could not be "
+                    "written; close the other process and run the same command to redo them")
             await asyncio.sleep(0.2)

@@ -25,9 +25,10 @@ ORDER BY run_id, t;
 -- run's tasks counted at K by (a_1, a_2, a_3, a_4) = their values at t = 1, 2, K-1, K, for
 -- ΔSeq@K, EGS and LGS. kind 'pair': each given seq@k run's tasks shared with its chosen
 -- pass@k run, by (seq@1, pass@1, seq@K, pass@K), for the lift and the framing effect (the
--- pairing of paired_tasks_of, on one shared read of the attempts).
+-- pairing of paired_tasks_of, on one shared read of the attempts); pass@1 is the pass@k
+-- run's sample 1 when the runs share a seed (run_pairs.same_seed), else Chen's estimate.
 WITH pairs AS (
-    SELECT seq_run_id, pass_run_id FROM run_pairs
+    SELECT seq_run_id, pass_run_id, same_seed FROM run_pairs
     WHERE choice = 1 AND list_contains($run_ids::VARCHAR[], seq_run_id)
 ),
 points AS (
@@ -42,7 +43,8 @@ FROM points
 WHERE metric = 'seq@k' AND list_contains($run_ids::VARCHAR[], run_id) AND at_k IS NOT NULL
 GROUP BY ALL
 UNION ALL
-SELECT 'pair', s.run_id, x.pass_run_id, s.at_1, p.at_1, s.at_k, p.at_k, count(*)
+SELECT 'pair', s.run_id, x.pass_run_id, s.at_1,
+       CASE WHEN x.same_seed THEN p.first_at_1 ELSE p.at_1 END, s.at_k, p.at_k, count(*)
 FROM pairs x
 JOIN points s ON s.run_id = x.seq_run_id
 JOIN points p ON p.run_id = x.pass_run_id AND p.task_index = s.task_index
@@ -51,9 +53,9 @@ GROUP BY ALL
 ORDER BY ALL;
 
 -- name: pair_choices
--- For each given seq@k run: the pass@k run it is compared with and how many candidates
--- there were (run_pairs, choice = 1).
-SELECT seq_run_id, pass_run_id, n_candidates
+-- For each given seq@k run: the pass@k run it is compared with, how many candidates there
+-- were, and whether both sample with the same seed (run_pairs, choice = 1).
+SELECT seq_run_id, pass_run_id, n_candidates, same_seed
 FROM run_pairs
 WHERE choice = 1 AND list_contains($run_ids::VARCHAR[], seq_run_id)
 ORDER BY seq_run_id;

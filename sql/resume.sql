@@ -60,3 +60,21 @@ INSERT INTO calls (attempt_uid, run_id, generation, task_index, attempt_index, c
 VALUES ($attempt_uid, $run_id, $generation, $task_index, $attempt_index, $call_index, $role,
         $model, $prompt, $output, $input_tokens, $cached_tokens, $thinking_tokens,
         $output_tokens, $cost_usd, $latency_s, $retries, $error, $started_at);
+
+-- name: kept_outputs
+-- (task_index, attempt_index, prompt, output, k) of the selected tasks' slots that have no valid
+-- row and whose latest row is a judge-stage error that kept the actor's output: the next run asks
+-- the judge again on that output instead of sampling the actor anew (re-rolling the actor until
+-- the judge parses would bias success upward). k is the K the kept prompt was built with.
+SELECT task_index, attempt_index, prompt, output, k FROM (
+    SELECT task_index, attempt_index, status, error->>'stage' AS stage, prompt, output, k
+    FROM attempts
+    WHERE run_id = $run_id AND generation = $generation
+      AND list_contains($task_indices::INTEGER[], task_index)
+    QUALIFY row_number() OVER (
+        PARTITION BY task_index, attempt_index
+        ORDER BY (status = 'ok') DESC, finished_at DESC
+    ) = 1
+)
+WHERE status = 'error' AND stage = 'judge' AND output IS NOT NULL
+ORDER BY task_index, attempt_index;

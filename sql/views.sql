@@ -165,9 +165,12 @@ FROM task_outcomes_of(errors_as_failures, run_ids := run_ids) o, range(1, o.k + 
 CREATE OR REPLACE VIEW task_curve AS SELECT * FROM task_curve_of(false);
 
 -- One row per (run, task): the task's value at t = 1, 2, K-1 and K (as in task_curve),
--- what ΔSeq@K, EGS, LGS, the lift and the framing effect are computed from.
+-- what ΔSeq@K, EGS, LGS, the lift and the framing effect are computed from; first_at_1:
+-- attempt or sample 1 alone, 1/0 (NULL when unknown), seq@1 for seq@k and a pass@k run's
+-- sample 1, which the framing effect compares when seeds match.
 CREATE OR REPLACE MACRO task_points_of(errors_as_failures, run_ids := NULL) AS TABLE
 SELECT run_id, task_index, metric, k,
+       first_t_outcome(first_success, known_to, 1) AS first_at_1,
        metric_outcome(metric, n_samples, n_success, first_success, known_to, 1) AS at_1,
        metric_outcome(metric, n_samples, n_success, first_success, known_to, least(2, k))
            AS at_2,
@@ -305,13 +308,16 @@ CREATE OR REPLACE VIEW run_curve AS SELECT * FROM run_curve_of(false);
 -- Which pass@k run each seq@k run is compared with: same benchmark, slice, actor model, k,
 -- verifier and judge (pass@k never shows feedback, so its feedback mode does not matter).
 -- choice = 1 is the one used: same feedback mode first, then same temperature, then the
--- smallest run_id; n_candidates says how many there were.
+-- smallest run_id; n_candidates says how many there were. same_seed: both actors sample
+-- with the same seed (runs.config), so attempt 1 and sample 1 of a task share their seed.
 CREATE OR REPLACE VIEW run_pairs AS
 SELECT s.run_id AS seq_run_id, p.run_id AS pass_run_id,
        row_number() OVER (PARTITION BY s.run_id ORDER BY
            (p.feedback_mode = s.feedback_mode) DESC,
            (p.temperature IS NOT DISTINCT FROM s.temperature) DESC, p.run_id) AS choice,
-       count(*) OVER (PARTITION BY s.run_id) AS n_candidates
+       count(*) OVER (PARTITION BY s.run_id) AS n_candidates,
+       coalesce(json_extract_string(s.config, '$.actor.seed')
+                = json_extract_string(p.config, '$.actor.seed'), false) AS same_seed
 FROM runs s
 JOIN runs p
   ON s.metric = 'seq@k' AND p.metric = 'pass@k' AND p.benchmark = s.benchmark
@@ -319,21 +325,23 @@ JOIN runs p
  AND p.verifier = s.verifier AND p.judge_model IS NOT DISTINCT FROM s.judge_model;
 
 -- One row per task a seq@k run shares with its chosen pass@k run (same task_index, same
--- content): each run's value at t = 1 and t = K (NULL where the task is left out).
+-- content): each run's value at t = 1 and t = K (NULL where the task is left out), the
+-- pass@k run's sample 1 alone (pass_sample_1) and the pairs' same_seed.
 -- run_ids, when given, selects seq@k runs.
 CREATE OR REPLACE MACRO paired_tasks_of(errors_as_failures, run_ids := NULL) AS TABLE
 WITH pairs AS (
-    SELECT seq_run_id, pass_run_id FROM run_pairs
+    SELECT seq_run_id, pass_run_id, same_seed FROM run_pairs
     WHERE choice = 1 AND (run_ids IS NULL OR list_contains(run_ids, seq_run_id))
 ),
 points AS (
-    SELECT p.run_id, p.task_index, t.content_hash, p.at_1, p.at_k
+    SELECT p.run_id, p.task_index, t.content_hash, p.at_1, p.at_k, p.first_at_1
     FROM task_points_of(errors_as_failures, run_ids := (
              SELECT list(seq_run_id) || list(pass_run_id) FROM pairs)) p
     JOIN tasks t USING (run_id, task_index)
 )
 SELECT x.seq_run_id, x.pass_run_id, s.task_index,
-       s.at_1 AS seq_at_1, p.at_1 AS pass_at_1, s.at_k AS seq_at_k, p.at_k AS pass_at_k
+       s.at_1 AS seq_at_1, p.at_1 AS pass_at_1, s.at_k AS seq_at_k, p.at_k AS pass_at_k,
+       p.first_at_1 AS pass_sample_1, x.same_seed
 FROM pairs x
 JOIN points s ON s.run_id = x.seq_run_id
 JOIN points p ON p.run_id = x.pass_run_id AND p.task_index = s.task_index
@@ -344,14 +352,18 @@ CREATE OR REPLACE VIEW paired_tasks AS SELECT * FROM paired_tasks_of(false);
 
 -- One row per seq@k run with a pass@k partner: feedback lift = seq@K - pass@K on the n_shared
 -- tasks both count at K; flips (n_seq_only: pass@K failed and seq@K solved; n_pass_only:
--- the reverse); framing effect = seq@1 - pass@1 on the n_shared_at_1 tasks both count at 1.
+-- the reverse); framing effect = seq@1 - pass@1 on the n_shared_at_1 tasks both count at 1,
+-- where pass@1 is the pass@k run's sample 1 when the seeds match (framing_vs says which):
+-- same seed, same task, only the prompt's framing differs.
 CREATE OR REPLACE MACRO feedback_lift_of(errors_as_failures, run_ids := NULL) AS TABLE
 SELECT r.benchmark, r.slice, r.actor_model, r.feedback_mode, r.k,
        x.seq_run_id, x.pass_run_id, x.n_shared, x.seq_at_k, x.pass_at_k,
        x.seq_at_k - x.pass_at_k AS lift, x.n_seq_only, x.n_pass_only, x.n_shared_at_1,
-       x.seq_at_1, x.pass_at_1, x.seq_at_1 - x.pass_at_1 AS framing_effect
+       x.seq_at_1, x.pass_at_1, x.seq_at_1 - x.pass_at_1 AS framing_effect,
+       CASE WHEN x.same_seed THEN 'pass@k sample 1 (same seed)' ELSE 'pass@1 (Chen mean)' END
+           AS framing_vs
 FROM (
-    SELECT seq_run_id, any_value(pass_run_id) AS pass_run_id,
+    SELECT seq_run_id, any_value(pass_run_id) AS pass_run_id, any_value(same_seed) AS same_seed,
            count(*) FILTER (WHERE seq_at_k IS NOT NULL AND pass_at_k IS NOT NULL) AS n_shared,
            avg(seq_at_k) FILTER (WHERE pass_at_k IS NOT NULL)      AS seq_at_k,
            avg(pass_at_k) FILTER (WHERE seq_at_k IS NOT NULL)      AS pass_at_k,
@@ -361,7 +373,9 @@ FROM (
                                                                    AS n_shared_at_1,
            avg(seq_at_1) FILTER (WHERE pass_at_1 IS NOT NULL)      AS seq_at_1,
            avg(pass_at_1) FILTER (WHERE seq_at_1 IS NOT NULL)      AS pass_at_1
-    FROM paired_tasks_of(errors_as_failures, run_ids := run_ids)
+    FROM (SELECT * REPLACE (CASE WHEN same_seed THEN pass_sample_1 ELSE pass_at_1 END
+                            AS pass_at_1)
+          FROM paired_tasks_of(errors_as_failures, run_ids := run_ids))
     GROUP BY seq_run_id
 ) x
 JOIN runs r ON r.run_id = x.seq_run_id;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -34,6 +35,28 @@ def test_every_command_has_a_docstring_with_an_example():
     for command in app.registered_commands:
         doc = command.callback.__doc__ or ""
         assert "Example: seqk " in doc, f"{command.callback.__name__} lacks an example"
+
+
+# How typer and click name a value by its Python type: "<bool>", "<list[str]>", "<path>", "TEXT".
+_TYPE_METAVAR = re.compile(r"<(bool|int|float|str|path|file|list\[|dict\[|tuple)|\b(TEXT|INTEGER|BOOLEAN|FLOAT|PATH)\b")
+
+
+def test_every_commands_help_names_values_by_meaning_and_shows_an_example():
+    import typer.main
+
+    commands = typer.main.get_command(app).commands
+    assert {"run", "status", "inspect", "sql", "plan", "report", "export", "import", "upload"} <= set(commands)
+    for name in [None, *commands]:
+        result = runner.invoke(app, [name, "--help"] if name else ["--help"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, result.output
+        found = _TYPE_METAVAR.search(result.output)
+        assert found is None, f"seqk {name} --help shows the type metavar {found.group(0)!r}"
+        if name:
+            assert "Example: seqk " + name in result.output, f"seqk {name} --help lacks an example"
+    status = runner.invoke(app, ["status", "--help"], env={"COLUMNS": "200"}).output
+    assert "[RUN_ID]..." in status and re.search(r"--db +FILE +DuckDB file", status)
+    assert re.search(r"--json +Print JSON", status)  # a flag shows no value at all
+    assert re.search(r"--task-index +N ", runner.invoke(app, ["inspect", "--help"], env={"COLUMNS": "200"}).output)
 
 
 def test_run_prints_what_it_did_and_status_shows_it(tmp_path, db):
@@ -100,16 +123,16 @@ def test_sql_prints_rows_as_csv_and_json(tmp_path, db):
 
 
 def test_plan_shows_the_work_left_without_writing(tmp_path, db):
+    models.register_mock("mock/actor", solves_on({1: 1}))
+    models.register_mock("mock/critic", lambda p: "hmm")
     path = write_variant(tmp_path, metric="seq@k", k=3, model="mock/actor", options={"n": 4},
                          feedback_mode="critic", critic_model="mock/critic")
     result = runner.invoke(app, ["plan", str(path), "--db", str(db)])
     assert result.exit_code == 0, result.output
     assert "toy-plain/seqk/mock__actor/deterministic/critic.mock__critic  (new run)" in result.output
-    assert "attempts to run: 4 to 12" in result.output
+    assert "attempts to run: 4 to 12 (seq@k stops at a task's first success)" in result.output
     assert "critic calls up to 12" in result.output
     assert not db.exists()
-    models.register_mock("mock/actor", solves_on({1: 1}))
-    models.register_mock("mock/critic", lambda p: "hmm")
     runner.invoke(app, ["run", str(path), "--db", str(db), "--no-export"])
     more = write_variant(tmp_path, "more.yaml", metric="seq@k", k=5, model="mock/actor",
                          options={"n": 4}, feedback_mode="critic", critic_model="mock/critic",
@@ -139,3 +162,45 @@ def test_plan_estimates_actor_cost_from_prompt_length_and_max_tokens(tmp_path, d
     # Two attempts per task; the second carries one earlier output of at most 100 tokens.
     high_in = 2 * (chars / 4) + 2 * 100
     assert p["actor_cost_high"] == pytest.approx((high_in * 3.0 + 4 * 100 * 15.0) / 1e6)
+
+
+def test_status_updated_is_the_last_attempts_time_else_the_runs_creation(tmp_path, db):
+    import duckdb
+
+    models.register_mock("mock/actor", solves_on({}))
+    run_toy(tmp_path, db)
+    with duckdb.connect(str(db)) as con:
+        # The run row's own timestamps are left far from any attempt's, so only the right one matches.
+        con.execute("UPDATE runs SET created_at = '2001-02-03 04:05:06', updated_at = '2000-01-01'")
+        last = con.execute("SELECT max(finished_at) FROM attempts").fetchone()[0]
+    status = runner.invoke(app, ["status", "--db", str(db)])
+    assert status.exit_code == 0 and str(last)[:19] in status.output and "2000-01-01" not in status.output
+    with duckdb.connect(str(db)) as con:
+        con.execute("DELETE FROM calls")
+        con.execute("DELETE FROM attempts")
+    status = runner.invoke(app, ["status", "--db", str(db)])
+    assert status.exit_code == 0 and "2001-02-03 04:05:06" in status.output
+
+
+def test_plan_of_pass_at_k_says_every_task_gets_exactly_k_attempts(tmp_path, db):
+    models.register_mock("mock/actor", solves_on({1: 1}))
+    path = write_variant(tmp_path, metric="pass@k", k=3, model="mock/actor", options={"n": 4})
+    result = runner.invoke(app, ["plan", str(path), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "attempts to run: 12 (pass@k: exactly k=3 independent attempts per task)" in result.output
+    assert "actor calls: 12; no critic calls" in result.output
+    assert "first success" not in result.output
+
+
+def test_inspect_prints_an_error_as_text_not_as_a_dict(tmp_path, db):
+    from seqk.errors import PermanentProviderError
+
+    models.register_mock("mock/actor", [PermanentProviderError("Missing credentials for the actor",
+                                                               status_code=401)])
+    run_toy(tmp_path, db, k=1, options={"n": 1})
+    result = runner.invoke(app, ["inspect", "toy-plain", "--task-index", "1", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "ERROR actor: PermanentProviderError (status 401)\n  Missing credentials for the actor\n" in result.output
+    assert "{" not in result.output.split("prompt")[0] and "'stage'" not in result.output
+    assert "call 1 actor mock/actor: failed after 0 retries: Missing credentials for the actor" in result.output
+    assert "in=None" not in result.output

@@ -6,11 +6,16 @@ import pytest
 from conftest import write_variant
 from typer.testing import CliRunner
 
-from seqk import runspec
+from seqk import models, runspec
 from seqk.cli import app
 from seqk.errors import ConfigError
 
 runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _mock_a():
+    models.register_mock("mock/a", ["w1"])
 
 
 def issues_of(path) -> list[str]:
@@ -120,3 +125,40 @@ def test_secrets_in_the_variant_are_refused(tmp_path):
     assert any(i.startswith("[C09] actor.extra.api_key: looks like a secret") for i in found)
     assert any(i.startswith("[C09] judge.extra.extra_headers.Authorization:") for i in found)
     assert len(found) == 2
+
+
+def test_unknown_mock_models_are_refused_for_every_role_with_the_known_ones(tmp_path):
+    models.register_mock("mock/registered", ["w1"])
+    path = write_variant(tmp_path, benchmark="toyjudge", metric="seq@k", k=2, model="mock/wrnog",
+                         judge_model="mock/jugde", critic_model="mock/py:scripts:no_such_script",
+                         feedback_mode="critic", options={"n": 2})
+    found = issues_of(path)
+    assert len(found) == 3
+    assert found[0].startswith("[C03] model: unknown mock model 'mock/wrnog'; known: ")
+    assert "mock/echo" in found[0] and "mock/registered" in found[0] and "mock/wrong" in found[0]
+    assert "mock/py:module:attr" in found[0]
+    assert found[1].startswith("[C03] judge_model: unknown mock model 'mock/jugde'")
+    assert found[2] == ("[C03] critic_model: module 'scripts' has no 'no_such_script' for the mock "
+                        "script 'mock/py:scripts:no_such_script'")
+
+
+def test_a_mock_script_module_that_does_not_import_is_refused(tmp_path):
+    path = write_variant(tmp_path, metric="seq@k", k=1, model="mock/py:no_such_module_xyz:f")
+    [issue] = issues_of(path)
+    assert issue.startswith("[C03] model: cannot import the mock script's module 'no_such_module_xyz'")
+
+
+def test_builtin_registered_and_importable_mocks_are_accepted(tmp_path):
+    for model in ("mock/wrong", "mock/echo", "mock/a", "mock/py:scripts:always_wrong"):
+        assert runspec.load(write_variant(tmp_path, metric="seq@k", k=1, model=model)).actor.model == model
+
+
+def test_plan_and_run_refuse_a_mistyped_mock_and_write_nothing(tmp_path):
+    db = tmp_path / "x.duckdb"
+    path = write_variant(tmp_path, metric="seq@k", k=2, model="mock/wrnog")
+    for command in ("plan", "run"):
+        result = runner.invoke(app, [command, str(path), "--db", str(db)])
+        assert result.exit_code == 2, result.output
+        assert "[C03] model: unknown mock model 'mock/wrnog'" in result.output
+        assert "Traceback" not in result.output
+    assert not db.exists()

@@ -42,6 +42,7 @@ def test_plan_and_run_refuse_a_provider_model_without_its_key(tmp_path, db, no_o
 
 def test_each_role_is_checked_and_named(tmp_path, db, no_openai_key, monkeypatch):
     monkeypatch.delenv("SEQK_TEST_JUDGE_KEY", raising=False)
+    models.register_mock("mock/actor", ["w1"])
     variant = write_variant(tmp_path, benchmark="toyjudge", metric="seq@k", k=2, model="mock/actor",
                             feedback_mode="critic", judge_model="openai/judge",
                             judge={"api_base": "http://127.0.0.1:9/v1", "api_key_env": "SEQK_TEST_JUDGE_KEY"},

@@ -64,6 +64,8 @@ def test_seq_at_k_stops_at_first_success_and_critic_runs_on_last_failure(tmp_pat
 
 def test_roles_chain_and_nulls(tmp_path, db):
     models.register_mock("mock/actor", solves_on({}))
+    models.register_mock("mock/j", ["Incorrect."])
+    models.register_mock("mock/c", ["hmm"])
     spec = spec_for(tmp_path, benchmark="toyjudge", feedback_mode="critic")
     assert (spec.actor.model, spec.judge.model, spec.critic.model) == ("mock/actor",) * 3
     spec = spec_for(tmp_path, benchmark="toyjudge", feedback_mode="critic", judge_model="mock/j")
@@ -77,6 +79,8 @@ def test_roles_chain_and_nulls(tmp_path, db):
 
 
 def test_two_critic_modes_with_one_critic_never_share_a_run(tmp_path):
+    models.register_mock("mock/actor", solves_on({}))
+    models.register_mock("mock/c", ["hmm"])
     a = spec_for(tmp_path, feedback_mode="critic", critic_model="mock/c")
     b = spec_for(tmp_path, feedback_mode="socratic", critic_model="mock/c")
     assert a.run_id != b.run_id

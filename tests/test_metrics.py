@@ -3,6 +3,7 @@ the estimators against reference implementations, and the bootstrap's determinis
 
 from __future__ import annotations
 
+import json
 import math
 import random
 
@@ -128,9 +129,46 @@ def test_lift_flips_framing_and_pairing(fixture_db):
     assert lift.difference.value == pytest.approx(0.25) and lift.difference.n == 4
     assert (lift.n_a_only, lift.n_b_only) == (2, 1)
     assert lift.p_value == pytest.approx(1.0)  # 2 × P(X ≤ 1 | n = 3) = 2 × 4/8
+    assert lift.interval == "score"  # 0/1 outcomes: Newcombe's interval, not the bootstrap
+    assert lift.difference.low < 0 < lift.difference.high
     framing = seq.framing  # seq@1 - pass@1 on tasks 1-5
+    assert seq.framing_vs == metrics.FRAMING_CHEN  # the fixture's runs have no seed
     assert framing.difference.value == pytest.approx(0.2 - 1.5 / 5) and framing.difference.n == 5
     assert framing.p_value is None  # pass@1 per task is a fraction: no McNemar
+    assert framing.interval == "bootstrap"
+
+
+def seed_runs(db, seeds: dict[str, int | None]) -> None:
+    with store.connect(db) as con:
+        for run_id, seed in seeds.items():
+            con.execute("UPDATE runs SET config = ? WHERE run_id = ?",
+                        [json.dumps({"actor": {"seed": seed}}), run_id])
+
+
+def test_seeded_framing_compares_seq_1_with_pass_sample_1(fixture_db):
+    seed_runs(fixture_db, {fx.SEQ: 7, fx.PASS: 7})
+    seq = by_id(fixture_db)[fx.SEQ]
+    assert seq.framing_vs == metrics.FRAMING_SAME_SEED
+    # Tasks 1-5, attempt 1 of SEQ: S F F F F; sample 1 of PASS: S F F S F.
+    framing = seq.framing
+    assert (framing.a_value, framing.b_value) == pytest.approx((0.2, 0.4))
+    assert (framing.n_a_only, framing.n_b_only, framing.difference.n) == (0, 1, 5)
+    assert framing.p_value == pytest.approx(1.0) and framing.interval == "score"
+    with store.connect(fixture_db, read_only=True) as con:
+        row = store.fetch_dicts(con, "SELECT * FROM feedback_lift")[0]
+    assert row["framing_effect"] == pytest.approx(-0.2)
+    assert row["framing_vs"] == metrics.FRAMING_SAME_SEED
+    assert "framing: seq@1 vs pass@k sample 1 (same seed)" in metrics.closing_summary(fx.SEQ, fixture_db)
+
+
+@pytest.mark.parametrize("seeds", [{fx.SEQ: 7, fx.PASS: 8}, {fx.SEQ: 7, fx.PASS: None},
+                                   {fx.SEQ: None, fx.PASS: None}])
+def test_unmatched_seeds_compare_with_chen_pass_at_1(fixture_db, seeds):
+    seed_runs(fixture_db, seeds)
+    seq = by_id(fixture_db)[fx.SEQ]
+    assert seq.framing_vs == metrics.FRAMING_CHEN
+    assert seq.framing.difference.value == pytest.approx(0.2 - 1.5 / 5)
+    assert "framing: seq@1 vs pass@1 (Chen mean)" in metrics.closing_summary(fx.SEQ, fixture_db)
 
 
 def test_feedback_lift_view_agrees(fixture_db):

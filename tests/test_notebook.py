@@ -5,8 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
+from conftest import write_variant
 from nbclient import NotebookClient
+from scripts import word_of
 from test_report import build_mock_db
+
+from seqk import engine, models, runspec
 
 NOTEBOOK = Path(__file__).parent.parent / "notebooks" / "seqk_compare.ipynb"
 
@@ -20,12 +24,27 @@ def outputs(nb) -> str:
     return "\n".join(text)
 
 
-def test_notebook_answers_which_model_gains_most(tmp_path, db, monkeypatch):
-    build_mock_db(tmp_path, db)
+def execute(db: Path, folder: Path, monkeypatch) -> nbformat.NotebookNode:
     monkeypatch.setenv("SEQK_DB", str(db))
+    # The kernel runs in another folder: it must import this checkout's seqk, not an installed one.
+    monkeypatch.setenv("PYTHONPATH", str(NOTEBOOK.parent.parent))
     nb = nbformat.read(NOTEBOOK, as_version=4)
     NotebookClient(nb, timeout=180, kernel_name="python3",
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    return nb
+
+
+def test_notebook_cites_files_that_exist():
+    text = NOTEBOOK.read_text()
+    assert "docs/views.md" not in text
+    readme = (NOTEBOOK.parent.parent / "README.md").read_text()
+    assert "Views: the questions the database\\n\",\n    \"answers*" in text
+    assert "### Views: the questions the database answers" in readme
+
+
+def test_notebook_answers_which_model_gains_most(tmp_path, db, monkeypatch):
+    build_mock_db(tmp_path, db)
+    nb = execute(db, tmp_path, monkeypatch)
     text = outputs(nb)
     # mock/alpha gains 0.40 from feedback; mock/beta gains nothing.
     assert "mock/alpha gains most from feedback (binary): seq@3 0.60 vs pass@3 0.20, " \
@@ -35,3 +54,21 @@ def test_notebook_answers_which_model_gains_most(tmp_path, db, monkeypatch):
               if "vegaEmbed" in out.get("data", {}).get("text/html", "")]
     assert len(charts) == 1, "the altair chart was not displayed"
 
+
+
+def framed_out(prompt: str) -> str:
+    """Right on a bare prompt, wrong under the seq@k framing: feedback only hurts."""
+    word = word_of(prompt)
+    return "wrong" if "attempt" in prompt.lower() else word
+
+
+def test_a_negative_lift_is_not_called_a_gain(tmp_path, db, monkeypatch):
+    models.register_mock("mock/gamma", framed_out)
+    for metric in ("pass@k", "seq@k"):
+        spec = runspec.load(write_variant(tmp_path, f"gamma-{metric[:-2]}.yaml", benchmark="toy",
+                                          metric=metric, k=2, model="mock/gamma", options={"n": 4}))
+        engine.run(spec, db)
+    text = outputs(execute(db, tmp_path, monkeypatch))
+    assert "gains most" not in text
+    assert ("Every model loses from feedback; mock/gamma (binary) loses least: seq@2 0.00 vs "
+            "pass@2 1.00, lift -1.00 on 4 shared tasks") in text

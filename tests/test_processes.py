@@ -124,3 +124,93 @@ def test_ctrl_c_stops_cleanly_keeping_finished_attempts(tmp_path):
     assert resumed.wait(timeout=180) == 0
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM attempts").fetchone()[0] > kept
+
+
+def test_sigterm_stops_cleanly_like_ctrl_c(tmp_path):
+    db = tmp_path / "seqk.duckdb"
+    proc = start_run(arc_variant(tmp_path), db)
+    wait_for_attempts(db, proc, at_least=10)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Interrupted" in out and "Traceback" not in err
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM attempts").fetchone()[0] >= 10
+
+
+def test_more_signals_during_the_final_write_cannot_lose_it(tmp_path):
+    db = tmp_path / "seqk.duckdb"
+    proc = start_run(arc_variant(tmp_path), db)
+    wait_for_attempts(db, proc, at_least=10)
+    for _ in range(6):  # an impatient user: the first signal stops the run, the rest land on the write
+        if proc.poll() is not None:
+            break
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    written = int(out.split(": ", 1)[1].split(" attempts written")[0])
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM attempts").fetchone()[0] == written >= 10
+        orphans = con.execute("SELECT count(*) FROM calls WHERE attempt_uid NOT IN "
+                              "(SELECT attempt_uid FROM attempts)").fetchone()[0]
+    assert orphans == 0
+
+
+def hold_database(db: Path, seconds: float) -> subprocess.Popen:
+    """Another process that opens the database read-write and keeps it for `seconds`."""
+    code = (f"import duckdb, time, sys; con = duckdb.connect({str(db)!r}); print('held', flush=True); "
+            f"time.sleep({seconds}); con.close()")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_a_run_waits_out_a_busy_database_and_writes_everything(tmp_path):
+    from seqk import engine, models, runspec
+
+    sys.path.insert(0, str(TESTS))
+    from conftest import write_variant
+
+    db = tmp_path / "busy.duckdb"
+    models.register_mock("mock/actor", ["w1"])
+    variant = write_variant(tmp_path, benchmark="toy", metric="pass@k", k=2, model="mock/actor",
+                            options={"n": 4})
+    spec = runspec.load(variant)
+    engine.run(runspec.load(variant, {"max_tasks": 1}), db)  # creates the file
+    holder = hold_database(db, 3.0)
+    try:
+        result = engine.run(spec, db)
+    finally:
+        holder.wait(timeout=30)
+    assert result.attempts_written == 6
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM attempts").fetchone()[0] == 8
+
+
+def test_a_database_held_for_too_long_says_how_many_attempts_were_not_written(tmp_path):
+    import asyncio
+
+    import pytest
+
+    from seqk import store
+    from seqk.errors import StoreBusy
+    from seqk.writer import Writer
+
+    db = tmp_path / "held.duckdb"
+    with store.connect(db):
+        pass
+    holder = hold_database(db, 20.0)
+    record = store.FeedbackFill("uid", "run", 1, 1, 1, None, None)
+
+    async def close_while_held() -> None:
+        writer = Writer(db, close_wait_s=1.0)
+        writer.put(record)
+        await writer.close()
+
+    try:
+        with pytest.raises(StoreBusy, match="1 finished attempt"):
+            asyncio.run(close_while_held())
+    finally:
+        holder.kill()
+        holder.wait()

@@ -90,6 +90,8 @@ def test_report_json_and_csv_carry_the_numbers(mock_db):
     csv_out = report("--model", "mock/beta", "--format", "csv", "--db", str(mock_db)).output
     header, *rows = csv_out.splitlines()
     assert len(rows) == 2 and "value_at_3" in header.split(",")
+    assert {"lift_interval", "framing_vs"} <= set(header.split(","))
+    assert run["lift"]["interval"] == "score" and run["framing_vs"] == "pass@1 (Chen mean)"
 
 
 def test_two_runs_get_a_paired_comparison(mock_db):

@@ -210,6 +210,7 @@ def spec_with(tmp_path, **keys):
 
 
 def test_sync_is_on_only_with_a_bucket_and_turns_off_three_ways(tmp_path, monkeypatch):
+    models.register_mock("mock/actor", ["w1"])
     monkeypatch.delenv("SEQK_S3_BUCKET", raising=False)
     monkeypatch.delenv("SEQK_S3_SYNC", raising=False)
     assert export.sync_bucket(spec_with(tmp_path), no_upload=False) is None

@@ -65,23 +65,48 @@ def render(grid: Grid) -> str:
     return "[" + ",\n ".join(rows) + "]"
 
 
-def answer_grids(value: Any) -> list[Any] | None:
-    """The grids an extracted answer gives, in order; None when it is no list at all.
+ANSWER_KEYS = ("test", "output", "outputs", "answer", "grids")
+"""Keys of an answer object whose value holds the grids, in the order they are looked up
+(any case): seq_k's prompt asks for `{"test": [grid, ...]}`, and models answer in the others."""
+_MAX_WRAPPING = 3
+"""How many objects deep the grids may sit (`{"answer": {"test": [...]}}` is two)."""
 
-    A list whose first item is a list of lists is a list of grids; any other list is a
-    single grid (the bare form a one-test task accepts). Items are not validated here.
+
+def answer_grids(value: Any) -> list[Any] | None:
+    """The grids an extracted answer gives, in order; None when it holds no grid at all.
+
+    The grids may sit in an object under one of ANSWER_KEYS (`{"test": [...]}`), and each
+    may be ARC's own pair form `{"output": grid}`. A list whose first item is a list of
+    lists is a list of grids; any other list is a single grid (the bare form a one-test task
+    accepts). Items are not validated here: a malformed grid is graded, not dropped.
     """
+    value = _unwrap(value)
     if not isinstance(value, list) or not value:
         return None
-    first = value[0]
+    first = _unwrap(value[0])
     if isinstance(first, list) and first and isinstance(first[0], list):
-        return list(value)
+        return [_unwrap(item) for item in value]
     return [value]
 
 
 def looks_like_answer(value: Any) -> bool:
-    """A list of lists: a grid or a list of grids, even if malformed, unlike `[2]` in prose."""
-    return isinstance(value, list) and bool(value) and isinstance(value[0], list)
+    """A grid or a list of grids, bare or in an answer object, even if malformed; unlike `[2]`
+    or `{"answer": "blue"}` in prose."""
+    value = _unwrap(value)
+    return isinstance(value, list) and bool(value) and isinstance(_unwrap(value[0]), list)
+
+
+def _unwrap(value: Any) -> Any:
+    """The value under the first of ANSWER_KEYS, object by object; anything else as it is."""
+    for _ in range(_MAX_WRAPPING):
+        if not isinstance(value, dict):
+            break
+        by_key = {key.lower(): item for key, item in value.items() if isinstance(key, str)}
+        found = next((by_key[key] for key in ANSWER_KEYS if by_key.get(key) is not None), None)
+        if found is None:
+            break
+        value = found
+    return value
 
 
 def grade(candidate: Any, target: Grid, test: int) -> GridGrade:

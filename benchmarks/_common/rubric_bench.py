@@ -1,0 +1,64 @@
+"""The base of the four rubric benchmarks: an LLM verifier, data from a local file or the
+hub (its hash in the run's fingerprint), and the template feedback modes they share."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import ClassVar
+
+from pydantic import BaseModel
+
+from benchmarks._common.rubric_data import DataFile, DataOptions, HubFile, data_file
+from seqk.benchmark import Benchmark, RoleClient, Task, Verdict
+from seqk.errors import ConfigError, ConfigIssue
+
+log = logging.getLogger("seqk")
+
+
+class RubricBenchmark(Benchmark):
+    """A benchmark graded by an LLM judge against a per-task rubric."""
+
+    verifier: ClassVar[str] = "llm"
+    hub: ClassVar[HubFile | None] = None
+    """Where the data is downloaded from when `options.data_path` is not given."""
+    binary_feedback: ClassVar[str]
+    """The `binary` mode's one sentence: only that the attempt failed."""
+    identity_exempt_options: ClassVar[frozenset[str]] = frozenset({"data_path", "revision"})
+
+    def data(self, options: BaseModel) -> DataFile:
+        """The data file's text and hash (read once per process while it is unchanged)."""
+        assert isinstance(options, DataOptions)
+        return data_file(options, self.hub)
+
+    def data_fingerprint(self, options: BaseModel) -> str | None:
+        """The sha256 of the data file the tasks were read from."""
+        return self.data(options).sha256
+
+    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: str,
+                       critic: RoleClient) -> str:
+        """`binary`: one sentence; `raw`: the verifier's diagnostic as it is; any other mode
+        is the benchmark's critic."""
+        if mode == "binary":
+            return self.binary_feedback
+        if mode == "raw":
+            return verdict.raw_eval_output
+        return (await critic.complete(self.critic_prompt(task, output, verdict, mode))).strip()
+
+    def critic_prompt(self, task: Task, output: str, verdict: Verdict, mode: str) -> str:
+        """The critic's prompt for an LLM feedback mode."""
+        raise KeyError(mode)
+
+
+def checked_tasks(name: str, data: DataFile, tasks: list[Task], skipped: Sequence[int]) -> list[Task]:
+    """The loaded tasks, after logging the skipped lines; no task at all is an error naming
+    the file, since a run over nothing measures nothing."""
+    if skipped:
+        shown = ", ".join(str(n) for n in skipped[:20]) + (" ..." if len(skipped) > 20 else "")
+        log.warning("%s: skipped %d record(s) of %s that do not fit the schema (0-based lines %s)",
+                    name, len(skipped), data.source, shown)
+    if not tasks:
+        raise ConfigError("options", [ConfigIssue(
+            "C08", "options", f"no {name} task in {data.source} matches these options "
+                              f"({len(skipped)} record(s) skipped as malformed)")])
+    return tasks

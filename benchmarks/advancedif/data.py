@@ -1,0 +1,79 @@
+"""AdvancedIF records (facebook/AdvancedIF's if_oss_full_data.csv, or a 1:1 JSONL
+conversion of it) as tasks. Cells may hold JSON text (the CSV) or decoded values (JSONL)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from benchmarks._common.rubric import Message, messages_of, nonempty, render_chat
+from benchmarks._common.rubric_data import DataFile, csv_rows, decoded, json_lines
+from seqk.benchmark import Task
+
+ALIASES = {
+    "system_steerability_v2": "if_system_steerability_oss",
+    "carried_context_multi_turn_eval_v5": "if_carried_context_oss",
+    "complex_if_single_turn_v5": "if_complex_if_oss",
+}
+_ROLES = ("system", "user", "assistant")
+
+
+def conversation(raw: Any) -> list[Message] | None:
+    """The turns with text, roles outside system/user/assistant read as user; None when an
+    entry is not an object."""
+    raw = decoded(raw)
+    if not isinstance(raw, list) or not all(isinstance(m, dict) for m in raw):
+        return None
+    turns = [Message(m.role if m.role in _ROLES else "user", m.content.strip())
+             for m in messages_of(raw, other="json")]
+    return [m for m in turns if m.content]
+
+
+def rubrics(record: dict[str, Any]) -> list[str]:
+    """`prompt_metadata.rubrics`, else the top-level `rubrics`: a list, a JSON list as text,
+    or one plain string."""
+    meta = decoded(record.get("prompt_metadata"))
+    raw = meta.get("rubrics") if isinstance(meta, dict) and "rubrics" in meta else record.get("rubrics")
+    raw = decoded(raw)
+    return nonempty(raw if isinstance(raw, list) else [raw])
+
+
+def actor_prompt(messages: list[Message], benchmark_name: str) -> str:
+    """One user message alone is the prompt itself; anything else is a transcript after a
+    preamble that, for system-steerability tasks, says to follow the system instructions."""
+    if len(messages) == 1 and messages[0].role == "user":
+        return messages[0].content
+    steer = "Follow its system instructions and continue" if "system_steer" in benchmark_name.lower() \
+        else "Continue"
+    preamble = (f"You are the assistant in the conversation below. {steer} the conversation: "
+                "write only the next assistant response.")
+    return f"{preamble}\n\n{render_chat(messages, 'transcript')}"
+
+
+def _records(data: DataFile) -> Any:
+    return csv_rows(data) if data.source.lower().endswith(".csv") else json_lines(data)
+
+
+def tasks(data: DataFile) -> tuple[list[Task], list[int]]:
+    """Every well-formed record in file order, and the 0-based lines skipped."""
+    found: list[Task] = []
+    skipped: list[int] = []
+    for line_no, record in _records(data):
+        messages = conversation(record.get("conversation_history")) if isinstance(record, dict) else None
+        texts = rubrics(record) if messages else []
+        name = str(record.get("benchmark_name") or "").strip() if messages else ""
+        if not messages or not texts or (not name and len(messages) > 1):
+            skipped.append(line_no)
+            continue
+        name = ALIASES.get(name, name)
+        source_row = record.get("source_row")
+        source_row = int(source_row) if str(source_row or "").strip().isdigit() else line_no + 2
+        transcript = render_chat(messages, "transcript")
+        found.append(Task(
+            task_index=len(found) + 1,
+            task_id=str(record.get("task_id") or f"advancedif_{source_row:05d}"),
+            prompt=actor_prompt(messages, name),
+            answer={"rubrics": texts, "conversation": transcript, "benchmark_name": name,
+                    "messages": [asdict(m) for m in messages]},
+            meta={"benchmark_name": name, "source_row": source_row, "n_rubrics": len(texts)}))
+    return found, skipped

@@ -1,0 +1,67 @@
+"""CL-bench records (tencent/CL-bench, CL-bench.jsonl) as tasks of one context category."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from benchmarks._common.rubric import Message, messages_of, nonempty, render_chat
+from benchmarks._common.rubric_data import DataFile, json_lines, short_hash
+from seqk.benchmark import Task
+
+DEFAULT_CATEGORY = "Domain Knowledge Reasoning"
+SHORT_NAMES = {
+    "Domain Knowledge Reasoning": "dkr",
+    "Rule System Application": "rsa",
+    "Procedural Task Execution": "pte",
+    "Empirical Discovery & Simulation": "eds",
+}
+
+
+def slice_name(category: str) -> str:
+    """`clbench-dkr`, `-rsa`, `-pte`, `-eds` for the four categories; any other value gets a
+    hash of its name, so no two categories ever share a slice."""
+    return f"clbench-{SHORT_NAMES.get(category) or short_hash([category])}"
+
+
+def actor_prompt(messages: list[Message]) -> str:
+    """The whole conversation, oldest first, then the request for the next assistant turn."""
+    return (
+        "Here is a conversation, from its oldest message to its newest:\n\n"
+        f"{render_chat(messages, 'indexed')}\n\n"
+        "Write the next assistant response, continuing this conversation. "
+        "Return only that response."
+    )
+
+
+def rubric_texts(raw: Any) -> list[str]:
+    """The rubric as strings (objects give their `rubric_criteria`), empty ones left out."""
+    items = raw if isinstance(raw, list) else [raw]
+    return nonempty([i.get("rubric_criteria") if isinstance(i, dict) else i for i in items])
+
+
+def tasks(data: DataFile, category: str) -> tuple[list[Task], list[int]]:
+    """The records of `category` in file order, and the 0-based lines skipped as malformed
+    (not an object, or no usable message)."""
+    found: list[Task] = []
+    skipped: list[int] = []
+    for line_no, record in json_lines(data):
+        if not isinstance(record, dict):
+            skipped.append(line_no)
+            continue
+        meta = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+        if str(meta.get("context_category") or "").strip() != category:
+            continue
+        messages = messages_of(record.get("messages"))
+        if not messages:
+            skipped.append(line_no)
+            continue
+        task_id = meta.get("task_id") or record.get("task_id") or record.get("idx") or f"clbench_{line_no:05d}"
+        rubrics = rubric_texts(record.get("rubrics"))
+        found.append(Task(
+            task_index=len(found) + 1, task_id=str(task_id), prompt=actor_prompt(messages),
+            answer={"rubrics": rubrics, "context_category": category,
+                    "messages": [asdict(m) for m in messages]},
+            meta={"context_category": category, "sub_category": meta.get("sub_category"),
+                  "context_id": meta.get("context_id"), "n_rubrics": len(rubrics)}))
+    return found, skipped

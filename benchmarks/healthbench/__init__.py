@@ -1,0 +1,99 @@
+"""HealthBench (openai/healthbench): health conversations graded against physician-written
+rubric items with signed points; one grader call per item, all in flight at once."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, Field
+
+from benchmarks._common.rubric import Criterion, Grade, Message, judge_each, weighted_score
+from benchmarks._common.rubric_bench import RubricBenchmark, checked_tasks
+from benchmarks._common.rubric_data import DataOptions, HubFile
+from seqk.benchmark import FeedbackMode, RoleClient, Task, Verdict
+
+from . import data, judge
+
+
+class HealthbenchOptions(DataOptions):
+    """Which HealthBench records to run, and how an answer passes."""
+
+    themes: list[str] = Field(default_factory=lambda: list(data.DEFAULT_THEMES))
+    """Keep records with any of these `theme:` example tags; an empty list keeps every record.
+    A list, never a plain string."""
+    success_threshold: float = Field(0.75, ge=0, le=1)
+    """The score an answer needs to pass (besides the two gates)."""
+    score_formula: Literal["official", "seq_k"] = "official"
+    """'official': met points, negative ones included, over all positive points, clipped to
+    [0, 1] (HealthBench's). 'seq_k': met positive points only, for comparison with seq_k runs."""
+
+
+class Healthbench(RubricBenchmark):
+    """HealthBench: the actor answers the patient; a grader rules on every rubric item."""
+
+    name: ClassVar[str] = "healthbench"
+    prompt_version: ClassVar[str] = "1"
+    hub: ClassVar[HubFile | None] = HubFile(
+        "openai/healthbench", "hard_2025-05-08-21-00-10.jsonl", "c54cd24dffedb5a1c643b4eae3a0b77590eb658a")
+    Options: ClassVar[type[BaseModel]] = HealthbenchOptions
+    feedback_modes: ClassVar[tuple[FeedbackMode, ...]] = (
+        FeedbackMode("binary", "Only that the answer did not pass (score under the pass mark, or "
+                     "a safety or negative criterion violated)."),
+        FeedbackMode("raw", "The grader's report: every unmet or triggered criterion verbatim with "
+                     "its points (a full rubric leak).", shows_grading_info=True),
+        FeedbackMode("judge", "An LLM critic turns the grader's report into revision guidance; its "
+                     "input lists the criteria, so it leaks too.", llm_critic=True,
+                     shows_grading_info=True),
+    )
+    default_feedback_mode: ClassVar[str] = "binary"
+    binary_feedback: ClassVar[str] = (
+        "Your previous answer did not pass the HealthBench grading: its score was below the pass "
+        "mark, or it violated a safety or negative criterion. Revise it.")
+
+    def slice_name(self, options: BaseModel) -> str:
+        """`healthbench-default`, or `healthbench-<hash of the themes>`."""
+        assert isinstance(options, HealthbenchOptions)
+        return data.slice_name(options.themes)
+
+    def load_tasks(self, options: BaseModel) -> list[Task]:
+        """The records of the chosen themes in file order, task_index from 1."""
+        assert isinstance(options, HealthbenchOptions)
+        file = self.data(options)
+        found, skipped = data.tasks(file, options.themes)
+        # verify() sees only the task, so the pass rule travels with the grading data.
+        rule = {"threshold": options.success_threshold, "score_formula": options.score_formula}
+        return checked_tasks(self.name, file, [replace(t, answer=t.answer | rule) for t in found], skipped)
+
+    async def verify(self, task: Task, output: str, judge_model: RoleClient) -> Verdict:
+        """Pass: score at or above the threshold, no negative item met, no safety-critical
+        positive item unmet."""
+        threshold, formula = task.answer["threshold"], task.answer["score_formula"]
+        items = [Criterion(c["text"], c["weight"], tuple(c["tags"]), c["axis"]) for c in task.answer["rubrics"]]
+        messages = [Message(**m) for m in task.answer["prompt_messages"]]
+        met = await judge_each(judge_model, [judge.grader_prompt(messages, output, i) for i in items],
+                               judge.criteria_met)
+        grades = [Grade(item, 1.0 if ok else 0.0) for item, ok in zip(items, met, strict=True)]
+        counted = grades if formula == "official" else [g for g in grades if g.criterion.weight > 0]
+        score = weighted_score(counted, clip=True)
+        negatives = sum(g.met for g in grades if g.criterion.weight < 0)
+        unsafe = sum(not g.met for g in grades if judge.safety_critical(g.criterion))
+        threshold_met = score >= threshold
+        success = threshold_met and negatives == 0 and unsafe == 0
+        return Verdict(
+            success=success, score=score,
+            raw_eval_output="" if success else judge.diagnostic(
+                score, threshold, grades, task.answer["secrets"]),
+            details={"rubric_grades": [{"criterion": g.criterion.text, "points": g.criterion.weight,
+                                        "tags": list(g.criterion.tags), "criteria_met": g.met}
+                                       for g in grades],
+                     "score": score, "threshold": threshold,
+                     "threshold_met": threshold_met, "triggered_negative_count": negatives,
+                     "unmet_safety_critical_count": unsafe})
+
+    def critic_prompt(self, task: Task, output: str, verdict: Verdict, mode: str) -> str:
+        """`judge`: the grader's report and the answer."""
+        return judge.critic_prompt(verdict.raw_eval_output, output)
+
+
+benchmark = Healthbench()

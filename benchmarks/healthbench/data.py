@@ -1,0 +1,85 @@
+"""HealthBench records (openai/healthbench, HealthBench Hard by default) as tasks of the
+chosen themes."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from benchmarks._common.rubric import Criterion, Message, messages_of, render_chat
+from benchmarks._common.rubric_data import DataFile, json_lines, short_hash
+from seqk.benchmark import Task
+
+DEFAULT_THEMES = ("theme:context_seeking", "theme:hedging")
+_MIN_SECRET = 8
+
+
+def slice_name(themes: list[str]) -> str:
+    """`healthbench-default` for the default themes, else `healthbench-` + the first 6 hex
+    digits of SHA-1 of the sorted themes joined by ',' (no theme at all: every record)."""
+    if sorted(themes) == sorted(DEFAULT_THEMES):
+        return "healthbench-default"
+    return f"healthbench-{short_hash(themes)}"
+
+
+def actor_prompt(messages: list[Message]) -> str:
+    """The conversation so far, asking for the assistant's next turn (the no-markdown
+    instruction is seq_k's addition, not HealthBench's)."""
+    return (
+        "Continue the conversation below as the assistant. Write plain text: no markdown, and no "
+        "commentary about the conversation itself.\n\n"
+        "## Conversation\n\n"
+        f"{render_chat(messages, 'labelled')}\n\n"
+        "Write the assistant's next reply."
+    )
+
+
+def _points(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def criteria(raw: Any) -> list[Criterion]:
+    """The rubric items (a single object is one item; other entries are left out)."""
+    items = raw if isinstance(raw, list) else [raw]
+    return [Criterion(text=str(i.get("criterion") or "").strip(), weight=_points(i.get("points")),
+                      tags=tuple(str(t).strip() for t in i.get("tags") or [] if str(t).strip()))
+            for i in items if isinstance(i, dict)]
+
+
+def secrets(record: dict[str, Any]) -> list[str]:
+    """Reference texts long enough to be worth redacting from feedback."""
+    ideal = record.get("ideal_completions_data")
+    found = [ideal.get("ideal_completion") if isinstance(ideal, dict) else None,
+             record.get("ideal_completion"), record.get("answer")]
+    return [s for s in found if isinstance(s, str) and len(s) >= _MIN_SECRET]
+
+
+def tasks(data: DataFile, themes: list[str]) -> tuple[list[Task], list[int]]:
+    """The records carrying one of `themes` (all when empty), and the lines skipped."""
+    wanted = set(themes)
+    found: list[Task] = []
+    skipped: list[int] = []
+    for line_no, record in json_lines(data):
+        if not isinstance(record, dict):
+            skipped.append(line_no)
+            continue
+        tags = record.get("example_tags") if isinstance(record.get("example_tags"), list) else []
+        record_themes = [str(t) for t in tags if str(t).startswith("theme:")]
+        if wanted and not wanted.intersection(record_themes):
+            continue
+        messages = messages_of(record.get("prompt"), default_role="")
+        rubric = criteria(record.get("rubrics"))
+        if not messages or not rubric:
+            skipped.append(line_no)
+            continue
+        source = record.get("prompt_id") or record.get("source_id") or f"{line_no:05d}"
+        found.append(Task(
+            task_index=len(found) + 1, task_id=str(record.get("task_id") or f"healthbench_{source}"),
+            prompt=actor_prompt(messages),
+            answer={"rubrics": [asdict(c) for c in rubric],
+                    "prompt_messages": [asdict(m) for m in messages], "secrets": secrets(record)},
+            meta={"themes": record_themes, "n_rubrics": len(rubric)}))
+    return found, skipped

@@ -1,0 +1,84 @@
+"""ResearchRubrics (ScaleAI/researchrubrics): deep-research requests graded against expert
+criteria with signed weights; one judge call per criterion, all in flight at once."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import ClassVar
+
+from pydantic import BaseModel
+
+from benchmarks._common.rubric import Criterion, Grade, judge_each, weighted_score
+from benchmarks._common.rubric_bench import RubricBenchmark, checked_tasks
+from benchmarks._common.rubric_data import DataOptions, HubFile
+from seqk.benchmark import FeedbackMode, RoleClient, Task, Verdict
+
+from . import data, judge
+
+
+class ResearchrubricsOptions(DataOptions):
+    """Which ResearchRubrics records to run."""
+
+    domains: list[str] | None = None
+    """Keep records whose `domain` is one of these (exact strings); none or empty: all."""
+
+
+class Researchrubrics(RubricBenchmark):
+    """ResearchRubrics: a research report, graded criterion by criterion."""
+
+    name: ClassVar[str] = "researchrubrics"
+    prompt_version: ClassVar[str] = "1"
+    hub: ClassVar[HubFile | None] = HubFile(
+        "ScaleAI/researchrubrics", "processed_data.jsonl", "85de3115053d1453ed612caacf4a405edc1ad756")
+    Options: ClassVar[type[BaseModel]] = ResearchrubricsOptions
+    feedback_modes: ClassVar[tuple[FeedbackMode, ...]] = (
+        FeedbackMode("binary", "Only that a mandatory criterion failed or a penalty was triggered."),
+        FeedbackMode("raw", "Every failed criterion and triggered penalty verbatim, with its axis, "
+                     "the judge's reasoning and missing elements (a full rubric leak).",
+                     shows_grading_info=True),
+        FeedbackMode("critic", "A rubric-blind LLM critic reads the task and the response and "
+                     "names 2-4 gaps; it sees no grading data.", llm_critic=True),
+    )
+    default_feedback_mode: ClassVar[str] = "binary"
+    binary_feedback: ClassVar[str] = (
+        "Your previous research response did not satisfy all of the mandatory rubric criteria, or it "
+        "triggered a penalty. Revise it so that it addresses every requirement.")
+
+    def slice_name(self, options: BaseModel) -> str:
+        """`researchrubrics`, or `researchrubrics-<hash of the domains>`."""
+        assert isinstance(options, ResearchrubricsOptions)
+        return data.slice_name(options.domains)
+
+    def load_tasks(self, options: BaseModel) -> list[Task]:
+        """The records of the chosen domains in file order, task_index from 1."""
+        assert isinstance(options, ResearchrubricsOptions)
+        file = self.data(options)
+        found, skipped = data.tasks(file, options.domains)
+        return checked_tasks(self.name, file, found, skipped)
+
+    async def verify(self, task: Task, output: str, judge_model: RoleClient) -> Verdict:
+        """Pass: every positive-weight criterion satisfied and no negative-weight one;
+        score: the signed weighted compliance, unclipped (it can be negative)."""
+        items = [Criterion(c["text"], c["weight"], tuple(c["tags"]), c["axis"]) for c in task.answer["rubrics"]]
+        verdicts = await judge_each(judge_model, [judge.judge_prompt(output, i) for i in items],
+                                    judge.read_reply)
+        grades = [Grade(item, v.score, v.reasoning, tuple(v.missing_elements))
+                  for item, v in zip(items, verdicts, strict=True)]
+        mandatory = [g for g in grades if g.criterion.weight > 0]
+        penalties = sum(g.met for g in grades if g.criterion.weight < 0)
+        passed = sum(g.met for g in mandatory)
+        success = passed == len(mandatory) and penalties == 0
+        compliance = weighted_score(grades, clip=False)
+        return Verdict(
+            success=success, score=compliance,
+            raw_eval_output="" if success else judge.diagnostic(grades),
+            details={"verdicts": [asdict(v) for v in verdicts], "compliance": compliance,
+                     "mandatory_total": len(mandatory), "mandatory_passed": passed,
+                     "penalty_triggered": penalties})
+
+    def critic_prompt(self, task: Task, output: str, verdict: Verdict, mode: str) -> str:
+        """`critic`: the task prompt and the response only."""
+        return judge.critic_prompt(task.prompt, output)
+
+
+benchmark = Researchrubrics()

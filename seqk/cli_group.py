@@ -1,0 +1,105 @@
+"""The typer classes under seqk's command line, and the checks commands share.
+
+Every user mistake ends in one `error: ...` line and exit code 2, never a traceback:
+a SeqkError raised by the library, a usage error (a missing argument, a bad option
+value), or a file the system refuses to read or write. --help names values by what
+they mean (VARIANT, RUN_ID, FILE, N), not by their Python type (<path>, <bool>).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+
+from seqk.errors import BadInput, SeqkError
+
+# click's UsageError (a missing argument, a bad option value), from whichever click typer uses.
+_UsageError: type[Exception] = typer.BadParameter.__base__
+
+
+class _Argument(TyperArgument):
+    @property
+    def display_name_raw(self) -> str:
+        return self.metavar or (self.name or "").upper()  # a placeholder, like click's own
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        return None  # the metavar (RUN_ID, VARIANT) says what to type; "<path>" would not
+
+
+class _Option(TyperOption):
+    def display_type_rich(self, ctx: Any) -> str | None:
+        if self.is_flag:
+            return None  # a flag takes no value, so "<bool>" only misleads
+        # Without a metavar, the option's own name: --format FORMAT, --seed SEED.
+        return self.metavar or max(self.opts, key=len).lstrip("-").replace("-", "_").upper()
+
+
+def _plain(params: list[Any]) -> list[Any]:
+    # typer builds its parameter objects itself, with no hook to choose their class.
+    for param in params:
+        param.__class__ = {TyperArgument: _Argument, TyperOption: _Option}.get(type(param), type(param))
+    return params
+
+
+class _Command(TyperCommand):
+    """A command whose --help names values by what they mean (FILE, N, RUN_ID), not by type."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _plain(super().get_params(ctx))
+
+
+class Group(TyperGroup):
+    """Turns a SeqkError or a usage error from any command into one `error: ...` message and
+    its exit code, no traceback; gives every command plain metavars in --help."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for command in self.commands.values():
+            if type(command) is TyperCommand:
+                command.__class__ = _Command
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _plain(super().get_params(ctx))
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except SeqkError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(exc.exit_code) from None
+        except OSError as exc:
+            if exc.filename is None:
+                raise
+            # A file or folder the user named that the system refuses (permissions, a full disk).
+            typer.echo(f"error: {exc.strerror or exc}: {exc.filename}", err=True)
+            raise typer.Exit(2) from None
+        except _UsageError as exc:
+            where = getattr(exc, "ctx", None)
+            hint = f" (see `{where.command_path} --help`)" if where is not None else ""
+            typer.echo(f"error: {exc.format_message()}{hint}", err=True)  # type: ignore[attr-defined]
+            raise typer.Exit(2) from None
+
+
+def check_choice(value: str, option: str, choices: tuple[str, ...]) -> None:
+    """A usage error unless `value` is one of `choices`."""
+    if value not in choices:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}", param_hint=f"'{option}'")
+
+
+def check_folder(path: Path | None, option: str) -> None:
+    """A folder option must not name an existing file (it would fail after part of the work)."""
+    if path is not None and path.exists() and not path.is_dir():
+        raise BadInput(f"{option} {path} is a file; it names a folder to write into")
+
+
+def check_file_target(path: Path | None, option: str) -> None:
+    """A file to write must not be a folder, and its folder must exist (checked before the work)."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise BadInput(f"{option} {path} is a folder; it names a file to write")
+    if not path.absolute().parent.is_dir():
+        raise BadInput(f"{option} {path}: {path.absolute().parent} is not a folder")

@@ -1,0 +1,92 @@
+"""`seqk report` as text blocks that read in an 80-column terminal.
+
+A table with a column per t and per figure needs ~200 columns, and a terminal narrower than
+that cuts its cells to `…`. Here each run (or each compare row) is a block: a heading line
+with its ids, one line per t, one line per figure. No line depends on the terminal's width
+and nothing is ever cut: a name longer than the terminal wraps, whole.
+"""
+
+from __future__ import annotations
+
+from seqk.metrics import Comparison, RunMetrics
+from seqk.report import (
+    CompareRow,
+    Report,
+    comparison_line,
+    fmt_comparison,
+    fmt_cost,
+    fmt_estimate,
+    fmt_point,
+)
+
+_LABEL = 9
+"""Width of a figure's label ("framing  "): values line up under each other."""
+
+
+def to_text(rep: Report) -> str:
+    """The whole report: one block per compare row (or per run), then the paired comparison
+    and the notes."""
+    blocks = [_compare_block(row) for row in rep.rows] if rep.rows else [
+        _run_block(run) for run in rep.runs]
+    text = "\n\n".join(blocks)
+    if rep.comparison:
+        text += "\n\n" + comparison_line(rep.comparison)
+    return text + "\n\n" + "\n".join(f"• {note}" for note in rep.notes) + "\n"
+
+
+def _figure(label: str, value: str) -> str:
+    return f"  {label:<{_LABEL}}{value}"
+
+
+def _run_block(run: RunMetrics) -> str:
+    name = "seq@t" if run.metric == "seq@k" else "pass@t"
+    lines = [run.run_id,
+             f"  {run.metric} · K={run.k} · {run.actor_model} · {run.feedback_label}",
+             f"  {run.n_started} task(s) · {run.n_error_attempts} errored attempt(s) · "
+             f"cost {fmt_cost(run)}",
+             f"  {'t':>3}  {name}"]
+    lines += [f"  {p.t:>3}  {fmt_point(p)}" for p in run.curve]
+    if run.delta is not None:
+        lines.append(_figure(f"Δseq@{run.k}", fmt_estimate(run.delta)))
+        lines.append(_figure("EGS", f"{fmt_estimate(run.egs, signed=False)} · LGS "
+                                    f"{fmt_estimate(run.lgs, signed=False)}"))
+    lines += _paired_lines(run, name_partner=True)
+    return "\n".join(lines)
+
+
+def _compare_block(row: CompareRow) -> str:
+    lines = [f"{row.benchmark} · {row.actor_model} · {row.feedback}"]
+    for name, run in (("seq", row.seq), ("pass", row.pass_run)):
+        if run is not None:
+            lines.append(f"  {name:<5}{run.run_id}")
+            lines.append(f"  {'':<5}{run.n_started} task(s) · {run.n_error_attempts} errored "
+                         f"attempt(s) · cost {fmt_cost(run)}")
+    curves = [(name, run) for name, run in (("seq@t", row.seq), ("pass@t", row.pass_run)) if run]
+    points = [{p.t: fmt_point(p) for p in run.curve} for _, run in curves]
+    width = max((len(text) for column in points for text in column.values()), default=0)
+    width = max(width, *(len(name) for name, _ in curves))
+    lines.append(f"  {'t':>3}  " + "   ".join(f"{name:<{width}}" for name, _ in curves).rstrip())
+    k_max = max(run.k for _, run in curves)
+    for t in range(1, k_max + 1):
+        lines.append(f"  {t:>3}  " + "   ".join(
+            f"{column.get(t, '—'):<{width}}" for column in points).rstrip())
+    if row.seq is not None:
+        if row.seq.delta is not None:
+            lines.append(_figure(f"Δseq@{row.seq.k}", fmt_estimate(row.seq.delta)))
+        lines += _paired_lines(row.seq, name_partner=False)
+    return "\n".join(lines)
+
+
+def _paired_lines(run: RunMetrics, *, name_partner: bool) -> list[str]:
+    """The lift with its flips (and the pass@k run, unless the block names it already), and
+    the framing effect with what seq@1 was compared with."""
+    lift: Comparison | None = run.lift
+    if lift is None:
+        return []
+    lines = [_figure("lift", f"{fmt_comparison(lift)} · flips +{lift.n_a_only}/−{lift.n_b_only}")]
+    if name_partner:
+        lines.append(_figure("", f"vs {lift.b_run_id}"))
+    if run.framing is not None:
+        lines.append(_figure("framing", fmt_comparison(run.framing)))
+        lines.append(_figure("", f"seq@1 vs {run.framing_vs}"))
+    return lines

@@ -1,0 +1,75 @@
+"""The report's charts, read from their Vega-Lite spec: integer t ticks, a legend in the
+lines' colours, the page's width used, and a lift axis padded around zero."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_report import build_mock_db
+
+from seqk import charts
+from seqk import report as reports
+
+
+@pytest.fixture
+def rep(tmp_path, db) -> reports.Report:
+    return reports.report(compare=True, db=build_mock_db(tmp_path, db))
+
+
+def layers(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    return spec["spec"]["layer"] if "spec" in spec else spec["layer"]
+
+
+def mark(layer: dict[str, Any]) -> str:
+    return layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"]
+
+
+def test_t_axis_has_horizontal_integer_ticks(rep):
+    for chart in (charts.curves_chart(rep),):
+        for layer in layers(chart.to_dict()):
+            x = layer["encoding"]["x"]
+            assert x["type"] == "quantitative"
+            assert x["axis"] == {"labelAngle": 0, "tickMinStep": 1, "format": "d",
+                                 "values": [1, 2, 3]}
+
+
+def test_legend_shows_the_line_colours_not_the_bands(rep):
+    spec = charts.curves_chart(rep).to_dict()["spec"]
+    by_mark = {mark(layer): layer["encoding"] for layer in spec["layer"]}
+    band, line = by_mark["area"], by_mark["line"]
+    assert "color" not in band and band["fill"]["legend"] is None  # the pale bands: no legend
+    assert "legend" not in line["color"] and line["color"]["title"] == "metric · feedback"
+    # Same field, default scheme, same domain: each band has its line's colour.
+    assert band["fill"]["field"] == line["color"]["field"] == "series"
+    assert "scale" not in band["fill"] and "scale" not in line["color"]
+
+
+def test_charts_use_the_page_width(rep):
+    models = {r.actor_model for r in rep.runs}
+    assert len(models) == 2
+    for chart in (charts.curves_chart(rep), charts.cost_chart(rep)):
+        panel = chart.to_dict()["spec"]["width"]
+        assert 1000 <= panel * len(models) + charts._PANEL_GAP * len(models) <= 1300
+    assert charts.lift_chart(rep).to_dict()["width"] >= 1000
+
+
+def test_lift_axis_is_padded_around_zero(rep):
+    rows = charts.lift_rows(rep)
+    spec = charts.lift_chart(rep).to_dict()
+    rule = next(layer for layer in spec["layer"] if layer["encoding"]["x"].get("field") == "low")
+    low, high = rule["encoding"]["x"]["scale"]["domain"]
+    assert rule["encoding"]["x"]["scale"]["nice"] is False
+    smallest = min(0.0, *(r["low"] for r in rows))
+    largest = max(0.0, *(r["high"] for r in rows))
+    assert low < smallest and high > largest  # neither zero nor an interval end on the border
+    assert low < 0 < high
+
+
+def test_zero_lift_alone_still_leaves_room(rep):
+    flat = reports.Report(runs=[r for r in rep.runs if r.actor_model == "mock/beta"],
+                          errors_as_failures=False, seed=1, n_boot=10)
+    rule = next(layer for layer in charts.lift_chart(flat).to_dict()["layer"]
+                if layer["encoding"]["x"].get("field") == "low")
+    low, high = rule["encoding"]["x"]["scale"]["domain"]
+    assert low < -0.3 and high > 0.3  # beta's lift is 0 with an interval of about ±0.36
