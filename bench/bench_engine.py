@@ -37,10 +37,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(delay: float) -> tuple[subprocess.Popen, str]:
+def start_server(delay: float, *extra: str) -> tuple[subprocess.Popen, str]:
     port = free_port()
     proc = subprocess.Popen([sys.executable, str(HERE / "openai_server.py"), "--port", str(port),
-                             "--delay", str(delay)])
+                             "--delay", str(delay), *extra])
     base = f"http://127.0.0.1:{port}/v1"
     for _ in range(100):
         try:

@@ -2,7 +2,10 @@
 after a fixed delay, for measuring the harness without a real model.
 
     python bench/openai_server.py --port 8765 --delay 0.2 --reply '[[-1]]'
+    python bench/openai_server.py --max-in-flight 8 --retry-after 1   # a rate-limited provider
 
+With --max-in-flight N, a request that arrives while N are being answered gets a 429 with
+Retry-After at once; GET /stats gives the counts (requests, rate_limited, peak_in_flight).
 Usage figures are honest counts of whitespace-separated words in the prompt and reply.
 """
 
@@ -15,10 +18,25 @@ import time
 from aiohttp import web
 
 
-def make_app(delay_s: float, reply: str) -> web.Application:
+def make_app(delay_s: float, reply: str, max_in_flight: int | None = None,
+             retry_after_s: float = 1.0) -> web.Application:
+    stats = {"requests": 0, "rate_limited": 0, "in_flight": 0, "peak_in_flight": 0}
+
     async def chat(request: web.Request) -> web.Response:
         body = await request.json()
-        await asyncio.sleep(delay_s)
+        stats["requests"] += 1
+        if max_in_flight is not None and stats["in_flight"] >= max_in_flight:
+            stats["rate_limited"] += 1
+            return web.json_response(
+                {"error": {"message": "Rate limit reached: too many requests in flight",
+                           "type": "requests", "code": "rate_limit_exceeded"}},
+                status=429, headers={"Retry-After": f"{retry_after_s:g}"})
+        stats["in_flight"] += 1
+        stats["peak_in_flight"] = max(stats["peak_in_flight"], stats["in_flight"])
+        try:
+            await asyncio.sleep(delay_s)
+        finally:
+            stats["in_flight"] -= 1
         prompt = " ".join(str(m.get("content", "")) for m in body.get("messages", []))
         p, c = len(prompt.split()), len(reply.split())
         return web.json_response({
@@ -32,9 +50,13 @@ def make_app(delay_s: float, reply: str) -> web.Application:
     async def models(request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "bench", "object": "model"}]})
 
+    async def get_stats(request: web.Request) -> web.Response:
+        return web.json_response(stats)
+
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app.router.add_post("/v1/chat/completions", chat)
     app.router.add_get("/v1/models", models)
+    app.router.add_get("/stats", get_stats)
     return app
 
 
@@ -43,9 +65,12 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--delay", type=float, default=0.2)
     parser.add_argument("--reply", default="[[-1]]")
+    parser.add_argument("--max-in-flight", type=int, default=None,
+                        help="answer 429 to a request that arrives while this many are in flight")
+    parser.add_argument("--retry-after", type=float, default=1.0, help="Retry-After of a 429, seconds")
     args = parser.parse_args()
-    web.run_app(make_app(args.delay, args.reply), host="127.0.0.1", port=args.port,
-                print=None, access_log=None, backlog=1024)
+    web.run_app(make_app(args.delay, args.reply, args.max_in_flight, args.retry_after),
+                host="127.0.0.1", port=args.port, print=None, access_log=None, backlog=1024)
 
 
 if __name__ == "__main__":

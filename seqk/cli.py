@@ -83,6 +83,7 @@ def run(
     progress_view.stop()
     result = outcome.result
     print_run_summary(out, spec, result, outcome.db)
+    _print_limits(out, result.model_limits)
     if result.interrupted:
         out.print("[yellow]Interrupted[/]: finished attempts are saved; run the same command to resume.")
         # Ignored, not handled: Python resets handled signals to their default while it shuts
@@ -96,6 +97,9 @@ def run(
         out.print(line, markup=False, highlight=False)
     if outcome.upload_error is not None:
         raise outcome.upload_error
+    if result.stopped_by == "budget":
+        _console(stderr=True).print(f"[yellow]stopped:[/] {result.stopped}", highlight=False)
+        raise typer.Exit(3)
     if result.stopped:
         _console(stderr=True).print(f"[red]error:[/] the run stopped: {result.stopped}", highlight=False)
         raise typer.Exit(1)
@@ -122,6 +126,62 @@ def _ignore_signals_once_stopping(progress_view: Any) -> None:
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, handler)
+
+
+def _print_limits(out: Any, limits: Any) -> None:
+    """Each rate-limited model's limit on calls in flight (the others stayed at their ceiling)."""
+    for s in limits:
+        if s.rate_limited:
+            where = f" at {s.api_base}" if s.api_base else ""
+            out.print(f"rate limits: {s.model}{where}: {s.rate_limited} calls answered 429; calls in "
+                      f"flight now {s.limit} of {s.ceiling} (lowest {s.lowest})", markup=False,
+                      highlight=False)
+
+
+@app.command()
+def rejudge(
+    run: Annotated[str, typer.Argument(help="The pass@k run whose stored answers are graded again.")],
+    judge_model: Annotated[str | None, typer.Option(
+        help="The new judge (omit for a non-LLM verifier: its current version grades again).")] = None,
+    judge_api_base: Annotated[str | None, typer.Option(
+        help="OpenAI-compatible server of the new judge.")] = None,
+    judge_api_key_env: Annotated[str | None, typer.Option(
+        help="Name of the variable holding the new judge's key.")] = None,
+    judge_max_tokens: Annotated[int | None, typer.Option(help="Cap on the judge's output tokens.")] = None,
+    first_attempt_only: Annotated[bool, typer.Option(
+        "--first-attempt-only", help="Only attempt 1 of each task (the one way to re-judge a seq@k run).")] = False,
+    concurrency: Annotated[int, typer.Option(help="Answers judged at once.")] = 16,
+    db: DbOption = None,
+) -> None:
+    """Grade a pass@k run's stored answers again with another judge, calling no actor; then
+    compare the two judges (a new run, resumable like any).
+
+    Example: seqk rejudge toyjudge-plain/passk/mock__actor/mock__judge/binary --judge-model openai/gpt-4.1
+    """
+    from seqk import judges
+    from seqk import rejudge as rejudging
+    from seqk.console import RunProgress, print_run_summary
+    from seqk.runspec import RoleSpec
+
+    judge = RoleSpec(role="judge", model=judge_model, temperature=0.0 if judge_model else None,
+                     max_tokens=judge_max_tokens, api_base=judge_api_base, api_key_env=judge_api_key_env)
+    spec = rejudging.rejudge_spec(run, judge, first_attempt_only=first_attempt_only,
+                                  concurrency=concurrency, db=db)
+    out, err = _console(), _console(stderr=True)
+    progress_view = RunProgress(err, spec, False, out)
+    result = rejudging.rejudge(spec, db, on_event=progress_view.on_event,
+                               on_prepared=progress_view.on_prepared)
+    progress_view.stop()
+    print_run_summary(out, spec, result, db)
+    _print_limits(out, result.model_limits)
+    for line in judges.describe(judges.compare_judges(spec.run_id, db=db)):
+        out.print(line, markup=False, highlight=False)
+    if result.interrupted:
+        out.print("[yellow]Interrupted[/]: finished verdicts are saved; run the same command to resume.")
+        raise typer.Exit(130)
+    if result.stopped:
+        err.print(f"[red]error:[/] the run stopped: {result.stopped}", highlight=False)
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -294,6 +354,12 @@ def plan(
                 else f"${p['actor_cost_high']:.4f}")
         out.print(f"  actor cost, rough (prompt chars/4; judge and critic not included): "
                   f"${p['actor_cost_low']:.4f} to {high}")
+    from seqk.budget import gate_for
+
+    gate = gate_for(spec, db)
+    for line in gate.lines() if gate else []:
+        out.print(f"  budget ({line.scope}): ${line.spent_usd:.4f} spent of ${line.budget_usd:.4f}, "
+                  f"${max(line.remaining_usd, 0):.4f} left; next attempt ≈ ${line.next_attempt_usd:.4f}")
     out.print(f"  fingerprint: {p['fingerprint'][:16]}…")
     for note in spec.notes:
         out.print(f"  note: {note}")
@@ -388,12 +454,24 @@ def report(
         help="Count errored attempts as failures instead of leaving them out.")] = False,
     seed: Annotated[int | None, typer.Option(
         help="Seed of the task-level bootstrap (default fixed; printed with the figures).")] = None,
+    judges: Annotated[bool, typer.Option(
+        "--judges", help="Compare the judges of two runs (or a re-judging run and its source) on "
+                         "identical answers: agreement, flips, Cohen's kappa.")] = False,
     db: DbOption = None,
 ) -> None:
     """Show metric@1..K on success with 95% intervals, ΔSeq@K, the feedback lift over pass@k, cost.
 
     Example: seqk report --compare --html report.html
     """
+    if judges:
+        from seqk import judges as judging
+
+        if not runs or len(runs) > 2:
+            raise typer.BadParameter("--judges takes two run ids, or one re-judging run")
+        comparison = judging.compare_judges(runs[0], runs[1] if len(runs) == 2 else None, db)
+        for line in judging.describe(comparison):
+            _console().print(line, markup=False, highlight=False)
+        return
     from seqk import report as reports
 
     check_file_target(html, "--html")

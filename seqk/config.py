@@ -11,6 +11,8 @@ Rule ids (stable; the README lists them):
     C07 task_indices out of range, or duplicated
     C08 a benchmark option is wrong
     C09 a secret (API key, token) written into the variant instead of the environment
+    C10 a role's key is not in the environment (checked by seqk.models before a run)
+    C11 a budget covers a role whose model has no known price (and no `price:` in the variant)
 """
 
 from __future__ import annotations
@@ -25,6 +27,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from seqk.errors import ConfigError, ConfigIssue
 
 _METRICS = {"pass@k": "pass@k", "passk": "pass@k", "seq@k": "seq@k", "seqk": "seq@k"}
+
+
+class PriceParams(BaseModel):
+    """A role's price in US dollars per million tokens; wins over seqk's table and litellm's map."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: float = Field(ge=0)
+    """Dollars per million input tokens (those not read from the provider's cache)."""
+    cached_input: float | None = Field(None, ge=0)
+    """Dollars per million cached input tokens; defaults to `input`."""
+    output: float = Field(ge=0)
+    """Dollars per million output tokens (thinking tokens included)."""
 
 
 class RoleParams(BaseModel):
@@ -50,6 +65,10 @@ class RoleParams(BaseModel):
     """Seconds before one call is abandoned (and retried as transient)."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """Further keyword arguments passed to the provider as they are (e.g. reasoning_effort)."""
+    price: PriceParams | None = None
+    """This role's price, for a model seqk cannot price (a self-hosted server) or a negotiated rate."""
+    budget_usd: float | None = Field(None, gt=0)
+    """Most this role may spend on the run, in US dollars, across every invocation."""
 
 
 class RetryPolicy(BaseModel):
@@ -63,6 +82,9 @@ class RetryPolicy(BaseModel):
     """First backoff; doubles each retry. Retry-After from the provider wins when longer."""
     max_delay_s: float = Field(60.0, ge=0)
     """Longest single wait."""
+    max_rate_limit_retries: int = Field(30, ge=0)
+    """Retries after a rate limit (429), counted apart from max_retries: the model's limit on
+    calls in flight adapts instead; the ceiling keeps a 429 that never ends from looping forever."""
 
 
 class Variant(BaseModel):
@@ -124,6 +146,8 @@ class Variant(BaseModel):
     """DuckDB file (else --db, $SEQK_DB, runs/seqk.duckdb)."""
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     """Retry policy for transient provider errors."""
+    budget_usd: float | None = Field(None, gt=0)
+    """Most the whole run (every role) may spend, in US dollars, across every invocation."""
     quota: dict[str, int] = Field(default_factory=dict)
     """Per-model ceiling on calls in this invocation; past it, attempts wait for the next run."""
     options: dict[str, Any] = Field(default_factory=dict)

@@ -24,7 +24,9 @@ from typing import Any
 
 from seqk import pricing, store
 from seqk.benchmark import AgentUsage, AttemptContext, HistoryItem, Task, Verdict
+from seqk.budget import BudgetGate, gate_for
 from seqk.errors import CriticError, JudgeError, ProviderError
+from seqk.limiter import LimitState
 from seqk.models import ModelPool, close_sessions
 from seqk.prompts import actor_prompt
 from seqk.resume import MissingFeedback, Prepared, prepare
@@ -53,8 +55,10 @@ def _seeded(role: RoleSpec, attempt_index: int) -> RoleSpec:
     return dataclasses.replace(role, seed=role.seed + attempt_index - 1)
 
 
-def _agent_call(usage: AgentUsage, prompt: str, output: str, started: datetime) -> CallRecord:
-    cost = pricing.cost_usd(usage.model, usage.input_tokens, usage.cached_tokens, usage.output_tokens)
+def _agent_call(usage: AgentUsage, prompt: str, output: str, started: datetime,
+                price: pricing.Price | None = None) -> CallRecord:
+    cost = pricing.cost_usd(usage.model, usage.input_tokens, usage.cached_tokens, usage.output_tokens,
+                            own=price)
     return CallRecord("actor", usage.model, prompt, output, usage.input_tokens, usage.cached_tokens,
                       usage.thinking_tokens, usage.output_tokens, cost, usage.latency_s, 0, None, started)
 
@@ -109,7 +113,11 @@ class RunResult:
     interrupted: bool = False
     stopped: str | None = None
     """Why the run stopped early: a fatal error (the embedded model crashed, ...) that no
-    later call could get past. Attempts in flight were recorded; the rest were not started."""
+    later call could get past, or the budget. Attempts in flight were recorded; the rest were not started."""
+    stopped_by: str | None = None
+    """'error' (a fatal error: exit 1) or 'budget' (the budget gate: exit 3) when `stopped` is set."""
+    model_limits: list[LimitState] = field(default_factory=list)
+    """Each model's limit on calls in flight at the end, and the rate limits that moved it."""
     elapsed_s: float = 0.0
     error_kinds: dict[str, int] = field(default_factory=dict)
     """'stage:type' -> how many records of this invocation had that error."""
@@ -124,13 +132,14 @@ class Engine:
 
     def __init__(self, spec: RunSpec, prepared: Prepared, db: str | Path | None,
                  on_event: Callable[[AttemptEvent], None] | None = None,
-                 flush_interval_s: float = 0.2):
+                 flush_interval_s: float = 0.2, budget: BudgetGate | None = None):
         self.spec = spec
         self.prepared = prepared
         self.pool = ModelPool(spec.retry, spec.quota,
                               default_concurrency=max(spec.concurrency * spec.k, 16))
         self.writer = Writer(db, interval_s=flush_interval_s, run_id=spec.run_id)
         self.on_event = on_event
+        self.budget = budget
         self.result = RunResult(prepared)
         self.mode = spec.benchmark.feedback_mode(spec.feedback_mode)
         self._tasks = {t.task_index: t for t in spec.tasks}
@@ -161,7 +170,7 @@ class Engine:
                 result = await bench.run_attempt(task, prompt, ctx)
                 prompt, output, verdict = result.prompt, result.output, result.verdict
                 if result.usage is not None:
-                    calls.append(_agent_call(result.usage, prompt, output, started))
+                    calls.append(_agent_call(result.usage, prompt, output, started, spec.actor.price))
             else:
                 output = kept.output if kept is not None else await actor.complete(prompt)
                 stage = "judge"
@@ -176,7 +185,7 @@ class Engine:
         except (ProviderError, JudgeError, CriticError, Exception) as exc:  # noqa: BLE001
             error = _error(stage, exc)
             if getattr(exc, "fatal", False) and self.result.stopped is None:
-                self.result.stopped = str(exc)
+                self.result.stopped, self.result.stopped_by = str(exc), "error"
         # Once the judge has ruled, the attempt counts: a critic failure leaves it valid with
         # no feedback (written later), so a flaky critic never re-rolls a judged answer.
         judged = verdict is not None and (error is None or stage == "critic")
@@ -208,6 +217,24 @@ class Engine:
         return FeedbackFill(missing.attempt_uid, self.spec.run_id, self.prepared.generation,
                             task.task_index, missing.attempt_index, feedback, error, calls)
 
+    async def _admit(self) -> dict[str, float] | None:
+        """May one more attempt start? Its cost estimate is reserved until `_settle`."""
+        if self.result.stopped:
+            return None
+        if self.budget is None:
+            return {}
+        reservation = await self.budget.admit()
+        if reservation is not None and self.result.stopped:  # a fatal error came while it waited
+            self.budget.settle(reservation, [], attempt=False)
+            return None
+        if reservation is None and self.result.stopped is None:
+            self.result.stopped, self.result.stopped_by = self.budget.describe(), "budget"
+        return reservation
+
+    def _settle(self, reservation: dict[str, float], record: AttemptRecord | FeedbackFill) -> None:
+        if self.budget is not None:
+            self.budget.settle(reservation, record.calls, isinstance(record, AttemptRecord))
+
     def _emit(self, record: AttemptRecord | FeedbackFill, done: bool, outcome: str | None) -> None:
         self.writer.put(record)
         if isinstance(record, AttemptRecord):
@@ -234,16 +261,22 @@ class Engine:
         history = list(self.prepared.history.get(task.task_index, []))
         missing = self.prepared.missing_feedback.get(task.task_index)
         if missing is not None and history:
+            reservation = await self._admit()
+            if reservation is None:
+                return
             fill = await self.late_feedback(task, missing)
+            self._settle(reservation, fill)
             if fill.feedback is None:
                 self._emit(fill, True, "error")
                 return
             self._emit(fill, False, None)
             history[-1] = HistoryItem(missing.attempt_index, missing.output, fill.feedback)
         for attempt_index in range(first, self.spec.k + 1):
-            if self.result.stopped:
+            reservation = await self._admit()
+            if reservation is None:
                 return
             record = await self.attempt(task, attempt_index, history)
+            self._settle(reservation, record)
             if record.status == "error":
                 self._emit(record, True, "error")
                 return
@@ -262,9 +295,11 @@ class Engine:
 
         async def one(attempt_index: int) -> None:
             nonlocal remaining
-            if self.result.stopped:
+            reservation = await self._admit()
+            if reservation is None:
                 return
             record = await self.attempt(task, attempt_index, [])
+            self._settle(reservation, record)
             remaining -= 1
             outcomes.append("error" if record.status == "error"
                             else "passed" if record.success else "failed")
@@ -304,6 +339,7 @@ class Engine:
             await self.writer.close()
             await close_sessions()
             self.result.attempts_written = self.writer.written
+            self.result.model_limits = self.pool.limit_states()
             self.result.elapsed_s = time.perf_counter() - start
         return self.result
 
@@ -353,7 +389,7 @@ def _run_leased(spec: RunSpec, db: str | Path | None,
         on_prepared(prepared)
 
     async def main() -> RunResult:
-        engine = Engine(spec, prepared, db, on_event)
+        engine = Engine(spec, prepared, db, on_event, budget=gate_for(spec, db))
         loop = asyncio.get_running_loop()
         current = asyncio.current_task()
         assert current is not None

@@ -10,6 +10,7 @@
     ├── StoreBusy                another process held the database for too long
     ├── SqlFileError             a file in sql/ is malformed (names file:line)
     ├── MissingExtra             an optional dependency or model file is not installed
+    ├── RejudgeRefused           a run whose answers cannot be graded again (seq@k, agentic, a re-judging run)
     ├── UploadError              S3 refused or could not be reached; the local run is untouched (exit 1)
     ├── JudgeError               a judge reply could not be turned into a verdict (an attempt's error)
     │   └── SandboxError         the sandbox that runs a model's code could not start
@@ -87,6 +88,10 @@ class SqlFileError(SeqkError):
 
 class MissingExtra(SeqkError):
     """An optional dependency (or a model file) is not installed."""
+
+
+class RejudgeRefused(SeqkError):
+    """This run's stored answers cannot be graded again by another judge (the message says why)."""
 
 
 class ProviderError(SeqkError):

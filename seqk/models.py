@@ -36,6 +36,7 @@ from seqk.errors import (
     QuotaExceeded,
     TransientProviderError,
 )
+from seqk.limiter import AdaptiveLimit, LimitState
 from seqk.pricing import cost_usd
 from seqk.runspec import RoleSpec
 
@@ -162,10 +163,11 @@ async def _call_mock(spec: RoleSpec, prompt: str) -> Completion:
     mock = _mock_for(spec.model)
     start = time.perf_counter()
     text = await mock.reply(prompt)
+    input_tokens, output_tokens = count_tokens(prompt), count_tokens(text)
     return Completion(
-        text=text, model=spec.model, input_tokens=count_tokens(prompt), cached_tokens=0,
-        thinking_tokens=0, output_tokens=count_tokens(text),
-        latency_s=time.perf_counter() - start, cost_usd=0.0)
+        text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=0,
+        thinking_tokens=0, output_tokens=output_tokens, latency_s=time.perf_counter() - start,
+        cost_usd=cost_usd(spec.model, input_tokens, 0, output_tokens, spec.price))
 
 
 # ---------------------------------------------------------------------------
@@ -271,7 +273,7 @@ async def _call_litellm(spec: RoleSpec, prompt: str) -> Completion:
     return Completion(
         text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=cached,
         thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency,
-        cost_usd=cost_usd(spec.model, input_tokens, cached, output_tokens))
+        cost_usd=cost_usd(spec.model, input_tokens, cached, output_tokens, spec.price))
 
 
 # ---------------------------------------------------------------------------
@@ -342,7 +344,7 @@ async def _call_openai_compatible(spec: RoleSpec, prompt: str, api_base: str | N
     return Completion(
         text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=cached,
         thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency,
-        cost_usd=cost_usd(spec.model, input_tokens, cached, output_tokens))
+        cost_usd=cost_usd(spec.model, input_tokens, cached, output_tokens, spec.price))
 
 
 async def _call_local(spec: RoleSpec, prompt: str) -> Completion:
@@ -413,22 +415,29 @@ def credential_problems(roles: Sequence[RoleSpec]) -> list[ConfigIssue]:
 
 
 class ModelPool:
-    """Calls models for a run: per-model concurrency limits, quotas and retries."""
+    """Calls models for a run: per-model adaptive concurrency limits, quotas and retries."""
 
     def __init__(self, retry: RetryPolicy, quota: dict[str, int] | None = None,
-                 default_concurrency: int = 64):
+                 default_concurrency: int = 64, quiet_s: float = 5.0):
         self.retry = retry
         self.quota = dict(quota or {})
         self.default_concurrency = default_concurrency
+        self.quiet_s = quiet_s
         self.calls_made: dict[str, int] = {}
-        self._limits: dict[tuple[str, str | None], asyncio.Semaphore] = {}
+        self._limits: dict[tuple[str, str | None], AdaptiveLimit] = {}
 
-    def _limit(self, spec: RoleSpec) -> asyncio.Semaphore:
+    def _limit(self, spec: RoleSpec) -> AdaptiveLimit:
         assert spec.model is not None
         key = (spec.model, spec.api_base)
         if key not in self._limits:
-            self._limits[key] = asyncio.Semaphore(spec.max_concurrency or self.default_concurrency)
+            self._limits[key] = AdaptiveLimit(spec.max_concurrency or self.default_concurrency,
+                                              quiet_s=self.quiet_s)
         return self._limits[key]
+
+    def limit_states(self) -> list[LimitState]:
+        """Each model's current limit on calls in flight, and how rate limits moved it."""
+        return [LimitState(model, api_base, lim.limit, lim.ceiling, lim.lowest, lim.rate_limited)
+                for (model, api_base), lim in self._limits.items()]
 
     def _backoff(self, retry_number: int, error: ProviderError) -> float:
         ceiling = min(self.retry.max_delay_s, self.retry.base_delay_s * 2 ** retry_number)
@@ -438,7 +447,10 @@ class ModelPool:
         return delay
 
     async def complete(self, spec: RoleSpec, prompt: str) -> Completion:
-        """One call with retries. Raises ProviderError (with `.retries`) when it finally fails."""
+        """One call with retries. Raises ProviderError (with `.retries`) when it finally fails.
+
+        Rate limits are retried apart from max_retries (up to max_rate_limit_retries): they say
+        "slower", not "broken", and the model's limit on calls in flight adapts to them."""
         assert spec.model is not None
         if spec.model.startswith("mock/"):
             call = _call_mock
@@ -448,29 +460,48 @@ class ModelPool:
             call = _call_openai_compatible
         else:
             call = _call_litellm
-        retries = 0
+        limit = self._limit(spec)
+        retries = rate_limit_retries = 0
         while True:
             used = self.calls_made.get(spec.model, 0)
             if spec.model in self.quota and used >= self.quota[spec.model]:
                 error: ProviderError = QuotaExceeded(
                     f"quota of {self.quota[spec.model]} calls to {spec.model} reached in this run")
-                error.retries = retries
+                error.retries = retries + rate_limit_retries
                 raise error
             self.calls_made[spec.model] = used + 1
+            epoch = await limit.acquire()
             try:
-                async with self._limit(spec):
-                    completion = await call(spec, prompt)
-                completion.retries = retries
-                return completion
+                completion = await call(spec, prompt)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - every provider failure is classified
                 error = classify(exc)
-                if isinstance(error, PermanentProviderError) or retries >= self.retry.max_retries:
-                    error.retries = retries
+                rate_limited = is_rate_limit(error)
+                if rate_limited:
+                    limit.on_rate_limit(epoch)
+                exhausted = (rate_limit_retries >= self.retry.max_rate_limit_retries if rate_limited
+                             else retries >= self.retry.max_retries)
+                if isinstance(error, PermanentProviderError) or exhausted:
+                    error.retries = retries + rate_limit_retries
                     raise error from exc
+            else:
+                limit.on_success()
+                completion.retries = retries + rate_limit_retries
+                return completion
+            finally:
+                limit.release()
+            if rate_limited:
+                await asyncio.sleep(self._backoff(rate_limit_retries, error))
+                rate_limit_retries += 1
+            else:
                 await asyncio.sleep(self._backoff(retries, error))
                 retries += 1
+
+
+def is_rate_limit(error: ProviderError) -> bool:
+    """A 429, or a provider's rate-limit error under another status."""
+    return error.status_code == 429 or "RateLimit" in (error.kind or "")
 
 
 # ---------------------------------------------------------------------------

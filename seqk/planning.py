@@ -77,7 +77,7 @@ def _actor_cost_range(spec: RunSpec, pending: dict[int, list[int]]) -> tuple[flo
         from seqk.models import import_litellm
 
         import_litellm()  # its price map
-    price = price_of(model)
+    price = price_of(model, spec.actor.price)
     if price is None:
         return None, None, False
     if price.input == price.output == 0:

@@ -39,8 +39,11 @@ FREE_PREFIXES = ("mock/", "local/")
 _warned: set[str] = set()
 
 
-def price_of(model: str) -> Price | None:
-    """The model's price, or None when nobody knows it."""
+def price_of(model: str, own: Price | None = None) -> Price | None:
+    """The model's price, or None when nobody knows it. `own` (a role's `price:` in the variant)
+    wins over every table: a self-hosted model is priced by whoever pays for its server."""
+    if own is not None:
+        return own
     if model in PRICES:
         return PRICES[model]
     if model.startswith(FREE_PREFIXES):
@@ -65,17 +68,34 @@ def price_of(model: str) -> Price | None:
     return Price(inp, float(cached) * per_m if cached is not None else inp, out)
 
 
+def known_price(model: str, own: Price | None = None) -> Price | None:
+    """price_of, after loading litellm's price map when the model can only be priced by it
+    (a budget needs to know before the first call, when litellm is not imported yet)."""
+    price = price_of(model, own)
+    if price is None:
+        from seqk.models import import_litellm
+
+        import_litellm()
+        price = price_of(model, own)
+    return price
+
+
+def call_cost(price: Price, input_tokens: float, cached_tokens: float, output_tokens: float) -> float:
+    """Dollar cost of the given token counts at `price`."""
+    return ((input_tokens - cached_tokens) * price.input + cached_tokens * price.cached_input
+            + output_tokens * price.output) / 1_000_000
+
+
 def cost_usd(model: str, input_tokens: int | None, cached_tokens: int | None,
-             output_tokens: int | None) -> float | None:
+             output_tokens: int | None, own: Price | None = None) -> float | None:
     """Dollar cost of one call; None (plus one warning per model) when the price is unknown."""
-    price = price_of(model)
+    price = price_of(model, own)
     if price is None:
         if model not in _warned:
             _warned.add(model)
-            log.warning("no price known for %s: its cost_usd is null (add it to seqk/pricing.py)", model)
+            log.warning("no price known for %s: its cost_usd is null (set the role's price: in the "
+                        "variant, or add it to seqk/pricing.py)", model)
         return None
     if input_tokens is None or output_tokens is None:
         return None
-    cached = cached_tokens or 0
-    return ((input_tokens - cached) * price.input + cached * price.cached_input
-            + output_tokens * price.output) / 1_000_000
+    return call_cost(price, input_tokens, cached_tokens or 0, output_tokens)

@@ -7,6 +7,7 @@ null for a non-LLM verifier; the critic is null for a template feedback mode.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from seqk.benchmark import Benchmark, Task
 from seqk.config import RetryPolicy, RoleParams, Variant, pydantic_issues
 from seqk.errors import ConfigError, ConfigIssue
 from seqk.identity import fingerprint, run_id
+from seqk.pricing import Price, known_price
 from seqk.prompts import PROMPT_VERSION
 
 _RESULT_PARAMS = ("temperature", "max_tokens", "top_p", "seed", "extra")
@@ -41,6 +43,10 @@ class RoleSpec:
     max_concurrency: int | None = None
     timeout_s: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    price: Price | None = None
+    """The variant's price for this role; None: seqk's table, then litellm's map."""
+    budget_usd: float | None = None
+    """Most this role may spend on the run (every invocation), in US dollars."""
 
     def result_fields(self) -> dict[str, Any]:
         """The settings that change what the model says (they go in the fingerprint)."""
@@ -50,7 +56,9 @@ class RoleSpec:
         """Every setting, for the stored config: names of key variables, never keys."""
         return self.result_fields() | {
             "api_base": self.api_base, "api_key_env": self.api_key_env,
-            "max_concurrency": self.max_concurrency, "timeout_s": self.timeout_s}
+            "max_concurrency": self.max_concurrency, "timeout_s": self.timeout_s,
+            "price": dataclasses.asdict(self.price) if self.price else None,
+            "budget_usd": self.budget_usd}
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,10 @@ class RunSpec:
     source: str
     notes: tuple[str, ...] = ()
     """Settings the variant gives that this run does not use, said aloud rather than dropped."""
+    budget_usd: float | None = None
+    """Most the whole run may spend (every role, every invocation), in US dollars."""
+    rejudge_of: str | None = None
+    """For a re-judging run (seqk.rejudge): the run whose actor outputs it grades again."""
 
     @property
     def seq(self) -> bool:
@@ -106,6 +118,8 @@ class RunSpec:
         data = self.benchmark.data_fingerprint(self.options)
         if data is not None:  # absent rather than null: older runs keep their fingerprint
             fields["data_sha256"] = data
+        if self.rejudge_of:
+            fields["rejudge_of"] = self.rejudge_of
         return fields
 
     def fingerprint(self) -> str:
@@ -121,8 +135,8 @@ class RunSpec:
             "critic": self.critic.public(), "options": self.options.model_dump(mode="json"),
             "task_indices": [t.task_index for t in self.tasks], "continue": self.continue_,
             "concurrency": self.concurrency, "retry": self.retry.model_dump(),
-            "quota": self.quota, "seqk_version": __version__,
-        }
+            "quota": self.quota, "budget_usd": self.budget_usd, "seqk_version": __version__,
+        } | ({"rejudge_of": self.rejudge_of} if self.rejudge_of else {})
 
 
 def _role(role: str, model: str | None, variant: Variant, own: RoleParams,
@@ -140,6 +154,9 @@ def _role(role: str, model: str | None, variant: Variant, own: RoleParams,
         max_concurrency=own.max_concurrency,
         timeout_s=own.timeout_s,
         extra=dict(own.extra),
+        price=Price(own.price.input, own.price.input if own.price.cached_input is None
+                    else own.price.cached_input, own.price.output) if own.price else None,
+        budget_usd=own.budget_usd,
     )
 
 
@@ -212,6 +229,10 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
     actor = _role("actor", variant.model, variant, variant.actor, variant.temperature)
     judge = _role("judge", judge_model, variant, variant.judge, 0.0)
     critic = _role("critic", critic_model, variant, variant.critic, variant.temperature)
+    issues += unpriced_roles([actor, judge, critic if variant.metric == "seq@k" else None],
+                             variant.budget_usd)
+    if issues:
+        raise ConfigError(source, issues)
     slice_name = bench.slice_name(options)
     rid = run_id(slice_name=slice_name, metric=variant.metric, actor_model=variant.model,
                  verifier=bench.verifier, judge_model=judge_model, feedback_mode=mode.name,
@@ -223,8 +244,23 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
         retry=variant.retry, quota=dict(variant.quota),
         console_char_limit=variant.console_char_limit, db=variant.db, s3_sync=variant.s3_sync,
         s3_bucket=variant.s3_bucket, export_dir=variant.export_dir, source=source,
-        notes=tuple(notes),
+        notes=tuple(notes), budget_usd=variant.budget_usd,
     )
+
+
+def unpriced_roles(roles: list[RoleSpec | None], run_budget: float | None) -> list[ConfigIssue]:
+    """C11: every role a budget covers (all of them under a run budget; a role with its own
+    budget) whose model has no known price: its spend could not be counted, so it cannot be held."""
+    issues = []
+    for role in roles:
+        if role is None or role.model is None or (run_budget is None and role.budget_usd is None):
+            continue
+        if known_price(role.model, role.price) is None:
+            issues.append(ConfigIssue(
+                "C11", f"{role.role}.price",
+                f"the {role.role} ({role.model}) has no known price, so a budget cannot hold its "
+                f"spend: set {role.role}.price: {{input, cached_input, output}} (US$ per million tokens)"))
+    return issues
 
 
 def _mock_issues(variant: Variant) -> list[ConfigIssue]:

@@ -166,7 +166,8 @@ def test_unknown_model_costs_null_with_one_warning(caplog):
         assert pricing.cost_usd("acme/nobody-knows", 10, 0, 10) is None
         assert pricing.cost_usd("acme/nobody-knows", 10, 0, 10) is None
     assert [r.getMessage() for r in caplog.records].count(
-        "no price known for acme/nobody-knows: its cost_usd is null (add it to seqk/pricing.py)") == 1
+        "no price known for acme/nobody-knows: its cost_usd is null (set the role's price: in the variant, "
+        "or add it to seqk/pricing.py)") == 1
 
 
 def test_mock_scripts_lists_and_exceptions():

@@ -1,0 +1,103 @@
+"""An adaptive limit on one model's calls in flight: additive increase, multiplicative
+decrease (AIMD), as TCP does with its window and inspect_ai with its connections.
+
+A rate limit (429) halves the limit, never below 1. Only a call that started under the
+current limit can lower it again: the other calls of a burst that all meet the same 429
+were sent under the old limit, and halving once per call would drop any limit to 1 in one
+burst. After `quiet_s` without a rate limit, every `limit` successes add one call, up to
+the ceiling the variant set (`max_concurrency`). Retry-After is not this class's business:
+the pool waits it out before the call asks for a slot again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LimitState:
+    """One model's limit as the console shows it."""
+
+    model: str
+    api_base: str | None
+    limit: int
+    """Calls in flight allowed now."""
+    ceiling: int
+    """The most it may grow back to (the role's max_concurrency, or the run's default)."""
+    lowest: int
+    """The lowest the limit fell to during this invocation."""
+    rate_limited: int
+    """Calls answered with a rate limit during this invocation."""
+
+
+class AdaptiveLimit:
+    """A semaphore whose size follows the provider's rate limits (see the module docstring)."""
+
+    def __init__(self, ceiling: int, *, quiet_s: float = 5.0,
+                 clock: Callable[[], float] = time.monotonic):
+        self.ceiling = ceiling
+        self.limit = ceiling
+        self.lowest = ceiling
+        self.quiet_s = quiet_s
+        self.in_flight = 0
+        self.rate_limited = 0
+        self.epoch = 0
+        """Bumped on each decrease; a call remembers the epoch it started in."""
+        self._clock = clock
+        self._last_decrease = -float("inf")
+        self._credit = 0
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    async def acquire(self) -> int:
+        """Wait for a slot; returns the epoch to hand back to `on_rate_limit`."""
+        while self.in_flight >= self.limit:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+                else:
+                    self._wake()  # it was woken for a slot it will not take: pass it on
+                raise
+        self.in_flight += 1
+        return self.epoch
+
+    def release(self) -> None:
+        """Give the slot back."""
+        self.in_flight -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        free = self.limit - self.in_flight
+        while free > 0 and self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                free -= 1
+
+    def on_rate_limit(self, epoch: int) -> None:
+        """A call that started in `epoch` met a rate limit."""
+        self.rate_limited += 1
+        if epoch != self.epoch:
+            return
+        self.limit = max(1, self.limit // 2)
+        self.lowest = min(self.lowest, self.limit)
+        self.epoch += 1
+        self._credit = 0
+        self._last_decrease = self._clock()
+
+    def on_success(self) -> None:
+        """A call succeeded: after a quiet period, a full window of successes adds one slot."""
+        if self.limit >= self.ceiling or self._clock() - self._last_decrease < self.quiet_s:
+            return
+        self._credit += 1
+        if self._credit >= self.limit:
+            self._credit = 0
+            self.limit += 1
+            self._wake()

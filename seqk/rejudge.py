@@ -1,0 +1,169 @@
+"""Re-judging stored answers: grade the actor outputs of a pass@k run again with another judge
+(or the verifier's current version) without paying for the actor again.
+
+A re-judging run is a run of its own, with the source run's slice, metric, actor, k and
+feedback mode, and a verifier slot that names the new judge, the word `rejudge` and the
+source's verifier slot:
+
+    <slice>/passk/<actor>/<new judge>.rejudge.<source verifier>/<feedback>
+
+Its attempt rows copy the source attempt's prompt and output (so every view, report and
+export works on it unchanged) and `rejudged_slots` links each slot to the source attempt it
+graded. Its calls are the judge's alone: the actor's calls, tokens and cost stay with the
+source run and are never copied, so summing spend over runs counts each dollar once. It is
+resumable like any run (the same command goes on where it stopped).
+
+seq@k runs are refused: a different verdict moves the stopping point, and later attempts saw
+feedback built on the old verdict. Their first attempts may be re-judged
+(`first_attempt_only`), as a pass@1-style comparison (the new run has k = 1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from seqk import benchmark as benchmarks
+from seqk import store
+from seqk.benchmark import HistoryItem, Task, Verdict
+from seqk.budget import gate_for
+from seqk.config import RetryPolicy
+from seqk.engine import AttemptEvent, Engine, RunResult, _Client, _error, _now
+from seqk.errors import ConfigError, ConfigIssue, NotFound, RejudgeRefused, RunConflict
+from seqk.identity import path_safe
+from seqk.resume import Prepared, prepare
+from seqk.runspec import RoleSpec, RunSpec
+from seqk.sqlfiles import q
+from seqk.store import AttemptRecord, CallRecord
+
+_ACTOR_FIELDS = ("temperature", "max_tokens", "top_p", "seed", "extra")
+
+
+def rejudge_spec(source_run_id: str, judge: RoleSpec, *, first_attempt_only: bool = False,
+                 concurrency: int = 16, retry: RetryPolicy | None = None,
+                 db: str | Path | None = None) -> RunSpec:
+    """The re-judging run of `source_run_id` with `judge` (a judge RoleSpec; model None for a
+    non-LLM verifier, whose current version then grades again). Refused (RejudgeRefused) for
+    seq@k without first_attempt_only, an agentic benchmark, or a run that is itself a re-judging."""
+    with store.connect(db, read_only=True) as con:
+        row = store.get_run(con, source_run_id)
+        if row is None:
+            raise NotFound(f"no run {source_run_id!r} in {store.default_db_path(db)}; `seqk status` lists them")
+        stored_tasks = con.execute(q("get_task_identities"), {"run_id": source_run_id}).fetchall()
+    config = json.loads(row["config"] or "{}")
+    if config.get("rejudge_of"):
+        raise RejudgeRefused(f"{source_run_id} is itself a re-judging of {config['rejudge_of']}: "
+                             "re-judge that run instead")
+    if row["metric"] == "seq@k" and not first_attempt_only:
+        raise RejudgeRefused(
+            f"{source_run_id} is a seq@k run: another judge's verdicts would move where each task "
+            "stopped, and later attempts saw feedback built on the old verdicts. Re-judge its first "
+            "attempts only (--first-attempt-only), as a pass@1-style comparison")
+    bench = benchmarks.get(row["benchmark"])
+    if bench.run_attempt is not None:
+        raise RejudgeRefused(f"{bench.name} runs the actor and the judge together (an agentic "
+                             "benchmark): its answers cannot be graded apart")
+    if bench.verifier == "llm" and judge.model is None:
+        raise ConfigError("seqk rejudge", [ConfigIssue(
+            "C03", "--judge-model", f"{bench.name} is judged by an LLM: name the new judge")])
+    if bench.verifier != "llm" and judge.model is not None:
+        raise ConfigError("seqk rejudge", [ConfigIssue("C03", "--judge-model", (
+            f"{bench.name}'s verifier is {bench.verifier}, not an LLM: re-judge without "
+            "--judge-model to grade with the verifier's current version"))])
+    options = bench.Options.model_validate(json.loads(row["options"] or "{}"))
+    tasks = _same_tasks(bench.load_tasks(options), stored_tasks, source_run_id)
+    actor_config = config.get("actor") or {}
+    actor = RoleSpec(role="actor", model=row["actor_model"],
+                     **{name: actor_config.get(name) for name in _ACTOR_FIELDS if name != "extra"},
+                     extra=actor_config.get("extra") or {})
+    parts = source_run_id.split("/")
+    slot = (path_safe(judge.model) if judge.model else bench.verifier) + \
+        (".rejudge1." if first_attempt_only else ".rejudge.") + parts[3]
+    return RunSpec(
+        run_id="/".join([*parts[:3], slot, *parts[4:]]), benchmark=bench, slice_name=row["slice"],
+        metric=row["metric"], k=1 if first_attempt_only else row["k"],
+        feedback_mode=row["feedback_mode"], actor=actor, judge=judge,
+        critic=RoleSpec(role="critic", model=None), options=options, tasks=tasks,
+        # A source extended to a larger k later: the re-judging run extends with it.
+        continue_=True, concurrency=concurrency, retry=retry or RetryPolicy(), quota={},
+        console_char_limit=3000, db=None, s3_sync=False, s3_bucket=None, export_dir=None,
+        source=f"seqk rejudge {source_run_id}", rejudge_of=source_run_id)
+
+
+def _same_tasks(loaded: list[Task], stored: list[tuple[int, str, str]], source_run_id: str) -> list[Task]:
+    by_index = {t.task_index: t for t in loaded}
+    changed = [index for index, task_id, content_hash in stored
+               if index not in by_index or (by_index[index].task_id, by_index[index].content_hash)
+               != (task_id, content_hash)]
+    if changed:
+        raise RunConflict(f"{source_run_id}: the benchmark's tasks {changed[:5]} changed since the run "
+                          "(their grading data would not be the data its answers were written for)")
+    return [by_index[index] for index, _, _ in stored]
+
+
+class RejudgeEngine(Engine):
+    """The engine with the actor replaced by the stored answers: each attempt is one verdict."""
+
+    def __init__(self, spec: RunSpec, prepared: Prepared, db: str | Path | None,
+                 sources: dict[tuple[int, int], dict[str, Any]],
+                 on_event: Callable[[AttemptEvent], None] | None = None):
+        super().__init__(spec, prepared, db, on_event, budget=gate_for(spec, db))
+        self.sources = sources
+
+    async def attempt(self, task: Task, attempt_index: int, history: list[HistoryItem]) -> AttemptRecord:
+        """Judge the stored answer of this slot; no actor, no critic."""
+        source = self.sources[(task.task_index, attempt_index)]
+        calls: list[CallRecord] = []
+        judge = _Client(self.pool, self.spec.judge, calls)
+        started = _now()
+        verdict: Verdict | None = None
+        error = None
+        try:
+            verdict = await self.spec.benchmark.verify(task, source["output"], judge)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - recorded, as in Engine.attempt
+            error = _error("judge", exc)
+            if getattr(exc, "fatal", False) and self.result.stopped is None:
+                self.result.stopped, self.result.stopped_by = str(exc), "error"
+        return AttemptRecord(
+            attempt_uid=str(uuid.uuid4()), run_id=self.spec.run_id, generation=self.prepared.generation,
+            task_index=task.task_index, attempt_index=attempt_index, k=self.spec.k,
+            status="ok" if verdict is not None else "error",
+            success=verdict.success if verdict else None, score=verdict.score if verdict else None,
+            prompt=source["prompt"], output=source["output"],
+            raw_eval_output=verdict.raw_eval_output if verdict else None,
+            judge_details=verdict.details if verdict else None, feedback=None, error=error,
+            started_at=started, finished_at=_now(), calls=calls)
+
+
+def rejudge(spec: RunSpec, db: str | Path | None = None,
+            on_event: Callable[[AttemptEvent], None] | None = None,
+            on_prepared: Callable[[Prepared], None] | None = None) -> RunResult:
+    """Run (or resume) a re-judging run made by `rejudge_spec`: judge calls only."""
+    from seqk.models import credential_problems
+
+    assert spec.rejudge_of is not None
+    issues = credential_problems([spec.judge])
+    if issues:
+        raise ConfigError(spec.source, issues)
+    with store.run_lease(db, spec.run_id):
+        prepared = prepare(spec, db)
+        with store.connect(db, checkpoint=False) as con:
+            con.execute(q("link_rejudged_slots"), {
+                "run_id": spec.run_id, "source_run_id": spec.rejudge_of, "k": spec.k})
+            rows = store.fetch_dicts(con, q("rejudge_pending"), {
+                "run_id": spec.run_id, "generation": prepared.generation})
+        pending: dict[int, list[int]] = {}
+        for r in rows:
+            pending.setdefault(r["task_index"], []).append(r["attempt_index"])
+        prepared.pending, prepared.history, prepared.missing_feedback = pending, {}, {}
+        if on_prepared is not None:
+            on_prepared(prepared)
+        sources = {(r["task_index"], r["attempt_index"]): r for r in rows}
+        engine = RejudgeEngine(spec, prepared, db, sources, on_event)
+        return asyncio.run(engine.run())

@@ -1,0 +1,186 @@
+"""The adaptive limit on calls in flight: halved by a rate limit (once per burst, never below 1),
+grown back by one per window of successes after a quiet period; rate-limit retries apart from
+max_retries, with a ceiling of their own."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from seqk import models
+from seqk.config import RetryPolicy
+from seqk.errors import TransientProviderError
+from seqk.limiter import AdaptiveLimit
+from seqk.runspec import RoleSpec
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_burst_of_rate_limits_halves_the_limit_once():
+    clock = FakeClock()
+    limit = AdaptiveLimit(16, quiet_s=5.0, clock=clock)
+
+    async def go() -> list[int]:
+        return [await limit.acquire() for _ in range(16)]
+
+    epochs = asyncio.run(go())
+    for epoch in epochs:  # all sixteen were sent under the old limit
+        limit.on_rate_limit(epoch)
+        limit.release()
+    assert (limit.limit, limit.rate_limited, limit.lowest) == (8, 16, 8)
+
+
+def test_halving_stops_at_one():
+    limit = AdaptiveLimit(5, clock=FakeClock())
+
+    async def go() -> None:
+        for _ in range(6):
+            epoch = await limit.acquire()
+            limit.on_rate_limit(epoch)
+            limit.release()
+
+    asyncio.run(go())
+    assert [limit.limit, limit.lowest] == [1, 1]
+
+
+def test_growth_waits_for_the_quiet_period_then_adds_one_per_window():
+    clock = FakeClock()
+    limit = AdaptiveLimit(8, quiet_s=5.0, clock=clock)
+    limit.on_rate_limit(limit.epoch)
+    limit.on_rate_limit(limit.epoch)
+    assert limit.limit == 2
+    clock.now += 4.9
+    for _ in range(10):
+        limit.on_success()
+    assert limit.limit == 2  # not quiet yet
+    clock.now += 0.2
+    limit.on_success()
+    assert limit.limit == 2  # one success of a window of two
+    limit.on_success()
+    assert limit.limit == 3
+    for _ in range(3 + 4 + 5 + 6 + 7):
+        limit.on_success()
+    assert limit.limit == 8
+    for _ in range(100):
+        limit.on_success()
+    assert limit.limit == 8  # never above the ceiling
+
+
+def test_waiters_get_slots_as_they_free_and_a_lower_limit_holds_back_new_calls():
+    limit = AdaptiveLimit(2, clock=FakeClock())
+    order: list[str] = []
+
+    async def go() -> None:
+        e1 = await limit.acquire()
+        await limit.acquire()
+        limit.on_rate_limit(e1)  # limit 1 with 2 in flight
+
+        async def third() -> None:
+            await limit.acquire()
+            order.append("third")
+
+        waiter = asyncio.create_task(third())
+        await asyncio.sleep(0)
+        limit.release()
+        await asyncio.sleep(0)
+        assert order == []  # 1 in flight, limit 1: still waits
+        limit.release()
+        await waiter
+
+    asyncio.run(go())
+    assert order == ["third"] and limit.in_flight == 1
+
+
+def _spec(model: str) -> RoleSpec:
+    return RoleSpec(role="actor", model=model)
+
+
+def test_the_pool_adapts_to_a_server_that_allows_three_in_flight():
+    in_flight = 0
+    peak_after_first_429 = 0
+    saw_429 = False
+
+    async def reply(prompt: str) -> str:
+        nonlocal in_flight, peak_after_first_429, saw_429
+        in_flight += 1
+        try:
+            if saw_429:
+                peak_after_first_429 = max(peak_after_first_429, in_flight)
+            if in_flight > 3:
+                saw_429 = True
+                raise TransientProviderError("429 slow down", status_code=429, retry_after=0.0)
+            await asyncio.sleep(0.001)
+            return "ok"
+        finally:
+            in_flight -= 1
+
+    models.register_mock("mock/limited", reply)
+    # max_retries=0: a rate limit must not use it up.
+    pool = models.ModelPool(RetryPolicy(max_retries=0, base_delay_s=0.0), default_concurrency=32)
+
+    async def go() -> list[str]:
+        out = await asyncio.gather(*(pool.complete(_spec("mock/limited"), "p") for _ in range(40)))
+        return [c.text for c in out]
+
+    assert asyncio.run(go()) == ["ok"] * 40
+    [state] = pool.limit_states()
+    assert state.model == "mock/limited" and state.ceiling == 32
+    assert state.rate_limited > 0 and state.lowest <= 4 and state.limit < 32
+
+
+def test_a_rate_limit_that_never_ends_stops_at_its_own_ceiling():
+    mock = models.register_mock("mock/always429",
+                                [TransientProviderError("429", status_code=429, retry_after=0.0)])
+    pool = models.ModelPool(RetryPolicy(max_retries=0, base_delay_s=0.0, max_rate_limit_retries=4))
+    with pytest.raises(TransientProviderError) as caught:
+        asyncio.run(pool.complete(_spec("mock/always429"), "p"))
+    assert caught.value.retries == 4 and mock.calls == 5
+    assert pool.limit_states()[0].limit == 64 // 2 ** 5  # halved by each of its five 429s
+
+
+def test_other_transient_errors_still_use_max_retries():
+    mock = models.register_mock("mock/flaky", [TransientProviderError("503", status_code=503)])
+    pool = models.ModelPool(RetryPolicy(max_retries=2, base_delay_s=0.0))
+    with pytest.raises(TransientProviderError):
+        asyncio.run(pool.complete(_spec("mock/flaky"), "p"))
+    assert mock.calls == 3
+    assert pool.limit_states()[0].rate_limited == 0
+
+
+def test_a_rate_limited_run_completes_valid_and_the_summary_shows_the_limit(tmp_path, db):
+    import duckdb
+    from conftest import write_variant
+    from typer.testing import CliRunner
+
+    from seqk.cli import app
+
+    in_flight = 0
+
+    async def reply(prompt: str) -> str:
+        nonlocal in_flight
+        if in_flight >= 2:
+            raise TransientProviderError("429 too many requests", status_code=429, retry_after=0.0)
+        in_flight += 1
+        try:
+            await asyncio.sleep(0.002)
+            return "wrong"
+        finally:
+            in_flight -= 1
+
+    models.register_mock("mock/two-at-a-time", reply)
+    variant = write_variant(tmp_path, metric="pass@k", k=3, model="mock/two-at-a-time", concurrency=8,
+                            options={"n": 6}, retry={"max_retries": 0, "base_delay_s": 0.0})
+    result = CliRunner().invoke(app, ["run", str(variant), "--db", str(db), "--no-export"])
+    assert result.exit_code == 0, result.output
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FILTER (WHERE status = 'ok'), count(*) FROM attempts"
+                           ).fetchone() == (18, 18)
+    assert "rate limits: mock/two-at-a-time: " in result.output
+    assert "calls answered 429; calls in flight now " in result.output and "of 24 (lowest " in result.output
