@@ -20,9 +20,8 @@ from pathlib import Path
 
 from seqk import store
 from seqk.pricing import call_cost, known_price
+from seqk.records import CallRecord
 from seqk.runspec import RoleSpec, RunSpec
-from seqk.sqlfiles import q
-from seqk.store import CallRecord
 
 RUN = "run"
 """The scope of the whole run's budget; the others are role names."""
@@ -161,7 +160,7 @@ def stored_spend(spec: RunSpec, db: str | os.PathLike[str] | None) -> tuple[dict
     if not path.exists():
         return {}, 0
     with store.connect(path, read_only=True) as con:
-        rows = con.execute(q("run_spend_by_role"), {"run_id": spec.run_id}).fetchall()
+        rows = store.select_rows(con, "run_spend_by_role", run_id=spec.run_id)
     return {role: float(cost) for role, cost, _ in rows}, (rows[0][2] if rows else 0)
 
 

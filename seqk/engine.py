@@ -29,9 +29,9 @@ from seqk.errors import CriticError, JudgeError, ProviderError
 from seqk.limiter import LimitState
 from seqk.models import ModelPool, close_sessions
 from seqk.prompts import actor_prompt
+from seqk.records import AttemptRecord, CallRecord, FeedbackFill
 from seqk.resume import MissingFeedback, Prepared, prepare
 from seqk.runspec import RoleSpec, RunSpec
-from seqk.store import AttemptRecord, CallRecord, FeedbackFill
 from seqk.writer import Writer
 
 log = logging.getLogger("seqk")

@@ -33,7 +33,6 @@ from seqk import store, tree
 from seqk.errors import ConfigError, ConfigIssue, NotFound
 from seqk.pricing import PRICING_LAST_UPDATED
 from seqk.s3 import UploadError, UploadResult, check_access, upload_dir
-from seqk.sqlfiles import q
 
 if TYPE_CHECKING:
     from seqk.runspec import RunSpec
@@ -104,11 +103,11 @@ def _fetch(con: Any, run_id: str) -> _RunData:
     params = {"run_id": run_id}
     return _RunData(
         run=run,
-        tasks=store.fetch_dicts(con, q("export_tasks"), params),
-        attempts=store.fetch_dicts(con, q("export_attempts"), params),
-        calls=store.fetch_dicts(con, q("export_calls"), params),
-        tokens=store.fetch_dicts(con, q("export_tokens"), params),
-        curve=store.fetch_dicts(con, q("export_metric_curve"), params),
+        tasks=store.select(con, "export_tasks", **params),
+        attempts=store.select(con, "export_attempts", **params),
+        calls=store.select(con, "export_calls", **params),
+        tokens=store.select(con, "export_tokens", **params),
+        curve=store.select(con, "export_metric_curve", **params),
         gains=_gains(con, run),
     )
 

@@ -33,6 +33,7 @@ from seqk import __version__, store, tree
 from seqk.errors import BadInput, NotFound, RunConflict
 from seqk.identity import fingerprint, metric_slot
 from seqk.pricing import cost_usd
+from seqk.records import AttemptRecord
 
 # Stable ids for attempts of trees without attempt_uid: importing twice adds nothing.
 _UID_NAMESPACE = uuid.UUID("5b1d1f0e-7a43-4c55-9a53-6f1e2a0c5e11")
@@ -216,7 +217,7 @@ def import_run(run_path: Path, db: str | os.PathLike[str] | None = None) -> Impo
 
 
 def _store(run_path: Path, row: dict[str, Any], tasks: list[dict[str, Any]],
-           records: list[store.AttemptRecord], db: str | os.PathLike[str] | None) -> ImportResult:
+           records: list[AttemptRecord], db: str | os.PathLike[str] | None) -> ImportResult:
     run_id = row["run_id"]
     with store.connect(db) as con:
         with store.transaction(con):

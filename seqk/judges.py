@@ -12,7 +12,6 @@ from pathlib import Path
 
 from seqk import store
 from seqk.errors import NotFound
-from seqk.sqlfiles import q
 
 
 @dataclass(frozen=True)
@@ -66,7 +65,8 @@ def compare_judges(run_a: str, run_b: str | None = None, db: str | Path | None =
     against the run it re-judged."""
     with store.connect(db, read_only=True) as con:
         if run_b is None:
-            source = con.execute(q("rejudge_source"), {"run_id": run_a}).fetchone()
+            found = store.select_rows(con, "rejudge_source", run_id=run_a)
+            source = found[0] if found else None
             if source is None or source[0] is None:
                 raise NotFound(f"{run_a} is not a re-judging run: name the two runs to compare")
             run_a, run_b = source[0], run_a
@@ -76,8 +76,8 @@ def compare_judges(run_a: str, run_b: str | None = None, db: str | Path | None =
             if row is None:
                 raise NotFound(f"no run {run_id!r}; `seqk status` lists them")
             names.append(row["judge_model"] or row["verifier"])
-        n, both_pass, a_only, b_only, both_fail = con.execute(
-            q("judge_agreement"), {"run_a": run_a, "run_b": run_b}).fetchone()
+        [(n, both_pass, a_only, b_only, both_fail)] = store.select_rows(
+            con, "judge_agreement", run_a=run_a, run_b=run_b)
     return JudgeComparison(run_a, run_b, names[0], names[1], n, both_pass, a_only, b_only, both_fail)
 
 

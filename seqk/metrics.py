@@ -21,17 +21,13 @@ Errors are excluded by default (a task is left out where its outcome is unknown)
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 from seqk import stats, store
-from seqk.sqlfiles import q, views
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate, Types
 
 
@@ -146,13 +142,8 @@ FRAMING_CHEN = "pass@1 (Chen mean)"
 def open_db(db: str | Path | None) -> Iterator[Any]:
     """Open the database read-only, first bringing its views up to date if an older seqk
     created them (a brief read-write open, as any `seqk run` would do)."""
-    wanted = hashlib.sha256(views().encode()).hexdigest()
     with store.connect(db, read_only=True) as con:
-        try:
-            have = con.execute("SELECT value FROM schema_info WHERE key = 'views_sha256'").fetchone()
-        except duckdb.CatalogException:  # a database from before schema_info: upgrade it
-            have = None
-        stale = have is None or have[0] != wanted
+        stale = not store.views_current(con)
     if stale:
         with store.connect(db):
             pass
@@ -167,9 +158,9 @@ def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = Fals
     params = {"errors_as_failures": errors_as_failures, "run_ids": ids}
     runs = {r["run_id"]: RunMetrics(**{key: r[key] for key in (
         "run_id", "benchmark", "slice", "metric", "k", "actor_model", "feedback_mode",
-        "judge_model", "critic_model")}) for r in store.fetch_dicts(
-            con, q("report_runs"), {"run_ids": ids, "benchmark": None, "model": None})}
-    for row in store.fetch_dicts(con, q("run_curves"), params):
+        "judge_model", "critic_model")}) for r in store.select(
+            con, "report_runs", run_ids=ids, benchmark=None, model=None)}
+    for row in store.select(con, "run_curves", **params):
         run = runs[row["run_id"]]
         run.n_started, run.n_error_attempts = int(row["n_started"]), int(row["n_error_attempts"])
         run.curve.append(CurvePoint(**{name: row[name] for name in CurvePoint.__dataclass_fields__}))
@@ -183,12 +174,12 @@ def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = Fals
 def _add_estimates(con: Any, runs: dict[str, RunMetrics], params: dict[str, Any], seed: int,
                    n_boot: int) -> None:
     """ΔSeq@K, EGS, LGS, lift and framing of the seq@k runs in params["run_ids"]."""
-    for row in store.fetch_dicts(con, q("pair_choices"), {"run_ids": params["run_ids"]}):
+    for row in store.select(con, "pair_choices", run_ids=params["run_ids"]):
         run = runs[row["seq_run_id"]]
         run.pass_run_id, run.n_pass_candidates = row["pass_run_id"], int(row["n_candidates"])
         run.framing_vs = FRAMING_SAME_SEED if row["same_seed"] else FRAMING_CHEN
     found: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
-    for kind, run_id, _pass_run_id, *row in con.execute(q("point_types"), params).fetchall():
+    for kind, run_id, _pass_run_id, *row in store.select_rows(con, "point_types", **params):
         found.setdefault((kind, run_id), []).append(tuple(row))
     for run_id in params["run_ids"]:
         run = runs[run_id]
@@ -213,7 +204,7 @@ def _add_estimates(con: Any, runs: dict[str, RunMetrics], params: dict[str, Any]
 
 
 def _add_spend(con: Any, runs: dict[str, RunMetrics], ids: list[str]) -> None:
-    for row in store.fetch_dicts(con, q("spend_by_role"), {"run_ids": ids}):
+    for row in store.select(con, "spend_by_role", run_ids=ids):
         run = runs[row.pop("run_id")]
         run.spend_by_role.append(Spend(**row))
     for run in runs.values():
@@ -255,8 +246,8 @@ def compare_runs(run_a: str, run_b: str, *, t: int | None = None, db: str | Path
     with open_db(db) as con:
         a_id, b_id = (_one_run(con, pattern) for pattern in (run_a, run_b))
         if t is None:
-            t = min(r["k"] for r in store.fetch_dicts(con, q("report_runs"), {
-                "run_ids": [a_id, b_id], "benchmark": None, "model": None}))
+            t = min(r["k"] for r in store.select(con, "report_runs", run_ids=[a_id, b_id], benchmark=None,
+                                                 model=None))
         return compare_on(con, a_id, b_id, t, errors_as_failures=errors_as_failures, seed=seed,
                           n_boot=n_boot)
 
@@ -264,9 +255,8 @@ def compare_runs(run_a: str, run_b: str, *, t: int | None = None, db: str | Path
 def compare_on(con: Any, a_id: str, b_id: str, t: int, *, errors_as_failures: bool = False,
                seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT) -> Comparison:
     """compare_runs on an open connection, for exact run ids."""
-    rows = con.execute(q("paired_run_types"), {
-        "errors_as_failures": errors_as_failures, "run_a": a_id, "run_b": b_id, "t": t,
-    }).fetchall()
+    rows = store.select_rows(con, "paired_run_types", errors_as_failures=errors_as_failures,
+                             run_a=a_id, run_b=b_id, t=t)
     return paired(Types.from_rows(rows), a_id, b_id, t, name=f"compare:{a_id}:{b_id}:{t}",
                   seed=seed, n_boot=n_boot)
 
@@ -278,14 +268,3 @@ def _one_run(con: Any, pattern: str) -> str:
     if len(ids) != 1:
         raise NotFound(f"{pattern!r} matches {len(ids)} runs; name one: " + ", ".join(ids[:10]))
     return ids[0]
-
-
-def closing_summary(run_id: str, db: str | Path | None) -> str:
-    """A few lines (rich markup) for the end of `seqk run`: metric@1..K on success with n tasks
-    and 95% Wilson intervals, ΔSeq@K / EGS / LGS for seq@k, lift when a pass@k run exists,
-    the errors excluded, and the spend."""
-    from seqk.report import describe_run
-
-    with open_db(db) as con:
-        found = compute(con, [run_id])
-    return describe_run(found[0]) if found else f"no run {run_id} in the database"

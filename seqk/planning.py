@@ -4,14 +4,12 @@ attempts and calls left, read from the database without writing to it.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from seqk import store
-from seqk.identity import differing_fields
+from seqk.resume import decide, pending_attempts
 from seqk.runspec import RunSpec
-from seqk.sqlfiles import q
 
 
 def plan(spec: RunSpec, db: str | Path | None = None) -> dict[str, Any]:
@@ -23,25 +21,15 @@ def plan(spec: RunSpec, db: str | Path | None = None) -> dict[str, Any]:
         with store.connect(path, read_only=True) as con:
             row = store.get_run(con, spec.run_id)
             if row is not None:
-                changed = differing_fields(json.loads(row["fingerprint_fields"]),
-                                           spec.fingerprint_fields())
-                if changed:
-                    state = "REFUSED: settings differ from the stored run: " + ", ".join(changed)
-                elif spec.k < row["k"]:
+                decision = decide(row, spec)
+                if decision.changed:
+                    state = "REFUSED: settings differ from the stored run: " + ", ".join(decision.changed)
+                elif decision.action == "refuse":
                     state = f"REFUSED: k={spec.k} is smaller than the stored k={row['k']}"
                 else:
-                    generation = row["generation"]
-                    if spec.k > row["k"] and not spec.continue_:
-                        state, generation = f"restart at k={spec.k} (stored k={row['k']})", -1
-                    elif spec.k > row["k"]:
-                        state = f"extend k {row['k']}→{spec.k}"
-                    else:
-                        state = "resume"
-                    pending = {}
-                    for t, a in con.execute(q("pending_attempts"), {
-                            "run_id": spec.run_id, "generation": generation, "k": spec.k,
-                            "is_seq": spec.seq, "task_indices": selected}).fetchall():
-                        pending.setdefault(t, []).append(a)
+                    state = {"restart": f"restart at k={spec.k} (stored k={row['k']})",
+                             "extend": f"extend k {row['k']}→{spec.k}"}.get(decision.action, "resume")
+                    pending = pending_attempts(con, spec, decision.generation)
     if spec.seq:
         low = len(pending)
         high = sum(spec.k - idx[0] + 1 for idx in pending.values())

@@ -35,10 +35,9 @@ from seqk.config import RetryPolicy
 from seqk.engine import AttemptEvent, Engine, RunResult, _Client, _error, _now
 from seqk.errors import ConfigError, ConfigIssue, NotFound, RejudgeRefused, RunConflict
 from seqk.identity import path_safe
+from seqk.records import AttemptRecord, CallRecord
 from seqk.resume import Prepared, prepare
 from seqk.runspec import RoleSpec, RunSpec
-from seqk.sqlfiles import q
-from seqk.store import AttemptRecord, CallRecord
 
 _ACTOR_FIELDS = ("temperature", "max_tokens", "top_p", "seed", "extra")
 
@@ -53,7 +52,7 @@ def rejudge_spec(source_run_id: str, judge: RoleSpec, *, first_attempt_only: boo
         row = store.get_run(con, source_run_id)
         if row is None:
             raise NotFound(f"no run {source_run_id!r} in {store.default_db_path(db)}; `seqk status` lists them")
-        stored_tasks = con.execute(q("get_task_identities"), {"run_id": source_run_id}).fetchall()
+        stored_tasks = store.select_rows(con, "get_task_identities", run_id=source_run_id)
     config = json.loads(row["config"] or "{}")
     if config.get("rejudge_of"):
         raise RejudgeRefused(f"{source_run_id} is itself a re-judging of {config['rejudge_of']}: "
@@ -154,10 +153,8 @@ def rejudge(spec: RunSpec, db: str | Path | None = None,
     with store.run_lease(db, spec.run_id):
         prepared = prepare(spec, db)
         with store.connect(db, checkpoint=False) as con:
-            con.execute(q("link_rejudged_slots"), {
-                "run_id": spec.run_id, "source_run_id": spec.rejudge_of, "k": spec.k})
-            rows = store.fetch_dicts(con, q("rejudge_pending"), {
-                "run_id": spec.run_id, "generation": prepared.generation})
+            store.link_rejudged_slots(con, spec.run_id, spec.rejudge_of, spec.k)
+            rows = store.select(con, "rejudge_pending", run_id=spec.run_id, generation=prepared.generation)
         pending: dict[int, list[int]] = {}
         for r in rows:
             pending.setdefault(r["task_index"], []).append(r["attempt_index"])

@@ -23,7 +23,6 @@ from typing import Any
 from seqk import metrics, store
 from seqk.errors import NotFound
 from seqk.metrics import Comparison, RunMetrics
-from seqk.sqlfiles import q
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -63,12 +62,12 @@ def report(runs: Sequence[str] = (), *, compare: bool = False, benchmark: str | 
     (benchmark or slice) and `model` (actor model)."""
     with metrics.open_db(db) as con:
         ids = store.resolve_run_ids(con, runs)
-        ids = [r["run_id"] for r in store.fetch_dicts(con, q("report_runs"), {
-            "run_ids": ids, "benchmark": benchmark, "model": model})]
+        ids = [r["run_id"] for r in store.select(con, "report_runs", run_ids=ids, benchmark=benchmark,
+                                                 model=model)]
         if not ids:
             raise NotFound("no run matches the filters; `seqk status` lists the runs")
         if compare:
-            partners = store.fetch_dicts(con, q("pair_choices"), {"run_ids": ids})
+            partners = store.select(con, "pair_choices", run_ids=ids)
             ids = sorted(set(ids) | {p["pass_run_id"] for p in partners})
         found = metrics.compute(con, ids, errors_as_failures=errors_as_failures, seed=seed,
                                 n_boot=n_boot)
@@ -134,7 +133,7 @@ def _notes(rep: Report) -> list[str]:
 # Text
 
 
-def _num(x: float | None, signed: bool = False, digits: int = 2) -> str:
+def fmt_number(x: float | None, signed: bool = False, digits: int = 2) -> str:
     if x is None:
         return "—"
     if round(x, digits) == 0:
@@ -146,9 +145,9 @@ def fmt_estimate(e: Estimate | None, *, signed: bool = True, digits: int = 2) ->
     """'+0.25 [+0.05, +0.45]' (no interval when it is undefined)."""
     if e is None or e.value is None:
         return "—"
-    text = _num(e.value, signed, digits)
+    text = fmt_number(e.value, signed, digits)
     if e.low is not None and e.high is not None:
-        text += f" [{_num(e.low, signed, digits)}, {_num(e.high, signed, digits)}]"
+        text += f" [{fmt_number(e.low, signed, digits)}, {fmt_number(e.high, signed, digits)}]"
     return text
 
 
@@ -292,41 +291,3 @@ def to_csv(rep: Report) -> str:
 def to_json(rep: Report) -> str:
     """The whole report (every run's curve, estimates, spend by role; rows; notes) as JSON."""
     return json.dumps(dataclasses.asdict(rep), indent=2, default=str)
-
-
-def describe_run(run: RunMetrics) -> str:
-    """A run's figures as a few lines of text with rich markup (seqk.metrics.closing_summary)."""
-    from rich.markup import escape
-
-    name = "seq" if run.metric == "seq@k" else "pass"
-    lines = [f"[bold]{escape(run.run_id)}[/]: {run.metric}, K={run.k}, success on "
-             f"{run.n_started} task(s)"]
-    lines.append(f"  {'t':>3}  {name + '@t':>7}  {'95% Wilson':<16} {'n':>5} {'left out':>8}  "
-                 f"{'first-t':>7}  {'soft score':>10}  {'$/task':>8}")
-    for p in run.curve:
-        wilson = "—" if p.low is None else f"[{p.low:.3f}, {p.high:.3f}]"
-        cost = "—" if p.cost_usd_per_task is None else f"{p.cost_usd_per_task:.4f}"
-        lines.append(f"  {p.t:>3}  {_num(p.value, digits=3):>7}  {wilson:<16} {p.n_tasks:>5} "
-                     f"{p.n_left_out:>8}  {_num(p.first_t_value, digits=3):>7}  "
-                     f"{_num(p.soft_score, digits=3):>10}  {cost:>8}")
-    if run.metric == "pass@k":
-        lines.append("  pass@t: Chen et al.'s unbiased estimator over all samples; first-t: "
-                     "solved within the first t samples (seq_k); soft score: mean best score.")
-    if run.delta is not None:
-        lines.append(f"  ΔSeq@{run.k} {fmt_estimate(run.delta, digits=3)} · EGS "
-                     f"{fmt_estimate(run.egs, signed=False)} · LGS "
-                     f"{fmt_estimate(run.lgs, signed=False)} (n={run.delta.n}, task bootstrap)")
-    if run.lift is not None:
-        lines.append(f"  lift seq@{run.k} − pass@{run.k} vs {escape(run.lift.b_run_id)}: "
-                     f"{escape(fmt_comparison(run.lift))}")
-        lines.append(f"  framing: seq@1 vs {escape(run.framing_vs or '')}: "
-                     f"{escape(fmt_comparison(run.framing))}")
-    if run.n_error_attempts:
-        lines.append(f"  [yellow]{run.n_error_attempts} errored attempt(s) excluded[/] where they "
-                     "hide the outcome (`seqk report --errors-as-failures` counts them as failures)")
-    if run.spend is not None:
-        s = run.spend
-        lines.append(f"  spend: {s.input_tokens:,} in ({s.cached_tokens:,} cached) / "
-                     f"{s.thinking_tokens:,} thinking / {s.output_tokens:,} out tokens · "
-                     f"{escape(fmt_cost(run))}")
-    return "\n".join(lines)

@@ -8,6 +8,9 @@ and nothing is ever cut: a name longer than the terminal wraps, whole.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from seqk import metrics
 from seqk.metrics import Comparison, RunMetrics
 from seqk.report import (
     CompareRow,
@@ -16,6 +19,7 @@ from seqk.report import (
     fmt_comparison,
     fmt_cost,
     fmt_estimate,
+    fmt_number,
     fmt_point,
 )
 
@@ -90,3 +94,50 @@ def _paired_lines(run: RunMetrics, *, name_partner: bool) -> list[str]:
         lines.append(_figure("framing", fmt_comparison(run.framing)))
         lines.append(_figure("", f"seq@1 vs {run.framing_vs}"))
     return lines
+
+
+def closing_summary(run_id: str, db: str | Path | None) -> str:
+    """A few lines (rich markup) for the end of `seqk run`: metric@1..K on success with n tasks
+    and 95% Wilson intervals, ΔSeq@K / EGS / LGS for seq@k, lift when a pass@k run exists,
+    the errors excluded, and the spend."""
+    with metrics.open_db(db) as con:
+        found = metrics.compute(con, [run_id])
+    return describe_run(found[0]) if found else f"no run {run_id} in the database"
+
+
+def describe_run(run: RunMetrics) -> str:
+    """A run's figures as a few lines of text with rich markup (closing_summary)."""
+    from rich.markup import escape
+
+    name = "seq" if run.metric == "seq@k" else "pass"
+    lines = [f"[bold]{escape(run.run_id)}[/]: {run.metric}, K={run.k}, success on "
+             f"{run.n_started} task(s)"]
+    lines.append(f"  {'t':>3}  {name + '@t':>7}  {'95% Wilson':<16} {'n':>5} {'left out':>8}  "
+                 f"{'first-t':>7}  {'soft score':>10}  {'$/task':>8}")
+    for p in run.curve:
+        wilson = "—" if p.low is None else f"[{p.low:.3f}, {p.high:.3f}]"
+        cost = "—" if p.cost_usd_per_task is None else f"{p.cost_usd_per_task:.4f}"
+        lines.append(f"  {p.t:>3}  {fmt_number(p.value, digits=3):>7}  {wilson:<16} {p.n_tasks:>5} "
+                     f"{p.n_left_out:>8}  {fmt_number(p.first_t_value, digits=3):>7}  "
+                     f"{fmt_number(p.soft_score, digits=3):>10}  {cost:>8}")
+    if run.metric == "pass@k":
+        lines.append("  pass@t: Chen et al.'s unbiased estimator over all samples; first-t: "
+                     "solved within the first t samples (seq_k); soft score: mean best score.")
+    if run.delta is not None:
+        lines.append(f"  ΔSeq@{run.k} {fmt_estimate(run.delta, digits=3)} · EGS "
+                     f"{fmt_estimate(run.egs, signed=False)} · LGS "
+                     f"{fmt_estimate(run.lgs, signed=False)} (n={run.delta.n}, task bootstrap)")
+    if run.lift is not None:
+        lines.append(f"  lift seq@{run.k} − pass@{run.k} vs {escape(run.lift.b_run_id)}: "
+                     f"{escape(fmt_comparison(run.lift))}")
+        lines.append(f"  framing: seq@1 vs {escape(run.framing_vs or '')}: "
+                     f"{escape(fmt_comparison(run.framing))}")
+    if run.n_error_attempts:
+        lines.append(f"  [yellow]{run.n_error_attempts} errored attempt(s) excluded[/] where they "
+                     "hide the outcome (`seqk report --errors-as-failures` counts them as failures)")
+    if run.spend is not None:
+        s = run.spend
+        lines.append(f"  spend: {s.input_tokens:,} in ({s.cached_tokens:,} cached) / "
+                     f"{s.thinking_tokens:,} thinking / {s.output_tokens:,} out tokens · "
+                     f"{escape(fmt_cost(run))}")
+    return "\n".join(lines)

@@ -18,7 +18,6 @@ from seqk.benchmark import HistoryItem, Verdict
 from seqk.errors import RunConflict
 from seqk.identity import differing_fields
 from seqk.runspec import RunSpec
-from seqk.sqlfiles import q
 
 
 @dataclass
@@ -68,97 +67,113 @@ class Prepared:
         return sum(len(v) for v in self.pending.values())
 
 
+@dataclass(frozen=True)
+class Decision:
+    """What to do with a variant given the run the database holds for its run_id."""
+
+    action: str
+    """'new' | 'resume' | 'extend' (continue with a larger k) | 'restart' (larger k, fresh
+    generation) | 'refuse' (a changed fingerprint or a smaller k)."""
+    generation: int
+    """The generation the run's attempts go to (for 'refuse', the stored one)."""
+    previous_k: int | None
+    """The stored k (None for a new run)."""
+    changed: tuple[str, ...] = ()
+    """The settings that differ from the stored run (when refused for them)."""
+    reason: str = ""
+    """For 'refuse': why, in a sentence that says what to do instead."""
+
+
+def decide(row: dict[str, Any] | None, spec: RunSpec) -> Decision:
+    """Resume, extend, restart or refuse: the one rule for `seqk run` and `seqk plan`.
+
+    `row` is the run's stored row (sql/runs.sql `get_run`), None when the database has no such run.
+    """
+    if row is None:
+        return Decision("new", 1, None)
+    old_k, generation = row["k"], row["generation"]
+    if row["fingerprint"] != spec.fingerprint():
+        changed = tuple(differing_fields(json.loads(row["fingerprint_fields"]), spec.fingerprint_fields()))
+        return Decision("refuse", generation, old_k, changed, (
+            f"run {spec.run_id} was made with different settings ({', '.join(changed)}); resuming would "
+            f"mix results. Restore those settings, or give this variant a `tag:` (for example "
+            f"tag: t0.2) to make it a run of its own, or use another database (--db)."))
+    if spec.k < old_k:
+        return Decision("refuse", generation, old_k, reason=(
+            f"run {spec.run_id} has k={old_k}; k={spec.k} is smaller. Metrics at t <= {old_k} are "
+            f"already in the database (`seqk report`); to start over, use another database."))
+    if spec.k > old_k:
+        if spec.continue_:
+            return Decision("extend", generation, old_k)
+        return Decision("restart", generation + 1, old_k)
+    return Decision("resume", generation, old_k)
+
+
 def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
     """Register or check the run, register its tasks, and ask SQL what is left.
 
     Refuses (RunConflict) a changed fingerprint, a smaller k, or a task whose
     canonical index now names different content.
     """
-    fields = spec.fingerprint_fields()
-    fp = spec.fingerprint()
     selected = [t.task_index for t in spec.tasks]
-    with store.connect(db, checkpoint=False) as con:
-        con.execute("BEGIN")
-        try:
-            row = store.get_run(con, spec.run_id)
-            previous_k = None
-            if row is None:
-                action, generation = "new", 1
-                con.execute(q("insert_run"), {
-                    "run_id": spec.run_id, "benchmark": spec.benchmark.name,
-                    "slice": spec.slice_name, "metric": spec.metric, "k": spec.k,
-                    "feedback_mode": spec.feedback_mode, "actor_model": spec.actor.model,
-                    "judge_model": spec.judge.model, "critic_model": spec.critic.model,
-                    "verifier": spec.benchmark.verifier, "temperature": spec.actor.temperature,
-                    "options": json.dumps(spec.options.model_dump(mode="json")),
-                    "config": json.dumps(spec.config_json()), "fingerprint": fp,
-                    "fingerprint_fields": json.dumps(fields), "seqk_version": __version__})
-            else:
-                action, generation, previous_k = _reconcile(con, spec, row, fields, fp)
-            _check_tasks(con, spec)
-            pending_rows = con.execute(q("pending_attempts"), {
-                "run_id": spec.run_id, "generation": generation, "k": spec.k,
-                "is_seq": spec.seq, "task_indices": selected}).fetchall()
-            pending: dict[int, list[int]] = {}
-            for task_index, attempt_index in pending_rows:
-                pending.setdefault(task_index, []).append(attempt_index)
-            history: dict[int, list[HistoryItem]] = {}
-            last: dict[int, dict[str, Any]] = {}
-            missing_feedback: dict[int, MissingFeedback] = {}
-            resumed = [t for t, idx in pending.items() if spec.seq and idx[0] > 1]
-            if resumed:
-                for row in store.fetch_dicts(con, q("seq_history"), {
-                        "run_id": spec.run_id, "generation": generation,
-                        "task_indices": resumed}):
-                    history.setdefault(row["task_index"], []).append(
-                        HistoryItem(row["attempt_index"], row["output"] or "", row["feedback"]))
-                    last[row["task_index"]] = row
-                for task_index, row in last.items():
-                    if row["feedback"] is None and not row["success"]:
-                        details = row["judge_details"]
-                        missing_feedback[task_index] = MissingFeedback(
-                            row["attempt_uid"], row["attempt_index"], row["output"] or "",
-                            Verdict(False, row["score"] or 0.0, row["raw_eval_output"] or "",
-                                    json.loads(details) if isinstance(details, str) else details or {}))
-            kept_outputs = {
-                (t, a): KeptOutput(prompt, output, k) for t, a, prompt, output, k in con.execute(
-                    q("kept_outputs"), {"run_id": spec.run_id, "generation": generation,
-                                        "task_indices": list(pending)}).fetchall()}
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-    return Prepared(spec.run_id, action, generation, spec.k, previous_k, pending, history,
+    with store.connect(db, checkpoint=False) as con, store.transaction(con):
+        decision = decide(store.get_run(con, spec.run_id), spec)
+        config = json.dumps(spec.config_json())
+        if decision.action == "refuse":
+            raise RunConflict(decision.reason)
+        if decision.action == "new":
+            store.insert_run(con, {
+                "run_id": spec.run_id, "benchmark": spec.benchmark.name,
+                "slice": spec.slice_name, "metric": spec.metric, "k": spec.k,
+                "feedback_mode": spec.feedback_mode, "actor_model": spec.actor.model,
+                "judge_model": spec.judge.model, "critic_model": spec.critic.model,
+                "verifier": spec.benchmark.verifier, "temperature": spec.actor.temperature,
+                "options": json.dumps(spec.options.model_dump(mode="json")),
+                "config": config, "fingerprint": spec.fingerprint(),
+                "fingerprint_fields": json.dumps(spec.fingerprint_fields()), "seqk_version": __version__})
+        elif decision.action == "extend":
+            store.extend_run(con, spec.run_id, spec.k, config)
+        elif decision.action == "restart":
+            store.restart_run(con, spec.run_id, spec.k, config)
+        generation = decision.generation
+        _check_tasks(con, spec)
+        pending = pending_attempts(con, spec, generation)
+        history: dict[int, list[HistoryItem]] = {}
+        last: dict[int, dict[str, Any]] = {}
+        missing_feedback: dict[int, MissingFeedback] = {}
+        resumed = [t for t, idx in pending.items() if spec.seq and idx[0] > 1]
+        if resumed:
+            for row in store.select(con, "seq_history", run_id=spec.run_id, generation=generation,
+                                    task_indices=resumed):
+                history.setdefault(row["task_index"], []).append(
+                    HistoryItem(row["attempt_index"], row["output"] or "", row["feedback"]))
+                last[row["task_index"]] = row
+            for task_index, row in last.items():
+                if row["feedback"] is None and not row["success"]:
+                    details = row["judge_details"]
+                    missing_feedback[task_index] = MissingFeedback(
+                        row["attempt_uid"], row["attempt_index"], row["output"] or "",
+                        Verdict(False, row["score"] or 0.0, row["raw_eval_output"] or "",
+                                json.loads(details) if isinstance(details, str) else details or {}))
+        kept_outputs = {
+            (t, a): KeptOutput(prompt, output, k) for t, a, prompt, output, k in store.select_rows(
+                con, "kept_outputs", run_id=spec.run_id, generation=generation, task_indices=list(pending))}
+    return Prepared(spec.run_id, decision.action, generation, spec.k, decision.previous_k, pending, history,
                     len(selected), missing_feedback, kept_outputs)
 
 
-def _reconcile(con: Any, spec: RunSpec, row: dict[str, Any], fields: dict[str, Any],
-               fp: str) -> tuple[str, int, int]:
-    if row["fingerprint"] != fp:
-        old = json.loads(row["fingerprint_fields"])
-        changed = ", ".join(differing_fields(old, fields))
-        raise RunConflict(
-            f"run {spec.run_id} was made with different settings ({changed}); resuming would "
-            f"mix results. Restore those settings, or give this variant a `tag:` (for example "
-            f"tag: t0.2) to make it a run of its own, or use another database (--db).")
-    old_k = row["k"]
-    config = json.dumps(spec.config_json())
-    if spec.k < old_k:
-        raise RunConflict(
-            f"run {spec.run_id} has k={old_k}; k={spec.k} is smaller. Metrics at t <= {old_k} are "
-            f"already in the database (`seqk report`); to start over, use another database.")
-    if spec.k > old_k:
-        if spec.continue_:
-            con.execute(q("extend_run"), {"run_id": spec.run_id, "k": spec.k, "config": config})
-            return "extend", row["generation"], old_k
-        con.execute(q("restart_run"), {"run_id": spec.run_id, "k": spec.k, "config": config})
-        return "restart", row["generation"] + 1, old_k
-    return "resume", row["generation"], old_k
+def pending_attempts(con: Any, spec: RunSpec, generation: int) -> dict[int, list[int]]:
+    """task_index -> attempt indices to run now in this generation (seq@k: just the next one)."""
+    pending: dict[int, list[int]] = {}
+    for task_index, attempt_index in store.select_rows(
+            con, "pending_attempts", run_id=spec.run_id, generation=generation, k=spec.k, is_seq=spec.seq,
+            task_indices=[t.task_index for t in spec.tasks]):
+        pending.setdefault(task_index, []).append(attempt_index)
+    return pending
 
 
 def _check_tasks(con: Any, spec: RunSpec) -> None:
-    known = {r[0]: (r[1], r[2]) for r in con.execute(
-        q("get_task_identities"), {"run_id": spec.run_id}).fetchall()}
+    known = store.task_identities(con, spec.run_id)
     clashes, new = [], []
     for task in spec.tasks:
         if task.task_index not in known:

@@ -13,14 +13,13 @@ from typing import Any
 
 from seqk import store
 from seqk.errors import NotFound, QueryError
-from seqk.sqlfiles import q
 
 
 def status(db: str | Path | None = None, runs: Sequence[str] = ()) -> list[dict[str, Any]]:
     """One dict per run (see sql/status.sql `run_status` for the fields)."""
     with store.connect(db, read_only=True) as con:
         run_ids = store.resolve_run_ids(con, runs) if runs else []
-        return store.fetch_dicts(con, q("run_status"), {"run_ids": run_ids})
+        return store.select(con, "run_status", run_ids=run_ids)
 
 
 @dataclass
@@ -44,15 +43,14 @@ def inspect(run: str, *, task_index: int | None = None, task_id: str | None = No
             raise NotFound(f"{run!r} matches {len(ids)} runs; name one: " + ", ".join(ids[:10]))
         run_row = store.get_run(con, ids[0])
         assert run_row is not None
-        tasks = store.fetch_dicts(con, q("find_task"), {
-            "run_id": ids[0], "task_index": task_index, "task_id": task_id})
+        tasks = store.select(con, "find_task", run_id=ids[0], task_index=task_index, task_id=task_id)
         if not tasks:
             which = f"index {task_index}" if task_index is not None else f"id {task_id!r}"
             raise NotFound(f"run {ids[0]} has no task with {which}")
         task = tasks[0]
         params = {"run_id": ids[0], "task_index": task["task_index"]}
-        attempts = store.fetch_dicts(con, q("task_attempts"), params)
-        calls = store.fetch_dicts(con, q("task_calls"), params)
+        attempts = store.select(con, "task_attempts", **params)
+        calls = store.select(con, "task_calls", **params)
     by_uid: dict[str, list[dict[str, Any]]] = {}
     for call in calls:
         by_uid.setdefault(call["attempt_uid"], []).append(call)
@@ -69,18 +67,7 @@ def sql(query: str, db: str | Path | None = None) -> tuple[list[str], list[tuple
 
     DuckDB's refusal (syntax, unknown table, a write on the read-only open) is a QueryError.
     """
-    import duckdb
-
     if not query.strip():
         raise QueryError("no SQL statement given, e.g. seqk sql \"SELECT run_id, k FROM runs\"")
     with store.connect(db, read_only=True) as con:
-        try:
-            cur = con.execute(query)
-            if cur is None or cur.description is None:
-                return [], []
-            return [d[0] for d in cur.description], cur.fetchall()
-        except duckdb.Error as exc:
-            # DuckDB appends "LINE 1: ..." and a caret line; the first lines say what is wrong.
-            lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-            end = next((i for i, line in enumerate(lines) if line.startswith("LINE ")), len(lines))
-            raise QueryError(f"the query failed: {' '.join(lines[:end])}") from None
+        return store.adhoc(con, query)

@@ -16,14 +16,13 @@ import re
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from seqk.errors import BadInput, NotFound, RunConflict, StoreBusy
+from seqk.errors import BadInput, NotFound, QueryError, RunConflict, StoreBusy
+from seqk.records import AttemptRecord, FeedbackFill
 from seqk.sqlfiles import q, schema, views
 
 SCHEMA_VERSION = "2"  # 2: rejudged_slots
@@ -148,74 +147,67 @@ def run_lease(path: str | os.PathLike[str] | None, run_id: str) -> Iterator[None
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def fetch_dicts(con: duckdb.DuckDBPyConnection, sql: str,
-                params: dict[str, Any] | Sequence[Any] | None = None) -> list[dict[str, Any]]:
-    """Run a query and return its rows as dicts."""
-    cur = con.execute(sql, params) if params is not None else con.execute(sql)
+def select(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> list[dict[str, Any]]:
+    """The rows of the named query in sql/ as dicts, its `$parameters` given by name."""
+    cur = con.execute(q(name), params)
     names = [d[0] for d in cur.description]
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
+def select_rows(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> list[tuple[Any, ...]]:
+    """The rows of the named query in sql/ as tuples, in its column order."""
+    return con.execute(q(name), params).fetchall()
+
+
+def views_current(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the database's views are those of this seqk's sql/views.sql (False for a
+    database from before schema_info)."""
+    try:
+        have = con.execute("SELECT value FROM schema_info WHERE key = 'views_sha256'").fetchone()
+    except duckdb.CatalogException:
+        return False
+    return have is not None and have[0] == hashlib.sha256(views().encode()).hexdigest()
+
+
+def adhoc(con: duckdb.DuckDBPyConnection, text: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """A user's own SQL statement (`seqk sql`): (column names, rows).
+
+    DuckDB's refusal (syntax, unknown table, a write on a read-only open) is a QueryError.
+    """
+    try:
+        cur = con.execute(text)
+        if cur is None or cur.description is None:
+            return [], []
+        return [d[0] for d in cur.description], cur.fetchall()
+    except duckdb.Error as exc:
+        # DuckDB appends "LINE 1: ..." and a caret line; the first lines say what is wrong.
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        end = next((i for i, line in enumerate(lines) if line.startswith("LINE ")), len(lines))
+        raise QueryError(f"the query failed: {' '.join(lines[:end])}") from None
+
+
 # ---------------------------------------------------------------------------
-# What the engine writes
+# Writes
 
 
-@dataclass
-class CallRecord:
-    """One LLM call, as the calls table holds it."""
-
-    role: str
-    model: str
-    prompt: str | None
-    output: str | None
-    input_tokens: int | None
-    cached_tokens: int | None
-    thinking_tokens: int | None
-    output_tokens: int | None
-    cost_usd: float | None
-    latency_s: float | None
-    retries: int
-    error: str | None
-    started_at: datetime
+def insert_run(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> None:
+    """Register a new run (row: the columns of sql/runs.sql `insert_run`)."""
+    con.execute(q("insert_run"), row)
 
 
-@dataclass
-class AttemptRecord:
-    """One attempt and every call it made: written together or not at all."""
-
-    attempt_uid: str
-    run_id: str
-    generation: int
-    task_index: int
-    attempt_index: int
-    k: int
-    status: str
-    success: bool | None
-    score: float | None
-    prompt: str | None
-    output: str | None
-    raw_eval_output: str | None
-    judge_details: dict[str, Any] | None
-    feedback: str | None
-    error: dict[str, Any] | None
-    started_at: datetime
-    finished_at: datetime
-    calls: list[CallRecord] = field(default_factory=list)
+def extend_run(con: duckdb.DuckDBPyConnection, run_id: str, k: int, config: str) -> None:
+    """Raise the run's k in its current generation."""
+    con.execute(q("extend_run"), {"run_id": run_id, "k": k, "config": config})
 
 
-@dataclass
-class FeedbackFill:
-    """Feedback written later for a valid failed attempt whose critic had failed, with the
-    critic calls made for it (feedback None when the critic failed again)."""
+def restart_run(con: duckdb.DuckDBPyConnection, run_id: str, k: int, config: str) -> None:
+    """Raise the run's k in a fresh generation."""
+    con.execute(q("restart_run"), {"run_id": run_id, "k": k, "config": config})
 
-    attempt_uid: str
-    run_id: str
-    generation: int
-    task_index: int
-    attempt_index: int
-    feedback: str | None
-    error: dict[str, Any] | None
-    calls: list[CallRecord] = field(default_factory=list)
+
+def link_rejudged_slots(con: duckdb.DuckDBPyConnection, run_id: str, source_run_id: str, k: int) -> None:
+    """Point a rejudge run's slots at the source run's attempts it judges again."""
+    con.execute(q("link_rejudged_slots"), {"run_id": run_id, "source_run_id": source_run_id, "k": k})
 
 
 def fill_feedback(con: duckdb.DuckDBPyConnection, fills: Sequence[FeedbackFill]) -> None:
@@ -354,7 +346,7 @@ def parquet_tables(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str],
 
 def get_run(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any] | None:
     """The run's row as a dict, or None."""
-    rows = fetch_dicts(con, q("get_run"), {"run_id": run_id})
+    rows = select(con, "get_run", run_id=run_id)
     return rows[0] if rows else None
 
 
@@ -362,7 +354,7 @@ def resolve_run_ids(con: duckdb.DuckDBPyConnection, patterns: Sequence[str]) -> 
     """Run ids matching exact ids, globs (`*`, `?`) or prefixes; every pattern must match."""
     import fnmatch
 
-    all_ids = [r["run_id"] for r in fetch_dicts(con, q("list_runs"))]
+    all_ids = [r["run_id"] for r in select(con, "list_runs")]
     if not patterns:
         return all_ids
     chosen: list[str] = []

@@ -29,7 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from seqk.store import AttemptRecord, CallRecord
+from seqk.records import AttemptRecord, CallRecord
 
 TOKEN_FIELDS = ("input_tokens", "cached_tokens", "thinking_tokens", "output_tokens")
 CALL_EXTRAS = ("call_index", "cost_usd", "latency_s", "retries", "error", "started_at")

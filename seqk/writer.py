@@ -13,7 +13,7 @@ from pathlib import Path
 
 from seqk import store
 from seqk.errors import StoreBusy
-from seqk.store import AttemptRecord, FeedbackFill
+from seqk.records import AttemptRecord, FeedbackFill
 
 log = logging.getLogger("seqk")
 

@@ -10,8 +10,8 @@ import random
 import pytest
 import test_metrics_fixture as fx
 
-from seqk import metrics, stats, store
-from seqk.sqlfiles import q, queries
+from seqk import metrics, report_text, stats, store
+from seqk.sqlfiles import queries
 
 Z = 1.959963984540054
 
@@ -155,10 +155,11 @@ def test_seeded_framing_compares_seq_1_with_pass_sample_1(fixture_db):
     assert (framing.n_a_only, framing.n_b_only, framing.difference.n) == (0, 1, 5)
     assert framing.p_value == pytest.approx(1.0) and framing.interval == "score"
     with store.connect(fixture_db, read_only=True) as con:
-        row = store.fetch_dicts(con, "SELECT * FROM feedback_lift")[0]
+        names, rows = store.adhoc(con, "SELECT * FROM feedback_lift")
+        row = dict(zip(names, rows[0], strict=True))
     assert row["framing_effect"] == pytest.approx(-0.2)
     assert row["framing_vs"] == metrics.FRAMING_SAME_SEED
-    assert "framing: seq@1 vs pass@k sample 1 (same seed)" in metrics.closing_summary(fx.SEQ, fixture_db)
+    assert "framing: seq@1 vs pass@k sample 1 (same seed)" in report_text.closing_summary(fx.SEQ, fixture_db)
 
 
 @pytest.mark.parametrize("seeds", [{fx.SEQ: 7, fx.PASS: 8}, {fx.SEQ: 7, fx.PASS: None},
@@ -168,12 +169,13 @@ def test_unmatched_seeds_compare_with_chen_pass_at_1(fixture_db, seeds):
     seq = by_id(fixture_db)[fx.SEQ]
     assert seq.framing_vs == metrics.FRAMING_CHEN
     assert seq.framing.difference.value == pytest.approx(0.2 - 1.5 / 5)
-    assert "framing: seq@1 vs pass@1 (Chen mean)" in metrics.closing_summary(fx.SEQ, fixture_db)
+    assert "framing: seq@1 vs pass@1 (Chen mean)" in report_text.closing_summary(fx.SEQ, fixture_db)
 
 
 def test_feedback_lift_view_agrees(fixture_db):
     with store.connect(fixture_db, read_only=True) as con:
-        row = store.fetch_dicts(con, "SELECT * FROM feedback_lift")[0]
+        names, rows = store.adhoc(con, "SELECT * FROM feedback_lift")
+        row = dict(zip(names, rows[0], strict=True))
     assert row["seq_run_id"] == fx.SEQ and row["pass_run_id"] == fx.PASS
     assert (row["n_shared"], row["n_seq_only"], row["n_pass_only"]) == (4, 2, 1)
     assert row["lift"] == pytest.approx(0.25)
@@ -266,7 +268,7 @@ def test_every_metrics_query_runs_on_the_fixture(fixture_db):
     assert mine == set(params)
     with store.connect(fixture_db, read_only=True) as con:
         for name, p in params.items():
-            assert con.execute(q(name), p).fetchall(), name
+            assert store.select_rows(con, name, **p), name
 
 
 def test_compare_runs_pairs_by_task(fixture_db):
@@ -276,7 +278,7 @@ def test_compare_runs_pairs_by_task(fixture_db):
 
 
 def test_closing_summary_reads_like_a_report(fixture_db):
-    text = metrics.closing_summary(fx.SEQ, fixture_db)
+    text = report_text.closing_summary(fx.SEQ, fixture_db)
     assert "seq@k, K=3, success on 5 task(s)" in text
     assert "0.200  [0.036, 0.624]" in text  # seq@1 with its Wilson interval
     assert "ΔSeq@3 +0.500" in text and "EGS 0.50" in text and "LGS 0.50" in text

@@ -193,7 +193,7 @@ def test_a_database_held_for_too_long_says_how_many_attempts_were_not_written(tm
 
     import pytest
 
-    from seqk import store
+    from seqk import records, store
     from seqk.errors import StoreBusy
     from seqk.writer import Writer
 
@@ -201,7 +201,7 @@ def test_a_database_held_for_too_long_says_how_many_attempts_were_not_written(tm
     with store.connect(db):
         pass
     holder = hold_database(db, 20.0)
-    record = store.FeedbackFill("uid", "run", 1, 1, 1, None, None)
+    record = records.FeedbackFill("uid", "run", 1, 1, 1, None, None)
 
     async def close_while_held() -> None:
         writer = Writer(db, close_wait_s=1.0)

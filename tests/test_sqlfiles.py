@@ -46,29 +46,29 @@ def test_core_queries_run_against_a_seeded_database(tmp_path, db):
     params = {"run_id": spec.run_id}
     with store.connect(db, read_only=True) as con:
         assert store.get_run(con, spec.run_id)["k"] == 2
-        assert con.execute(sqlfiles.q("list_runs")).fetchall()[0][0] == spec.run_id
-        assert len(con.execute(sqlfiles.q("get_task_identities"), params).fetchall()) == 3
-        pending = con.execute(sqlfiles.q("pending_attempts"), params | {
-            "generation": 1, "k": 3, "is_seq": True, "task_indices": [1, 2, 3]}).fetchall()
+        assert store.select_rows(con, "list_runs")[0][0] == spec.run_id
+        assert len(store.select_rows(con, "get_task_identities", **params)) == 3
+        pending = store.select_rows(con, "pending_attempts", **(params | {
+            "generation": 1, "k": 3, "is_seq": True, "task_indices": [1, 2, 3]}))
         assert pending == [(1, 3), (3, 3)]  # task 2 solved on attempt 2
-        pending = con.execute(sqlfiles.q("pending_attempts"), params | {
-            "generation": 1, "k": 3, "is_seq": False, "task_indices": [1, 2]}).fetchall()
+        pending = store.select_rows(con, "pending_attempts", **(params | {
+            "generation": 1, "k": 3, "is_seq": False, "task_indices": [1, 2]}))
         assert pending == [(1, 3), (2, 3)]
-        history = con.execute(sqlfiles.q("seq_history"), params | {
-            "generation": 1, "task_indices": [1]}).fetchall()
+        history = store.select_rows(con, "seq_history", **(params | {
+            "generation": 1, "task_indices": [1]}))
         assert [h[:4] + h[5:7] for h in history] == [
             (1, 1, "not-w1", "Incorrect.", False, 0.0), (1, 2, "not-w1", "Incorrect.", False, 0.0)]
         uid = history[0][4]
-        assert con.execute(sqlfiles.q("last_call_index"), {"attempt_uid": uid}).fetchone() == (1,)
-        slots = con.execute(sqlfiles.q("import_valid_slots"), params).fetchall()
+        assert store.select_rows(con, "last_call_index", attempt_uid=uid) == [(1,)]
+        slots = store.select_rows(con, "import_valid_slots", **params)
         assert len(slots) == 6 and (1, 2, 2) in slots
-        status = store.fetch_dicts(con, sqlfiles.q("run_status"), {"run_ids": []})
+        status = store.select(con, "run_status", run_ids=[])
         assert (status[0]["n_tasks"], status[0]["n_finished"], status[0]["n_passed"]) == (3, 3, 1)
         assert status[0]["n_valid_attempts"] == 6
-        task = con.execute(sqlfiles.q("find_task"), params | {"task_index": None,
-                                                              "task_id": "t2"}).fetchall()
+        task = store.select_rows(con, "find_task", **(params | {"task_index": None,
+                                                              "task_id": "t2"}))
         assert task[0][0] == 2
-        attempts = con.execute(sqlfiles.q("task_attempts"), params | {"task_index": 2}).fetchall()
+        attempts = store.select_rows(con, "task_attempts", **(params | {"task_index": 2}))
         assert [a[1] for a in attempts] == [1, 2]
-        calls = con.execute(sqlfiles.q("task_calls"), params | {"task_index": 2}).fetchall()
+        calls = store.select_rows(con, "task_calls", **(params | {"task_index": 2}))
         assert [c[3] for c in calls] == ["actor", "actor"]
