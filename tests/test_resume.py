@@ -1,0 +1,74 @@
+"""The one rule that decides, for `seqk run` and `seqk plan` alike, what a variant does with
+the run its database already holds."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import write_variant
+
+from seqk import engine, planning, runspec
+from seqk.resume import decide
+
+
+def spec_for(tmp_path, name="v.yaml", **keys):
+    keys = {"benchmark": "toy", "metric": "seq@k", "k": 3, "model": "mock/wrong", "options": {"n": 2}} | keys
+    return runspec.load(write_variant(tmp_path, name, **keys))
+
+
+def stored(spec, *, k=None, generation=2):
+    """The runs row a database would hold for `spec` (at another k, in another generation)."""
+    return {"fingerprint": spec.fingerprint(), "fingerprint_fields": json.dumps(spec.fingerprint_fields()),
+            "k": spec.k if k is None else k, "generation": generation}
+
+
+def test_no_stored_run_is_a_new_run_in_generation_1(tmp_path):
+    decision = decide(None, spec_for(tmp_path))
+    assert (decision.action, decision.generation, decision.previous_k) == ("new", 1, None)
+
+
+def test_same_settings_and_k_resume_the_stored_generation(tmp_path):
+    spec = spec_for(tmp_path)
+    decision = decide(stored(spec, generation=2), spec)
+    assert (decision.action, decision.generation, decision.previous_k) == ("resume", 2, 3)
+
+
+def test_larger_k_with_continue_extends_the_stored_generation(tmp_path):
+    spec = spec_for(tmp_path, k=5, **{"continue": True})
+    decision = decide(stored(spec, k=3, generation=2), spec)
+    assert (decision.action, decision.generation, decision.previous_k) == ("extend", 2, 3)
+
+
+def test_larger_k_without_continue_restarts_in_a_fresh_generation(tmp_path):
+    spec = spec_for(tmp_path, k=5)
+    decision = decide(stored(spec, k=3, generation=2), spec)
+    assert (decision.action, decision.generation, decision.previous_k) == ("restart", 3, 3)
+
+
+def test_changed_settings_are_refused_naming_them(tmp_path):
+    old = spec_for(tmp_path, "old.yaml")
+    new = spec_for(tmp_path, "new.yaml", temperature=0.2)
+    decision = decide(stored(old), new)
+    assert decision.action == "refuse" and decision.changed == ("actor.temperature",)
+    assert "different settings (actor.temperature)" in decision.reason and "tag:" in decision.reason
+
+
+def test_a_smaller_k_is_refused(tmp_path):
+    spec = spec_for(tmp_path, k=2)
+    decision = decide(stored(spec, k=4), spec)
+    assert decision.action == "refuse" and decision.changed == ()
+    assert "has k=4; k=2 is smaller" in decision.reason
+
+
+@pytest.mark.parametrize(("stored_k", "keys", "state", "attempts"), [
+    (3, {}, "resume", (0, 0)),
+    (2, {"continue": True}, "extend k 2→3", (2, 2)),
+    (2, {}, "restart at k=3 (stored k=2)", (2, 6)),
+    (4, {}, "REFUSED: k=3 is smaller than the stored k=4", (2, 6)),
+])
+def test_plan_states_follow_the_decision(tmp_path, db, stored_k, keys, state, attempts):
+    engine.run(spec_for(tmp_path, "first.yaml", k=stored_k), db)
+    plan = planning.plan(spec_for(tmp_path, "first.yaml", **keys), db)
+    assert plan["state"] == state
+    assert (plan["attempts_min"], plan["attempts_max"]) == attempts
