@@ -21,8 +21,7 @@ Errors are excluded by default (a task is left out where its outcome is unknown)
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,19 +137,6 @@ FRAMING_SAME_SEED = "pass@k sample 1 (same seed)"
 FRAMING_CHEN = "pass@1 (Chen mean)"
 
 
-@contextmanager
-def open_db(db: str | Path | None) -> Iterator[Any]:
-    """Open the database read-only, first bringing its views up to date if an older seqk
-    created them (a brief read-write open, as any `seqk run` would do)."""
-    with store.connect(db, read_only=True) as con:
-        stale = not store.views_current(con)
-    if stale:
-        with store.connect(db):
-            pass
-    with store.connect(db, read_only=True) as con:
-        yield con
-
-
 def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = False,
             seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT) -> list[RunMetrics]:
     """RunMetrics for the given runs, in run_id order."""
@@ -169,6 +155,13 @@ def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = Fals
         _add_estimates(con, runs, {**params, "run_ids": seq_ids}, seed, n_boot)
     _add_spend(con, runs, ids)
     return [runs[i] for i in sorted(runs)]
+
+
+def run_metrics(run_id: str, db: str | Path | None) -> RunMetrics | None:
+    """RunMetrics of one run by its exact id, None when the database has no such run."""
+    with store.connect(db, read_only=True) as con:
+        found = compute(con, [run_id])
+    return found[0] if found else None
 
 
 def _add_estimates(con: Any, runs: dict[str, RunMetrics], params: dict[str, Any], seed: int,
@@ -243,7 +236,7 @@ def compare_runs(run_a: str, run_b: str, *, t: int | None = None, db: str | Path
                  n_boot: int = DEFAULT_N_BOOT) -> Comparison:
     """Paired comparison of two runs at t (default: the smaller K) on their shared tasks:
     difference a - b with its 95% interval, flips, McNemar's exact p-value."""
-    with open_db(db) as con:
+    with store.connect(db, read_only=True) as con:
         a_id, b_id = (_one_run(con, pattern) for pattern in (run_a, run_b))
         if t is None:
             t = min(r["k"] for r in store.select(con, "report_runs", run_ids=[a_id, b_id], benchmark=None,

@@ -60,7 +60,7 @@ def report(runs: Sequence[str] = (), *, compare: bool = False, benchmark: str | 
            n_boot: int = DEFAULT_N_BOOT) -> Report:
     """Figures for the runs matching `runs` (ids, globs, prefixes; default all), `benchmark`
     (benchmark or slice) and `model` (actor model)."""
-    with metrics.open_db(db) as con:
+    with store.connect(db, read_only=True) as con:
         ids = store.resolve_run_ids(con, runs)
         ids = [r["run_id"] for r in store.select(con, "report_runs", run_ids=ids, benchmark=benchmark,
                                                  model=model)]

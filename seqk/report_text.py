@@ -100,9 +100,8 @@ def closing_summary(run_id: str, db: str | Path | None) -> str:
     """A few lines (rich markup) for the end of `seqk run`: metric@1..K on success with n tasks
     and 95% Wilson intervals, ΔSeq@K / EGS / LGS for seq@k, lift when a pass@k run exists,
     the errors excluded, and the spend."""
-    with metrics.open_db(db) as con:
-        found = metrics.compute(con, [run_id])
-    return describe_run(found[0]) if found else f"no run {run_id} in the database"
+    run = metrics.run_metrics(run_id, db)
+    return describe_run(run) if run is not None else f"no run {run_id} in the database"
 
 
 def describe_run(run: RunMetrics) -> str:

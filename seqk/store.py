@@ -60,19 +60,17 @@ def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = Fal
             db.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise BadInput(f"cannot create the folder of the database {db}: {exc.strerror}") from None
-    deadline = time.monotonic() + wait_s
-    delay = 0.005
-    while True:
+    con = _open(db, read_only, wait_s)
+    if read_only and not views_current(con):
+        # An older seqk made the views: bring them up to date with a brief read-write open, as
+        # any `seqk run` would, since the queries call views and macros by their current names.
+        con.close()
+        upgrade = _open(db, False, wait_s)
         try:
-            con = duckdb.connect(str(db), read_only=read_only)
-            break
-        except duckdb.Error as exc:
-            if not _is_lock_conflict(exc):
-                raise BadInput(f"cannot open {db} as a DuckDB database: {exc}") from None
-            if time.monotonic() > deadline:
-                raise StoreBusy(f"{db} stayed locked by another process for {wait_s:.0f}s: {exc}") from None
-            time.sleep(delay * (0.5 + random.random()))
-            delay = min(delay * 2, 0.2)
+            _ensure_schema(upgrade)
+        finally:
+            upgrade.close()
+        con = _open(db, True, wait_s)
     try:
         if not read_only:
             if not checkpoint:
@@ -81,6 +79,21 @@ def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = Fal
         yield con
     finally:
         con.close()
+
+
+def _open(db: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
+    deadline = time.monotonic() + wait_s
+    delay = 0.005
+    while True:
+        try:
+            return duckdb.connect(str(db), read_only=read_only)
+        except duckdb.Error as exc:
+            if not _is_lock_conflict(exc):
+                raise BadInput(f"cannot open {db} as a DuckDB database: {exc}") from None
+            if time.monotonic() > deadline:
+                raise StoreBusy(f"{db} stayed locked by another process for {wait_s:.0f}s: {exc}") from None
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 0.2)
 
 
 def _ensure_schema(con: duckdb.DuckDBPyConnection) -> None:

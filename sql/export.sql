@@ -5,15 +5,14 @@
 -- The attempt rows of a run's current generation that the folder tree holds: the row that
 -- counts in each (task, attempt) slot, plus every error row (superseded ones included, since
 -- their calls were paid for). `counts` says whether the row is the one the metrics use.
+WITH counting AS (SELECT attempt_uid FROM current_attempts_of(run_ids := [$run_id]))
 SELECT a.attempt_uid, a.task_index, a.attempt_index, a.k, a.status, a.success, a.score,
        a.prompt, a.output, a.raw_eval_output, a.judge_details, a.feedback, a.error,
-       a.started_at, a.finished_at,
-       a.attempt_uid IN (SELECT attempt_uid FROM current_attempts WHERE run_id = $run_id) AS counts
+       a.started_at, a.finished_at, c.attempt_uid IS NOT NULL AS counts
 FROM attempts a
 JOIN runs r ON a.run_id = r.run_id AND a.generation = r.generation
-WHERE a.run_id = $run_id
-  AND (a.status = 'error'
-       OR a.attempt_uid IN (SELECT attempt_uid FROM current_attempts WHERE run_id = $run_id))
+LEFT JOIN counting c ON c.attempt_uid = a.attempt_uid
+WHERE a.run_id = $run_id AND (a.status = 'error' OR c.attempt_uid IS NOT NULL)
 ORDER BY a.task_index, a.attempt_index, a.finished_at;
 
 -- name: export_calls
@@ -73,7 +72,7 @@ ORDER BY t.run_id, t.task_index;
 -- Every attempt row of the given run ids (all generations, superseded rows included), plus
 -- `counts` (the row the metrics use) and the partition columns benchmark and run_key.
 SELECT a.*,
-       a.attempt_uid IN (SELECT attempt_uid FROM current_attempts) AS counts,
+       a.attempt_uid IN (SELECT attempt_uid FROM current_attempts_of(run_ids := $run_ids::VARCHAR[])) AS counts,
        r.benchmark, replace(a.run_id, '/', '~') AS run_key
 FROM attempts a JOIN runs r USING (run_id)
 WHERE list_contains($run_ids::VARCHAR[], a.run_id)

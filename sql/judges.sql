@@ -4,7 +4,7 @@
 -- Returns one row: n, both_pass, a_only (run A passed, B failed), b_only, both_fail.
 WITH answers AS (
     SELECT a.run_id, a.success, coalesce(l.source_attempt_uid, a.attempt_uid) AS answer_uid
-    FROM current_attempts a
+    FROM current_attempts_of(run_ids := [$run_a, $run_b]) a
     LEFT JOIN rejudged_slots l
            ON l.run_id = a.run_id AND l.task_index = a.task_index AND l.attempt_index = a.attempt_index
     WHERE a.run_id IN ($run_a, $run_b) AND a.status = 'ok'

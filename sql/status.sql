@@ -14,7 +14,9 @@ WITH progress AS (
            max(p.last_finished_at)                   AS last_finished_at
     FROM runs r
     LEFT JOIN tasks t ON t.run_id = r.run_id
-    LEFT JOIN task_progress p ON p.run_id = t.run_id AND p.task_index = t.task_index
+    LEFT JOIN task_progress_of(run_ids := CASE WHEN len($run_ids::VARCHAR[]) > 0 THEN $run_ids::VARCHAR[] END) p
+           ON p.run_id = t.run_id AND p.task_index = t.task_index
+    WHERE len($run_ids::VARCHAR[]) = 0 OR list_contains($run_ids::VARCHAR[], r.run_id)
     GROUP BY r.run_id
 ),
 spend AS (

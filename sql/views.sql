@@ -1,16 +1,38 @@
 -- Views over the append-only tables. Executed whole on every read-write open
 -- (CREATE OR REPLACE), so a newer seqk upgrades them in place.
 
--- The attempt that counts in each slot (run, task, attempt_index) of a run's
--- current generation: the valid row if there is one, else the latest error.
-CREATE OR REPLACE VIEW current_attempts AS
-SELECT a.*
+-- The attempt that counts in each slot (run, task, attempt_index) of a run's current
+-- generation: the valid row if there is one, else the latest error. The one definition of
+-- it; every query that reads attempts that count calls it with the runs it needs, so one
+-- run's status or export does not rank the whole database. A slot holds at most one valid
+-- row (the engine only redoes slots without one), so every valid row counts and only the
+-- few error rows need ranking, which is several times faster than ranking every whole row.
+-- run_no is the run's position in run_id order among the chosen runs: a compact key for
+-- grouping, not stable across databases.
+CREATE OR REPLACE MACRO current_attempts_of(run_ids := NULL) AS TABLE
+WITH numbered AS (
+    SELECT run_id, generation, row_number() OVER (ORDER BY run_id) AS run_no
+    FROM runs
+    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
+)
+SELECT a.*, r.run_no
 FROM attempts a
-JOIN runs r ON a.run_id = r.run_id AND a.generation = r.generation
-QUALIFY row_number() OVER (
-    PARTITION BY a.run_id, a.task_index, a.attempt_index
-    ORDER BY (a.status = 'ok') DESC, a.finished_at DESC
-) = 1;
+JOIN numbered r ON a.run_id = r.run_id AND a.generation = r.generation
+WHERE a.status = 'ok'
+UNION ALL
+SELECT e.*, r.run_no
+FROM attempts e
+JOIN numbered r ON e.run_id = r.run_id AND e.generation = r.generation
+WHERE e.status <> 'ok'
+  AND NOT EXISTS (SELECT 1 FROM attempts v
+                  WHERE v.status = 'ok' AND v.run_id = e.run_id
+                    AND v.generation = e.generation AND v.task_index = e.task_index
+                    AND v.attempt_index = e.attempt_index)
+QUALIFY row_number() OVER (PARTITION BY e.run_id, e.task_index, e.attempt_index
+                           ORDER BY e.finished_at DESC, e.attempt_uid DESC) = 1;
+
+-- current_attempts_of for every run, with the columns of attempts.
+CREATE OR REPLACE VIEW current_attempts AS SELECT * EXCLUDE (run_no) FROM current_attempts_of();
 
 -- Every call of the current generation, whatever its attempt's fate: what was paid for.
 CREATE OR REPLACE VIEW current_calls AS
@@ -18,8 +40,8 @@ SELECT c.*
 FROM calls c
 JOIN runs r ON c.run_id = r.run_id AND c.generation = r.generation;
 
--- One row per (run, task) that has at least one attempt.
-CREATE OR REPLACE VIEW task_progress AS
+-- One row per (run, task) that has at least one attempt, of the given runs (NULL: all).
+CREATE OR REPLACE MACRO task_progress_of(run_ids := NULL) AS TABLE
 SELECT
     run_id,
     task_index,
@@ -28,8 +50,11 @@ SELECT
     coalesce(bool_or(success) FILTER (WHERE status = 'ok'), false) AS solved,
     min(attempt_index) FILTER (WHERE status = 'ok' AND success) AS first_success_index,
     max(finished_at)                                      AS last_finished_at
-FROM current_attempts
+FROM current_attempts_of(run_ids := run_ids)
 GROUP BY run_id, task_index;
+
+-- task_progress_of for every run.
+CREATE OR REPLACE VIEW task_progress AS SELECT * FROM task_progress_of();
 
 -- ---------------------------------------------------------------------------
 -- Metrics (seqk/metrics.py, seqk/report.py; every view is described in the README).
@@ -74,39 +99,9 @@ CREATE OR REPLACE MACRO metric_outcome(metric, n_samples, n_success, first_succe
     CASE WHEN metric = 'pass@k' THEN pass_at_t_unbiased(n_samples, n_success, t)
          ELSE first_t_outcome(first_success, known_to, t) END;
 
--- The attempt that counts in each slot (run, task, attempt_index) of the current generation,
--- with only the columns metrics read: the same rule as current_attempts (the valid row if
--- any, else the latest error), written for speed. A slot holds at most one valid row (the
--- engine only redoes slots without one), so every valid row counts and only the few error
--- rows need ranking; on a million attempts this is ~4x faster than current_attempts'
--- window, which sorts every whole row.
-CREATE OR REPLACE MACRO attempt_slots_of(run_ids := NULL) AS TABLE
-WITH numbered AS (
-    SELECT run_id, generation, row_number() OVER (ORDER BY run_id) AS run_no
-    FROM runs
-    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
-)
-SELECT a.run_id, r.run_no, a.task_index, a.attempt_index, a.status, a.success, a.score
-FROM attempts a
-JOIN numbered r ON a.run_id = r.run_id AND a.generation = r.generation
-WHERE a.status = 'ok'
-UNION ALL
-SELECT run_id, run_no, task_index, attempt_index, status, success, score
-FROM (
-    SELECT e.*, r.run_no
-    FROM attempts e
-    JOIN numbered r ON e.run_id = r.run_id AND e.generation = r.generation
-    WHERE e.status <> 'ok'
-      AND NOT EXISTS (SELECT 1 FROM attempts v
-                      WHERE v.status = 'ok' AND v.run_id = e.run_id
-                        AND v.generation = e.generation AND v.task_index = e.task_index
-                        AND v.attempt_index = e.attempt_index)
-    QUALIFY row_number() OVER (PARTITION BY e.run_id, e.task_index, e.attempt_index
-                               ORDER BY e.finished_at DESC, e.attempt_uid DESC) = 1
-);
-
--- attempt_slots_of for every run.
-CREATE OR REPLACE VIEW attempt_slots AS SELECT * FROM attempt_slots_of();
+-- The columns of current_attempts that metrics read, for every run.
+CREATE OR REPLACE VIEW attempt_slots AS
+SELECT run_id, run_no, task_index, attempt_index, status, success, score FROM current_attempts_of();
 
 -- One row per (run, task) with at least one attempt: counts, the first success, how far its
 -- slots are all valid (valid_prefix) or all valid-or-error (settled_prefix), whether the
@@ -135,7 +130,7 @@ WITH o AS (
                 ELSE len([x FOR x, i IN list_sort(list(s.attempt_index)) IF x = i]) END
                                                                             AS settled_prefix,
            arg_max(s.status, s.attempt_index) = 'error'                     AS ended_in_error
-    FROM attempt_slots_of(run_ids := run_ids) s
+    FROM current_attempts_of(run_ids := run_ids) s
     JOIN runs r USING (run_id)
     -- the run's number, not its id: grouping on an integer is markedly faster
     GROUP BY s.run_no, s.task_index
@@ -223,7 +218,7 @@ slots AS (
            coalesce(max(CASE WHEN status = 'ok' THEN coalesce(score, success::DOUBLE) END)
                     OVER (PARTITION BY run_no, task_index ORDER BY attempt_index
                           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), 0.0) AS best
-    FROM attempt_slots_of(run_ids := run_ids)
+    FROM current_attempts_of(run_ids := run_ids)
 ),
 spans AS (
     SELECT o.run_id, s.task_index, s.attempt_index AS lo, s.best, o.k, o.known_to,

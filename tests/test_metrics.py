@@ -31,7 +31,7 @@ def fixture_db(tmp_path):
 
 
 def by_id(db, errors_as_failures=False, runs=(fx.SEQ, fx.PASS, fx.PASS_HINT, fx.PASS_K4), **kw):
-    with metrics.open_db(db) as con:
+    with store.connect(db, read_only=True) as con:
         found = metrics.compute(con, list(runs), errors_as_failures=errors_as_failures, **kw)
     return {r.run_id: r for r in found}
 
@@ -291,7 +291,7 @@ def test_report_brings_stale_views_up_to_date(fixture_db):
     with store.connect(fixture_db, read_only=False) as con:
         con.execute("DROP VIEW run_curve")
         con.execute("UPDATE schema_info SET value = 'old' WHERE key = 'views_sha256'")
-    assert by_id(fixture_db)[fx.SEQ].curve  # open_db re-created the views first
+    assert by_id(fixture_db)[fx.SEQ].curve  # the read-only open re-created the views first
 
 
 def test_run_curve_standard_error_is_seq_k_s(fixture_db):

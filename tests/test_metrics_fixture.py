@@ -1,6 +1,5 @@
 """A small database written row by row, whose figures are worked out by hand in
-test_metrics.py, and the check that the metrics' fast slot view agrees with
-current_attempts on it.
+test_metrics.py, and the check that current_attempts_of keeps the attempt that counts.
 
 Benchmark slice toy-plain, K = 3, actor mock/a, tasks 1-5 shared by every run (task 6
 only in the pass@k runs). Outcomes: S = success, F(x) = failure with score x, E = error.
@@ -104,14 +103,14 @@ def build(path: Path) -> Path:
     return path
 
 
-def test_attempt_slots_pick_the_same_attempts_as_current_attempts(tmp_path):
+def test_current_attempts_of_keeps_one_row_per_slot_of_the_chosen_runs(tmp_path):
     db = build(tmp_path / "fixture.duckdb")
     with store.connect(db, read_only=True) as con:
-        fast = con.execute("SELECT run_id, task_index, attempt_index, status, success, score "
-                           "FROM attempt_slots ORDER BY ALL").fetchall()
-        reference = con.execute("SELECT run_id, task_index, attempt_index, status, success, score "
-                                "FROM current_attempts ORDER BY ALL").fetchall()
-    assert fast == reference
-    # Task 5's superseded error of slot 1 is not among them.
-    assert (SEQ, 5, 1, "ok", False, 0.6) in fast
-    assert len(fast) == 11 + 18 + 3
+        _, seq = store.adhoc(con, "SELECT run_id, task_index, attempt_index, status, success, score "
+                                  f"FROM current_attempts_of(run_ids := ['{SEQ}']) ORDER BY ALL")
+        _, every = store.adhoc(con, "SELECT count(*) FROM current_attempts")
+    assert {row[0] for row in seq} == {SEQ} and len(seq) == 11
+    # Task 5's error of slot 1 is superseded by the valid row; task 4's error of slot 2 counts.
+    assert (SEQ, 5, 1, "ok", False, 0.6) in seq and not any(r[1:4] == (5, 1, "error") for r in seq)
+    assert (SEQ, 4, 2, "error", None, None) in seq
+    assert every == [(11 + 18 + 3,)]
