@@ -4,7 +4,7 @@
 -- is judged too; an attempt whose actor failed has nothing to judge). Returns nothing.
 INSERT INTO rejudged_slots (run_id, task_index, attempt_index, source_run_id, source_attempt_uid)
 SELECT $run_id, a.task_index, a.attempt_index, a.run_id, a.attempt_uid
-FROM current_attempts_of(run_ids := [$source_run_id]) a
+FROM current_attempts_of(run_ids := [$source_run_id]) c JOIN attempts a USING (attempt_uid)
 WHERE a.run_id = $source_run_id AND a.output IS NOT NULL AND a.attempt_index <= $k
 ON CONFLICT DO NOTHING;
 

@@ -6,33 +6,41 @@
 -- it; every query that reads attempts that count calls it with the runs it needs, so one
 -- run's status or export does not rank the whole database. A slot holds at most one valid
 -- row (the engine only redoes slots without one), so every valid row counts and only the
--- few error rows need ranking, which is several times faster than ranking every whole row.
--- run_no is the run's position in run_id order among the chosen runs: a compact key for
--- grouping, not stable across databases.
+-- few error rows need ranking. It returns only the few columns metrics read, plus the
+-- attempt_uid to join the rest from attempts: carrying whole rows (prompts, outputs)
+-- through the union makes a million-attempt report twice as slow. run_no is the run's
+-- position in run_id order among the chosen runs: a compact key for grouping, not stable
+-- across databases.
 CREATE OR REPLACE MACRO current_attempts_of(run_ids := NULL) AS TABLE
 WITH numbered AS (
     SELECT run_id, generation, row_number() OVER (ORDER BY run_id) AS run_no
     FROM runs
     WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
 )
-SELECT a.*, r.run_no
+SELECT a.attempt_uid, a.run_id, r.run_no, a.task_index, a.attempt_index, a.status, a.success,
+       a.score, a.finished_at
 FROM attempts a
 JOIN numbered r ON a.run_id = r.run_id AND a.generation = r.generation
 WHERE a.status = 'ok'
 UNION ALL
-SELECT e.*, r.run_no
-FROM attempts e
-JOIN numbered r ON e.run_id = r.run_id AND e.generation = r.generation
-WHERE e.status <> 'ok'
-  AND NOT EXISTS (SELECT 1 FROM attempts v
-                  WHERE v.status = 'ok' AND v.run_id = e.run_id
-                    AND v.generation = e.generation AND v.task_index = e.task_index
-                    AND v.attempt_index = e.attempt_index)
-QUALIFY row_number() OVER (PARTITION BY e.run_id, e.task_index, e.attempt_index
-                           ORDER BY e.finished_at DESC, e.attempt_uid DESC) = 1;
+SELECT attempt_uid, run_id, run_no, task_index, attempt_index, status, success, score, finished_at
+FROM (
+    SELECT e.attempt_uid, e.run_id, r.run_no, e.task_index, e.attempt_index, e.status, e.success,
+           e.score, e.finished_at
+    FROM attempts e
+    JOIN numbered r ON e.run_id = r.run_id AND e.generation = r.generation
+    WHERE e.status <> 'ok'
+      AND NOT EXISTS (SELECT 1 FROM attempts v
+                      WHERE v.status = 'ok' AND v.run_id = e.run_id
+                        AND v.generation = e.generation AND v.task_index = e.task_index
+                        AND v.attempt_index = e.attempt_index)
+    QUALIFY row_number() OVER (PARTITION BY e.run_id, e.task_index, e.attempt_index
+                               ORDER BY e.finished_at DESC, e.attempt_uid DESC) = 1
+);
 
--- current_attempts_of for every run, with the columns of attempts.
-CREATE OR REPLACE VIEW current_attempts AS SELECT * EXCLUDE (run_no) FROM current_attempts_of();
+-- The whole attempts row that counts in each slot, for every run.
+CREATE OR REPLACE VIEW current_attempts AS
+SELECT a.* FROM current_attempts_of() c JOIN attempts a USING (attempt_uid);
 
 -- Every call of the current generation, whatever its attempt's fate: what was paid for.
 CREATE OR REPLACE VIEW current_calls AS
@@ -99,7 +107,7 @@ CREATE OR REPLACE MACRO metric_outcome(metric, n_samples, n_success, first_succe
     CASE WHEN metric = 'pass@k' THEN pass_at_t_unbiased(n_samples, n_success, t)
          ELSE first_t_outcome(first_success, known_to, t) END;
 
--- The columns of current_attempts that metrics read, for every run.
+-- The columns of the attempts that count that metrics read, for every run.
 CREATE OR REPLACE VIEW attempt_slots AS
 SELECT run_id, run_no, task_index, attempt_index, status, success, score FROM current_attempts_of();
 
