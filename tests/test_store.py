@@ -87,6 +87,10 @@ def test_every_named_query_runs_through_the_store(seeded):
         missing = set(sqlfiles.queries()) - set(read) - set(write)
         assert not missing, f"named queries with no parameters in tests/test_store.py: {sorted(missing)}"
         results = {name: store.select_rows(con, name, **params) for name, params in read.items()}
+        # Status of one run reads only that run's attempts, and says the same of it as status of all.
+        every = store.select(con, "run_status", run_ids=[])
+        assert store.select(con, "run_status", run_ids=[seq]) == [r for r in every if r["run_id"] == seq]
+        assert [(r["n_tasks"], r["n_passed"], r["n_valid_attempts"]) for r in every] == [(3, 0, 6), (3, 1, 6)]
         assert {name for name, rows in results.items() if not rows} == EMPTY
         for name, params in write.items():
             store.select_rows(con, name, **params)
