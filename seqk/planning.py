@@ -22,9 +22,9 @@ def plan(spec: RunSpec, db: str | Path | None = None) -> dict[str, Any]:
             row = store.get_run(con, spec.run_id)
             if row is not None:
                 decision = decide(row, spec)
-                if decision.changed:
+                if decision.refused_on == "settings":
                     state = "REFUSED: settings differ from the stored run: " + ", ".join(decision.changed)
-                elif decision.action == "refuse":
+                elif decision.refused_on == "k":
                     state = f"REFUSED: k={spec.k} is smaller than the stored k={row['k']}"
                 else:
                     state = {"restart": f"restart at k={spec.k} (stored k={row['k']})",

@@ -78,8 +78,10 @@ class Decision:
     """The generation the run's attempts go to (for 'refuse', the stored one)."""
     previous_k: int | None
     """The stored k (None for a new run)."""
+    refused_on: str | None = None
+    """For 'refuse': 'settings' (the fingerprint differs) or 'k' (a smaller k)."""
     changed: tuple[str, ...] = ()
-    """The settings that differ from the stored run (when refused for them)."""
+    """The settings that differ from the stored run (when refused on them)."""
     reason: str = ""
     """For 'refuse': why, in a sentence that says what to do instead."""
 
@@ -94,12 +96,12 @@ def decide(row: dict[str, Any] | None, spec: RunSpec) -> Decision:
     old_k, generation = row["k"], row["generation"]
     if row["fingerprint"] != spec.fingerprint():
         changed = tuple(differing_fields(json.loads(row["fingerprint_fields"]), spec.fingerprint_fields()))
-        return Decision("refuse", generation, old_k, changed, (
+        return Decision("refuse", generation, old_k, "settings", changed, (
             f"run {spec.run_id} was made with different settings ({', '.join(changed)}); resuming would "
             f"mix results. Restore those settings, or give this variant a `tag:` (for example "
             f"tag: t0.2) to make it a run of its own, or use another database (--db)."))
     if spec.k < old_k:
-        return Decision("refuse", generation, old_k, reason=(
+        return Decision("refuse", generation, old_k, "k", reason=(
             f"run {spec.run_id} has k={old_k}; k={spec.k} is smaller. Metrics at t <= {old_k} are "
             f"already in the database (`seqk report`); to start over, use another database."))
     if spec.k > old_k:

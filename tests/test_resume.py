@@ -50,14 +50,14 @@ def test_changed_settings_are_refused_naming_them(tmp_path):
     old = spec_for(tmp_path, "old.yaml")
     new = spec_for(tmp_path, "new.yaml", temperature=0.2)
     decision = decide(stored(old), new)
-    assert decision.action == "refuse" and decision.changed == ("actor.temperature",)
+    assert (decision.action, decision.refused_on, decision.changed) == ("refuse", "settings", ("actor.temperature",))
     assert "different settings (actor.temperature)" in decision.reason and "tag:" in decision.reason
 
 
 def test_a_smaller_k_is_refused(tmp_path):
     spec = spec_for(tmp_path, k=2)
     decision = decide(stored(spec, k=4), spec)
-    assert decision.action == "refuse" and decision.changed == ()
+    assert (decision.action, decision.refused_on, decision.changed) == ("refuse", "k", ())
     assert "has k=4; k=2 is smaller" in decision.reason
 
 
@@ -72,3 +72,9 @@ def test_plan_states_follow_the_decision(tmp_path, db, stored_k, keys, state, at
     plan = planning.plan(spec_for(tmp_path, "first.yaml", **keys), db)
     assert plan["state"] == state
     assert (plan["attempts_min"], plan["attempts_max"]) == attempts
+
+
+def test_a_changed_fingerprint_is_refused_even_when_no_field_name_differs(tmp_path):
+    spec = spec_for(tmp_path)
+    decision = decide(stored(spec) | {"fingerprint": "made-by-another-seqk"}, spec)
+    assert (decision.action, decision.refused_on) == ("refuse", "settings")
