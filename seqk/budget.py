@@ -148,7 +148,7 @@ def prior_estimate(spec: RunSpec) -> dict[str, float]:
     for role, tokens_in in roles:
         if role.model is None:
             continue
-        price = known_price(role.model, role.price)
+        price = known_price(role.model, role.price, role.api_base)
         if price is not None:
             estimate[role.role] = call_cost(price, tokens_in, 0, role.max_tokens or GUESS_OUTPUT_TOKENS)
     return estimate

@@ -358,11 +358,10 @@ def check_models(spec: RunSpec) -> None:
     """Fail before anything is written when a local model cannot run: its file or
     llama-cpp-python is missing (MissingExtra), or its worker dies generating a few tokens
     (LocalModelCrashed, naming the cause and the rebuild command)."""
-    for role in (spec.actor, spec.judge, spec.critic):
-        if role.model is not None and role.model.startswith("local/"):
-            from seqk import llm_local
+    from seqk.models import ensure_ready
 
-            llm_local.ensure_ready(role.model, role.max_concurrency)
+    for role in (spec.actor, spec.judge, spec.critic):
+        ensure_ready(role)
 
 
 def run(spec: RunSpec, db: str | Path | None = None,

@@ -60,12 +60,7 @@ def _actor_cost_range(spec: RunSpec, pending: dict[int, list[int]]) -> tuple[flo
     """
     from seqk.pricing import price_of
 
-    model = spec.actor.model or ""
-    if not model.startswith(("mock/", "local/")) and "/" in model and not spec.actor.api_base:
-        from seqk.models import import_litellm
-
-        import_litellm()  # its price map
-    price = price_of(model, spec.actor.price)
+    price = price_of(spec.actor.model or "", spec.actor.price, spec.actor.api_base)
     if price is None:
         return None, None, False
     if price.input == price.output == 0:

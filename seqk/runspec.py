@@ -255,7 +255,7 @@ def unpriced_roles(roles: list[RoleSpec | None], run_budget: float | None) -> li
     for role in roles:
         if role is None or role.model is None or (run_budget is None and role.budget_usd is None):
             continue
-        if known_price(role.model, role.price) is None:
+        if known_price(role.model, role.price, role.api_base) is None:
             issues.append(ConfigIssue(
                 "C11", f"{role.role}.price",
                 f"the {role.role} ({role.model}) has no known price, so a budget cannot hold its "

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
+import sys
 import threading
 import time
 
@@ -12,7 +14,7 @@ from aiohttp import web
 
 from seqk import models, pricing
 from seqk.config import RetryPolicy
-from seqk.errors import PermanentProviderError, TransientProviderError
+from seqk.errors import MissingExtra, PermanentProviderError, TransientProviderError
 from seqk.runspec import RoleSpec
 
 
@@ -185,3 +187,39 @@ def test_mock_scripts_lists_and_exceptions():
     assert (first.text, second.text, second.retries, third.text) == ("a", "b", 1, "b")
     with pytest.raises(PermanentProviderError, match="unknown mock model 'mock/nope'"):
         asyncio.run(models.ModelPool(RetryPolicy()).complete(RoleSpec("actor", "mock/nope"), "x"))
+
+
+@pytest.mark.parametrize("model, api_base, provider", [
+    ("mock/echo", None, "mock"),
+    ("local/smollm2-135m", None, "local"),
+    ("openai/smol", "http://127.0.0.1:9/v1", "openai-http"),
+    ("openai/gpt-4o", None, "litellm"),
+    ("anthropic/claude-sonnet-4-6", "http://127.0.0.1:9/v1", "litellm"),
+    ("gemini/gemini-2.5-pro", None, "litellm"),
+])
+def test_one_registry_says_which_provider_serves_a_model(model, api_base, provider):
+    assert models.provider_for(model, api_base).name == provider
+    assert models.provider_of(RoleSpec("judge", model, api_base=api_base)).name == provider
+
+
+def test_readiness_is_the_providers_own():
+    # A local model's file is checked before a run; the others have nothing to start.
+    with pytest.raises(MissingExtra, match="does not exist"):
+        models.ensure_ready(RoleSpec("actor", "local//nowhere/model.gguf"))
+    for role in (RoleSpec("actor", "mock/echo"), RoleSpec("actor", "openai/smol", api_base="http://x/v1"),
+                 RoleSpec("judge", None)):
+        models.ensure_ready(role)
+
+
+def test_prices_come_from_the_provider_whether_or_not_litellm_was_imported():
+    # A fresh process: a free or self-hosted model is priced without importing litellm, and a
+    # hosted one loads litellm's price map on its own instead of depending on an earlier import.
+    code = ("import sys; from seqk import pricing as p\n"
+            "free = [p.price_of(m) for m in ('mock/x', 'local/smollm2-135m')]\n"
+            "served = p.price_of('openai/gpt-4o', api_base='http://127.0.0.1:9/v1')\n"
+            "own = p.price_of('openai/gpt-4o', p.Price(1, 1, 2), 'http://127.0.0.1:9/v1')\n"
+            "before = 'litellm' in sys.modules\n"
+            "hosted = p.price_of('openai/gpt-4o')\n"
+            "print(free == [p.Price(0, 0, 0)] * 2, served, own, before, hosted is not None and hosted.input > 0)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "None", "Price(input=1,", "cached_input=1,", "output=2)", "False", "True"]

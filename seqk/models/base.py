@@ -1,0 +1,70 @@
+"""What every provider gives and owns: a Completion per call, a readiness check, prices."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from seqk.pricing import Price
+from seqk.runspec import RoleSpec
+
+
+@dataclass
+class Completion:
+    """One successful call."""
+
+    text: str
+    model: str
+    input_tokens: int
+    cached_tokens: int
+    thinking_tokens: int
+    output_tokens: int
+    latency_s: float
+    cost_usd: float | None
+    retries: int = 0
+
+
+class Provider(Protocol):
+    """One way of reaching models: it alone imports what it needs, and only when used."""
+
+    name: str
+
+    def serves(self, model: str, api_base: str | None) -> bool:
+        """True when this provider answers `model` (reached at `api_base`, if any)."""
+        ...
+
+    async def call(self, spec: RoleSpec, prompt: str) -> Completion:
+        """One call, no retries; a provider's own exception on failure (the pool classifies it)."""
+        ...
+
+    def credential_problem(self, role: RoleSpec) -> str | None:
+        """What keeps the role's key from reaching the provider, in words, or None."""
+        ...
+
+    def ensure_ready(self, role: RoleSpec) -> None:
+        """Raise (MissingExtra, LocalModelCrashed, ...) when the model cannot run at all."""
+        ...
+
+    def price(self, model: str) -> Price | None:
+        """The model's price when this provider knows it, else None."""
+        ...
+
+
+FREE = Price(0.0, 0.0, 0.0)
+"""Mock and local models: their cost is known, and it is nothing."""
+
+SAMPLING = ("temperature", "max_tokens", "top_p", "seed")
+"""The role's sampling settings passed to every provider when set."""
+
+
+def sampling(spec: RoleSpec) -> dict[str, Any]:
+    """The role's sampling settings that are set, by their OpenAI names."""
+    return {name: getattr(spec, name) for name in SAMPLING if getattr(spec, name) is not None}
+
+
+def key_env_problem(role: RoleSpec) -> str | None:
+    """The problem with the role's `api_key_env` (the variable is unset), or None."""
+    if role.api_key_env and not os.environ.get(role.api_key_env):
+        return f"the {role.role} ({role.model}) reads its key from ${role.api_key_env}, which is not set"
+    return None

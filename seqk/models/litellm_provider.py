@@ -1,0 +1,103 @@
+"""Every model no other provider serves goes through litellm, which is imported on the first
+call, credential check or price lookup that needs it, and never by `import seqk`."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from seqk.models.base import Completion, key_env_problem, sampling
+from seqk.pricing import Price, cost_usd
+from seqk.runspec import RoleSpec
+
+
+def import_litellm() -> Any:
+    """litellm, imported on first use with its price map read from disk, not the network."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def _usage_field(obj: Any, name: str) -> int:
+    value = getattr(obj, name, None) if obj is not None else None
+    return int(value or 0)
+
+
+class LiteLLMProvider:
+    """Hosted APIs (OpenAI, Anthropic, Gemini, Bedrock, ...) through litellm.acompletion."""
+
+    name = "litellm"
+
+    def serves(self, model: str, api_base: str | None) -> bool:
+        """Everything: litellm is the provider of last resort."""
+        return True
+
+    async def call(self, spec: RoleSpec, prompt: str) -> Completion:
+        """One litellm.acompletion, its own retries off (the pool retries)."""
+        assert spec.model is not None
+        litellm = import_litellm()
+        kwargs: dict[str, Any] = {"num_retries": 0, **sampling(spec)}
+        if spec.timeout_s is not None:
+            kwargs["timeout"] = spec.timeout_s
+        if spec.api_base:
+            kwargs["api_base"] = spec.api_base
+            # OpenAI-compatible servers often need no key, but the client insists on one.
+            kwargs["api_key"] = os.environ.get(spec.api_key_env or "", "") or "no-key-needed"
+        elif spec.api_key_env:
+            kwargs["api_key"] = os.environ.get(spec.api_key_env)
+        kwargs.update(spec.extra)
+        start = time.perf_counter()
+        response = await litellm.acompletion(
+            model=spec.model, messages=[{"role": "user", "content": prompt}], **kwargs)
+        latency = time.perf_counter() - start
+        text = response.choices[0].message.content or ""
+        usage = getattr(response, "usage", None)
+        input_tokens = _usage_field(usage, "prompt_tokens")
+        output_tokens = _usage_field(usage, "completion_tokens")
+        cached = _usage_field(getattr(usage, "prompt_tokens_details", None), "cached_tokens")
+        thinking = _usage_field(getattr(usage, "completion_tokens_details", None), "reasoning_tokens")
+        return Completion(
+            text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=cached,
+            thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency,
+            cost_usd=cost_usd(spec.model, input_tokens, cached, output_tokens, spec.price, spec.api_base))
+
+    def credential_problem(self, role: RoleSpec) -> str | None:
+        """The role's `api_key_env` when it names one; else none needed with an `api_base`;
+        else whatever litellm says the model's provider reads from the environment."""
+        if role.api_key_env:
+            return key_env_problem(role)
+        if role.api_base:
+            return None
+        assert role.model is not None
+        check = import_litellm().validate_environment(role.model)
+        missing = check.get("missing_keys") or []
+        if check.get("keys_in_environment") or not missing:
+            return None
+        # litellm lists alternatives (GOOGLE_API_KEY, GEMINI_API_KEY) and companions
+        # (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) alike; keys are alternatives.
+        joiner = " or " if all(name.endswith("_API_KEY") for name in missing) else " and "
+        names = joiner.join(f"${name}" for name in missing)
+        return (f"the {role.role} ({role.model}) needs {names}, which is not set "
+                "(or set api_key_env: to the variable that holds the key)")
+
+    def ensure_ready(self, role: RoleSpec) -> None:
+        """Nothing beyond the key: a hosted model is ready when its key is there."""
+
+    def price(self, model: str) -> Price | None:
+        """litellm's price map entry for the model (with or without its provider prefix)."""
+        model_cost = import_litellm().model_cost
+        entry = None
+        for key in (model, model.split("/", 1)[-1]):
+            entry = model_cost.get(key)
+            if entry:
+                break
+        if not entry or entry.get("input_cost_per_token") is None:
+            return None
+        per_m = 1_000_000
+        inp = float(entry["input_cost_per_token"]) * per_m
+        out = float(entry.get("output_cost_per_token") or 0.0) * per_m
+        cached = entry.get("cache_read_input_token_cost")
+        return Price(inp, float(cached) * per_m if cached is not None else inp, out)

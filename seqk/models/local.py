@@ -1,0 +1,51 @@
+"""`local/...` models: worker processes of seqk.llm_local, reached over the OpenAI-compatible path."""
+
+from __future__ import annotations
+
+import asyncio
+
+from seqk.models.base import FREE, Completion
+from seqk.models.openai_http import chat_completion
+from seqk.pricing import Price
+from seqk.runspec import RoleSpec
+
+
+class LocalProvider:
+    """The embedded model: llama.cpp in worker processes of its own (imported only when used)."""
+
+    name = "local"
+
+    def serves(self, model: str, api_base: str | None) -> bool:
+        """Every `local/...` id."""
+        return model.startswith("local/")
+
+    async def call(self, spec: RoleSpec, prompt: str) -> Completion:
+        """One call on a leased worker; a worker that died becomes LocalModelCrashed (or a timeout)."""
+        from seqk import llm_local
+
+        assert spec.model is not None
+        local = llm_local.server(spec.model, spec.max_concurrency)
+        async with local.lease() as worker:
+            try:
+                return await chat_completion(spec, prompt, worker.api_base)
+            except Exception as exc:
+                failure = await asyncio.to_thread(local.failure, worker, exc, spec.timeout_s)
+                if failure is None:
+                    raise
+                raise failure from exc
+
+    def credential_problem(self, role: RoleSpec) -> str | None:
+        """None: a local model needs no key."""
+        return None
+
+    def ensure_ready(self, role: RoleSpec) -> None:
+        """MissingExtra when the file or llama-cpp-python is missing; LocalModelCrashed when a
+        worker dies generating a few tokens."""
+        from seqk import llm_local
+
+        assert role.model is not None
+        llm_local.ensure_ready(role.model, role.max_concurrency)
+
+    def price(self, model: str) -> Price | None:
+        """Free: the machine is already paid for."""
+        return FREE

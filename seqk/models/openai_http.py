@@ -1,0 +1,99 @@
+"""OpenAI-compatible servers (vLLM, llama.cpp server, Ollama, ...) reached directly over aiohttp.
+
+Measured on 2 cores against a loopback server that answers after 200 ms:
+120 concurrent calls take 0.86-1.04 s through litellm.acompletion and
+0.65-5.1 s through the openai SDK, but 0.24-0.31 s through one shared aiohttp
+session. litellm's per-call CPU cost serialises on the event loop, so a role
+that names an `api_base` with an `openai/` model id takes this direct path,
+and litellm is not imported for it (not even for its price map: 3.7 s here).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+
+from seqk.errors import HTTPStatusError
+from seqk.models.base import Completion, key_env_problem, sampling
+from seqk.pricing import Price, cost_usd
+from seqk.runspec import RoleSpec
+
+_SESSIONS: dict[int, Any] = {}
+
+
+def _session() -> Any:
+    import aiohttp
+
+    loop = asyncio.get_running_loop()
+    session = _SESSIONS.get(id(loop))
+    if session is None or session.closed:
+        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+        _SESSIONS[id(loop)] = session
+    return session
+
+
+async def close_sessions() -> None:
+    """Close this loop's HTTP session (the engine calls it when a run ends)."""
+    session = _SESSIONS.pop(id(asyncio.get_running_loop()), None)
+    if session is not None:
+        await session.close()
+
+
+async def chat_completion(spec: RoleSpec, prompt: str, api_base: str) -> Completion:
+    """One POST to `api_base`/chat/completions; HTTPStatusError on a 4xx or 5xx."""
+    import aiohttp
+
+    assert spec.model is not None
+    body: dict[str, Any] = {"model": spec.model.removeprefix("openai/"),
+                            "messages": [{"role": "user", "content": prompt}], **sampling(spec)}
+    body.update(spec.extra)
+    headers = {}
+    key = os.environ.get(spec.api_key_env or "", "")
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    url = api_base.rstrip("/") + "/chat/completions"
+    timeout = aiohttp.ClientTimeout(total=spec.timeout_s or 600)
+    start = time.perf_counter()
+    async with _session().post(url, json=body, headers=headers, timeout=timeout) as response:
+        if response.status >= 400:
+            raise HTTPStatusError(response.status, await response.text(), response.headers)
+        data = await response.json(content_type=None)
+    latency = time.perf_counter() - start
+    usage = data.get("usage") or {}
+    input_tokens = int(usage.get("prompt_tokens") or 0)
+    output_tokens = int(usage.get("completion_tokens") or 0)
+    cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+    thinking = int((usage.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
+    text = data["choices"][0]["message"].get("content") or ""
+    return Completion(
+        text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=cached,
+        thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency,
+        cost_usd=cost_usd(spec.model, input_tokens, cached, output_tokens, spec.price, spec.api_base))
+
+
+class OpenAIHTTPProvider:
+    """An `openai/...` id at a role's `api_base`: one shared aiohttp session per event loop."""
+
+    name = "openai-http"
+
+    def serves(self, model: str, api_base: str | None) -> bool:
+        """An `openai/` id with an `api_base`."""
+        return bool(api_base) and model.startswith("openai/")
+
+    async def call(self, spec: RoleSpec, prompt: str) -> Completion:
+        """One chat completion from the role's server."""
+        assert spec.api_base is not None
+        return await chat_completion(spec, prompt, spec.api_base)
+
+    def credential_problem(self, role: RoleSpec) -> str | None:
+        """Only a named `api_key_env` can be missing: many servers need no key."""
+        return key_env_problem(role)
+
+    def ensure_ready(self, role: RoleSpec) -> None:
+        """Nothing: the server is reached by the first call (`seqk probe` checks it sooner)."""
+
+    def price(self, model: str) -> Price | None:
+        """None: a server named by `api_base` is priced by whoever runs it (the role's `price:`)."""
+        return None

@@ -1,0 +1,83 @@
+"""The pool: each model's limit on calls in flight, quotas and retries around one provider call."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+
+from seqk.config import RetryPolicy
+from seqk.errors import ProviderError, QuotaExceeded
+from seqk.limiter import AdaptiveLimit, LimitState
+from seqk.models.base import Completion
+from seqk.models.registry import provider_of
+from seqk.models.retry import classify, is_rate_limit, with_retries
+from seqk.runspec import RoleSpec
+
+
+class ModelPool:
+    """Calls models for a run: per-model adaptive concurrency limits, quotas and retries.
+
+    `rng` and `sleep` are the backoff's jitter and wait; a test passes a seeded Random and a
+    fake clock."""
+
+    def __init__(self, retry: RetryPolicy, quota: dict[str, int] | None = None,
+                 default_concurrency: int = 64, quiet_s: float = 5.0, *,
+                 rng: random.Random | None = None,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
+        self.retry = retry
+        self.quota = dict(quota or {})
+        self.default_concurrency = default_concurrency
+        self.quiet_s = quiet_s
+        self.calls_made: dict[str, int] = {}
+        self._limits: dict[tuple[str, str | None], AdaptiveLimit] = {}
+        self._rng = rng or random.Random()
+        self._sleep = sleep
+
+    def _limit(self, spec: RoleSpec) -> AdaptiveLimit:
+        assert spec.model is not None
+        key = (spec.model, spec.api_base)
+        if key not in self._limits:
+            self._limits[key] = AdaptiveLimit(spec.max_concurrency or self.default_concurrency,
+                                              quiet_s=self.quiet_s)
+        return self._limits[key]
+
+    def limit_states(self) -> list[LimitState]:
+        """Each model's current limit on calls in flight, and how rate limits moved it."""
+        return [LimitState(model, api_base, lim.limit, lim.ceiling, lim.lowest, lim.rate_limited)
+                for (model, api_base), lim in self._limits.items()]
+
+    async def complete(self, spec: RoleSpec, prompt: str) -> Completion:
+        """One call with retries. Raises ProviderError (with `.retries`) when it finally fails.
+
+        Rate limits are retried apart from max_retries (up to max_rate_limit_retries): they say
+        "slower", not "broken", and the model's limit on calls in flight adapts to them."""
+        model = spec.model
+        assert model is not None
+        call = provider_of(spec).call
+        limit = self._limit(spec)
+
+        async def attempt() -> Completion:
+            used = self.calls_made.get(model, 0)
+            if model in self.quota and used >= self.quota[model]:
+                raise QuotaExceeded(f"quota of {self.quota[model]} calls to {model} reached in this run")
+            self.calls_made[model] = used + 1
+            epoch = await limit.acquire()
+            try:
+                completion = await call(spec, prompt)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - every provider failure is classified
+                error: ProviderError = classify(exc)
+                if is_rate_limit(error):
+                    limit.on_rate_limit(epoch)
+                raise error from exc
+            else:
+                limit.on_success()
+                return completion
+            finally:
+                limit.release()
+
+        completion, retries = await with_retries(attempt, self.retry, rng=self._rng, sleep=self._sleep)
+        completion.retries = retries
+        return completion

@@ -1,0 +1,70 @@
+"""Which provider serves a model: the one place that reads model ids.
+
+    mock/...                      MockProvider         scripted, free
+    local/...                     LocalProvider        llama.cpp workers, free
+    openai/... with an api_base   OpenAIHTTPProvider   direct aiohttp, priced by the role
+    anything else                 LiteLLMProvider      litellm, priced by its map
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from seqk.errors import ConfigIssue
+from seqk.models.base import Provider
+from seqk.models.litellm_provider import LiteLLMProvider
+from seqk.models.local import LocalProvider
+from seqk.models.mock import MockProvider
+from seqk.models.openai_http import OpenAIHTTPProvider
+from seqk.pricing import Price
+from seqk.runspec import RoleSpec
+
+PROVIDERS: tuple[Provider, ...] = (MockProvider(), LocalProvider(), OpenAIHTTPProvider(), LiteLLMProvider())
+"""In order of precedence; the last serves every model."""
+
+
+def provider_for(model: str, api_base: str | None = None) -> Provider:
+    """The provider that answers `model` at `api_base`."""
+    return next(provider for provider in PROVIDERS if provider.serves(model, api_base))
+
+
+def provider_of(role: RoleSpec) -> Provider:
+    """The provider that answers the role's model."""
+    assert role.model is not None
+    return provider_for(role.model, role.api_base)
+
+
+def price(model: str, api_base: str | None = None) -> Price | None:
+    """The price the model's provider knows for it, or None."""
+    return provider_for(model, api_base).price(model)
+
+
+def missing_credentials(role: RoleSpec) -> str | None:
+    """What this role's key problem is, in words, or None when its key is there (or none
+    is needed: mock and local models, OpenAI-compatible servers without `api_key_env`)."""
+    return None if role.model is None else provider_of(role).credential_problem(role)
+
+
+def ensure_ready(role: RoleSpec) -> None:
+    """Raise when the role's model cannot run at all (a local model's file, build or worker)."""
+    if role.model is not None:
+        provider_of(role).ensure_ready(role)
+
+
+_ROLE_FIELD = {"actor": "model", "judge": "judge_model", "critic": "critic_model"}
+
+
+def credential_problems(roles: Sequence[RoleSpec]) -> list[ConfigIssue]:
+    """Every role whose key is missing from the environment, as validation issues (C10)."""
+    issues: list[ConfigIssue] = []
+    seen: set[tuple[str | None, str | None, str | None]] = set()
+    for role in roles:
+        key = (role.model, role.api_base, role.api_key_env)
+        if key in seen:
+            continue
+        seen.add(key)
+        problem = missing_credentials(role)
+        if problem:
+            field = _ROLE_FIELD.get(role.role, role.role)
+            issues.append(ConfigIssue("C10", f"{field}.api_key_env" if role.api_key_env else field, problem))
+    return issues
