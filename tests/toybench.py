@@ -43,11 +43,11 @@ class ToyBench(Benchmark):
         return Verdict(ok, 1.0 if ok else 0.0, raw_eval_output=f"expected match: {ok}")
 
     async def feedback(self, task, output, verdict, mode, critic):
-        if mode == "binary":
+        if mode.name == "binary":
             return "Incorrect."
-        if mode == "hint":
+        if mode.name == "hint":
             return f"Incorrect; the word was {task.answer}."
-        return await critic.complete(f"[{mode}] Critique this answer to '{task.prompt}': {output}")
+        return await critic.complete(f"[{mode.name}] Critique this answer to '{task.prompt}': {output}")
 
 
 class ToyLLMJudgeBench(ToyBench):

@@ -35,7 +35,7 @@ def verify(task: Task, output: str) -> Verdict:
 
 def feedback(task: Task, output: str, mode: str) -> str:
     verdict = verify(task, output)
-    return asyncio.run(benchmark.feedback(task, output, verdict, mode, ROLE))
+    return asyncio.run(benchmark.feedback(task, output, verdict, benchmark.feedback_mode(mode), ROLE))
 
 
 @pytest.fixture(scope="module")
