@@ -332,10 +332,15 @@ class Engine:
                 if self.result.stopped:
                     return
                 task = self._tasks[task_index]
-                if self.spec.seq:
-                    await self._run_seq_task(task, indices[0])
-                else:
-                    await self._run_pass_task(task, indices)
+                try:
+                    if self.spec.seq:
+                        await self._run_seq_task(task, indices[0])
+                    else:
+                        await self._run_pass_task(task, indices)
+                except Exception as exc:
+                    # A bug: no other attempt starts while the run unwinds to show it.
+                    self.result.stopped, self.result.stopped_by = f"{type(exc).__name__}: {exc}", "error"
+                    raise
 
         jobs = [asyncio.create_task(task_job(t, idx)) for t, idx in self.prepared.pending.items()]
         try:
