@@ -338,6 +338,9 @@ def plan(
     for role in ("actor", "judge", "critic"):
         out.print(f"  {role:6} {p['roles'][role] or '(none)'}")
     out.print(f"  tasks selected: {p['n_tasks']}, to run: {p['n_tasks_pending']}")
+    if spec.mode.shows_grading_info:
+        out.print(f"  [yellow]feedback mode {spec.feedback_mode} shows grading information to the actor: "
+                  "results are not comparable with blind modes[/]")
     if spec.seq:
         out.print(f"  attempts to run: {p['attempts_min']} to {p['attempts_max']} "
                   f"(seq@k stops at a task's first success)")

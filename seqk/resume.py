@@ -92,7 +92,8 @@ def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
                     "verifier": spec.benchmark.verifier, "temperature": spec.actor.temperature,
                     "options": json.dumps(spec.options.model_dump(mode="json")),
                     "config": json.dumps(spec.config_json()), "fingerprint": fp,
-                    "fingerprint_fields": json.dumps(fields), "seqk_version": __version__})
+                    "fingerprint_fields": json.dumps(fields), "seqk_version": __version__,
+                    "shows_grading_info": spec.mode.shows_grading_info})
             else:
                 action, generation, previous_k = _reconcile(con, spec, row, fields, fp)
             _check_tasks(con, spec)

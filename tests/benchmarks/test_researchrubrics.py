@@ -115,8 +115,8 @@ def test_feedback_modes_and_what_they_leak():
     raw = run(benchmark.feedback(TASKS[0], "x", verdict, benchmark.feedback_mode("raw"), ScriptedRole([])))
     assert "limitation of Bar" in raw and "limitation of Bar" not in binary
     critic = ScriptedRole(["1. Discuss Bar's weaknesses."], role="critic")
-    critic_mode = benchmark.feedback_mode("critic")
-    assert run(benchmark.feedback(TASKS[0], "MY REPORT", verdict, critic_mode, critic)) == "1. Discuss Bar's weaknesses."
+    said = run(benchmark.feedback(TASKS[0], "MY REPORT", verdict, benchmark.feedback_mode("critic"), critic))
+    assert said == "1. Discuss Bar's weaknesses."
     prompt = critic.prompts[0]
     assert TASKS[0].prompt in prompt and "MY REPORT" in prompt
     assert "limitation of Bar" not in prompt and "Invents citations" not in prompt  # rubric-blind
