@@ -43,7 +43,7 @@ SELECT run_id, 'synth', 'synth-default', CASE WHEN is_pass THEN 'pass@k' ELSE 's
        $k, 1, split_part(feedback_mode, '.', 1), actor_model, NULL,
        CASE WHEN feedback_mode LIKE '%.synth__critic' THEN 'synth/critic' END,
        'deterministic', 0.7, '{}', '{}', md5(run_id), '{}', now()::TIMESTAMP,
-       now()::TIMESTAMP, 'synthetic'
+       now()::TIMESTAMP, 'synthetic', false
 FROM synth_runs;
 
 INSERT INTO tasks

@@ -174,32 +174,47 @@ class Benchmark(ABC):
         """Judge one output. Raise seqk.errors.JudgeError when no verdict can be reached."""
 
     @abstractmethod
-    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: str,
+    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: FeedbackMode,
                        critic: RoleClient) -> str:
-        """The feedback the next seq@k attempt will read after this failed attempt."""
+        """The feedback the next seq@k attempt will read after this failed attempt, in `mode`
+        (one of `feedback_modes`, resolved once by the run)."""
 
     run_attempt: Any = None
     """Agentic benchmarks set this to `async def run_attempt(task, prompt, ctx) -> AttemptResult`;
     the engine then calls it in place of the actor call and `verify`."""
 
 
-@cache
-def registry() -> dict[str, Benchmark]:
-    """Every benchmark: the folders under benchmarks/, then the entry-point group."""
+BUILTIN_PACKAGE = "benchmarks"
+"""The top-level package whose sub-folders are the built-in benchmarks."""
+
+
+def _folder_benchmarks() -> list[Benchmark]:
+    """The benchmarks under the `benchmarks/` folders, found by location and loaded by name:
+    seqk never imports the `benchmarks` package object, which imports seqk (no import loop)."""
     import importlib
+    import importlib.util
     import pkgutil
-    from importlib.metadata import entry_points
 
-    import benchmarks
-
-    found: dict[str, Benchmark] = {}
-    for info in pkgutil.iter_modules(benchmarks.__path__):
+    spec = importlib.util.find_spec(BUILTIN_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    found = []
+    for info in pkgutil.iter_modules(list(spec.submodule_search_locations)):
         if info.name.startswith("_") or not info.ispkg:
             continue
-        module = importlib.import_module(f"benchmarks.{info.name}")
-        bench = getattr(module, "benchmark", None)
+        bench = getattr(importlib.import_module(f"{BUILTIN_PACKAGE}.{info.name}"), "benchmark", None)
         if isinstance(bench, Benchmark):
-            found[bench.name] = bench
+            found.append(bench)
+    return found
+
+
+@cache
+def registry() -> dict[str, Benchmark]:
+    """Every benchmark: the folders under benchmarks/, then the `seqk.benchmarks` entry-point group
+    (a folder wins a name clash)."""
+    from importlib.metadata import entry_points
+
+    found = {bench.name: bench for bench in _folder_benchmarks()}
     for ep in entry_points(group="seqk.benchmarks"):
         bench = ep.load()
         if isinstance(bench, type):

@@ -1,4 +1,4 @@
-"""The typer classes under seqk's command line, and the checks commands share.
+"""The typer app and classes under seqk's command line, and what its commands share.
 
 Every user mistake ends in one `error: ...` line and exit code 2, never a traceback:
 a SeqkError raised by the library, a usage error (a missing argument, a bad option
@@ -9,7 +9,7 @@ they mean (VARIANT, RUN_ID, FILE, N), not by their Python type (<path>, <bool>).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
@@ -103,3 +103,24 @@ def check_file_target(path: Path | None, option: str) -> None:
         raise BadInput(f"{option} {path} is a folder; it names a file to write")
     if not path.absolute().parent.is_dir():
         raise BadInput(f"{option} {path}: {path.absolute().parent} is not a folder")
+
+
+app = typer.Typer(
+    cls=Group,
+    help="Does a model do better when it retries with feedback (seq@k) than when it "
+         "samples k times (pass@k)?",
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+DbOption = Annotated[Path | None, typer.Option(
+    "--db", metavar="FILE", help="DuckDB file (default: $SEQK_DB, else runs/seqk.duckdb).")]
+
+
+def console(stderr: bool = False) -> Any:
+    """A rich console for the command's output (stderr=True: for progress and errors)."""
+    from rich.console import Console
+
+    console = Console(stderr=stderr, highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        # Piped or captured output is read by scripts and tests: never wrap a table cell.
+        console = Console(stderr=stderr, highlight=False, soft_wrap=True, width=100_000)
+    return console

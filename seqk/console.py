@@ -109,3 +109,13 @@ def print_run_summary(out: Any, spec: Any, result: Any, db_path: Path | None) ->
     from seqk import report_text
 
     out.print(report_text.closing_summary(spec.run_id, db_path))
+
+
+def print_limits(out: Any, limits: Any) -> None:
+    """Each rate-limited model's limit on calls in flight (the others stayed at their ceiling)."""
+    for s in limits:
+        if s.rate_limited:
+            where = f" at {s.api_base}" if s.api_base else ""
+            out.print(f"rate limits: {s.model}{where}: {s.rate_limited} calls answered 429; calls in "
+                      f"flight now {s.limit} of {s.ceiling} (lowest {s.lowest})", markup=False,
+                      highlight=False)

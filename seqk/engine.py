@@ -25,7 +25,7 @@ from typing import Any
 from seqk import pricing, store
 from seqk.benchmark import AgentUsage, AttemptContext, HistoryItem, Task, Verdict
 from seqk.budget import BudgetGate, gate_for
-from seqk.errors import CriticError, JudgeError, ProviderError
+from seqk.errors import AgentRunError, CriticError, JudgeError, ProviderError
 from seqk.limiter import LimitState
 from seqk.models import ModelPool, close_sessions
 from seqk.prompts import actor_prompt
@@ -35,6 +35,16 @@ from seqk.runspec import RoleSpec, RunSpec
 from seqk.writer import Writer
 
 log = logging.getLogger("seqk")
+
+ATTEMPT_ERRORS = (ProviderError, JudgeError, CriticError, AgentRunError)
+"""The failures an attempt records as its error (SandboxError is a JudgeError); anything else
+is a bug and stops the run."""
+
+
+async def _cancel(jobs: list[asyncio.Task[None]]) -> None:
+    for job in jobs:
+        job.cancel()
+    await asyncio.gather(*jobs, return_exceptions=True)
 
 
 def _now() -> datetime:
@@ -141,7 +151,7 @@ class Engine:
         self.on_event = on_event
         self.budget = budget
         self.result = RunResult(prepared)
-        self.mode = spec.benchmark.feedback_mode(spec.feedback_mode)
+        self.mode = spec.mode
         self._tasks = {t.task_index: t for t in spec.tasks}
 
     async def attempt(self, task: Task, attempt_index: int,
@@ -177,12 +187,12 @@ class Engine:
                 verdict = await bench.verify(task, output, judge)
             if spec.seq and not verdict.success:
                 stage = "critic"
-                feedback = await bench.feedback(task, output, verdict, self.mode.name, critic)
+                feedback = await bench.feedback(task, output, verdict, self.mode, critic)
                 if self.mode.llm_critic and not (feedback or "").strip():
                     raise CriticError("the critic returned empty feedback")
         except asyncio.CancelledError:
             raise
-        except (ProviderError, JudgeError, CriticError, Exception) as exc:  # noqa: BLE001
+        except ATTEMPT_ERRORS as exc:
             error = _error(stage, exc)
             if getattr(exc, "fatal", False) and self.result.stopped is None:
                 self.result.stopped, self.result.stopped_by = str(exc), "error"
@@ -207,12 +217,12 @@ class Engine:
         feedback, error = None, None
         try:
             feedback = await self.spec.benchmark.feedback(
-                task, missing.output, missing.verdict, self.mode.name, critic)
+                task, missing.output, missing.verdict, self.mode, critic)
             if self.mode.llm_critic and not (feedback or "").strip():
                 raise CriticError("the critic returned empty feedback")
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # noqa: BLE001 - recorded, as in attempt()
+        except ATTEMPT_ERRORS as exc:
             feedback, error = None, _error("critic", exc)
         return FeedbackFill(missing.attempt_uid, self.spec.run_id, self.prepared.generation,
                             task.task_index, missing.attempt_index, feedback, error, calls)
@@ -322,19 +332,26 @@ class Engine:
                 if self.result.stopped:
                     return
                 task = self._tasks[task_index]
-                if self.spec.seq:
-                    await self._run_seq_task(task, indices[0])
-                else:
-                    await self._run_pass_task(task, indices)
+                try:
+                    if self.spec.seq:
+                        await self._run_seq_task(task, indices[0])
+                    else:
+                        await self._run_pass_task(task, indices)
+                except Exception as exc:
+                    # A bug: no other attempt starts while the run unwinds to show it.
+                    self.result.stopped, self.result.stopped_by = f"{type(exc).__name__}: {exc}", "error"
+                    raise
 
         jobs = [asyncio.create_task(task_job(t, idx)) for t, idx in self.prepared.pending.items()]
         try:
             await asyncio.gather(*jobs)
         except asyncio.CancelledError:
             self.result.interrupted = True
-            for job in jobs:
-                job.cancel()
-            await asyncio.gather(*jobs, return_exceptions=True)
+            await _cancel(jobs)
+        except BaseException:
+            # A bug (a benchmark's KeyError, say) stops the run loudly; what finished is still written.
+            await _cancel(jobs)
+            raise
         finally:
             await self.writer.close()
             await close_sessions()

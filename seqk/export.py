@@ -44,7 +44,7 @@ __all__ = [
 
 PARQUET_TABLES = ("runs", "tasks", "attempts", "calls")
 _SYNC_OFF = {"0", "false", "no", "off"}
-_TOKEN_KEYS = (*tree.TOKEN_FIELDS, "cost_usd")
+_TOKEN_KEYS = (*tree.TOKEN_FIELDS, "cost_usd", "n_unpriced_calls")
 
 
 @dataclass

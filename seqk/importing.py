@@ -41,7 +41,7 @@ _METRICS = {metric_slot(m): m for m in ("pass@k", "seq@k")}
 _RUN_COLUMNS = (
     "run_id", "benchmark", "slice", "metric", "k", "generation", "feedback_mode", "actor_model",
     "judge_model", "critic_model", "verifier", "temperature", "options", "config", "fingerprint",
-    "fingerprint_fields", "created_at", "updated_at", "seqk_version",
+    "fingerprint_fields", "created_at", "updated_at", "seqk_version", "shows_grading_info",
 )
 
 
@@ -158,6 +158,7 @@ def _run_row(run_id: str, config: dict[str, Any], summary: dict[str, Any],
         "created_at": now,  # the caller puts the first attempt's start here
         "updated_at": datetime.strptime(updated, tree.STAMP_FORMAT) if updated else now,
         "seqk_version": __version__,
+        "shows_grading_info": None,  # a seq_k tree does not say
     }
 
 

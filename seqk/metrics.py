@@ -126,6 +126,8 @@ class RunMetrics:
     """What seq@1 is compared with: FRAMING_SAME_SEED or FRAMING_CHEN."""
     spend: Spend | None = None
     spend_by_role: list[Spend] = field(default_factory=list)
+    shows_grading_info: bool = False
+    """The feedback mode shows the actor grading information: not comparable with blind modes."""
 
     @property
     def feedback_label(self) -> str:
@@ -144,7 +146,7 @@ def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = Fals
     params = {"errors_as_failures": errors_as_failures, "run_ids": ids}
     runs = {r["run_id"]: RunMetrics(**{key: r[key] for key in (
         "run_id", "benchmark", "slice", "metric", "k", "actor_model", "feedback_mode",
-        "judge_model", "critic_model")}) for r in store.select(
+        "judge_model", "critic_model", "shows_grading_info")}) for r in store.select(
             con, "report_runs", run_ids=ids, benchmark=None, model=None)}
     for row in store.select(con, "run_curves", **params):
         run = runs[row["run_id"]]

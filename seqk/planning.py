@@ -35,7 +35,7 @@ def plan(spec: RunSpec, db: str | Path | None = None) -> dict[str, Any]:
         high = sum(spec.k - idx[0] + 1 for idx in pending.values())
     else:
         low = high = sum(len(idx) for idx in pending.values())
-    mode = spec.benchmark.feedback_mode(spec.feedback_mode)
+    mode = spec.mode
     low_cost, high_cost, price_known = _actor_cost_range(spec, pending)
     return {
         "run_id": spec.run_id, "state": state, "fingerprint": spec.fingerprint(),

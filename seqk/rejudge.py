@@ -85,7 +85,7 @@ def rejudge_spec(source_run_id: str, judge: RoleSpec, *, first_attempt_only: boo
     return RunSpec(
         run_id="/".join([*parts[:3], slot, *parts[4:]]), benchmark=bench, slice_name=row["slice"],
         metric=row["metric"], k=1 if first_attempt_only else row["k"],
-        feedback_mode=row["feedback_mode"], actor=actor, judge=judge,
+        mode=bench.feedback_mode(row["feedback_mode"]), actor=actor, judge=judge,
         critic=RoleSpec(role="critic", model=None), options=options, tasks=tasks,
         # A source extended to a larger k later: the re-judging run extends with it.
         continue_=True, concurrency=concurrency, retry=retry or RetryPolicy(), quota={},

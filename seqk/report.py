@@ -83,13 +83,21 @@ def report(runs: Sequence[str] = (), *, compare: bool = False, benchmark: str | 
     return rep
 
 
+GRADING_MARK = "†"
+"""Marks a run whose feedback mode shows the actor grading information (footnoted)."""
+
+
+def _marked(text: str, run: RunMetrics) -> str:
+    return f"{text} {GRADING_MARK}" if run.shows_grading_info else text
+
+
 def _compare_rows(found: list[RunMetrics]) -> list[CompareRow]:
     by_id = {r.run_id: r for r in found}
-    rows = [CompareRow(r.slice, r.actor_model, r.feedback_label, r,
+    rows = [CompareRow(r.slice, r.actor_model, _marked(r.feedback_label, r), r,
                        by_id.get(r.pass_run_id) if r.pass_run_id else None)
             for r in found if r.metric == "seq@k"]
     paired = {r.pass_run.run_id for r in rows if r.pass_run}
-    rows += [CompareRow(r.slice, r.actor_model, f"{r.feedback_label} (pass@k only)", None, r)
+    rows += [CompareRow(r.slice, r.actor_model, _marked(f"{r.feedback_label} (pass@k only)", r), None, r)
              for r in found if r.metric == "pass@k" and r.run_id not in paired]
     return sorted(rows, key=lambda r: (r.benchmark, r.actor_model, r.feedback))
 
@@ -112,6 +120,10 @@ def _notes(rep: Report) -> list[str]:
             notes.append(f"{r.run_id}: compared with {r.pass_run_id}, chosen from "
                          f"{r.n_pass_candidates} pass@k runs (same feedback mode first, then same "
                          "temperature, then run id).")
+    leaking = sorted({r.feedback_mode for r in rep.runs if r.shows_grading_info})
+    if leaking:
+        notes.append(f"{GRADING_MARK} feedback mode {', '.join(leaking)} shows grading information to the "
+                     "actor: results are not comparable with blind modes.")
     if rep.rows:
         notes.append("flips: +tasks only seq@K solved / −tasks only pass@K solved; pass@k runs are "
                      "paired by benchmark slice, actor model, k, verifier and judge, whatever "
@@ -209,7 +221,7 @@ def cells(rep: Report) -> tuple[list[str], list[list[str]]]:
                          f"{fmt_cost(row.seq)} / {fmt_cost(row.pass_run)}"])
         return columns, body
     columns = ["run", "metric", "K", "n", "errors", *at, "Δ", "EGS", "LGS", "lift (p)", "cost"]
-    body = [[r.run_id, r.metric, str(r.k), str(r.n_started), str(r.n_error_attempts),
+    body = [[_marked(r.run_id, r), r.metric, str(r.k), str(r.n_started), str(r.n_error_attempts),
              *(fmt_point(_points(r, t)) for t in range(1, k_max + 1)),
              fmt_estimate(r.delta), fmt_estimate(r.egs, signed=False),
              fmt_estimate(r.lgs, signed=False), fmt_comparison(r.lift), fmt_cost(r)]
@@ -243,7 +255,8 @@ def flat_rows(rep: Report) -> list[dict[str, Any]]:
             return {}
         out: dict[str, Any] = {f"{prefix}run_id": run.run_id, f"{prefix}metric": run.metric,
                                f"{prefix}k": run.k, f"{prefix}n_started": run.n_started,
-                               f"{prefix}n_error_attempts": run.n_error_attempts}
+                               f"{prefix}n_error_attempts": run.n_error_attempts,
+                               f"{prefix}shows_grading_info": run.shows_grading_info}
         for p in run.curve:
             for name in ("value", "low", "high", "n_tasks", "n_left_out", "first_t_value",
                          "soft_score", "cost_usd_per_task"):

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from seqk import __version__
 from seqk import benchmark as benchmarks
-from seqk.benchmark import Benchmark, Task
+from seqk.benchmark import Benchmark, FeedbackMode, Task
 from seqk.config import RetryPolicy, RoleParams, Variant, pydantic_issues
 from seqk.errors import ConfigError, ConfigIssue
 from seqk.identity import fingerprint, run_id
@@ -70,7 +70,8 @@ class RunSpec:
     slice_name: str
     metric: str
     k: int
-    feedback_mode: str
+    mode: FeedbackMode
+    """The feedback mode, resolved once from its name; the engine hands it to the benchmark."""
     actor: RoleSpec
     judge: RoleSpec
     critic: RoleSpec
@@ -92,6 +93,11 @@ class RunSpec:
     """Most the whole run may spend (every role, every invocation), in US dollars."""
     rejudge_of: str | None = None
     """For a re-judging run (seqk.rejudge): the run whose actor outputs it grades again."""
+
+    @property
+    def feedback_mode(self) -> str:
+        """The feedback mode's name, as run ids, fingerprints and the database spell it."""
+        return self.mode.name
 
     @property
     def seq(self) -> bool:
@@ -239,7 +245,7 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
                  critic_model=critic_model, tag=variant.tag)
     return RunSpec(
         run_id=rid, benchmark=bench, slice_name=slice_name, metric=variant.metric, k=variant.k,
-        feedback_mode=mode.name, actor=actor, judge=judge, critic=critic, options=options,
+        mode=mode, actor=actor, judge=judge, critic=critic, options=options,
         tasks=tasks, continue_=variant.continue_, concurrency=variant.concurrency,
         retry=variant.retry, quota=dict(variant.quota),
         console_char_limit=variant.console_char_limit, db=variant.db, s3_sync=variant.s3_sync,

@@ -33,15 +33,16 @@ ORDER BY task_index;
 
 -- name: export_tokens
 -- Token totals and cost per model of a run's current generation: one row per (task_index,
--- model), and one per model with task_index NULL for the whole run. cost_usd is NULL when a
--- call that went through has no known price (never counted as 0).
+-- model), and one per model with task_index NULL for the whole run. cost_usd sums the priced
+-- calls (a lower bound when n_unpriced_calls > 0; NULL when none was priced, never 0), as
+-- report and status count it.
 SELECT task_index, model,
        coalesce(sum(input_tokens), 0)::BIGINT    AS input_tokens,
        coalesce(sum(cached_tokens), 0)::BIGINT   AS cached_tokens,
        coalesce(sum(thinking_tokens), 0)::BIGINT AS thinking_tokens,
        coalesce(sum(output_tokens), 0)::BIGINT   AS output_tokens,
-       CASE WHEN count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL) > 0 THEN NULL
-            ELSE coalesce(sum(cost_usd), 0.0) END AS cost_usd,
+       sum(cost_usd)                            AS cost_usd,
+       count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL) AS n_unpriced_calls,
        grouping(task_index) = 1                 AS whole_run
 FROM current_calls
 WHERE run_id = $run_id
@@ -90,10 +91,10 @@ ORDER BY c.run_id, c.generation, c.task_index, c.attempt_index, c.attempt_uid, c
 -- Registers a run read from a folder tree, every column given; returns nothing.
 INSERT INTO runs (run_id, benchmark, slice, metric, k, generation, feedback_mode, actor_model,
                   judge_model, critic_model, verifier, temperature, options, config, fingerprint,
-                  fingerprint_fields, created_at, updated_at, seqk_version)
+                  fingerprint_fields, created_at, updated_at, seqk_version, shows_grading_info)
 VALUES ($run_id, $benchmark, $slice, $metric, $k, $generation, $feedback_mode, $actor_model,
         $judge_model, $critic_model, $verifier, $temperature, $options, $config, $fingerprint,
-        $fingerprint_fields, $created_at, $updated_at, $seqk_version);
+        $fingerprint_fields, $created_at, $updated_at, $seqk_version, $shows_grading_info);
 
 -- name: import_known_attempts
 -- The attempt_uid of every attempt row a run already has (any generation).

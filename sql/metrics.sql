@@ -4,10 +4,11 @@
 
 -- name: report_runs
 -- The runs' settings (run_id, benchmark, slice, metric, k, feedback_mode, actor_model,
--- judge_model, critic_model, verifier, temperature) filtered by run ids, benchmark (or
--- slice) and actor model, each filter NULL for any; in run_id order.
+-- judge_model, critic_model, verifier, temperature, shows_grading_info: NULL read as FALSE)
+-- filtered by run ids, benchmark (or slice) and actor model, each filter NULL for any; in
+-- run_id order.
 SELECT run_id, benchmark, slice, metric, k, feedback_mode, actor_model, judge_model,
-       critic_model, verifier, temperature
+       critic_model, verifier, temperature, coalesce(shows_grading_info, false) AS shows_grading_info
 FROM runs
 WHERE ($run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id))
   AND ($benchmark::VARCHAR IS NULL OR benchmark = $benchmark OR slice = $benchmark)

@@ -28,6 +28,10 @@ CREATE TABLE IF NOT EXISTS runs (
     updated_at         TIMESTAMP NOT NULL,
     seqk_version       VARCHAR NOT NULL
 );
+-- Added in schema 3, hence not in the CREATE above: a database made before keeps its runs.
+-- TRUE when the run's feedback mode shows the actor information derived from the grading data
+-- (its results are not comparable with blind modes); NULL for runs recorded before.
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS shows_grading_info BOOLEAN;
 
 CREATE TABLE IF NOT EXISTS tasks (
     run_id       VARCHAR NOT NULL,

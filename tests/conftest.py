@@ -13,7 +13,7 @@ from seqk import models
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from toybench import ToyBench, ToyLLMJudgeBench  # noqa: E402
+from toybench import ToyAgentBench, ToyBench, ToyBuggyBench, ToyLLMJudgeBench  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -21,6 +21,8 @@ def _registry_and_mocks():
     reg = benchmarks.registry()
     reg["toy"] = ToyBench()
     reg["toyjudge"] = ToyLLMJudgeBench()
+    reg["toyagent"] = ToyAgentBench()
+    reg["toybuggy"] = ToyBuggyBench()
     models.clear_mocks()
     yield
     models.clear_mocks()

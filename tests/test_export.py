@@ -15,7 +15,7 @@ from conftest import write_variant
 from scripts import solves_on, word_of
 from typer.testing import CliRunner
 
-from seqk import engine, export, models, runspec, tree
+from seqk import engine, export, models, report, runspec, status, tree
 from seqk.cli import app
 from seqk.pricing import PRICING_LAST_UPDATED
 
@@ -145,7 +145,8 @@ def test_tree_follows_the_seed_layout_and_attempt_shape(tmp_path, db, bench, met
         models_used.discard(critic_model)  # pass@k never asks the critic
     assert set(summary["tokens"]) == models_used
     for tokens in summary["tokens"].values():
-        assert list(tokens) == [*TOKENS, "cost_usd"] and tokens["cost_usd"] == 0.0
+        assert list(tokens) == [*TOKENS, "cost_usd", "n_unpriced_calls"]
+        assert tokens["cost_usd"] == 0.0 and tokens["n_unpriced_calls"] == 0
     assert summary["pricing_last_updated"] == PRICING_LAST_UPDATED
     assert isinstance(summary["last_updated"], str)
 
@@ -199,32 +200,36 @@ def test_pass_at_t_uses_the_unbiased_estimator_on_success(tmp_path, db):
     assert "delta" not in summary
 
 
-def test_summary_agrees_with_the_metrics_views(tmp_path, db):
+def test_summary_leaves_errored_tasks_out_of_the_curve(tmp_path, db):
     models.register_mock("mock/actor", solves_on({1: 2, 2: 3}))
     models.register_mock("mock/judge", lambda p: "maybe?" if "word w4?" in p else judge_says(p))
-    seq = make_run(tmp_path, db, benchmark="toyjudge", judge_model="mock/judge",
-                   options={"n": 5})
-    passk = make_run(tmp_path, db, metric="pass@k", options={"n": 5})
-    with duckdb.connect(str(db), read_only=True) as con:
-        curve = con.execute("SELECT run_id, t, value, n_tasks FROM run_curve").fetchall()
-    for spec in (seq, passk):
-        export.export_run(spec.run_id, tmp_path, db)
-        summary = load(tree.run_dir(tmp_path, spec.run_id) / "summary.json")
-        label = spec.metric.split("@")[0]
-        for run_id, t, value, n_tasks in curve:
-            if run_id == spec.run_id:
-                assert summary[f"{label}@{t}"] == (None if value is None else round(value, 4))
-                assert summary["n_tasks"][f"{label}@{t}"] == n_tasks
+    seq = make_run(tmp_path, db, benchmark="toyjudge", judge_model="mock/judge", options={"n": 5})
+    export.export_run(seq.run_id, tmp_path, db)
+    summary = load(tree.run_dir(tmp_path, seq.run_id) / "summary.json")
+    # Task 4's judge never ruled: it is left out (n = 4), not a failure; task 1 passes at 2, task 2 at 3.
+    assert [summary[f"seq@{t}"] for t in (1, 2, 3)] == [0.0, 0.25, 0.5]
+    assert summary["n_tasks"] == {"seq@1": 4, "seq@2": 4, "seq@3": 4}
+    assert summary["errors"] == {"attempts": 1, "open": 1}
 
 
-def test_unknown_price_makes_cost_null_never_zero(tmp_path, db):
+def test_unknown_cost_is_a_lower_bound_plus_a_count_in_summary_report_and_status(tmp_path, db):
     models.register_mock("mock/actor", solves_on({}))
     spec = make_run(tmp_path, db, k=1)
-    with duckdb.connect(str(db)) as con:
-        con.execute("UPDATE calls SET cost_usd = NULL")
+    with duckdb.connect(str(db)) as con:  # tasks 1 and 2 priced at $0.25 a call, task 3 unpriced
+        con.execute("UPDATE calls SET cost_usd = CASE WHEN task_index < 3 THEN 0.25 END")
     export.export_run(spec.run_id, tmp_path, db)
-    summary = load(tree.run_dir(tmp_path, spec.run_id) / "summary.json")
-    assert summary["tokens"]["mock/actor"]["cost_usd"] is None
+    run_path = tree.run_dir(tmp_path, spec.run_id)
+    whole = load(run_path / "summary.json")["tokens"]["mock/actor"]
+    assert (whole["cost_usd"], whole["n_unpriced_calls"]) == (0.5, 1)
+    task3 = load(run_path / "task-3" / "summary.json")["tokens"]["mock/actor"]
+    assert (task3["cost_usd"], task3["n_unpriced_calls"]) == (None, 1)  # nothing priced: unknown, not 0
+    spend = report.report(db=db).runs[0].spend
+    assert (spend.cost_usd, spend.n_unpriced_calls) == (0.5, 1)
+    [row] = status.status(db)
+    assert (row["cost_usd"], row["n_unpriced_calls"]) == (0.5, 1)
+    shown = runner.invoke(app, ["status", "--db", str(db)]).output
+    assert "≥0.5000 (1 unpriced)" in shown
+    assert "≥$0.5000 (1 unpriced calls)" in report.fmt_cost(report.report(db=db).runs[0])
 
 
 def test_reexport_is_idempotent_and_touches_nothing(tmp_path, db):

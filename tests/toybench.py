@@ -1,5 +1,6 @@
 """Toy benchmarks for tests: task i asks for the word `w<i>`; a reply is right when
-it is exactly that word. One judges deterministically, one through an LLM judge."""
+it is exactly that word. One judges deterministically, one through an LLM judge, one is an
+agent (run_attempt), and one has a bug in its verifier."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from seqk.benchmark import Benchmark, FeedbackMode, Task, Verdict
-from seqk.errors import JudgeError
+from seqk.benchmark import AgentUsage, AttemptContext, AttemptResult, Benchmark, FeedbackMode, Task, Verdict
+from seqk.errors import AgentRunError, JudgeError
 
 
 class ToyOptions(BaseModel):
@@ -43,11 +44,11 @@ class ToyBench(Benchmark):
         return Verdict(ok, 1.0 if ok else 0.0, raw_eval_output=f"expected match: {ok}")
 
     async def feedback(self, task, output, verdict, mode, critic):
-        if mode == "binary":
+        if mode.name == "binary":
             return "Incorrect."
-        if mode == "hint":
+        if mode.name == "hint":
             return f"Incorrect; the word was {task.answer}."
-        return await critic.complete(f"[{mode}] Critique this answer to '{task.prompt}': {output}")
+        return await critic.complete(f"[{mode.name}] Critique this answer to '{task.prompt}': {output}")
 
 
 class ToyLLMJudgeBench(ToyBench):
@@ -60,3 +61,38 @@ class ToyLLMJudgeBench(ToyBench):
             raise JudgeError(f"judge reply not YES/NO: {reply[:80]!r}")
         ok = reply.strip() == "YES"
         return Verdict(ok, float(ok), raw_eval_output=reply)
+
+
+AGENT_TOOL_TOKENS = (100, 7)
+"""Input and output tokens the toy agent reports spending outside seqk's model door, per attempt."""
+
+
+class ToyAgentBench(ToyBench):
+    """An agent: it asks the actor once, then reports extra tool usage of its own. It records
+    in the verdict what it saw of earlier attempts, so tests can check seq@k context reaches it."""
+
+    name = "toyagent"
+
+    async def verify(self, task, output, judge):
+        raise JudgeError("toyagent is graded inside run_attempt")
+
+    async def run_attempt(self, task: Task, prompt: str, ctx: AttemptContext) -> AttemptResult:
+        reply = (await ctx.actor.complete(prompt)).strip()
+        if reply == "crash":
+            raise AgentRunError(f"the toy agent crashed on {task.task_id}")
+        ok = reply == task.answer
+        seen = {"attempt_index": ctx.attempt_index, "k": ctx.k, "seq": ctx.seq,
+                "history": [[h.attempt_index, h.output, h.feedback] for h in ctx.history]}
+        usage = AgentUsage("toy/tool", AGENT_TOOL_TOKENS[0], 0, 0, AGENT_TOOL_TOKENS[1], 0.01)
+        return AttemptResult(prompt, reply, Verdict(ok, float(ok), f"agent said {reply}", seen), usage)
+
+
+class ToyBuggyBench(ToyBench):
+    """A verifier with a programming error on task 3: a bug, not a judge error."""
+
+    name = "toybuggy"
+
+    async def verify(self, task, output, judge):
+        if task.task_index == 3:
+            return {}["missing"]
+        return await super().verify(task, output, judge)

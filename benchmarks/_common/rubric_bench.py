@@ -10,7 +10,7 @@ from typing import ClassVar
 from pydantic import BaseModel
 
 from benchmarks._common.rubric_data import DataFile, DataOptions, HubFile, data_file
-from seqk.benchmark import Benchmark, RoleClient, Task, Verdict
+from seqk.benchmark import Benchmark, FeedbackMode, RoleClient, Task, Verdict
 from seqk.errors import ConfigError, ConfigIssue
 
 log = logging.getLogger("seqk")
@@ -35,15 +35,15 @@ class RubricBenchmark(Benchmark):
         """The sha256 of the data file the tasks were read from."""
         return self.data(options).sha256
 
-    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: str,
+    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: FeedbackMode,
                        critic: RoleClient) -> str:
         """`binary`: one sentence; `raw`: the verifier's diagnostic as it is; any other mode
         is the benchmark's critic."""
-        if mode == "binary":
+        if mode.name == "binary":
             return self.binary_feedback
-        if mode == "raw":
+        if mode.name == "raw":
             return verdict.raw_eval_output
-        return (await critic.complete(self.critic_prompt(task, output, verdict, mode))).strip()
+        return (await critic.complete(self.critic_prompt(task, output, verdict, mode.name))).strip()
 
     def critic_prompt(self, task: Task, output: str, verdict: Verdict, mode: str) -> str:
         """The critic's prompt for an LLM feedback mode."""

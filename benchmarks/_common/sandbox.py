@@ -267,7 +267,10 @@ def _outcome(backend: Backend, limits: Limits, returncode: int | None, stdout: s
         return Outcome("timeout", f"timed out after {limits.timeout_s:g} s (killed by the "
                        "wall-clock limit)", backend)
     if results:
-        data = json.loads(results[-1])
+        try:
+            data = json.loads(results[-1])
+        except ValueError:  # the program printed a marker line itself, then died before ours
+            raise SandboxError(f"the {backend} sandbox's result line is not JSON: {results[-1][:200]!r}") from None
         if data["status"] == "ok":
             return Outcome("ok", "ok", backend)
         if data["status"] == "timeout":

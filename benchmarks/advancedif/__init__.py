@@ -62,10 +62,10 @@ class Advancedif(RubricBenchmark):
                        details={"verdicts": [asdict(v) for v in verdicts],
                                 "rubric_count": len(rubrics), "met_count": met})
 
-    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: str,
+    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: FeedbackMode,
                        critic: RoleClient) -> str:
         """`binary`, `raw`, or `compact` (the unmet requirements only); no critic."""
-        if mode == "compact":
+        if mode.name == "compact":
             return judge.compact([judge.RequirementVerdict(**v) for v in verdict.details["verdicts"]])
         return await super().feedback(task, output, verdict, mode, critic)
 

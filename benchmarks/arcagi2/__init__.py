@@ -73,11 +73,11 @@ class ArcAgi2(Benchmark):
                        raw_eval_output=prompts.diagnostic(n_given, grades),
                        details={"n_given": n_given, "grids": grades})
 
-    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: str,
+    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: FeedbackMode,
                        critic: RoleClient) -> str:
         """'binary': incorrect, nothing more. 'cell_match': per-grid validity, shape and
         matching-cell count, from the verdict's details; never a target cell."""
-        if self.feedback_mode(mode).name == "binary":
+        if mode.name == "binary":
             return prompts.INCORRECT
         grades: list[GridGrade] = verdict.details["grids"]
         return prompts.cell_match_feedback(verdict.details["n_given"], grades)

@@ -93,13 +93,12 @@ class HumanEval(Benchmark):
                        raw_eval_output="" if success else raw_report(program, outcome),
                        details=details)
 
-    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: str,
+    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: FeedbackMode,
                        critic: RoleClient) -> str:
         """binary: failed, nothing more; raw: the raw report; error_type: exception and place."""
-        name = self.feedback_mode(mode).name
-        if name == "binary":
+        if mode.name == "binary":
             return INCORRECT
-        if name == "raw":
+        if mode.name == "raw":
             return f"{INCORRECT}\n{verdict.raw_eval_output}"
         return f"{INCORRECT}\n{verdict.details['error_type']}"
 

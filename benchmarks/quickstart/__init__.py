@@ -71,12 +71,12 @@ class Quickstart(Benchmark):
                        raw_eval_output=result.explanation,
                        details={"check": task.answer["check"], "found": result.found})
 
-    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: str,
+    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: FeedbackMode,
                        critic: RoleClient) -> str:
         """Template feedback; no critic model."""
-        if mode == "hint":
+        if mode.name == "hint":
             return f"That is not correct. Hint: {task.meta['hint']}"
-        if mode == "expected":
+        if mode.name == "expected":
             return f"That is not correct. The correct answer is {task.answer['expected']}."
         return "That is not correct."
 

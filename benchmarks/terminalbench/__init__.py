@@ -129,13 +129,12 @@ class TerminalBench(Benchmark):
         """Never called: Harbor's verifier grades inside `run_attempt`."""
         raise JudgeError("terminalbench is graded by Harbor inside run_attempt")
 
-    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: str,
+    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: FeedbackMode,
                        critic: RoleClient) -> str:
         """The chosen mode's text; it is all the next attempt is told about this one."""
-        name = self.feedback_mode(mode).name
-        if name == "binary":
+        if mode.name == "binary":
             return text.BINARY
-        if name == "raw":
+        if mode.name == "raw":
             return text.tail(verdict.raw_eval_output) or "reward=0.0"
         return text.retry_diagnostics(verdict.details, verdict.raw_eval_output)
 

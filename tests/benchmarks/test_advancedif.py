@@ -93,7 +93,7 @@ def test_fail_raw_and_compact_feedback():
     verdict = verify(FAIL)
     assert not verdict.success and verdict.score == 0.0
     assert verdict.raw_eval_output == "question_1: Yes | question_2: No — contains a comma"
-    fb = {mode: run(benchmark.feedback(TASKS[0], "x", verdict, mode, ScriptedRole([])))
+    fb = {mode: run(benchmark.feedback(TASKS[0], "x", verdict, benchmark.feedback_mode(mode), ScriptedRole([])))
           for mode in ("binary", "raw", "compact")}
     assert fb["raw"] == verdict.raw_eval_output
     assert fb["compact"] == "Unmet requirements: question_2 (contains a comma)"

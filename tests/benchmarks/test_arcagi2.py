@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import write_variant
 
-from benchmarks.arcagi2 import ArcAgi2, benchmark
+from benchmarks.arcagi2 import benchmark
 from benchmarks.arcagi2.data import Split, bundled_tasks
 from benchmarks.arcagi2.grids import is_grid, render
+from seqk import runspec
 from seqk.benchmark import Task, Verdict
 from seqk.errors import ConfigError, NotFound
 
@@ -35,7 +38,7 @@ def verify(task: Task, output: str) -> Verdict:
 
 def feedback(task: Task, output: str, mode: str) -> str:
     verdict = verify(task, output)
-    return asyncio.run(benchmark.feedback(task, output, verdict, mode, ROLE))
+    return asyncio.run(benchmark.feedback(task, output, verdict, benchmark.feedback_mode(mode), ROLE))
 
 
 @pytest.fixture(scope="module")
@@ -58,18 +61,24 @@ def wrong_answer(task: Task) -> list[list[list[int]]]:
     return [[[(cell + 1) % 10 for cell in row] for row in grid] for grid in task.answer]
 
 
-def test_contract_names() -> None:
-    assert isinstance(benchmark, ArcAgi2)
-    assert benchmark.name == "arcagi2"
-    assert benchmark.verifier == "deterministic"
-    assert [m.name for m in benchmark.feedback_modes] == ["binary", "cell_match"]
-    assert benchmark.default_feedback_mode == "binary"
-    assert benchmark.llm_critic_modes == set()
-    assert benchmark.feedback_mode("cell_match").shows_grading_info
-    assert not benchmark.feedback_mode("binary").shows_grading_info
-    assert benchmark.identity_exempt_options == frozenset({"data_dir"})
-    assert benchmark.slice_name(benchmark.Options()) == "arcagi2-evaluation"
-    assert benchmark.slice_name(benchmark.Options(split="training")) == "arcagi2-training"
+def test_a_variant_names_the_split_the_verifier_and_the_default_mode(tmp_path: Path) -> None:
+    spec = runspec.load(write_variant(tmp_path, benchmark="arcagi2", metric="seq@k", k=2,
+                                      model="mock/echo", options={"split": "training"}, max_tasks=2))
+    assert spec.run_id == "arcagi2-training/seqk/mock__echo/deterministic/binary"
+    assert spec.judge.model is None and spec.critic.model is None  # no LLM grades or critiques
+    elsewhere = dataclasses.replace(spec, options=benchmark.Options(split="training", data_dir="/a/copy"))
+    assert elsewhere.fingerprint() == spec.fingerprint()  # where the data sits does not change results
+    other_split = dataclasses.replace(spec, options=benchmark.Options(split="evaluation"))
+    assert other_split.fingerprint() != spec.fingerprint()
+
+
+def test_a_mode_shows_grading_information_exactly_when_its_feedback_depends_on_the_target() -> None:
+    reply = "[[1, 1]]"
+    one_cell_right = Task(1, "t", "p", answer=[[[0, 1]]], meta={"n_test": 1})
+    no_cell_right = Task(1, "t", "p", answer=[[[0, 0]]], meta={"n_test": 1})
+    for mode in benchmark.feedback_modes:
+        texts = {feedback(task, reply, mode.name) for task in (one_cell_right, no_cell_right)}
+        assert (len(texts) == 2) == mode.shows_grading_info, mode.name
 
 
 def test_unknown_option_is_refused() -> None:
@@ -89,9 +98,14 @@ def test_bundled_data_loads_in_canonical_order(evaluation: list[Task],
     assert training[0].task_id == "00576224"
 
 
-def test_loading_twice_gives_the_same_tasks(evaluation: list[Task]) -> None:
-    again = benchmark.load_tasks(benchmark.Options())
-    assert [t.content_hash for t in again] == [t.content_hash for t in evaluation]
+def test_a_changed_target_changes_only_that_tasks_identity(tmp_path: Path) -> None:
+    write_task(tmp_path / "evaluation", "aaaa0001", TINY)
+    write_task(tmp_path / "evaluation", "bbbb0002", TINY)
+    before = benchmark.load_tasks(benchmark.Options(data_dir=str(tmp_path)))
+    write_task(tmp_path / "evaluation", "bbbb0002", {**TINY, "test": [{"input": [[2, 0]], "output": [[2, 2]]}]})
+    after = benchmark.load_tasks(benchmark.Options(data_dir=str(tmp_path)))
+    assert before[0].content_hash == after[0].content_hash
+    assert before[1].content_hash != after[1].content_hash  # resume refuses to mix the two
 
 
 def test_every_answer_is_a_list_of_valid_grids(evaluation: list[Task],
@@ -251,10 +265,14 @@ def test_cell_match_feedback_reports_shape_and_counts(evaluation: list[Task]) ->
     assert "No JSON grid" in feedback(task, "no idea", "cell_match")
 
 
-def test_feedback_is_deterministic(evaluation: list[Task]) -> None:
+def test_a_local_copy_of_a_task_is_graded_and_fed_back_like_the_bundled_one(
+        evaluation: list[Task], tmp_path: Path) -> None:
     task = sample(evaluation)[3]
+    write_task(tmp_path / "evaluation", task.task_id, bundled_tasks("evaluation")[task.task_id])
+    [local] = benchmark.load_tasks(benchmark.Options(data_dir=str(tmp_path)))
     reply = json.dumps(wrong_answer(task))
-    assert feedback(task, reply, "cell_match") == feedback(task, reply, "cell_match")
+    assert (local.prompt, local.answer, local.content_hash) == (task.prompt, task.answer, task.content_hash)
+    assert feedback(local, reply, "cell_match") == feedback(task, reply, "cell_match")
 
 
 def write_task(folder: Path, task_id: str, raw: dict[str, Any]) -> None:

@@ -103,13 +103,13 @@ def test_feedback_modes_and_what_they_leak():
     assert flags == {"binary": (False, False), "raw": (False, True), "socratic": (True, False),
                      "directive": (True, False)}
     verdict = verify(FAIL)
-    binary = run(benchmark.feedback(TASKS[0], "x", verdict, "binary", ScriptedRole([])))
-    raw = run(benchmark.feedback(TASKS[0], "x", verdict, "raw", ScriptedRole([])))
+    binary = run(benchmark.feedback(TASKS[0], "x", verdict, benchmark.feedback_mode("binary"), ScriptedRole([])))
+    raw = run(benchmark.feedback(TASKS[0], "x", verdict, benchmark.feedback_mode("raw"), ScriptedRole([])))
     assert "did not pass" in binary and "No sign-off" not in binary
     assert raw == FAIL.strip()
     for mode in ("socratic", "directive"):
         critic = ScriptedRole(["  Think about how the reply should end.  "], role="critic")
-        text = run(benchmark.feedback(TASKS[0], "OUT", verdict, mode, critic))
+        text = run(benchmark.feedback(TASKS[0], "OUT", verdict, benchmark.feedback_mode(mode), critic))
         assert text == "Think about how the reply should end."
         prompt = critic.prompts[0]
         assert "2. The response ends with the sign-off" in prompt and "internal" in prompt

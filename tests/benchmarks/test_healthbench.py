@@ -167,12 +167,12 @@ def test_feedback_modes_and_what_they_leak():
     flags = {m.name: (m.llm_critic, m.shows_grading_info) for m in benchmark.feedback_modes}
     assert flags == {"binary": (False, False), "raw": (False, True), "judge": (True, True)}
     verdict = verify([YES, NO, NO])
-    binary = run(benchmark.feedback(TASKS[0], "x", verdict, "binary", ScriptedRole([])))
+    binary = run(benchmark.feedback(TASKS[0], "x", verdict, benchmark.feedback_mode("binary"), ScriptedRole([])))
     assert "urgent care" not in binary and "did not pass" in binary
-    raw = run(benchmark.feedback(TASKS[0], "x", verdict, "raw", ScriptedRole([])))
+    raw = run(benchmark.feedback(TASKS[0], "x", verdict, benchmark.feedback_mode("raw"), ScriptedRole([])))
     assert "urgent care" in raw
     critic = ScriptedRole(["Add when to seek urgent care."], role="critic")
-    text = run(benchmark.feedback(TASKS[0], "MY ANSWER", verdict, "judge", critic))
+    text = run(benchmark.feedback(TASKS[0], "MY ANSWER", verdict, benchmark.feedback_mode("judge"), critic))
     assert text == "Add when to seek urgent care."
     assert "## Verifier output\n" + verdict.raw_eval_output in critic.prompts[0]
     assert "## Assistant response\nMY ANSWER" in critic.prompts[0]

@@ -125,7 +125,7 @@ def test_feedback_modes(tasks: list[Task]) -> None:
                                              "    x = 1\n    return numbers[0] / 0\n"])
 
     def feedback(verdict: Verdict, mode: str) -> str:
-        return asyncio.run(benchmark.feedback(task, "", verdict, mode, None))
+        return asyncio.run(benchmark.feedback(task, "", verdict, benchmark.feedback_mode(mode), None))
 
     assert feedback(wrong, "binary") == INCORRECT
     raw = feedback(wrong, "raw")

@@ -81,7 +81,7 @@ def test_every_task_passes_with_its_expected_answer_and_fails_with_nonsense():
 def test_feedback_modes():
     task = TASKS[0]
     verdict = verify(task, "4")
-    say = lambda mode: asyncio.run(benchmark.feedback(task, "4", verdict, mode, StubRole()))  # noqa: E731
+    say = lambda mode: asyncio.run(benchmark.feedback(task, "4", verdict, benchmark.feedback_mode(mode), StubRole()))  # noqa: E731
     assert say("binary") == "That is not correct."
     assert say("hint").startswith("That is not correct. Hint: ")
     assert str(task.answer["expected"]) in say("expected")

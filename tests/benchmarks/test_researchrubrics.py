@@ -111,11 +111,12 @@ def test_feedback_modes_and_what_they_leak():
     flags = {m.name: (m.llm_critic, m.shows_grading_info) for m in benchmark.feedback_modes}
     assert flags == {"binary": (False, False), "raw": (False, True), "critic": (True, False)}
     verdict = verify([reply("Satisfied", 1.0), reply("Not Satisfied", 0.0), reply("Not Satisfied", 0.0)])
-    binary = run(benchmark.feedback(TASKS[0], "x", verdict, "binary", ScriptedRole([])))
-    raw = run(benchmark.feedback(TASKS[0], "x", verdict, "raw", ScriptedRole([])))
+    binary = run(benchmark.feedback(TASKS[0], "x", verdict, benchmark.feedback_mode("binary"), ScriptedRole([])))
+    raw = run(benchmark.feedback(TASKS[0], "x", verdict, benchmark.feedback_mode("raw"), ScriptedRole([])))
     assert "limitation of Bar" in raw and "limitation of Bar" not in binary
     critic = ScriptedRole(["1. Discuss Bar's weaknesses."], role="critic")
-    assert run(benchmark.feedback(TASKS[0], "MY REPORT", verdict, "critic", critic)) == "1. Discuss Bar's weaknesses."
+    said = run(benchmark.feedback(TASKS[0], "MY REPORT", verdict, benchmark.feedback_mode("critic"), critic))
+    assert said == "1. Discuss Bar's weaknesses."
     prompt = critic.prompts[0]
     assert TASKS[0].prompt in prompt and "MY REPORT" in prompt
     assert "limitation of Bar" not in prompt and "Invents citations" not in prompt  # rubric-blind

@@ -280,7 +280,8 @@ def test_feedback_texts(tmp_path, cache) -> None:
     task = Task(9, "mailman", "")
 
     def feedback(mode: str) -> str:
-        return asyncio.run(benchmark.feedback(task, result.output, result.verdict, mode, Actor()))
+        mode_object = benchmark.feedback_mode(mode)
+        return asyncio.run(benchmark.feedback(task, result.output, result.verdict, mode_object, Actor()))
 
     assert feedback("binary") == text.BINARY
     assert feedback("raw") == result.verdict.raw_eval_output

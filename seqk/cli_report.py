@@ -1,0 +1,198 @@
+"""`seqk` commands that report on runs and move them: report, export, import, upload, rejudge.
+They register on the app of seqk/cli_group.py, which seqk/cli.py runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from seqk.cli_group import DbOption, app, check_file_target, check_folder
+from seqk.cli_group import console as _console
+from seqk.console import print_limits as _print_limits
+
+
+@app.command()
+def rejudge(
+    run: Annotated[str, typer.Argument(help="The pass@k run whose stored answers are graded again.")],
+    judge_model: Annotated[str | None, typer.Option(
+        help="The new judge (omit for a non-LLM verifier: its current version grades again).")] = None,
+    judge_api_base: Annotated[str | None, typer.Option(
+        help="OpenAI-compatible server of the new judge.")] = None,
+    judge_api_key_env: Annotated[str | None, typer.Option(
+        help="Name of the variable holding the new judge's key.")] = None,
+    judge_max_tokens: Annotated[int | None, typer.Option(help="Cap on the judge's output tokens.")] = None,
+    first_attempt_only: Annotated[bool, typer.Option(
+        "--first-attempt-only", help="Only attempt 1 of each task (the one way to re-judge a seq@k run).")] = False,
+    concurrency: Annotated[int, typer.Option(help="Answers judged at once.")] = 16,
+    db: DbOption = None,
+) -> None:
+    """Grade a pass@k run's stored answers again with another judge, calling no actor; then
+    compare the two judges (a new run, resumable like any).
+
+    Example: seqk rejudge toyjudge-plain/passk/mock__actor/mock__judge/binary --judge-model openai/gpt-4.1
+    """
+    from seqk import judges
+    from seqk import rejudge as rejudging
+    from seqk.console import RunProgress, print_run_summary
+    from seqk.runspec import RoleSpec
+
+    judge = RoleSpec(role="judge", model=judge_model, temperature=0.0 if judge_model else None,
+                     max_tokens=judge_max_tokens, api_base=judge_api_base, api_key_env=judge_api_key_env)
+    spec = rejudging.rejudge_spec(run, judge, first_attempt_only=first_attempt_only,
+                                  concurrency=concurrency, db=db)
+    out, err = _console(), _console(stderr=True)
+    progress_view = RunProgress(err, spec, False, out)
+    result = rejudging.rejudge(spec, db, on_event=progress_view.on_event,
+                               on_prepared=progress_view.on_prepared)
+    progress_view.stop()
+    print_run_summary(out, spec, result, db)
+    _print_limits(out, result.model_limits)
+    for line in judges.describe(judges.compare_judges(spec.run_id, db=db)):
+        out.print(line, markup=False, highlight=False)
+    if result.interrupted:
+        out.print("[yellow]Interrupted[/]: finished verdicts are saved; run the same command to resume.")
+        raise typer.Exit(130)
+    if result.stopped:
+        err.print(f"[red]error:[/] the run stopped: {result.stopped}", highlight=False)
+        raise typer.Exit(1)
+
+
+@app.command()
+def report(
+    runs: Annotated[list[str] | None, typer.Argument(
+        metavar="RUN_ID", help="Run ids, globs or prefixes (default: all).")] = None,
+    compare: Annotated[bool, typer.Option(
+        "--compare", help="One row per (benchmark, model, feedback mode): seq@k and pass@k side "
+                          "by side, with the lift.")] = False,
+    benchmark: Annotated[str | None, typer.Option(help="Only runs of this benchmark (or benchmark slice).")] = None,
+    model: Annotated[str | None, typer.Option(help="Only runs of this actor model.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table | markdown | csv | json")] = "table",
+    html: Annotated[Path | None, typer.Option(
+        help="Also write one self-contained HTML page of charts (works offline).")] = None,
+    png: Annotated[Path | None, typer.Option(help="Also write the charts as a PNG.")] = None,
+    errors_as_failures: Annotated[bool, typer.Option(
+        "--errors-as-failures",
+        help="Count errored attempts as failures instead of leaving them out.")] = False,
+    seed: Annotated[int | None, typer.Option(
+        help="Seed of the task-level bootstrap (default fixed; printed with the figures).")] = None,
+    judges: Annotated[bool, typer.Option(
+        "--judges", help="Compare the judges of two runs (or a re-judging run and its source) on "
+                         "identical answers: agreement, flips, Cohen's kappa.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Show metric@1..K on success with 95% intervals, ΔSeq@K, the feedback lift over pass@k, cost.
+
+    Example: seqk report --compare --html report.html
+    """
+    if judges:
+        from seqk import judges as judging
+
+        if not runs or len(runs) > 2:
+            raise typer.BadParameter("--judges takes two run ids, or one re-judging run")
+        comparison = judging.compare_judges(runs[0], runs[1] if len(runs) == 2 else None, db)
+        for line in judging.describe(comparison):
+            _console().print(line, markup=False, highlight=False)
+        return
+    from seqk import report as reports
+
+    check_file_target(html, "--html")
+    check_file_target(png, "--png")
+    if fmt not in reports.FORMATS:
+        raise typer.BadParameter(f"--format must be one of {', '.join(reports.FORMATS)}")
+    extra = {} if seed is None else {"seed": seed}
+    rep = reports.report(runs or [], compare=compare, benchmark=benchmark, model=model,
+                         errors_as_failures=errors_as_failures, db=db, **extra)
+    if fmt == "json":
+        typer.echo(reports.to_json(rep))
+    elif fmt == "csv":
+        typer.echo(reports.to_csv(rep), nl=False)
+    elif fmt == "markdown":
+        typer.echo(reports.to_markdown(rep), nl=False)
+    else:
+        from seqk.report_text import to_text
+
+        _console().print(to_text(rep), markup=False, end="")
+    if html or png:
+        from seqk import charts
+
+        err = _console(stderr=True)
+        if html:
+            charts.save_html(rep, html)
+            err.print(f"wrote {html}")
+        if png:
+            charts.save_png(rep, png)
+            err.print(f"wrote {png}")
+
+
+
+# --- export commands (seqk/export.py: export, import, upload) go here ---
+
+
+@app.command()
+def export(
+    runs: Annotated[list[str] | None, typer.Argument(
+        metavar="RUN_ID", help="Run ids, globs or prefixes (default: all).")] = None,
+    to: Annotated[Path | None, typer.Option(
+        "--to", metavar="FOLDER", help="Folder to write the run folders under (default: the database's "
+                     "folder, runs/).")] = None,
+    parquet: Annotated[Path | None, typer.Option(
+        "--parquet", metavar="FOLDER", help="Instead, write the runs, tasks, attempts and calls tables as "
+                          "Parquet under this folder, hive-partitioned by benchmark and "
+                          "run.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Export runs as the canonical seq_k folder tree, <to>/<run id>/ (or as Parquet).
+
+    Example: seqk export toy-plain/seqk/mock__actor/deterministic/binary --to runs
+    """
+    from seqk import export as exporting
+
+    check_folder(to, "--to")
+    check_folder(parquet, "--parquet")
+    if parquet is not None:
+        counts = exporting.export_parquet(parquet, runs or [], db)
+        typer.echo(f"wrote Parquet under {parquet}: "
+                   + ", ".join(f"{n} {table} rows" for table, n in counts.items()))
+        return
+    for result in exporting.export_runs(runs or [], to, db):
+        typer.echo(result.describe())
+
+
+@app.command("import")
+def import_(
+    folder: Annotated[Path, typer.Argument(
+        metavar="FOLDER", help="A seq_k-style folder tree: one run folder, or a folder holding many.")],
+    db: DbOption = None,
+) -> None:
+    """Import seq_k-style run folders into the database, so old runs join reports.
+
+    Example: seqk import runs/clbench-dkr --db runs/seqk.duckdb
+    """
+    from seqk.importing import import_tree
+
+    for result in import_tree(folder, db):
+        typer.echo(result.describe())
+
+
+@app.command()
+def upload(
+    run: Annotated[str, typer.Argument(
+        metavar="RUN_ID", help="Run id, e.g. toy-plain/seqk/mock__actor/deterministic/binary.")],
+    bucket: Annotated[str | None, typer.Option(
+        "--bucket", metavar="BUCKET", help="S3 bucket (default: $SEQK_S3_BUCKET). The endpoint comes from "
+                         "$AWS_ENDPOINT_URL.")] = None,
+    from_: Annotated[Path | None, typer.Option(
+        "--from", metavar="FOLDER", help="Folder holding the exported run folders (default: the database's "
+                       "folder, runs/).")] = None,
+    db: DbOption = None,
+) -> None:
+    """Upload an exported run folder to s3://<bucket>/<run id>/ (not config.json) and verify it.
+
+    Example: seqk upload toy-plain/seqk/mock__actor/deterministic/binary --bucket my-bucket
+    """
+    from seqk import export as exporting
+
+    result = exporting.upload(run, bucket=bucket, root=from_, db=db)
+    typer.echo(exporting.describe_upload(result))
