@@ -60,7 +60,8 @@ def writes(run: dict, uid: str) -> dict[str, dict]:
     config = {"run_id": run["run_id"], "config": run["config"]}
     new = {key: run[key] for key in (
         "benchmark", "slice", "metric", "k", "feedback_mode", "actor_model", "judge_model", "critic_model",
-        "verifier", "temperature", "options", "config", "fingerprint", "fingerprint_fields", "seqk_version")}
+        "verifier", "temperature", "options", "config", "fingerprint", "fingerprint_fields", "seqk_version",
+        "shows_grading_info")}
     return {
         "insert_run": new | {"run_id": "new-run"},
         "import_run": new | {"run_id": "imported-run", "generation": 2, "created_at": run["created_at"],
