@@ -349,7 +349,7 @@ def doctor(
 
     Example: seqk doctor local/smollm2-135m
     """
-    from seqk.llm_local import doctor as check_model
+    from seqk.doctor import doctor as check_model
 
     r = check_model(model)
     out = _console()

@@ -11,27 +11,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import signal
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from seqk import pricing, store
-from seqk.benchmark import AgentUsage, AttemptContext, HistoryItem, Task, Verdict
+from seqk import store
+from seqk.benchmark import AttemptContext, HistoryItem, Task, Verdict
 from seqk.budget import BudgetGate, gate_for
 from seqk.errors import AgentRunError, CriticError, JudgeError, ProviderError
 from seqk.limiter import LimitState
+from seqk.metering import MeteredClient, agent_call, error_record, now, seeded
 from seqk.models import ModelPool, close_sessions
 from seqk.prompts import actor_prompt
 from seqk.records import AttemptRecord, CallRecord, FeedbackFill
 from seqk.resume import MissingFeedback, Prepared, prepare
-from seqk.runspec import RoleSpec, RunSpec
+from seqk.runspec import RunSpec
 from seqk.writer import Writer
 
 log = logging.getLogger("seqk")
@@ -45,59 +44,6 @@ async def _cancel(jobs: list[asyncio.Task[None]]) -> None:
     for job in jobs:
         job.cancel()
     await asyncio.gather(*jobs, return_exceptions=True)
-
-
-def _now() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
-
-
-
-def _error(stage: str, exc: BaseException) -> dict[str, Any]:
-    return {"stage": stage, "type": getattr(exc, "kind", type(exc).__name__),
-            "message": str(exc)[:4000], "status_code": getattr(exc, "status_code", None)}
-
-
-def _seeded(role: RoleSpec, attempt_index: int) -> RoleSpec:
-    """Attempt t samples with seed + t - 1: one seed for every attempt would make the k
-    "independent" pass@k samples of a seeded model one sample repeated k times."""
-    if role.seed is None:
-        return role
-    return dataclasses.replace(role, seed=role.seed + attempt_index - 1)
-
-
-def _agent_call(usage: AgentUsage, prompt: str, output: str, started: datetime,
-                price: pricing.Price | None = None) -> CallRecord:
-    cost = pricing.cost_usd(usage.model, usage.input_tokens, usage.cached_tokens, usage.output_tokens,
-                            own=price)
-    return CallRecord("actor", usage.model, prompt, output, usage.input_tokens, usage.cached_tokens,
-                      usage.thinking_tokens, usage.output_tokens, cost, usage.latency_s, 0, None, started)
-
-
-class _Client:
-    """A RoleClient that meters every call into the attempt's call list."""
-
-    def __init__(self, pool: ModelPool, spec: RoleSpec, calls: list[CallRecord]):
-        self.pool = pool
-        self.spec = spec
-        self.role = spec.role
-        self.model = spec.model
-        self.calls = calls
-
-    async def complete(self, prompt: str) -> str:
-        if self.spec.model is None:
-            raise RuntimeError(f"the {self.role} has no model in this run")
-        started = _now()
-        try:
-            c = await self.pool.complete(self.spec, prompt)
-        except ProviderError as exc:
-            self.calls.append(CallRecord(
-                self.role, self.spec.model, prompt, None, None, None, None, None, None, None,
-                getattr(exc, "retries", 0), str(exc), started))
-            raise
-        self.calls.append(CallRecord(
-            self.role, c.model, prompt, c.text, c.input_tokens, c.cached_tokens,
-            c.thinking_tokens, c.output_tokens, c.cost_usd, c.latency_s, c.retries, None, started))
-        return c.text
 
 
 @dataclass
@@ -160,10 +106,10 @@ class Engine:
         judge failed in an earlier run is judged again on the kept output, without the actor."""
         spec, bench = self.spec, self.spec.benchmark
         calls: list[CallRecord] = []
-        actor = _Client(self.pool, _seeded(spec.actor, attempt_index), calls)
-        judge = _Client(self.pool, spec.judge, calls)
-        critic = _Client(self.pool, _seeded(spec.critic, attempt_index), calls)
-        started = _now()
+        actor = MeteredClient(self.pool, seeded(spec.actor, attempt_index), calls)
+        judge = MeteredClient(self.pool, spec.judge, calls)
+        critic = MeteredClient(self.pool, seeded(spec.critic, attempt_index), calls)
+        started = now()
         kept = self.prepared.kept_outputs.get((task.task_index, attempt_index))
         prompt = kept.prompt if kept is not None else actor_prompt(
             task.prompt, attempt_index, spec.k, seq=spec.seq, history=history)
@@ -180,7 +126,7 @@ class Engine:
                 result = await bench.run_attempt(task, prompt, ctx)
                 prompt, output, verdict = result.prompt, result.output, result.verdict
                 if result.usage is not None:
-                    calls.append(_agent_call(result.usage, prompt, output, started, spec.actor.price))
+                    calls.append(agent_call(result.usage, prompt, output, started, spec.actor.price))
             else:
                 output = kept.output if kept is not None else await actor.complete(prompt)
                 stage = "judge"
@@ -193,7 +139,7 @@ class Engine:
         except asyncio.CancelledError:
             raise
         except ATTEMPT_ERRORS as exc:
-            error = _error(stage, exc)
+            error = error_record(stage, exc)
             if getattr(exc, "fatal", False) and self.result.stopped is None:
                 self.result.stopped, self.result.stopped_by = str(exc), "error"
         # Once the judge has ruled, the attempt counts: a critic failure leaves it valid with
@@ -208,12 +154,12 @@ class Engine:
             score=verdict.score if verdict else None, prompt=prompt, output=output,
             raw_eval_output=verdict.raw_eval_output if verdict else None,
             judge_details=verdict.details if verdict else None, feedback=feedback, error=error,
-            started_at=started, finished_at=_now(), calls=calls)
+            started_at=started, finished_at=now(), calls=calls)
 
     async def late_feedback(self, task: Task, missing: MissingFeedback) -> FeedbackFill:
         """Ask the critic again for a valid failed attempt whose critic had failed."""
         calls: list[CallRecord] = []
-        critic = _Client(self.pool, _seeded(self.spec.critic, missing.attempt_index), calls)
+        critic = MeteredClient(self.pool, seeded(self.spec.critic, missing.attempt_index), calls)
         feedback, error = None, None
         try:
             feedback = await self.spec.benchmark.feedback(
@@ -223,7 +169,7 @@ class Engine:
         except asyncio.CancelledError:
             raise
         except ATTEMPT_ERRORS as exc:
-            feedback, error = None, _error("critic", exc)
+            feedback, error = None, error_record("critic", exc)
         return FeedbackFill(missing.attempt_uid, self.spec.run_id, self.prepared.generation,
                             task.task_index, missing.attempt_index, feedback, error, calls)
 

@@ -1,0 +1,74 @@
+"""What an attempt pays for: every call a role makes, metered into the attempt's call
+list as the calls table holds it (the four token fields, cost, latency, retries, error),
+and the attempt's seeds and error records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime
+from typing import Any
+
+from seqk import pricing
+from seqk.benchmark import AgentUsage
+from seqk.errors import ProviderError
+from seqk.models import ModelPool
+from seqk.records import CallRecord
+from seqk.runspec import RoleSpec
+
+
+def now() -> datetime:
+    """UTC now, naive, as the database stores timestamps."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+
+def error_record(stage: str, exc: BaseException) -> dict[str, Any]:
+    """An attempt's error column: the stage it failed at, the kind, the message, the status."""
+    return {"stage": stage, "type": getattr(exc, "kind", type(exc).__name__),
+            "message": str(exc)[:4000], "status_code": getattr(exc, "status_code", None)}
+
+
+def seeded(role: RoleSpec, attempt_index: int) -> RoleSpec:
+    """Attempt t samples with seed + t - 1: one seed for every attempt would make the k
+    "independent" pass@k samples of a seeded model one sample repeated k times."""
+    if role.seed is None:
+        return role
+    return dataclasses.replace(role, seed=role.seed + attempt_index - 1)
+
+
+def agent_call(usage: AgentUsage, prompt: str, output: str, started: datetime,
+                price: pricing.Price | None = None) -> CallRecord:
+    """An agent harness's own token usage as the actor's call, priced like any other."""
+    cost = pricing.cost_usd(usage.model, usage.input_tokens, usage.cached_tokens, usage.output_tokens,
+                            own=price)
+    return CallRecord("actor", usage.model, prompt, output, usage.input_tokens, usage.cached_tokens,
+                      usage.thinking_tokens, usage.output_tokens, cost, usage.latency_s, 0, None, started)
+
+
+class MeteredClient:
+    """A RoleClient that meters every call into the attempt's call list."""
+
+    def __init__(self, pool: ModelPool, spec: RoleSpec, calls: list[CallRecord]):
+        self.pool = pool
+        self.spec = spec
+        self.role = spec.role
+        self.model = spec.model
+        self.calls = calls
+
+    async def complete(self, prompt: str) -> str:
+        """Call the role's model; record the call whether it succeeds or fails."""
+        if self.spec.model is None:
+            raise RuntimeError(f"the {self.role} has no model in this run")
+        started = now()
+        try:
+            c = await self.pool.complete(self.spec, prompt)
+        except ProviderError as exc:
+            self.calls.append(CallRecord(
+                self.role, self.spec.model, prompt, None, None, None, None, None, None, None,
+                getattr(exc, "retries", 0), str(exc), started))
+            raise
+        self.calls.append(CallRecord(
+            self.role, c.model, prompt, c.text, c.input_tokens, c.cached_tokens,
+            c.thinking_tokens, c.output_tokens, c.cost_usd, c.latency_s, c.retries, None, started))
+        return c.text
