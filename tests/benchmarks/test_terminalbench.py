@@ -259,7 +259,7 @@ def test_pass_at_k_runs_the_dataset_and_a_crash_is_an_error(tmp_path, db, cache)
 @pytest.mark.parametrize(("given", "expected"), [
     ("key sk-FAKEFAKEFAKE123 here", "key [redacted_secret] here"),
     ("export OPENROUTER=sk-or-v1-abcdefabcdef", "export OPENROUTER=[redacted_secret]"),
-    ("AKIAABCDEFGHIJKLMNOP", "[redacted_secret]"),
+    ("AKIA" + "ABCDEFGHIJKLMNOP", "[redacted_secret]"),  # built, so no scanner mistakes it for a key
     ("error-handling-module", "error-handling-module"),
     ("vendor-specific-options", "vendor-specific-options"),
     ("task-1234567890", "task-1234567890"),
