@@ -32,9 +32,10 @@ from seqk import store
 from seqk.benchmark import HistoryItem, Task, Verdict
 from seqk.budget import gate_for
 from seqk.config import RetryPolicy
-from seqk.engine import AttemptEvent, Engine, RunResult, _Client, _error, _now
+from seqk.engine import AttemptEvent, Engine, RunResult
 from seqk.errors import ConfigError, ConfigIssue, NotFound, RejudgeRefused, RunConflict
 from seqk.identity import path_safe
+from seqk.metering import MeteredClient, error_record, now
 from seqk.records import AttemptRecord, CallRecord
 from seqk.resume import Prepared, prepare
 from seqk.runspec import RoleSpec, RunSpec
@@ -117,8 +118,8 @@ class RejudgeEngine(Engine):
         """Judge the stored answer of this slot; no actor, no critic."""
         source = self.sources[(task.task_index, attempt_index)]
         calls: list[CallRecord] = []
-        judge = _Client(self.pool, self.spec.judge, calls)
-        started = _now()
+        judge = MeteredClient(self.pool, self.spec.judge, calls)
+        started = now()
         verdict: Verdict | None = None
         error = None
         try:
@@ -126,7 +127,7 @@ class RejudgeEngine(Engine):
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - recorded, as in Engine.attempt
-            error = _error("judge", exc)
+            error = error_record("judge", exc)
             if getattr(exc, "fatal", False) and self.result.stopped is None:
                 self.result.stopped, self.result.stopped_by = str(exc), "error"
         return AttemptRecord(
@@ -137,7 +138,7 @@ class RejudgeEngine(Engine):
             prompt=source["prompt"], output=source["output"],
             raw_eval_output=verdict.raw_eval_output if verdict else None,
             judge_details=verdict.details if verdict else None, feedback=None, error=error,
-            started_at=started, finished_at=_now(), calls=calls)
+            started_at=started, finished_at=now(), calls=calls)
 
 
 def rejudge(spec: RunSpec, db: str | Path | None = None,
