@@ -19,34 +19,15 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 import duckdb
 import yaml
-from bench_engine import free_port, timed_run, warm_imports
+from bench_engine import start_server, timed_run, warm_imports
 
 HERE = Path(__file__).resolve().parent
 JUDGE_REPLY = '{"explanation": "The response does not do this.", "criteria_met": false}'
-
-
-def start_server(delay: float, reply: str) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, str(HERE / "openai_server.py"), "--port", str(port),
-                             "--delay", str(delay), "--reply", reply])
-    base = f"http://127.0.0.1:{port}/v1"
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(base + "/models", timeout=1).read()
-            return proc, base
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("bench server did not start")
 
 
 def write_data(path: Path, n_tasks: int, n_items: int) -> None:
@@ -83,8 +64,8 @@ def main() -> None:
     warm_imports()
     data = tmp / "healthbench.jsonl"
     write_data(data, 120, 12)
-    actor, actor_base = start_server(args.delay, "Please see a clinician.")
-    judge, judge_base = start_server(args.delay, JUDGE_REPLY)
+    actor, actor_base = start_server(args.delay, "--reply", "Please see a clinician.")
+    judge, judge_base = start_server(args.delay, "--reply", JUDGE_REPLY)
     try:
         keys = dict(metric="seq@k", k=3, feedback_mode="binary", model="openai/bench-actor",
                     judge_model="openai/bench-judge", actor={"api_base": actor_base},
