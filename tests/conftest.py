@@ -42,3 +42,11 @@ def write_variant(folder: Path, name: str = "v.yaml", **keys) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(keys, sort_keys=False))
     return path
+
+
+def rows(db: Path, sql: str, params: list | dict | None = None) -> list[tuple]:
+    """A read-only query's rows, opening and closing the database as a user's reader would."""
+    import duckdb
+
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute(sql, params).fetchall() if params is not None else con.execute(sql).fetchall()

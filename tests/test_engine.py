@@ -3,9 +3,8 @@ errors kept apart from wrong answers."""
 
 from __future__ import annotations
 
-import duckdb
 import pytest
-from conftest import write_variant
+from conftest import rows, write_variant
 from scripts import solves_on
 
 from seqk import engine, models, runspec
@@ -22,9 +21,6 @@ def spec_for(tmp_path, **keys):
     return runspec.load(write_variant(tmp_path, **keys))
 
 
-def rows(db, sql, params=None):
-    with duckdb.connect(str(db), read_only=True) as con:
-        return con.execute(sql, params or []).fetchall()
 
 
 def test_pass_at_k_takes_k_samples_and_never_stops_early(tmp_path, db):

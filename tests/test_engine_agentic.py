@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-import duckdb
 import pytest
-from conftest import write_variant
+from conftest import rows, write_variant
 from scripts import solves_on
 from toybench import AGENT_TOOL_TOKENS
 
@@ -21,9 +20,6 @@ def spec_for(tmp_path, **keys):
     return runspec.load(write_variant(tmp_path, **keys))
 
 
-def rows(db, sql):
-    with duckdb.connect(str(db), read_only=True) as con:
-        return con.execute(sql).fetchall()
 
 
 def test_seq_at_k_agent_sees_history_and_feedback_of_earlier_attempts(tmp_path, db):

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import duckdb
-from conftest import write_variant
+from conftest import rows, write_variant
 
 from seqk import engine, models, runspec
 
@@ -17,9 +16,6 @@ def spec_for(tmp_path, **keys):
     return runspec.load(write_variant(tmp_path, **keys))
 
 
-def rows(db, sql):
-    with duckdb.connect(str(db), read_only=True) as con:
-        return con.execute(sql).fetchall()
 
 
 def test_pass_at_k_rejudges_the_kept_output_without_calling_the_actor(tmp_path, db):

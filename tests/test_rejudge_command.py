@@ -4,9 +4,8 @@ the two judges on identical answers."""
 
 from __future__ import annotations
 
-import duckdb
 import pytest
-from conftest import write_variant
+from conftest import rows, write_variant
 from typer.testing import CliRunner
 
 from seqk import judges, models
@@ -18,9 +17,6 @@ REJUDGED = ("toyjudge-plain/passk/mock__py:scripts:odd_tasks_right/mock__judge2.
             "binary")
 
 
-def rows(db, sql, params=None):
-    with duckdb.connect(str(db), read_only=True) as con:
-        return con.execute(sql, params or []).fetchall()
 
 
 def judge1(prompt: str) -> str:

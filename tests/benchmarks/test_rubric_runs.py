@@ -9,9 +9,8 @@ import re
 import shutil
 from pathlib import Path
 
-import duckdb
 import pytest
-from conftest import write_variant
+from conftest import rows, write_variant
 from rubrichelp import FIXTURES, LoopbackServer
 from typer.testing import CliRunner
 
@@ -23,9 +22,6 @@ HB = str(FIXTURES / "healthbench.jsonl")
 GOOD, BAD = "GOOD ANSWER", "BAD ANSWER"
 
 
-def rows(db, sql):
-    with duckdb.connect(str(db), read_only=True) as con:
-        return con.execute(sql).fetchall()
 
 
 def hb_spec(tmp_path, data=HB, **keys):
