@@ -41,7 +41,9 @@ def main() -> None:
 
     from benchmarks._common.sandbox import default_parallel
     from benchmarks.humaneval import benchmark
-    from seqk import engine, models, runspec
+    from seqk import models
+    from seqk.config import spec as runspec
+    from seqk.run import scheduler as engine
 
     problems = read_problems()
     by_prompt = {t.prompt: problems[t.task_id] for t in benchmark.load_tasks(benchmark.Options())}

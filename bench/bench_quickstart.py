@@ -31,7 +31,9 @@ import duckdb
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from seqk import engine, llm_local, runspec  # noqa: E402
+from seqk.config import spec as runspec  # noqa: E402
+from seqk.models.local import workers as llm_local  # noqa: E402
+from seqk.run import scheduler as engine  # noqa: E402
 
 
 def run_variant(path: Path, db: Path, max_tasks: int | None) -> dict[str, float]:

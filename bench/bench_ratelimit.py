@@ -26,7 +26,9 @@ IDEAL_S = CALLS * DELAY_S / SERVER_LIMIT
 
 
 def one_run(tmp: Path, name: str, actor: dict[str, object]) -> None:
-    from seqk import engine, runspec, store
+    from seqk import store
+    from seqk.config import spec as runspec
+    from seqk.run import scheduler as engine
 
     proc, api_base = start_server(DELAY_S, "--max-in-flight", str(SERVER_LIMIT), "--retry-after", "1")
     try:

@@ -6,7 +6,7 @@ Importing seqk is cheap: it imports neither litellm nor boto3.
 
 from typing import Any
 
-__version__ = "0.1.0"
+from seqk.version import __version__ as __version__
 
 
 def __getattr__(name: str) -> Any:

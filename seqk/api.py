@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from seqk.config.spec import RunSpec
 from seqk.errors import UploadError
-from seqk.runspec import RunSpec
 
 
 @dataclass
@@ -26,7 +26,7 @@ class VariantRun:
 
     spec: RunSpec
     result: Any
-    """seqk.engine.RunResult: counts, errors, whether it was interrupted or stopped."""
+    """seqk.run.scheduler.RunResult: counts, errors, whether it was interrupted or stopped."""
     db: Path
     messages: list[str] = field(default_factory=list)
     """What the export and upload at the end did, one line each."""
@@ -37,7 +37,7 @@ class VariantRun:
 
 def load_variant(variant: str | os.PathLike[str], overrides: dict[str, Any] | None = None) -> RunSpec:
     """Validate a variant YAML against its benchmark (ConfigError lists every problem)."""
-    from seqk import runspec
+    from seqk.config import spec as runspec
 
     return runspec.load(Path(variant), overrides or {})
 
@@ -52,8 +52,9 @@ def run_variant(variant: str | os.PathLike[str] | RunSpec, db: str | os.PathLike
     `db` defaults to the variant's `db:`, then $SEQK_DB, then runs/seqk.duckdb. An interrupted
     run (Ctrl-C, SIGTERM) is neither exported nor uploaded; the same call resumes it.
     """
-    from seqk import engine, store
-    from seqk import export as exporting
+    from seqk import store
+    from seqk.io import export as exporting
+    from seqk.run import scheduler as engine
 
     spec = variant if isinstance(variant, RunSpec) else load_variant(variant, overrides)
     db_path = store.default_db_path(db if db is not None else spec.db)

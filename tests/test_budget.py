@@ -9,9 +9,11 @@ import pytest
 from conftest import write_variant
 from typer.testing import CliRunner
 
-from seqk import models, pricing, runspec
+from seqk import models
 from seqk.cli import app
+from seqk.config import spec as runspec
 from seqk.errors import ConfigError
+from seqk.models import pricing
 
 runner = CliRunner()
 # $1000 per million tokens: a mock token costs $0.001, so costs are easy to read.
@@ -96,9 +98,9 @@ def test_an_unpriced_model_cannot_be_budgeted_unless_the_variant_prices_it(tmp_p
 
 def test_a_role_price_gives_a_cost_to_a_model_nobody_prices():
     own = pricing.Price(1.0, 0.1, 4.0)
-    assert pricing.cost_usd("openai/selfhosted-nobody-prices", 1_000_000, 500_000, 250_000, own) == \
+    assert models.cost_usd("openai/selfhosted-nobody-prices", 1_000_000, 500_000, 250_000, own) == \
         pytest.approx(0.5 + 0.05 + 1.0)
-    assert pricing.cost_usd("mock/x", 10, 0, 10, own) == pytest.approx(50 / 1e6)
+    assert models.cost_usd("mock/x", 10, 0, 10, own) == pytest.approx(50 / 1e6)
 
 
 def test_a_self_hosted_server_costs_what_the_role_price_says():
@@ -110,8 +112,8 @@ def test_a_self_hosted_server_costs_what_the_role_price_says():
 
     from aiohttp import web
 
-    from seqk.config import RetryPolicy
-    from seqk.runspec import RoleSpec
+    from seqk.models.retry import RetryPolicy
+    from seqk.models.role import RoleSpec
 
     path = Path(__file__).resolve().parents[1] / "bench" / "openai_server.py"
     module_spec = importlib.util.spec_from_file_location("bench_openai_server", path)

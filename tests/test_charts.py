@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from test_report import build_mock_db
 
-from seqk import charts
-from seqk import report as reports
+from seqk.analysis import report as reports
+from seqk.render import charts
 
 
 @pytest.fixture

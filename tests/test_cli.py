@@ -151,8 +151,8 @@ def test_refused_resume_exits_2_with_the_reason(tmp_path, db):
 
 
 def test_plan_estimates_actor_cost_from_prompt_length_and_max_tokens(tmp_path, db):
-    from seqk import runspec
-    from seqk.planning import plan
+    from seqk.config import spec as runspec
+    from seqk.run.plan import plan
 
     path = write_variant(tmp_path, metric="seq@k", k=2, model="anthropic/claude-sonnet-4-6",
                          options={"n": 2}, max_tokens=100)

@@ -107,7 +107,7 @@ def test_sql_json_and_table_formats_still_work(made):
 
 
 def test_a_file_the_system_refuses_is_named_in_one_line(made, monkeypatch):
-    from seqk import export
+    from seqk.io import export
 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied", "/srv/runs/task-1/attempt-1.json")

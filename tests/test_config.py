@@ -6,8 +6,9 @@ import pytest
 from conftest import write_variant
 from typer.testing import CliRunner
 
-from seqk import models, runspec
+from seqk import models
 from seqk.cli import app
+from seqk.config import spec as runspec
 from seqk.errors import ConfigError
 
 runner = CliRunner()

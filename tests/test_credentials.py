@@ -7,10 +7,12 @@ import pytest
 from conftest import write_variant
 from typer.testing import CliRunner
 
-from seqk import engine, models, runspec
-from seqk.config import RetryPolicy
+from seqk import models
+from seqk.config import spec as runspec
 from seqk.errors import AuthError, TransientProviderError
-from seqk.runspec import RoleSpec
+from seqk.models.retry import RetryPolicy
+from seqk.models.role import RoleSpec
+from seqk.run import scheduler as engine
 
 runner = CliRunner()
 

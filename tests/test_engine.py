@@ -7,8 +7,10 @@ import pytest
 from conftest import rows, write_variant
 from scripts import solves_on
 
-from seqk import engine, models, runspec
+from seqk import models
+from seqk.config import spec as runspec
 from seqk.errors import RunConflict, TransientProviderError
+from seqk.run import scheduler as engine
 
 
 def spec_for(tmp_path, **keys):

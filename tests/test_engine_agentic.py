@@ -9,7 +9,9 @@ from conftest import rows, write_variant
 from scripts import solves_on
 from toybench import AGENT_TOOL_TOKENS
 
-from seqk import engine, models, runspec
+from seqk import models
+from seqk.config import spec as runspec
+from seqk.run import scheduler as engine
 
 
 def spec_for(tmp_path, **keys):

@@ -15,9 +15,13 @@ from conftest import write_variant
 from scripts import solves_on, word_of
 from typer.testing import CliRunner
 
-from seqk import engine, export, models, report, runspec, status, tree
+from seqk import models
+from seqk.analysis import report, status
 from seqk.cli import app
-from seqk.pricing import PRICING_LAST_UPDATED
+from seqk.config import spec as runspec
+from seqk.io import export, tree
+from seqk.models.pricing import PRICING_LAST_UPDATED
+from seqk.run import scheduler as engine
 
 runner = CliRunner()
 TOKENS = ["input_tokens", "cached_tokens", "thinking_tokens", "output_tokens"]

@@ -8,7 +8,8 @@ from conftest import write_variant
 from scripts import solves_on
 from typer.testing import CliRunner
 
-from seqk import models, report, store
+from seqk import models, store
+from seqk.analysis import report
 from seqk.cli import app
 
 runner = CliRunner()

@@ -14,9 +14,12 @@ from scripts import solves_on
 from test_export import judge_says, make_run
 from typer.testing import CliRunner
 
-from seqk import engine, export, importing, models, runspec, tree
+from seqk import models
 from seqk.cli import app
+from seqk.config import spec as runspec
 from seqk.errors import RunConflict
+from seqk.io import export, importing, tree
+from seqk.run import scheduler as engine
 
 runner = CliRunner()
 ORDER = {"runs": "run_id", "tasks": "run_id, task_index", "attempts": "attempt_uid",

@@ -9,10 +9,10 @@ import asyncio
 import pytest
 
 from seqk import models
-from seqk.config import RetryPolicy
 from seqk.errors import TransientProviderError
-from seqk.limiter import AdaptiveLimit
-from seqk.runspec import RoleSpec
+from seqk.models.limiter import AdaptiveLimit
+from seqk.models.retry import RetryPolicy
+from seqk.models.role import RoleSpec
 
 
 class FakeClock:

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import duckdb
 
-from seqk import engine, llm_local, runspec
+from seqk.config import spec as runspec
+from seqk.models.local import workers as llm_local
+from seqk.run import scheduler as engine
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -107,7 +109,7 @@ def test_killing_the_real_model_mid_run_gives_errors_a_message_and_exit_1(tmp_pa
         worker = None
         deadline = time.monotonic() + 240
         while worker is None and time.monotonic() < deadline and proc.poll() is None:
-            workers = [pid for pid, cmd in children(proc.pid) if "seqk.llm_worker" in cmd]
+            workers = [pid for pid, cmd in children(proc.pid) if "seqk.models.local.worker" in cmd]
             if workers and db.exists():
                 status = seqk("status", "--json", "--db", str(db), env=env())
                 rows = json.loads(status.stdout or "[]")
@@ -130,7 +132,7 @@ def test_killing_the_real_model_mid_run_gives_errors_a_message_and_exit_1(tmp_pa
             "FROM attempts").fetchone()
     assert n_ok >= 2 and n_error >= 1 and n_crash == n_error
     assert n_ok + n_error < 3 * 14
-    assert not [pid for pid, cmd in children(proc.pid) if "seqk.llm_worker" in cmd]
+    assert not [pid for pid, cmd in children(proc.pid) if "seqk.models.local.worker" in cmd]
 
 
 def test_a_worker_never_outlives_seqk_even_after_sigkill(tmp_path):
@@ -140,7 +142,7 @@ def test_a_worker_never_outlives_seqk_even_after_sigkill(tmp_path):
     workers: list[int] = []
     deadline = time.monotonic() + 120
     while not workers and time.monotonic() < deadline:
-        workers = [pid for pid, cmd in children(proc.pid) if "seqk.llm_worker" in cmd]
+        workers = [pid for pid, cmd in children(proc.pid) if "seqk.models.local.worker" in cmd]
         time.sleep(0.1)
     assert workers, "no worker started"
     proc.kill()

@@ -16,10 +16,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from seqk import llm_local, models
-from seqk.config import RetryPolicy
+from seqk import models
 from seqk.errors import MissingExtra, PermanentProviderError, TransientProviderError
-from seqk.runspec import RoleSpec
+from seqk.models.local import workers as llm_local
+from seqk.models.retry import RetryPolicy
+from seqk.models.role import RoleSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = "local/smollm2-135m"
@@ -101,7 +102,7 @@ def test_the_model_runs_in_a_worker_process_not_in_seqk():
     (pid,) = worker_pids()
     assert pid != os.getpid()
     cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    assert b"seqk.llm_worker" in cmdline
+    assert b"seqk.models.local.worker" in cmdline
 
 
 def test_temperature_zero_is_reproducible():
@@ -193,7 +194,8 @@ def test_a_prompt_longer_than_the_context_fails_at_once_and_clearly():
 def test_the_local_model_can_be_the_critic(tmp_path):
     from conftest import write_variant
 
-    from seqk import engine, runspec
+    from seqk.config import spec as runspec
+    from seqk.run import scheduler as engine
 
     models.register_mock("mock/actor", ["wrong"])
     db = tmp_path / "critic.duckdb"
@@ -220,8 +222,9 @@ def test_the_local_model_can_be_the_critic(tmp_path):
 def test_a_short_quickstart_run_stores_real_token_counts(variant, tmp_path):
     from typer.testing import CliRunner
 
-    from seqk import engine, runspec
     from seqk.cli import app
+    from seqk.config import spec as runspec
+    from seqk.run import scheduler as engine
 
     db = tmp_path / "quickstart.duckdb"
     spec = runspec.load(ROOT / "variants" / "quickstart" / variant,

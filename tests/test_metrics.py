@@ -1,4 +1,4 @@
-"""The figures of seqk.metrics on the hand-computed fixture (tests/test_metrics_fixture.py),
+"""The figures of seqk.analysis.metrics on the hand-computed fixture (tests/test_metrics_fixture.py),
 the estimators against reference implementations, and the bootstrap's determinism."""
 
 from __future__ import annotations
@@ -10,8 +10,10 @@ import random
 import pytest
 import test_metrics_fixture as fx
 
-from seqk import metrics, report_text, stats, store
-from seqk.sqlfiles import queries
+from seqk import stats, store
+from seqk.analysis import metrics
+from seqk.render import text as report_text
+from seqk.store.sqlfiles import queries
 
 Z = 1.959963984540054
 

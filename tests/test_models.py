@@ -12,10 +12,11 @@ import time
 import pytest
 from aiohttp import web
 
-from seqk import models, pricing
-from seqk.config import RetryPolicy
+from seqk import models
 from seqk.errors import MissingExtra, PermanentProviderError, TransientProviderError
-from seqk.runspec import RoleSpec
+from seqk.models import pricing
+from seqk.models.retry import RetryPolicy
+from seqk.models.role import RoleSpec
 
 
 class ScriptedServer:
@@ -150,7 +151,7 @@ def test_quota_stops_calls_to_a_model():
 
 def test_cost_formula_matches_seq_k_published_figure():
     # seq_k's README: 1,375,958 in / 1,218,604 cached / 41,715 out on claude-sonnet-4-6 = $1.463368.
-    cost = pricing.cost_usd("anthropic/claude-sonnet-4-6", 1375958, 1218604, 41715)
+    cost = models.cost_usd("anthropic/claude-sonnet-4-6", 1375958, 1218604, 41715)
     assert round(cost, 6) == 1.463368
 
 
@@ -159,17 +160,17 @@ def test_litellm_price_map_is_used_after_the_project_table():
     entry = __import__("litellm").model_cost["gpt-4o"]
     expected = ((1000 - 200) * entry["input_cost_per_token"]
                 + 200 * entry["cache_read_input_token_cost"] + 100 * entry["output_cost_per_token"])
-    assert pricing.cost_usd("openai/gpt-4o", 1000, 200, 100) == pytest.approx(expected, rel=1e-12)
+    assert models.cost_usd("openai/gpt-4o", 1000, 200, 100) == pytest.approx(expected, rel=1e-12)
 
 
 def test_unknown_model_costs_null_with_one_warning(caplog):
     pricing._warned.discard("acme/nobody-knows")
     with caplog.at_level(logging.WARNING, logger="seqk"):
-        assert pricing.cost_usd("acme/nobody-knows", 10, 0, 10) is None
-        assert pricing.cost_usd("acme/nobody-knows", 10, 0, 10) is None
+        assert models.cost_usd("acme/nobody-knows", 10, 0, 10) is None
+        assert models.cost_usd("acme/nobody-knows", 10, 0, 10) is None
     assert [r.getMessage() for r in caplog.records].count(
         "no price known for acme/nobody-knows: its cost_usd is null (set the role's price: in the variant, "
-        "or add it to seqk/pricing.py)") == 1
+        "or add it to seqk/models/pricing.py)") == 1
 
 
 def test_mock_scripts_lists_and_exceptions():
@@ -214,12 +215,12 @@ def test_readiness_is_the_providers_own():
 def test_prices_come_from_the_provider_whether_or_not_litellm_was_imported():
     # A fresh process: a free or self-hosted model is priced without importing litellm, and a
     # hosted one loads litellm's price map on its own instead of depending on an earlier import.
-    code = ("import sys; from seqk import pricing as p\n"
-            "free = [p.price_of(m) for m in ('mock/x', 'local/smollm2-135m')]\n"
-            "served = p.price_of('openai/gpt-4o', api_base='http://127.0.0.1:9/v1')\n"
-            "own = p.price_of('openai/gpt-4o', p.Price(1, 1, 2), 'http://127.0.0.1:9/v1')\n"
+    code = ("import sys; from seqk import models as m; from seqk.models import pricing as p\n"
+            "free = [m.price_of(x) for x in ('mock/x', 'local/smollm2-135m')]\n"
+            "served = m.price_of('openai/gpt-4o', api_base='http://127.0.0.1:9/v1')\n"
+            "own = m.price_of('openai/gpt-4o', p.Price(1, 1, 2), 'http://127.0.0.1:9/v1')\n"
             "before = 'litellm' in sys.modules\n"
-            "hosted = p.price_of('openai/gpt-4o')\n"
+            "hosted = m.price_of('openai/gpt-4o')\n"
             "print(free == [p.Price(0, 0, 0)] * 2, served, own, before, hosted is not None and hosted.input > 0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["True", "None", "Price(input=1,", "cached_input=1,", "output=2)", "False", "True"]

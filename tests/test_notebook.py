@@ -10,7 +10,9 @@ from nbclient import NotebookClient
 from scripts import word_of
 from test_report import build_mock_db
 
-from seqk import engine, models, runspec
+from seqk import models
+from seqk.config import spec as runspec
+from seqk.run import scheduler as engine
 
 NOTEBOOK = Path(__file__).parent.parent / "notebooks" / "seqk_compare.ipynb"
 

@@ -22,10 +22,13 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from seqk import engine, llm_local, models, runspec
-from seqk.config import RetryPolicy
+from seqk import models
+from seqk.config import spec as runspec
 from seqk.errors import PermanentProviderError
-from seqk.runspec import RoleSpec
+from seqk.models.local import workers as llm_local
+from seqk.models.retry import RetryPolicy
+from seqk.models.role import RoleSpec
+from seqk.run import scheduler as engine
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY_ENV = "SEQK_TEST_LLAMA_SERVER_KEY"

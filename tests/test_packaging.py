@@ -20,7 +20,7 @@ def test_wheel_ships_sql_and_benchmarks_and_works_outside_the_checkout(tmp_path)
     assert "benchmarks/arcagi2/__init__.py" in names
     target = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(target)
-    code = ("import seqk, benchmarks; from seqk import sqlfiles, benchmark; "
+    code = ("import seqk, benchmarks; from seqk.store import sqlfiles; from seqk import benchmark; "
             "assert 'pending_attempts' in sqlfiles.queries(); assert sqlfiles.schema(); "
             "assert 'arcagi2' in benchmark.names(); "
             f"assert seqk.__file__.startswith({str(target)!r}), seqk.__file__; "

@@ -167,7 +167,9 @@ def hold_database(db: Path, seconds: float) -> subprocess.Popen:
 
 
 def test_a_run_waits_out_a_busy_database_and_writes_everything(tmp_path):
-    from seqk import engine, models, runspec
+    from seqk import models
+    from seqk.config import spec as runspec
+    from seqk.run import scheduler as engine
 
     sys.path.insert(0, str(TESTS))
     from conftest import write_variant
@@ -195,7 +197,7 @@ def test_a_database_held_for_too_long_says_how_many_attempts_were_not_written(tm
 
     from seqk import records, store
     from seqk.errors import StoreBusy
-    from seqk.writer import Writer
+    from seqk.run.writer import Writer
 
     db = tmp_path / "held.duckdb"
     with store.connect(db):

@@ -1,7 +1,7 @@
 """The seq@k prompt, word for word."""
 
 from seqk.benchmark import HistoryItem
-from seqk.prompts import actor_prompt
+from seqk.benchmark.prompt import actor_prompt
 
 
 def test_pass_at_k_prompt_is_the_bare_task():

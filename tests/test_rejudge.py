@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from conftest import rows, write_variant
 
-from seqk import engine, models, runspec
+from seqk import models
+from seqk.config import spec as runspec
+from seqk.run import scheduler as engine
 
 
 def spec_for(tmp_path, **keys):

@@ -8,7 +8,8 @@ import pytest
 from conftest import rows, write_variant
 from typer.testing import CliRunner
 
-from seqk import judges, models
+from seqk import models
+from seqk.analysis import judges
 from seqk.cli import app
 
 runner = CliRunner()

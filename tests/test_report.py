@@ -16,8 +16,10 @@ from conftest import write_variant
 from scripts import solves_on
 from typer.testing import CliRunner
 
-from seqk import engine, models, runspec
+from seqk import models
 from seqk.cli import app
+from seqk.config import spec as runspec
+from seqk.run import scheduler as engine
 
 runner = CliRunner()
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

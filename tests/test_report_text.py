@@ -9,8 +9,8 @@ import pytest
 from rich.console import Console
 from test_report import build_mock_db, report
 
-from seqk import report as reports
-from seqk.report_text import to_text
+from seqk.analysis import report as reports
+from seqk.render.text import to_text
 
 NUMBER = re.compile(r"[+−-]?\d+\.\d+|\[[^\]]*\]|p=[\d.e-]+|n=\d+|\$[\d.]+")
 

@@ -8,8 +8,10 @@ import json
 import pytest
 from conftest import write_variant
 
-from seqk import engine, planning, runspec
-from seqk.resume import decide
+from seqk.config import spec as runspec
+from seqk.run import plan as planning
+from seqk.run import scheduler as engine
+from seqk.run.prepare import decide
 
 
 def spec_for(tmp_path, name="v.yaml", **keys):

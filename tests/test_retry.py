@@ -9,9 +9,9 @@ import random
 import pytest
 
 from seqk import models
-from seqk.config import RetryPolicy
 from seqk.errors import AuthError, PermanentProviderError, ProviderError, QuotaExceeded, TransientProviderError
-from seqk.runspec import RoleSpec
+from seqk.models.retry import RetryPolicy
+from seqk.models.role import RoleSpec
 
 
 class FakeSleep:

@@ -17,9 +17,10 @@ from scripts import solves_on
 from test_export import make_run
 from typer.testing import CliRunner
 
-from seqk import export, models, s3, tree
+from seqk import models
 from seqk.cli import app
 from seqk.errors import ConfigError
+from seqk.io import export, s3, tree
 
 runner = CliRunner()
 BUCKET = "seqk-test"
@@ -202,7 +203,7 @@ def test_upload_needs_an_exported_folder_and_a_bucket(tmp_path, db, monkeypatch)
 
 
 def spec_with(tmp_path, **keys):
-    from seqk import runspec
+    from seqk.config import spec as runspec
 
     keys = {"benchmark": "toy", "metric": "seq@k", "k": 2, "model": "mock/actor",
             "options": {"n": 2}} | keys

@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 from scripts import solves_on
 
-from seqk import engine, models, runspec, sqlfiles, store
+from seqk import models, store
+from seqk.config import spec as runspec
 from seqk.errors import SqlFileError
+from seqk.run import scheduler as engine
+from seqk.store import sqlfiles
 
 
 def test_parse_names_docs_and_bodies():

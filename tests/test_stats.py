@@ -7,7 +7,8 @@ from math import factorial, sqrt
 import numpy as np
 import pytest
 
-from seqk import metrics, stats
+from seqk import stats
+from seqk.analysis import metrics
 from seqk.stats import Types
 
 N_TASKS = 20

@@ -9,7 +9,10 @@ import pytest
 from conftest import write_variant
 from scripts import solves_on
 
-from seqk import engine, models, runspec, sqlfiles, store
+from seqk import models, store
+from seqk.config import spec as runspec
+from seqk.run import scheduler as engine
+from seqk.store import sqlfiles
 
 K = 2
 

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from seqk import engine, runspec
+from seqk.config import spec as runspec
+from seqk.run import scheduler as engine
 
 ROOT = Path(__file__).resolve().parent.parent
 VARIANTS = sorted((ROOT / "variants").glob("*/*.yaml"))

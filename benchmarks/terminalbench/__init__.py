@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from seqk.benchmark import AgentUsage, AttemptContext, AttemptResult, Benchmark, FeedbackMode, RoleClient, Task, Verdict
+from seqk.benchmark.prompt import actor_prompt
 from seqk.errors import AgentRunError, JudgeError
-from seqk.prompts import actor_prompt
 
 from . import harbor, text
 

@@ -8,7 +8,7 @@ jitter, honouring Retry-After; permanent ones (auth, bad request) fail at once
 
 Which provider answers a model is decided in one place (`registry`): `mock/...`
 is built in and needs nothing (scripted replies for tests and benchmarks of the
-harness); `local/...` runs in worker processes of its own (seqk.llm_local)
+harness); `local/...` runs in worker processes of its own (seqk.models.local.workers)
 reached over loopback; a role with an `api_base` and an `openai/` id talks to
 that server directly; everything else goes through litellm, which is imported
 on the first real call, credential check or price lookup that needs it, and
@@ -23,12 +23,21 @@ from seqk.models.mock import MockModel, _mock_for, clear_mocks, count_tokens, mo
 from seqk.models.openai_http import close_sessions
 from seqk.models.pool import ModelPool
 from seqk.models.probe import PROBE_PROMPT, ProbeResult, probe
-from seqk.models.registry import credential_problems, ensure_ready, missing_credentials, provider_for, provider_of
+from seqk.models.registry import (
+    cost_usd,
+    credential_problems,
+    ensure_ready,
+    known_price,
+    missing_credentials,
+    price_of,
+    provider_for,
+    provider_of,
+)
 from seqk.models.retry import classify, is_rate_limit
 
 __all__ = [
     "PROBE_PROMPT", "Completion", "MockModel", "ModelPool", "ProbeResult", "Provider", "QuotaExceeded",
     "_mock_for", "classify", "clear_mocks", "close_sessions", "count_tokens", "credential_problems",
-    "ensure_ready", "import_litellm", "is_rate_limit", "missing_credentials", "mock_problem", "probe",
-    "provider_for", "provider_of", "register_mock",
+    "cost_usd", "ensure_ready", "import_litellm", "is_rate_limit", "known_price", "missing_credentials",
+    "mock_problem", "price_of", "probe", "provider_for", "provider_of", "register_mock",
 ]

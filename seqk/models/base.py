@@ -6,8 +6,8 @@ import os
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from seqk.pricing import Price
-from seqk.runspec import RoleSpec
+from seqk.models.pricing import Price
+from seqk.models.role import RoleSpec
 
 
 @dataclass
@@ -21,7 +21,8 @@ class Completion:
     thinking_tokens: int
     output_tokens: int
     latency_s: float
-    cost_usd: float | None
+    cost_usd: float | None = None
+    """Set by the pool from the role's price (seqk.models.registry.price_of); providers leave it."""
     retries: int = 0
 
 

@@ -8,8 +8,8 @@ import time
 from typing import Any
 
 from seqk.models.base import Completion, key_env_problem, sampling
-from seqk.pricing import Price, cost_usd
-from seqk.runspec import RoleSpec
+from seqk.models.pricing import Price
+from seqk.models.role import RoleSpec
 
 
 def import_litellm() -> Any:
@@ -61,8 +61,7 @@ class LiteLLMProvider:
         thinking = _usage_field(getattr(usage, "completion_tokens_details", None), "reasoning_tokens")
         return Completion(
             text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=cached,
-            thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency,
-            cost_usd=cost_usd(spec.model, input_tokens, cached, output_tokens, spec.price, spec.api_base))
+            thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency)
 
     def credential_problem(self, role: RoleSpec) -> str | None:
         """The role's `api_key_env` when it names one; else none needed with an `api_base`;

@@ -13,8 +13,8 @@ from typing import Any
 
 from seqk.errors import PermanentProviderError
 from seqk.models.base import FREE, Completion
-from seqk.pricing import Price, cost_usd
-from seqk.runspec import RoleSpec
+from seqk.models.pricing import Price
+from seqk.models.role import RoleSpec
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -133,8 +133,7 @@ class MockProvider:
         input_tokens, output_tokens = count_tokens(prompt), count_tokens(text)
         return Completion(
             text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=0,
-            thinking_tokens=0, output_tokens=output_tokens, latency_s=time.perf_counter() - start,
-            cost_usd=cost_usd(spec.model, input_tokens, 0, output_tokens, spec.price))
+            thinking_tokens=0, output_tokens=output_tokens, latency_s=time.perf_counter() - start)
 
     def credential_problem(self, role: RoleSpec) -> str | None:
         """None: a mock needs no key."""

@@ -17,8 +17,8 @@ from typing import Any
 
 from seqk.errors import HTTPStatusError
 from seqk.models.base import Completion, key_env_problem, sampling
-from seqk.pricing import Price, cost_usd
-from seqk.runspec import RoleSpec
+from seqk.models.pricing import Price
+from seqk.models.role import RoleSpec
 
 _SESSIONS: dict[int, Any] = {}
 
@@ -69,8 +69,7 @@ async def chat_completion(spec: RoleSpec, prompt: str, api_base: str) -> Complet
     text = data["choices"][0]["message"].get("content") or ""
     return Completion(
         text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=cached,
-        thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency,
-        cost_usd=cost_usd(spec.model, input_tokens, cached, output_tokens, spec.price, spec.api_base))
+        thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency)
 
 
 class OpenAIHTTPProvider:

@@ -6,13 +6,12 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable
 
-from seqk.config import RetryPolicy
 from seqk.errors import ProviderError, QuotaExceeded
-from seqk.limiter import AdaptiveLimit, LimitState
 from seqk.models.base import Completion
-from seqk.models.registry import provider_of
-from seqk.models.retry import classify, is_rate_limit, with_retries
-from seqk.runspec import RoleSpec
+from seqk.models.limiter import AdaptiveLimit, LimitState
+from seqk.models.registry import cost_usd, provider_of
+from seqk.models.retry import RetryPolicy, classify, is_rate_limit, with_retries
+from seqk.models.role import RoleSpec
 
 
 class ModelPool:
@@ -80,4 +79,6 @@ class ModelPool:
 
         completion, retries = await with_retries(attempt, self.retry, rng=self._rng, sleep=self._sleep)
         completion.retries = retries
+        completion.cost_usd = cost_usd(model, completion.input_tokens, completion.cached_tokens,
+                                       completion.output_tokens, spec.price, spec.api_base)
         return completion

@@ -7,12 +7,12 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from seqk.config import RetryPolicy
 from seqk.errors import ProviderError
 from seqk.models.openai_http import close_sessions
 from seqk.models.pool import ModelPool
 from seqk.models.registry import missing_credentials
-from seqk.runspec import RoleSpec
+from seqk.models.retry import RetryPolicy
+from seqk.models.role import RoleSpec
 
 PROBE_PROMPT = "Reply with the single word: ok"
 

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from seqk.errors import ConfigIssue
 from seqk.models.base import Provider
 from seqk.models.litellm_provider import LiteLLMProvider
-from seqk.models.local import LocalProvider
+from seqk.models.local.provider import LocalProvider
 from seqk.models.mock import MockProvider
 from seqk.models.openai_http import OpenAIHTTPProvider
-from seqk.pricing import Price
-from seqk.runspec import RoleSpec
+from seqk.models.pricing import PRICES, Price, cost_at
+from seqk.models.role import RoleSpec
 
 PROVIDERS: tuple[Provider, ...] = (MockProvider(), LocalProvider(), OpenAIHTTPProvider(), LiteLLMProvider())
 """In order of precedence; the last serves every model."""
@@ -34,9 +34,27 @@ def provider_of(role: RoleSpec) -> Provider:
     return provider_for(role.model, role.api_base)
 
 
-def price(model: str, api_base: str | None = None) -> Price | None:
-    """The price the model's provider knows for it, or None."""
+def price_of(model: str, own: Price | None = None, api_base: str | None = None) -> Price | None:
+    """The model's price, or None when nobody knows it. `own` (a role's `price:` in the variant)
+    wins over every table: a self-hosted model is priced by whoever pays for its server. Then
+    the project table (seqk.models.pricing.PRICES), then the provider that serves the model at
+    `api_base`: free for mock and local models, litellm's price map (loaded on first need) for
+    the rest, nothing for an OpenAI-compatible server a role names."""
+    if own is not None:
+        return own
+    if model in PRICES:
+        return PRICES[model]
     return provider_for(model, api_base).price(model)
+
+
+known_price = price_of
+"""The name budget and validation read: a price known before the first call."""
+
+
+def cost_usd(model: str, input_tokens: int | None, cached_tokens: int | None, output_tokens: int | None,
+             own: Price | None = None, api_base: str | None = None) -> float | None:
+    """Dollar cost of one call; None (plus one warning per model) when the price is unknown."""
+    return cost_at(model, price_of(model, own, api_base), input_tokens, cached_tokens, output_tokens)
 
 
 def missing_credentials(role: RoleSpec) -> str | None:

@@ -18,11 +18,28 @@ from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
 import tenacity
+from pydantic import BaseModel, ConfigDict, Field
 
-from seqk.config import RetryPolicy
 from seqk.errors import AuthError, PermanentProviderError, ProviderError, TransientProviderError
 
 T = TypeVar("T")
+
+
+
+class RetryPolicy(BaseModel):
+    """How transient provider errors are retried: exponential backoff with full jitter."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_retries: int = Field(6, ge=0)
+    """Retries after the first try, for 429 / 5xx / timeouts / dropped connections."""
+    base_delay_s: float = Field(1.0, ge=0)
+    """First backoff; doubles each retry. Retry-After from the provider wins when longer."""
+    max_delay_s: float = Field(60.0, ge=0)
+    """Longest single wait."""
+    max_rate_limit_retries: int = Field(30, ge=0)
+    """Retries after a rate limit (429), counted apart from max_retries: the model's limit on
+    calls in flight adapts instead; the ceiling keeps a 429 that never ends from looping forever."""
 
 
 def _retry_after(exc: BaseException) -> float | None:

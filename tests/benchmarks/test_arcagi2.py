@@ -14,8 +14,8 @@ from conftest import write_variant
 from benchmarks.arcagi2 import benchmark
 from benchmarks.arcagi2.data import Split, bundled_tasks
 from benchmarks.arcagi2.grids import is_grid, render
-from seqk import runspec
 from seqk.benchmark import Task, Verdict
+from seqk.config import spec as runspec
 from seqk.errors import ConfigError, NotFound
 
 

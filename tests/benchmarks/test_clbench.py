@@ -8,8 +8,10 @@ from conftest import write_variant
 from rubrichelp import FIXTURES, ScriptedRole, run
 
 from benchmarks.clbench import benchmark, judge
-from seqk import engine, models, runspec
+from seqk import models
+from seqk.config import spec as runspec
 from seqk.errors import JudgeError
+from seqk.run import scheduler as engine
 
 DATA = str(FIXTURES / "clbench.jsonl")
 PASS = ('{"Grading Rationale": "Both met.", "List of Requirement Satisfaction Status": ["yes", "yes"], '

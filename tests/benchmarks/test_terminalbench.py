@@ -16,9 +16,10 @@ from conftest import write_variant
 from pydantic import ValidationError
 
 from benchmarks.terminalbench import TASKS, TerminalBench, benchmark, text
-from seqk import engine, runspec
 from seqk.benchmark import AttemptContext, AttemptResult, HistoryItem, Task
+from seqk.config import spec as runspec
 from seqk.errors import AgentRunError
+from seqk.run import scheduler as engine
 
 FAKE_HARBOR = r'''
 import json, os, sys, time

@@ -1,7 +1,7 @@
 """The embedded model's own process: one GGUF loaded by llama.cpp, served as an
 OpenAI-compatible chat endpoint on loopback.
 
-    python -m seqk.llm_worker --model PATH [--threads N] [--n-ctx N]
+    python -m seqk.models.local.worker --model PATH [--threads N] [--n-ctx N]
 
 seqk starts one (or more) of these per `local/...` model and talks to it through the
 same HTTP path as any OpenAI-compatible server. Keeping llama.cpp out of seqk's process
@@ -115,8 +115,8 @@ def serve(model_path: str, threads: int, n_ctx: int, host: str = "127.0.0.1") ->
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of `python -m seqk.llm_worker`."""
-    parser = argparse.ArgumentParser(prog="python -m seqk.llm_worker", description=__doc__)
+    """Entry point of `python -m seqk.models.local.worker`."""
+    parser = argparse.ArgumentParser(prog="python -m seqk.models.local.worker", description=__doc__)
     parser.add_argument("--model", required=True, help="path of the GGUF file")
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads")
     parser.add_argument("--n-ctx", type=int, default=8192, help="context window in tokens")

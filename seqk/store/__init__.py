@@ -23,7 +23,7 @@ import duckdb
 
 from seqk.errors import BadInput, NotFound, QueryError, RunConflict, StoreBusy
 from seqk.records import AttemptRecord, FeedbackFill
-from seqk.sqlfiles import q, schema, views
+from seqk.store.sqlfiles import q, schema, views
 
 SCHEMA_VERSION = "3"  # 2: rejudged_slots; 3: runs.shows_grading_info
 DEFAULT_DB = "runs/seqk.duckdb"

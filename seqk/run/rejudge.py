@@ -30,15 +30,16 @@ from typing import Any
 from seqk import benchmark as benchmarks
 from seqk import store
 from seqk.benchmark import HistoryItem, Task, Verdict
-from seqk.budget import gate_for
-from seqk.config import RetryPolicy
-from seqk.engine import AttemptEvent, Engine, RunResult
+from seqk.config.identity import path_safe
+from seqk.config.spec import RunSpec
 from seqk.errors import ConfigError, ConfigIssue, NotFound, RejudgeRefused, RunConflict
-from seqk.identity import path_safe
-from seqk.metering import MeteredClient, error_record, now
+from seqk.models.retry import RetryPolicy
+from seqk.models.role import RoleSpec
 from seqk.records import AttemptRecord, CallRecord
-from seqk.resume import Prepared, prepare
-from seqk.runspec import RoleSpec, RunSpec
+from seqk.run.budget import gate_for
+from seqk.run.metering import MeteredClient, error_record, now
+from seqk.run.prepare import Prepared, prepare
+from seqk.run.scheduler import AttemptEvent, Engine, RunResult
 
 _ACTOR_FIELDS = ("temperature", "max_tokens", "top_p", "seed", "extra")
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from seqk.errors import LocalModelCrashed, MissingExtra
-from seqk.llm_local import REBUILD, check, cores, generate, start_worker
+from seqk.models.local.workers import REBUILD, check, cores, generate, start_worker
 
 NATIVE_ONLY_FEATURES = ("AVX512", "AMX", "AVX_VNNI")
 """Features in a build's system info that a portable build leaves out: their presence means

@@ -7,58 +7,25 @@ null for a non-LLM verifier; the critic is null for a template feedback mode.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from seqk import __version__
 from seqk import benchmark as benchmarks
 from seqk.benchmark import Benchmark, FeedbackMode, Task
-from seqk.config import RetryPolicy, RoleParams, Variant, pydantic_issues
+from seqk.benchmark.prompt import PROMPT_VERSION
+from seqk.config.identity import fingerprint, run_id
+from seqk.config.variant import RoleParams, Variant, pydantic_issues
 from seqk.errors import ConfigError, ConfigIssue
-from seqk.identity import fingerprint, run_id
-from seqk.pricing import Price, known_price
-from seqk.prompts import PROMPT_VERSION
-
-_RESULT_PARAMS = ("temperature", "max_tokens", "top_p", "seed", "extra")
-
-
-@dataclass(frozen=True)
-class RoleSpec:
-    """One role's model and its resolved settings."""
-
-    role: str
-    model: str | None
-    temperature: float | None = None
-    max_tokens: int | None = None
-    top_p: float | None = None
-    seed: int | None = None
-    api_base: str | None = None
-    api_key_env: str | None = None
-    max_concurrency: int | None = None
-    timeout_s: float | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    price: Price | None = None
-    """The variant's price for this role; None: seqk's table, then litellm's map."""
-    budget_usd: float | None = None
-    """Most this role may spend on the run (every invocation), in US dollars."""
-
-    def result_fields(self) -> dict[str, Any]:
-        """The settings that change what the model says (they go in the fingerprint)."""
-        return {"model": self.model} | {name: getattr(self, name) for name in _RESULT_PARAMS}
-
-    def public(self) -> dict[str, Any]:
-        """Every setting, for the stored config: names of key variables, never keys."""
-        return self.result_fields() | {
-            "api_base": self.api_base, "api_key_env": self.api_key_env,
-            "max_concurrency": self.max_concurrency, "timeout_s": self.timeout_s,
-            "price": dataclasses.asdict(self.price) if self.price else None,
-            "budget_usd": self.budget_usd}
+from seqk.models import known_price
+from seqk.models.pricing import Price
+from seqk.models.retry import RetryPolicy
+from seqk.models.role import RoleSpec
+from seqk.version import __version__
 
 
 @dataclass(frozen=True)
@@ -92,7 +59,7 @@ class RunSpec:
     budget_usd: float | None = None
     """Most the whole run may spend (every role, every invocation), in US dollars."""
     rejudge_of: str | None = None
-    """For a re-judging run (seqk.rejudge): the run whose actor outputs it grades again."""
+    """For a re-judging run (seqk.run.rejudge): the run whose actor outputs it grades again."""
 
     @property
     def feedback_mode(self) -> str:
@@ -319,6 +286,6 @@ def _select(all_tasks: list[Task], variant: Variant, issues: list[ConfigIssue]) 
 
 def load(path: str | os.PathLike[str], overrides: dict[str, Any] | None = None) -> RunSpec:
     """Read, validate and resolve a variant YAML in one step."""
-    from seqk.config import load_variant
+    from seqk.config.variant import load_variant
 
     return resolve(load_variant(path, overrides), Path(path))

@@ -18,7 +18,7 @@ from typing import Any
 
 import altair as alt
 
-from seqk.report import Report, cells
+from seqk.analysis.report import Report, cells
 
 _PAGE_WIDTH = 1200
 """Plot width a chart fills (the page's 1400 px less its margins and axis labels)."""

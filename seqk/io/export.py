@@ -29,13 +29,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from seqk import store, tree
+from seqk import store
 from seqk.errors import ConfigError, ConfigIssue, NotFound
-from seqk.pricing import PRICING_LAST_UPDATED
-from seqk.s3 import UploadError, UploadResult, check_access, upload_dir
+from seqk.io import tree
+from seqk.io.s3 import UploadError, UploadResult, check_access, upload_dir
+from seqk.models.pricing import PRICING_LAST_UPDATED
 
 if TYPE_CHECKING:
-    from seqk.runspec import RunSpec
+    from seqk.config.spec import RunSpec
 
 __all__ = [
     "ExportResult", "UploadError", "UploadResult", "after_run", "export_parquet",
@@ -115,7 +116,7 @@ def _fetch(con: Any, run_id: str) -> _RunData:
 def _gains(con: Any, run: dict[str, Any]) -> dict[str, Any]:
     if run["metric"] != "seq@k":
         return {}
-    from seqk import metrics
+    from seqk.analysis import metrics
 
     (m,) = metrics.compute(con, [run["run_id"]])
     out: dict[str, Any] = {}

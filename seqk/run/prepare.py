@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from seqk import __version__, store
+from seqk import store
 from seqk.benchmark import HistoryItem, Verdict
+from seqk.config.identity import differing_fields
+from seqk.config.spec import RunSpec
 from seqk.errors import RunConflict
-from seqk.identity import differing_fields
-from seqk.runspec import RunSpec
+from seqk.version import __version__
 
 
 @dataclass

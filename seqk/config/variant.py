@@ -25,6 +25,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from seqk.errors import ConfigError, ConfigIssue
+from seqk.models.retry import RetryPolicy
 
 _METRICS = {"pass@k": "pass@k", "passk": "pass@k", "seq@k": "seq@k", "seqk": "seq@k"}
 
@@ -69,22 +70,6 @@ class RoleParams(BaseModel):
     """This role's price, for a model seqk cannot price (a self-hosted server) or a negotiated rate."""
     budget_usd: float | None = Field(None, gt=0)
     """Most this role may spend on the run, in US dollars, across every invocation."""
-
-
-class RetryPolicy(BaseModel):
-    """How transient provider errors are retried: exponential backoff with full jitter."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    max_retries: int = Field(6, ge=0)
-    """Retries after the first try, for 429 / 5xx / timeouts / dropped connections."""
-    base_delay_s: float = Field(1.0, ge=0)
-    """First backoff; doubles each retry. Retry-After from the provider wins when longer."""
-    max_delay_s: float = Field(60.0, ge=0)
-    """Longest single wait."""
-    max_rate_limit_retries: int = Field(30, ge=0)
-    """Retries after a rate limit (429), counted apart from max_retries: the model's limit on
-    calls in flight adapts instead; the ceiling keeps a 429 that never ends from looping forever."""
 
 
 class Variant(BaseModel):

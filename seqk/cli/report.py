@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from seqk.cli_group import DbOption, app, check_file_target, check_folder
-from seqk.cli_group import console as _console
-from seqk.console import print_limits as _print_limits
+from seqk.cli.app import DbOption, app, check_file_target, check_folder
+from seqk.cli.app import console as _console
+from seqk.render.console import print_limits as _print_limits
 
 
 @app.command()
@@ -33,10 +33,10 @@ def rejudge(
 
     Example: seqk rejudge toyjudge-plain/passk/mock__actor/mock__judge/binary --judge-model openai/gpt-4.1
     """
-    from seqk import judges
-    from seqk import rejudge as rejudging
-    from seqk.console import RunProgress, print_run_summary
-    from seqk.runspec import RoleSpec
+    from seqk.analysis import judges
+    from seqk.models.role import RoleSpec
+    from seqk.render.console import RunProgress, print_run_summary
+    from seqk.run import rejudge as rejudging
 
     judge = RoleSpec(role="judge", model=judge_model, temperature=0.0 if judge_model else None,
                      max_tokens=judge_max_tokens, api_base=judge_api_base, api_key_env=judge_api_key_env)
@@ -87,7 +87,7 @@ def report(
     Example: seqk report --compare --html report.html
     """
     if judges:
-        from seqk import judges as judging
+        from seqk.analysis import judges as judging
 
         if not runs or len(runs) > 2:
             raise typer.BadParameter("--judges takes two run ids, or one re-judging run")
@@ -95,7 +95,7 @@ def report(
         for line in judging.describe(comparison):
             _console().print(line, markup=False, highlight=False)
         return
-    from seqk import report as reports
+    from seqk.analysis import report as reports
 
     check_file_target(html, "--html")
     check_file_target(png, "--png")
@@ -111,11 +111,11 @@ def report(
     elif fmt == "markdown":
         typer.echo(reports.to_markdown(rep), nl=False)
     else:
-        from seqk.report_text import to_text
+        from seqk.render.text import to_text
 
         _console().print(to_text(rep), markup=False, end="")
     if html or png:
-        from seqk import charts
+        from seqk.render import charts
 
         err = _console(stderr=True)
         if html:
@@ -147,7 +147,7 @@ def export(
 
     Example: seqk export toy-plain/seqk/mock__actor/deterministic/binary --to runs
     """
-    from seqk import export as exporting
+    from seqk.io import export as exporting
 
     check_folder(to, "--to")
     check_folder(parquet, "--parquet")
@@ -170,7 +170,7 @@ def import_(
 
     Example: seqk import runs/clbench-dkr --db runs/seqk.duckdb
     """
-    from seqk.importing import import_tree
+    from seqk.io.importing import import_tree
 
     for result in import_tree(folder, db):
         typer.echo(result.describe())
@@ -192,7 +192,7 @@ def upload(
 
     Example: seqk upload toy-plain/seqk/mock__actor/deterministic/binary --bucket my-bucket
     """
-    from seqk import export as exporting
+    from seqk.io import export as exporting
 
     result = exporting.upload(run, bucket=bucket, root=from_, db=db)
     typer.echo(exporting.describe_upload(result))

@@ -5,7 +5,9 @@ cost_usd = ((input - cached) * input_price + cached * cached_input_price
 
 Thinking tokens are part of output and not added again. Prices come from the
 role's own `price:`, then the project table below, then the provider that serves
-the model. An unknown model costs None (never 0) and is warned about once per process.
+the model (that lookup is seqk.models.registry.price_of: this module holds only the
+data and the arithmetic, so every provider can import it). An unknown model costs
+None (never 0) and is warned about once per process.
 """
 
 from __future__ import annotations
@@ -37,42 +39,20 @@ PRICES: dict[str, Price] = {
 _warned: set[str] = set()
 
 
-def price_of(model: str, own: Price | None = None, api_base: str | None = None) -> Price | None:
-    """The model's price, or None when nobody knows it. `own` (a role's `price:` in the variant)
-    wins over every table: a self-hosted model is priced by whoever pays for its server. Then
-    the project table, then the provider that serves the model at `api_base` (seqk.models):
-    free for mock and local models, litellm's price map (loaded on first need) for the rest,
-    nothing for an OpenAI-compatible server a role names."""
-    if own is not None:
-        return own
-    if model in PRICES:
-        return PRICES[model]
-    # The provider layer imports this module for Price; asking it back only at call time keeps
-    # `import seqk.pricing` free of the providers.
-    from seqk.models.registry import price
-
-    return price(model, api_base)
-
-
-known_price = price_of
-"""The name budget and validation read: a price known before the first call."""
-
-
 def call_cost(price: Price, input_tokens: float, cached_tokens: float, output_tokens: float) -> float:
     """Dollar cost of the given token counts at `price`."""
     return ((input_tokens - cached_tokens) * price.input + cached_tokens * price.cached_input
             + output_tokens * price.output) / 1_000_000
 
 
-def cost_usd(model: str, input_tokens: int | None, cached_tokens: int | None,
-             output_tokens: int | None, own: Price | None = None, api_base: str | None = None) -> float | None:
-    """Dollar cost of one call; None (plus one warning per model) when the price is unknown."""
-    price = price_of(model, own, api_base)
+def cost_at(model: str, price: Price | None, input_tokens: int | None, cached_tokens: int | None,
+            output_tokens: int | None) -> float | None:
+    """Dollar cost of one call at `price`; None (plus one warning per model) when the price is unknown."""
     if price is None:
         if model not in _warned:
             _warned.add(model)
             log.warning("no price known for %s: its cost_usd is null (set the role's price: in the "
-                        "variant, or add it to seqk/pricing.py)", model)
+                        "variant, or add it to seqk/models/pricing.py)", model)
         return None
     if input_tokens is None or output_tokens is None:
         return None

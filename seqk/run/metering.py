@@ -9,12 +9,11 @@ import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 
-from seqk import pricing
 from seqk.benchmark import AgentUsage
 from seqk.errors import ProviderError
-from seqk.models import ModelPool
+from seqk.models import ModelPool, cost_usd, pricing
+from seqk.models.role import RoleSpec
 from seqk.records import CallRecord
-from seqk.runspec import RoleSpec
 
 
 def now() -> datetime:
@@ -40,7 +39,7 @@ def seeded(role: RoleSpec, attempt_index: int) -> RoleSpec:
 def agent_call(usage: AgentUsage, prompt: str, output: str, started: datetime,
                 price: pricing.Price | None = None) -> CallRecord:
     """An agent harness's own token usage as the actor's call, priced like any other."""
-    cost = pricing.cost_usd(usage.model, usage.input_tokens, usage.cached_tokens, usage.output_tokens,
+    cost = cost_usd(usage.model, usage.input_tokens, usage.cached_tokens, usage.output_tokens,
                             own=price)
     return CallRecord("actor", usage.model, prompt, output, usage.input_tokens, usage.cached_tokens,
                       usage.thinking_tokens, usage.output_tokens, cost, usage.latency_s, 0, None, started)

@@ -1,4 +1,4 @@
-"""`local/...` models: worker processes of seqk.llm_local, reached over the OpenAI-compatible path."""
+"""`local/...` models: worker processes of seqk.models.local.workers, reached over the OpenAI-compatible path."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import asyncio
 
 from seqk.models.base import FREE, Completion
 from seqk.models.openai_http import chat_completion
-from seqk.pricing import Price
-from seqk.runspec import RoleSpec
+from seqk.models.pricing import Price
+from seqk.models.role import RoleSpec
 
 
 class LocalProvider:
@@ -21,7 +21,7 @@ class LocalProvider:
 
     async def call(self, spec: RoleSpec, prompt: str) -> Completion:
         """One call on a leased worker; a worker that died becomes LocalModelCrashed (or a timeout)."""
-        from seqk import llm_local
+        from seqk.models.local import workers as llm_local
 
         assert spec.model is not None
         local = llm_local.server(spec.model, spec.max_concurrency)
@@ -41,7 +41,7 @@ class LocalProvider:
     def ensure_ready(self, role: RoleSpec) -> None:
         """MissingExtra when the file or llama-cpp-python is missing; LocalModelCrashed when a
         worker dies generating a few tokens."""
-        from seqk import llm_local
+        from seqk.models.local import workers as llm_local
 
         assert role.model is not None
         llm_local.ensure_ready(role.model, role.max_concurrency)

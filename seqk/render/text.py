@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from seqk import metrics
-from seqk.metrics import Comparison, RunMetrics
-from seqk.report import (
+from seqk.analysis import metrics
+from seqk.analysis.metrics import Comparison, RunMetrics
+from seqk.analysis.report import (
     CompareRow,
     Report,
     comparison_line,

@@ -19,9 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from seqk import store
-from seqk.pricing import call_cost, known_price
+from seqk.config.spec import RunSpec
+from seqk.models import known_price
+from seqk.models.pricing import call_cost
+from seqk.models.role import RoleSpec
 from seqk.records import CallRecord
-from seqk.runspec import RoleSpec, RunSpec
 
 RUN = "run"
 """The scope of the whole run's budget; the others are role names."""

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from seqk import store
-from seqk.resume import decide, pending_attempts
-from seqk.runspec import RunSpec
+from seqk.config.spec import RunSpec
+from seqk.run.prepare import decide, pending_attempts
 
 
 def plan(spec: RunSpec, db: str | Path | None = None) -> dict[str, Any]:
@@ -58,7 +58,7 @@ def _actor_cost_range(spec: RunSpec, pending: dict[int, list[int]]) -> tuple[flo
     every earlier output at max_tokens (None when max_tokens is unset).
     Judge and critic calls are not included.
     """
-    from seqk.pricing import price_of
+    from seqk.models import price_of
 
     price = price_of(spec.actor.model or "", spec.actor.price, spec.actor.api_base)
     if price is None:

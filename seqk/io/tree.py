@@ -203,7 +203,7 @@ def _call_record(role: str, data: dict[str, Any], default_time: datetime,
 
 
 Price = Callable[[str, int | None, int | None, int | None], float | None]
-"""cost_usd(model, input_tokens, cached_tokens, output_tokens), as seqk.pricing has it."""
+"""cost_usd(model, input_tokens, cached_tokens, output_tokens), as seqk.models.pricing has it."""
 
 
 def attempt_record(data: dict[str, Any], *, run_id: str, generation: int, k: int,
