@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from seqk.benchmark import HistoryItem
+from seqk.benchmark.contract import HistoryItem
 
 PROMPT_VERSION = "seq_k-v1"
 

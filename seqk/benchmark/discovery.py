@@ -1,0 +1,61 @@
+"""How seqk finds benchmarks.
+
+A benchmark is a folder `benchmarks/<name>/` whose `__init__.py` defines
+`benchmark = <an instance of a Benchmark subclass>`. Nothing else is registered
+anywhere: the folder is the registration. Benchmarks outside this repository
+register through the `seqk.benchmarks` entry-point group.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from seqk.benchmark.contract import Benchmark
+
+BUILTIN_PACKAGE = "benchmarks"
+"""The top-level package whose sub-folders are the built-in benchmarks."""
+
+
+def _folder_benchmarks() -> list[Benchmark]:
+    """The benchmarks under the `benchmarks/` folders, found by location and loaded by name:
+    seqk never imports the `benchmarks` package object, which imports seqk (no import loop)."""
+    import importlib
+    import importlib.util
+    import pkgutil
+
+    spec = importlib.util.find_spec(BUILTIN_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    found = []
+    for info in pkgutil.iter_modules(list(spec.submodule_search_locations)):
+        if info.name.startswith("_") or not info.ispkg:
+            continue
+        bench = getattr(importlib.import_module(f"{BUILTIN_PACKAGE}.{info.name}"), "benchmark", None)
+        if isinstance(bench, Benchmark):
+            found.append(bench)
+    return found
+
+
+@cache
+def registry() -> dict[str, Benchmark]:
+    """Every benchmark: the folders under benchmarks/, then the `seqk.benchmarks` entry-point group
+    (a folder wins a name clash)."""
+    from importlib.metadata import entry_points
+
+    found = {bench.name: bench for bench in _folder_benchmarks()}
+    for ep in entry_points(group="seqk.benchmarks"):
+        bench = ep.load()
+        if isinstance(bench, type):
+            bench = bench()
+        found.setdefault(bench.name, bench)
+    return found
+
+
+def names() -> list[str]:
+    """Names of every benchmark seqk can find."""
+    return sorted(registry())
+
+
+def get(name: str) -> Benchmark:
+    """The benchmark called `name` (KeyError if none)."""
+    return registry()[name]
