@@ -1,4 +1,4 @@
--- name: run_spend_by_role
+-- name: run_spend_by_role(run_id) -> tuples
 -- Per role, what a run has spent over all its generations (a restart does not refund what the
 -- old attempts cost): role, cost_usd (calls of unknown price count 0), and n_attempts, the
 -- attempts of the run with at least one call (the same on every row).

@@ -1,7 +1,7 @@
 -- Queries behind `seqk export`, `seqk import` and the summaries of the canonical folder tree
 -- (seqk/export.py, seqk/importing.py).
 
--- name: export_attempts
+-- name: export_attempts(run_id) -> rows
 -- The attempt rows of a run's current generation that the folder tree holds: the row that
 -- counts in each (task, attempt) slot, plus every error row (superseded ones included, since
 -- their calls were paid for). `counts` says whether the row is the one the metrics use.
@@ -15,7 +15,7 @@ LEFT JOIN counting c ON c.attempt_uid = a.attempt_uid
 WHERE a.run_id = $run_id AND (a.status = 'error' OR c.attempt_uid IS NOT NULL)
 ORDER BY a.task_index, a.attempt_index, a.finished_at;
 
--- name: export_calls
+-- name: export_calls(run_id) -> rows
 -- Every LLM call of a run's current generation, by attempt and call order.
 SELECT attempt_uid, task_index, attempt_index, call_index, role, model, prompt, output,
        input_tokens, cached_tokens, thinking_tokens, output_tokens, cost_usd, latency_s,
@@ -24,14 +24,14 @@ FROM current_calls
 WHERE run_id = $run_id
 ORDER BY task_index, attempt_index, attempt_uid, call_index;
 
--- name: export_tasks
+-- name: export_tasks(run_id) -> rows
 -- (task_index, task_id, prompt, content_hash, meta) of every task a run registered.
 SELECT task_index, task_id, prompt, content_hash, meta
 FROM tasks
 WHERE run_id = $run_id
 ORDER BY task_index;
 
--- name: export_tokens
+-- name: export_tokens(run_id) -> rows
 -- Token totals and cost per model of a run's current generation: one row per (task_index,
 -- model), and one per model with task_index NULL for the whole run. cost_usd sums the priced
 -- calls (a lower bound when n_unpriced_calls > 0; NULL when none was priced, never 0), as
@@ -49,12 +49,12 @@ WHERE run_id = $run_id
 GROUP BY GROUPING SETS ((task_index, model), (model))
 ORDER BY whole_run, task_index, model;
 
--- name: export_metric_curve
+-- name: export_metric_curve(run_id) -> rows
 -- (t, value, se, n_tasks) of one run for summary.json, from the run_curve view: on success,
 -- over the tasks whose outcome at t is known (errors left out, never scored as failures).
 SELECT t, value, se, n_tasks FROM run_curve WHERE run_id = $run_id ORDER BY t;
 
--- name: export_parquet_runs
+-- name: export_parquet_runs(run_ids) -> arrow
 -- The runs rows of the given run ids, plus the partition columns run_key (run_id with '/'
 -- written '~', path-safe) and benchmark.
 SELECT *, replace(run_id, '/', '~') AS run_key
@@ -62,14 +62,14 @@ FROM runs
 WHERE list_contains($run_ids::VARCHAR[], run_id)
 ORDER BY run_id;
 
--- name: export_parquet_tasks
+-- name: export_parquet_tasks(run_ids) -> arrow
 -- The tasks rows of the given run ids, plus the partition columns benchmark and run_key.
 SELECT t.*, r.benchmark, replace(t.run_id, '/', '~') AS run_key
 FROM tasks t JOIN runs r USING (run_id)
 WHERE list_contains($run_ids::VARCHAR[], t.run_id)
 ORDER BY t.run_id, t.task_index;
 
--- name: export_parquet_attempts
+-- name: export_parquet_attempts(run_ids) -> arrow
 -- Every attempt row of the given run ids (all generations, superseded rows included), plus
 -- `counts` (the row the metrics use) and the partition columns benchmark and run_key.
 SELECT a.*,
@@ -79,7 +79,7 @@ FROM attempts a JOIN runs r USING (run_id)
 WHERE list_contains($run_ids::VARCHAR[], a.run_id)
 ORDER BY a.run_id, a.generation, a.task_index, a.attempt_index, a.finished_at;
 
--- name: export_parquet_calls
+-- name: export_parquet_calls(run_ids) -> arrow
 -- Every call row of the given run ids (all generations), plus the partition columns
 -- benchmark and run_key.
 SELECT c.*, r.benchmark, replace(c.run_id, '/', '~') AS run_key
@@ -87,7 +87,7 @@ FROM calls c JOIN runs r USING (run_id)
 WHERE list_contains($run_ids::VARCHAR[], c.run_id)
 ORDER BY c.run_id, c.generation, c.task_index, c.attempt_index, c.attempt_uid, c.call_index;
 
--- name: import_run
+-- name: import_run(run_id, benchmark, slice, metric, k, generation, feedback_mode, actor_model, judge_model, critic_model, verifier, temperature, options, config, fingerprint, fingerprint_fields, created_at, updated_at, seqk_version, shows_grading_info) -> none
 -- Registers a run read from a folder tree, every column given; returns nothing.
 INSERT INTO runs (run_id, benchmark, slice, metric, k, generation, feedback_mode, actor_model,
                   judge_model, critic_model, verifier, temperature, options, config, fingerprint,
@@ -96,11 +96,11 @@ VALUES ($run_id, $benchmark, $slice, $metric, $k, $generation, $feedback_mode, $
         $judge_model, $critic_model, $verifier, $temperature, $options, $config, $fingerprint,
         $fingerprint_fields, $created_at, $updated_at, $seqk_version, $shows_grading_info);
 
--- name: import_known_attempts
+-- name: import_known_attempts(run_id) -> tuples
 -- The attempt_uid of every attempt row a run already has (any generation).
 SELECT attempt_uid FROM attempts WHERE run_id = $run_id;
 
--- name: import_valid_slots
+-- name: import_valid_slots(run_id) -> tuples
 -- (generation, task_index, attempt_index) of every valid attempt a run already has: a slot
 -- holds one valid attempt, so an imported one for a filled slot is skipped.
 SELECT generation, task_index, attempt_index FROM attempts

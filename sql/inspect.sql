@@ -1,10 +1,10 @@
--- name: find_task
+-- name: find_task(run_id, task_index, task_id) -> rows
 -- (task_index, task_id, prompt, meta) of a run's task chosen by index or by id.
 SELECT task_index, task_id, prompt, meta
 FROM tasks
 WHERE run_id = $run_id AND (task_index = $task_index OR task_id = $task_id);
 
--- name: task_attempts
+-- name: task_attempts(run_id, task_index) -> rows
 -- Every attempt row of one task in the run's current generation, superseded errors included,
 -- in attempt order; `counts` says whether it is the row the metrics use.
 SELECT a.attempt_uid, a.attempt_index, a.k, a.status, a.success, a.score, a.prompt, a.output,
@@ -15,7 +15,7 @@ FROM attempts a JOIN runs r ON a.run_id = r.run_id AND a.generation = r.generati
 WHERE a.run_id = $run_id AND a.task_index = $task_index
 ORDER BY a.attempt_index, a.finished_at;
 
--- name: task_calls
+-- name: task_calls(run_id, task_index) -> rows
 -- Every LLM call of one task in the run's current generation, by attempt and call order.
 SELECT c.attempt_uid, c.attempt_index, c.call_index, c.role, c.model, c.prompt, c.output,
        c.input_tokens, c.cached_tokens, c.thinking_tokens, c.output_tokens, c.cost_usd,

@@ -1,4 +1,4 @@
--- name: judge_agreement
+-- name: judge_agreement(run_a, run_b) -> tuples
 -- Two runs' verdicts on identical answers: slots valid in both whose answer is the same source
 -- attempt (a re-judged slot's answer is its source attempt; any other slot's is itself).
 -- Returns one row: n, both_pass, a_only (run A passed, B failed), b_only, both_fail.

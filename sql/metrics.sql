@@ -2,7 +2,7 @@
 -- and table macros of views.sql; these select from them for the runs a report covers.
 -- $errors_as_failures is a BOOLEAN; $run_ids a VARCHAR[] (NULL for every run).
 
--- name: report_runs
+-- name: report_runs(run_ids, benchmark, model) -> rows
 -- The runs' settings (run_id, benchmark, slice, metric, k, feedback_mode, actor_model,
 -- judge_model, critic_model, verifier, temperature, shows_grading_info: NULL read as FALSE)
 -- filtered by run ids, benchmark (or slice) and actor model, each filter NULL for any; in
@@ -15,13 +15,13 @@ WHERE ($run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id)
   AND ($model::VARCHAR IS NULL OR actor_model = $model)
 ORDER BY run_id;
 
--- name: run_curves
+-- name: run_curves(errors_as_failures, run_ids) -> rows
 -- Every run_curve_of column for the given runs, one row per (run, t), by run then t.
 SELECT *
 FROM run_curve_of($errors_as_failures, run_ids := $run_ids::VARCHAR[])
 ORDER BY run_id, t;
 
--- name: point_types
+-- name: point_types(run_ids, errors_as_failures) -> tuples
 -- The task types the bootstrap resamples, with n tasks each. kind 'seq': each given seq@k
 -- run's tasks counted at K by (a_1, a_2, a_3, a_4) = their values at t = 1, 2, K-1, K, for
 -- ΔSeq@K, EGS and LGS. kind 'pair': each given seq@k run's tasks shared with its chosen
@@ -53,7 +53,7 @@ JOIN points p ON p.run_id = x.pass_run_id AND p.task_index = s.task_index
 GROUP BY ALL
 ORDER BY ALL;
 
--- name: pair_choices
+-- name: pair_choices(run_ids) -> rows
 -- For each given seq@k run: the pass@k run it is compared with, how many candidates there
 -- were, and whether both sample with the same seed (run_pairs, choice = 1).
 SELECT seq_run_id, pass_run_id, n_candidates, same_seed
@@ -61,7 +61,7 @@ FROM run_pairs
 WHERE choice = 1 AND list_contains($run_ids::VARCHAR[], seq_run_id)
 ORDER BY seq_run_id;
 
--- name: spend_by_role
+-- name: spend_by_role(run_ids) -> rows
 -- Tokens (four fields), cost_usd (NULL when nothing was priced), calls and unpriced calls
 -- of the given runs, one row per (run, role, model): task_spend summed over tasks.
 SELECT run_id, role, model,
@@ -77,7 +77,7 @@ WHERE list_contains($run_ids::VARCHAR[], run_id)
 GROUP BY run_id, role, model
 ORDER BY run_id, role, model;
 
--- name: paired_run_types
+-- name: paired_run_types(errors_as_failures, run_a, t, run_b) -> tuples
 -- Two runs' values at t on the tasks both count there (same task_index and content),
 -- grouped as (a_value, b_value, n tasks): what a paired comparison resamples.
 WITH a AS (

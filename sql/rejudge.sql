@@ -1,4 +1,4 @@
--- name: link_rejudged_slots
+-- name: link_rejudged_slots(run_id, source_run_id, k) -> none
 -- Links each slot (attempt_index <= $k) of a re-judging run not linked yet to the source run's
 -- attempt that counts in that slot, when it has an actor output (an answer whose judge failed
 -- is judged too; an attempt whose actor failed has nothing to judge). Returns nothing.
@@ -8,7 +8,7 @@ FROM current_attempts_of(run_ids := [$source_run_id]) c JOIN attempts a USING (a
 WHERE a.run_id = $source_run_id AND a.output IS NOT NULL AND a.attempt_index <= $k
 ON CONFLICT DO NOTHING;
 
--- name: rejudge_pending
+-- name: rejudge_pending(run_id, generation) -> rows
 -- The linked slots of a re-judging run that have no valid attempt in its current generation,
 -- with the source answer: task_index, attempt_index, source_attempt_uid, prompt, output.
 SELECT l.task_index, l.attempt_index, l.source_attempt_uid, s.prompt, s.output
@@ -21,6 +21,6 @@ WHERE l.run_id = $run_id
         AND a.task_index = l.task_index AND a.attempt_index = l.attempt_index)
 ORDER BY l.task_index, l.attempt_index;
 
--- name: rejudge_source
+-- name: rejudge_source(run_id) -> tuples
 -- The run a re-judging run grades again (NULL for any other run): source_run_id.
 SELECT json_extract_string(config, '$.rejudge_of') AS source_run_id FROM runs WHERE run_id = $run_id;

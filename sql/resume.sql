@@ -1,4 +1,4 @@
--- name: pending_attempts
+-- name: pending_attempts(task_indices, run_id, generation, k, is_seq) -> tuples
 -- (task_index, attempt_index) still to run for the selected tasks of one run, in order.
 -- pass@k: every sample index in 1..k that has no valid attempt (errors are redone).
 -- seq@k: the one attempt after the valid prefix, unless a valid attempt succeeded or k is reached.
@@ -33,7 +33,7 @@ SELECT task_index, attempt_index FROM (
 )
 ORDER BY task_index, attempt_index;
 
--- name: seq_history
+-- name: seq_history(run_id, generation, task_indices) -> rows
 -- The valid attempts of the given tasks, in order: what the next seq@k prompt shows, with the
 -- verdict and uid so a failed attempt whose critic failed can get its feedback written later.
 SELECT task_index, attempt_index, output, feedback, attempt_uid, success, score,
@@ -43,16 +43,16 @@ WHERE run_id = $run_id AND generation = $generation AND status = 'ok'
   AND list_contains($task_indices::INTEGER[], task_index)
 ORDER BY task_index, attempt_index;
 
--- name: fill_feedback
+-- name: fill_feedback(feedback, error, attempt_uid) -> none
 -- Writes the feedback of a valid, failed attempt whose critic had failed, once a retried critic
 -- produced it (or records the new failure); the one update to an attempt row. Returns nothing.
 UPDATE attempts SET feedback = $feedback, error = $error WHERE attempt_uid = $attempt_uid;
 
--- name: last_call_index
+-- name: last_call_index(attempt_uid) -> scalar
 -- The highest call_index of an attempt's calls (0 when none): where a later call is numbered from.
 SELECT coalesce(max(call_index), 0) FROM calls WHERE attempt_uid = $attempt_uid;
 
--- name: insert_call
+-- name: insert_call(attempt_uid, run_id, generation, task_index, attempt_index, call_index, role, model, prompt, output, input_tokens, cached_tokens, thinking_tokens, output_tokens, cost_usd, latency_s, retries, error, started_at) -> none
 -- Appends one call row (a critic call made for an earlier attempt's late feedback); returns nothing.
 INSERT INTO calls (attempt_uid, run_id, generation, task_index, attempt_index, call_index, role,
                    model, prompt, output, input_tokens, cached_tokens, thinking_tokens,
@@ -61,7 +61,7 @@ VALUES ($attempt_uid, $run_id, $generation, $task_index, $attempt_index, $call_i
         $model, $prompt, $output, $input_tokens, $cached_tokens, $thinking_tokens,
         $output_tokens, $cost_usd, $latency_s, $retries, $error, $started_at);
 
--- name: kept_outputs
+-- name: kept_outputs(run_id, generation, task_indices) -> tuples
 -- (task_index, attempt_index, prompt, output, k) of the selected tasks' slots that have no valid
 -- row and whose latest row is a judge-stage error that kept the actor's output: the next run asks
 -- the judge again on that output instead of sampling the actor anew (re-rolling the actor until

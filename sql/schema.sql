@@ -1,5 +1,10 @@
 -- The whole current schema of a seqk database. Append-only: a retried attempt
 -- keeps its old error row; the views in views.sql pick what counts.
+--
+-- A new database is made from this file alone. A database made by an older seqk is brought
+-- here by the numbered files in migrations/ (schema_info.schema_version says which it has);
+-- tests/store replays every migration from 001 and checks it gives exactly this schema. A
+-- change here needs a migration beside it.
 
 CREATE TABLE IF NOT EXISTS schema_info (
     key   VARCHAR PRIMARY KEY,
@@ -26,12 +31,11 @@ CREATE TABLE IF NOT EXISTS runs (
     fingerprint_fields JSON NOT NULL,        -- field -> value, to name what differs on resume
     created_at         TIMESTAMP NOT NULL,
     updated_at         TIMESTAMP NOT NULL,
-    seqk_version       VARCHAR NOT NULL
+    seqk_version       VARCHAR NOT NULL,
+    -- TRUE when the run's feedback mode shows the actor information derived from the grading
+    -- data (its results are not comparable with blind modes); NULL for runs recorded before schema 3.
+    shows_grading_info BOOLEAN
 );
--- Added in schema 3, hence not in the CREATE above: a database made before keeps its runs.
--- TRUE when the run's feedback mode shows the actor information derived from the grading data
--- (its results are not comparable with blind modes); NULL for runs recorded before.
-ALTER TABLE runs ADD COLUMN IF NOT EXISTS shows_grading_info BOOLEAN;
 
 CREATE TABLE IF NOT EXISTS tasks (
     run_id       VARCHAR NOT NULL,

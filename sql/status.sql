@@ -1,4 +1,4 @@
--- name: run_status
+-- name: run_status(run_ids) -> rows
 -- One row per run: settings, task counts (registered, started, finished, passed), valid and
 -- open-error attempts, tokens and cost of the current generation, and `updated_at`: when its
 -- last counted attempt finished (the run's creation time while it has none).

@@ -51,6 +51,7 @@ def reads(seq: str, pas: str, uid: str) -> dict[str, dict]:
         "export_metric_curve": one, "export_parquet_runs": both, "export_parquet_tasks": both,
         "export_parquet_attempts": both, "export_parquet_calls": both,
         "import_known_attempts": one, "import_valid_slots": one,
+        "get_schema_info": {}, "count_tables": {"table_name": "runs"},
     }
 
 
@@ -73,6 +74,7 @@ def writes(run: dict, uid: str) -> dict[str, dict]:
         "extend_run": config | {"k": K + 1},
         "restart_run": config | {"k": K + 2},
         "touch_run": {"run_id": run["run_id"]},
+        "set_schema_info": {"key": "probe", "value": "written"},
         "fill_feedback": {"attempt_uid": uid, "feedback": "late feedback", "error": None},
         "insert_call": {
             "attempt_uid": uid, "run_id": run["run_id"], "generation": 1, "task_index": 1, "attempt_index": 1,

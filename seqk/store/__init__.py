@@ -23,9 +23,9 @@ import duckdb
 
 from seqk.errors import BadInput, NotFound, QueryError, RunConflict, StoreBusy
 from seqk.records import AttemptRecord, FeedbackFill
-from seqk.store.sqlfiles import q, schema, views
+from seqk.store import queries
+from seqk.store.sqlfiles import migrations, q, schema, views
 
-SCHEMA_VERSION = "3"  # 2: rejudged_slots; 3: runs.shows_grading_info
 DEFAULT_DB = "runs/seqk.duckdb"
 _LOCK_MESSAGE = re.compile(r"lock", re.IGNORECASE)
 
@@ -96,21 +96,38 @@ def _open(db: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection
             delay = min(delay * 2, 0.2)
 
 
+def schema_version() -> int:
+    """The version of sql/schema.sql: the number of the last file in sql/migrations/."""
+    return len(migrations())
+
+
 def _ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     # Views change more often than tables; their text's hash says when to redo them.
-    wanted = {"schema_version": SCHEMA_VERSION,
-              "views_sha256": hashlib.sha256(views().encode()).hexdigest()}
+    views_sha = hashlib.sha256(views().encode()).hexdigest()
     try:
-        have = dict(con.execute("SELECT key, value FROM schema_info").fetchall())
+        have = dict(queries.get_schema_info(con))
     except duckdb.CatalogException:
         have = {}
-    if all(have.get(key) == value for key, value in wanted.items()):
+    current = schema_version()
+    version = int(have.get("schema_version", 0))
+    if version == current and have.get("views_sha256") == views_sha:
         return
+    if version > current:
+        raise BadInput(f"this database has schema {version}, made by a newer seqk than this one "
+                       f"(schema {current}): upgrade seqk to read it")
     with transaction(con):
-        con.execute(schema())
+        if version == 0:
+            if queries.count_tables(con, table_name="runs"):
+                version = 1  # tables from before schema_info existed: schema 1
+            else:
+                con.execute(schema())
+                version = current
+        for number, _name, sql in migrations()[version:]:
+            con.execute(sql)
+            version = number
         con.execute(views())
-        for key, value in wanted.items():
-            con.execute("INSERT OR REPLACE INTO schema_info VALUES (?, ?)", [key, value])
+        for key, value in {"schema_version": str(version), "views_sha256": views_sha}.items():
+            queries.set_schema_info(con, key=key, value=value)
 
 
 @contextmanager
@@ -176,10 +193,10 @@ def views_current(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the database's views are those of this seqk's sql/views.sql (False for a
     database from before schema_info)."""
     try:
-        have = con.execute("SELECT value FROM schema_info WHERE key = 'views_sha256'").fetchone()
+        have = dict(queries.get_schema_info(con))
     except duckdb.CatalogException:
         return False
-    return have is not None and have[0] == hashlib.sha256(views().encode()).hexdigest()
+    return have.get("views_sha256") == hashlib.sha256(views().encode()).hexdigest()
 
 
 def adhoc(con: duckdb.DuckDBPyConnection, text: str) -> tuple[list[str], list[tuple[Any, ...]]]:

@@ -1,9 +1,20 @@
 """Named SQL queries, read once from the .sql files in sql/ (shipped as seqk.sql).
 
-A file holds one or more queries, each under a `-- name: verb_noun` line followed
-by a `--` comment that says what it returns. Loading fails, naming `file:line`, on
-an empty, duplicated or malformed query, so a broken file is caught at start-up
-and not in the middle of a run.
+Each query sits under a line that states its contract, then a `--` comment that says what it
+returns, then its body:
+
+    -- name: get_run(run_id) -> one
+    -- The run's row (all columns of runs), or nothing.
+    SELECT * FROM runs WHERE run_id = $run_id;
+
+The parentheses declare every `$parameter` the body uses (and nothing else); `-> shape` says
+what a call returns: `rows` (a list of dicts, the default), `tuples`, `one` (a dict or None),
+`scalar` (the first column of the first row, or None), `none` (a write) or `arrow` (a pyarrow
+Table). Loading fails, naming `file:line`, on an empty, duplicated or malformed query, or on a
+parameter declared but unused or used but undeclared, so a broken file is caught at start-up
+and in the tests, never in the middle of a user's run. seqk.store.queries is generated from
+these declarations (`python -m seqk.store.codegen`), one typed function per query; a test
+fails when it is stale.
 """
 
 from __future__ import annotations
@@ -15,52 +26,84 @@ from importlib import resources
 
 from seqk.errors import SqlFileError
 
-_SCRIPTS = ("schema.sql", "views.sql")  # executed whole, not named queries
-_NAME = re.compile(r"^--\s*name:\s*(\S+)\s*$")
-_VALID = re.compile(r"^[a-z][a-z0-9_]*$")
+SCRIPTS = ("schema.sql", "views.sql")
+"""Files executed whole, not named queries."""
+MIGRATIONS = "migrations"
+"""The folder of numbered schema migrations (NNN_name.sql), applied in order to older databases."""
+SHAPES = ("rows", "tuples", "one", "scalar", "none", "arrow")
+_NAME = re.compile(r"^--\s*name:\s*(?P<rest>.*)$")
+_CONTRACT = re.compile(r"^(?P<name>[a-z][a-z0-9_]*)\s*\((?P<params>[^)]*)\)\s*(?:->\s*(?P<shape>\w+))?\s*$")
+_PARAM = re.compile(r"\$([a-z_][a-z0-9_]*)")
+_STRING = re.compile(r"'(?:[^']|'')*'")
 
 
 @dataclass(frozen=True)
 class Query:
-    """One named query: its text, what it returns, and where it was defined."""
+    """One named query: its text, declared parameters, result shape, and where it was defined."""
 
     name: str
     sql: str
     doc: str
     where: str
+    params: tuple[str, ...] = ()
+    shape: str = "rows"
+
+
+def body_params(sql: str) -> set[str]:
+    """The `$name` parameters a query body uses (string literals and comments ignored)."""
+    code = "\n".join(line.split("--", 1)[0] for line in _STRING.sub("''", sql).split("\n"))
+    return set(_PARAM.findall(code))
 
 
 def parse(text: str, filename: str) -> dict[str, Query]:
     """Split one file's text into its named queries."""
     queries: dict[str, Query] = {}
-    current: tuple[str, int] | None = None
+    current: tuple[str, int, tuple[str, ...], str] | None = None
     doc: list[str] = []
     body: list[str] = []
 
     def close() -> None:
         if current is None:
             return
-        name, line = current
+        name, line, params, shape = current
         where = f"{filename}:{line}"
         sql = "\n".join(body).strip()
         if not sql:
             raise SqlFileError(f"{where}: query {name!r} is empty")
         if not doc:
             raise SqlFileError(f"{where}: query {name!r} has no comment saying what it returns")
-        queries[name] = Query(name, sql, " ".join(doc), where)
+        used = body_params(sql)
+        if used != set(params):
+            undeclared, unused = sorted(used - set(params)), sorted(set(params) - used)
+            said = "; ".join(part for part in (
+                f"uses undeclared {', '.join('$' + p for p in undeclared)}" if undeclared else "",
+                f"declares unused {', '.join(unused)}" if unused else "") if part)
+            raise SqlFileError(f"{where}: query {name!r} {said}")
+        queries[name] = Query(name, sql, " ".join(doc), where, params, shape)
 
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Split at "\n" only: str.splitlines() also breaks at characters a string literal may hold.
+    for number, line in enumerate(text.split("\n"), start=1):
         match = _NAME.match(line)
         if match:
             close()
-            name = match.group(1)
-            if not _VALID.match(name):
-                raise SqlFileError(f"{filename}:{number}: bad query name {name!r} (want verb_noun)")
+            contract = _CONTRACT.match(match.group("rest").strip())
+            if contract is None:
+                raise SqlFileError(f"{filename}:{number}: bad name line {line.strip()!r} "
+                                   f"(want `-- name: verb_noun(param, ...) -> shape`)")
+            name = contract.group("name")
+            params = tuple(p.strip() for p in contract.group("params").split(",") if p.strip())
+            bad = [p for p in params if not re.fullmatch(r"[a-z_][a-z0-9_]*", p)]
+            if bad:
+                raise SqlFileError(f"{filename}:{number}: bad parameter name(s) {bad} in {name!r}")
+            shape = contract.group("shape") or "rows"
+            if shape not in SHAPES:
+                raise SqlFileError(f"{filename}:{number}: query {name!r} returns {shape!r}; "
+                                   f"want one of {', '.join(SHAPES)}")
             if name in queries:
                 raise SqlFileError(
                     f"{filename}:{number}: query {name!r} already defined at {queries[name].where}"
                 )
-            current, doc, body = (name, number), [], []
+            current, doc, body = (name, number, params, shape), [], []
         elif current is None:
             if line.strip() and not line.lstrip().startswith("--"):
                 raise SqlFileError(f"{filename}:{number}: SQL before the first '-- name:' line")
@@ -78,7 +121,7 @@ def queries() -> dict[str, Query]:
     found: dict[str, Query] = {}
     folder = resources.files("seqk.sql")
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if not entry.name.endswith(".sql") or entry.name in _SCRIPTS:
+        if not entry.name.endswith(".sql") or entry.name in SCRIPTS:
             continue
         for name, query in parse(entry.read_text(), entry.name).items():
             if name in found:
@@ -99,6 +142,26 @@ def q(name: str) -> str:
 def schema() -> str:
     """The whole current schema, sql/schema.sql."""
     return resources.files("seqk.sql").joinpath("schema.sql").read_text()
+
+
+@cache
+def migrations() -> list[tuple[int, str, str]]:
+    """(version, file name, SQL) of every migration in sql/migrations/, in version order: what
+    brings a database made by an older seqk to the current schema."""
+    folder = resources.files("seqk.sql").joinpath(MIGRATIONS)
+    found: list[tuple[int, str, str]] = []
+    for entry in folder.iterdir():
+        match = re.fullmatch(r"(\d{3})_[a-z0-9_]+\.sql", entry.name)
+        if match is None:
+            if entry.name.endswith(".sql"):
+                raise SqlFileError(f"{MIGRATIONS}/{entry.name}: want NNN_what_it_does.sql")
+            continue
+        found.append((int(match.group(1)), entry.name, entry.read_text()))
+    found.sort()
+    versions = [v for v, _, _ in found]
+    if versions != list(range(1, len(found) + 1)):
+        raise SqlFileError(f"{MIGRATIONS}/: versions {versions} are not 1, 2, 3, ... without gaps")
+    return found
 
 
 @cache

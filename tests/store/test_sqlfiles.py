@@ -12,20 +12,28 @@ from seqk.run import scheduler as engine
 from seqk.store import sqlfiles
 
 
-def test_parse_names_docs_and_bodies():
-    text = "-- name: get_thing\n-- the thing\nSELECT 1;\n\n-- name: put_thing\n-- nothing\nSELECT 2;\n"
+def test_parse_names_docs_bodies_parameters_and_shapes():
+    text = ("-- name: get_thing(thing_id) -> one\n-- the thing\nSELECT $thing_id;\n\n"
+            "-- name: put_thing() -> none\n-- nothing\nSELECT 2;\n\n"
+            "-- name: list_things(a, b)\n-- rows\nSELECT $a, $b, '$not_a_param' -- $nor_this\n;\n")
     found = sqlfiles.parse(text, "x.sql")
-    assert list(found) == ["get_thing", "put_thing"]
-    assert found["get_thing"].doc == "the thing" and found["get_thing"].sql == "SELECT 1;"
-    assert found["put_thing"].where == "x.sql:5"
+    assert list(found) == ["get_thing", "put_thing", "list_things"]
+    assert found["get_thing"].doc == "the thing" and found["get_thing"].sql == "SELECT $thing_id;"
+    assert found["get_thing"].params == ("thing_id",) and found["get_thing"].shape == "one"
+    assert found["put_thing"].where == "x.sql:5" and found["put_thing"].shape == "none"
+    assert found["list_things"].params == ("a", "b") and found["list_things"].shape == "rows"
 
 
 @pytest.mark.parametrize("text, message", [
-    ("-- name: a_b\n-- doc\n", "x.sql:1: query 'a_b' is empty"),
-    ("-- name: a_b\nSELECT 1;\n", "x.sql:1: query 'a_b' has no comment"),
-    ("-- name: a_b\n-- d\nSELECT 1;\n-- name: a_b\n-- d\nSELECT 2;\n",
+    ("-- name: a_b()\n-- doc\n", "x.sql:1: query 'a_b' is empty"),
+    ("-- name: a_b()\nSELECT 1;\n", "x.sql:1: query 'a_b' has no comment"),
+    ("-- name: a_b()\n-- d\nSELECT 1;\n-- name: a_b()\n-- d\nSELECT 2;\n",
      "x.sql:4: query 'a_b' already defined at x.sql:1"),
-    ("-- name: Bad-Name\n-- d\nSELECT 1;\n", "x.sql:1: bad query name 'Bad-Name'"),
+    ("-- name: Bad-Name()\n-- d\nSELECT 1;\n", "x.sql:1: bad name line"),
+    ("-- name: a_b\n-- d\nSELECT 1;\n", "x.sql:1: bad name line"),
+    ("-- name: a_b(x)\n-- d\nSELECT $x, $y;\n", "x.sql:1: query 'a_b' uses undeclared \\$y"),
+    ("-- name: a_b(x, y)\n-- d\nSELECT $x;\n", "x.sql:1: query 'a_b' declares unused y"),
+    ("-- name: a_b() -> many\n-- d\nSELECT 1;\n", "x.sql:1: query 'a_b' returns 'many'"),
     ("SELECT 1;\n", "x.sql:1: SQL before the first '-- name:' line"),
 ])
 def test_malformed_files_name_file_and_line(text, message):

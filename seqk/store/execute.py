@@ -1,0 +1,30 @@
+"""How a named query runs: its SQL from sql/, its parameters by name, its result in the declared shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from seqk.store.sqlfiles import queries
+
+Connection = duckdb.DuckDBPyConnection
+
+
+def run(con: Connection, name: str, params: dict[str, Any], shape: str) -> Any:
+    """Run the named query with `params` and return its result as `shape` (see seqk.store.sqlfiles)."""
+    cur = con.execute(queries()[name].sql, params)
+    if shape == "none":
+        return None
+    if shape == "arrow":
+        return cur.to_arrow_table()
+    if shape == "scalar":
+        row = cur.fetchone()
+        return None if row is None else row[0]
+    if shape == "tuples":
+        return cur.fetchall()
+    names = [d[0] for d in cur.description]
+    if shape == "one":
+        row = cur.fetchone()
+        return None if row is None else dict(zip(names, row, strict=True))
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]

@@ -1,0 +1,82 @@
+-- Schema 1: the tables of the first seqk databases.
+
+CREATE TABLE IF NOT EXISTS schema_info (
+    key   VARCHAR PRIMARY KEY,
+    value VARCHAR NOT NULL
+);
+
+-- One row per run. k and generation change (k-extension, restart); nothing else does.
+CREATE TABLE IF NOT EXISTS runs (
+    run_id             VARCHAR PRIMARY KEY,  -- <slice>/<metric>/<agent>/<verifier>/<feedback>
+    benchmark          VARCHAR NOT NULL,
+    slice              VARCHAR NOT NULL,
+    metric             VARCHAR NOT NULL,     -- 'pass@k' | 'seq@k'
+    k                  INTEGER NOT NULL,
+    generation         INTEGER NOT NULL,     -- bumped when a larger k restarts the run
+    feedback_mode      VARCHAR NOT NULL,
+    actor_model        VARCHAR NOT NULL,
+    judge_model        VARCHAR,              -- NULL for a non-LLM verifier
+    critic_model       VARCHAR,              -- NULL for a template-only feedback mode
+    verifier           VARCHAR NOT NULL,     -- 'llm' | 'deterministic' | ...
+    temperature        DOUBLE,
+    options            JSON,
+    config             JSON,                 -- the resolved variant, secrets never included
+    fingerprint        VARCHAR NOT NULL,
+    fingerprint_fields JSON NOT NULL,        -- field -> value, to name what differs on resume
+    created_at         TIMESTAMP NOT NULL,
+    updated_at         TIMESTAMP NOT NULL,
+    seqk_version       VARCHAR NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS tasks (
+    run_id       VARCHAR NOT NULL,
+    task_index   INTEGER NOT NULL,  -- 1-based canonical index
+    task_id      VARCHAR NOT NULL,
+    prompt       VARCHAR NOT NULL,
+    content_hash VARCHAR NOT NULL,  -- sha256 of prompt + grading data: same index, same task
+    meta         JSON,
+    PRIMARY KEY (run_id, task_index)
+);
+
+CREATE TABLE IF NOT EXISTS attempts (
+    attempt_uid     VARCHAR PRIMARY KEY,   -- uuid4, links calls to their attempt
+    run_id          VARCHAR NOT NULL,
+    generation      INTEGER NOT NULL,
+    task_index      INTEGER NOT NULL,
+    attempt_index   INTEGER NOT NULL,      -- 1-based
+    k               INTEGER NOT NULL,      -- the K this attempt's prompt was built with
+    status          VARCHAR NOT NULL,      -- 'ok' | 'error'
+    success         BOOLEAN,               -- NULL when the judge never ruled
+    score           DOUBLE,
+    prompt          VARCHAR,               -- exact text the actor saw
+    output          VARCHAR,               -- exact actor reply
+    raw_eval_output VARCHAR,               -- the judge's public diagnostic
+    judge_details   JSON,
+    feedback        VARCHAR,               -- exact text the next attempt's prompt includes
+    error           JSON,                  -- {stage, type, message, status_code} when status = 'error'
+    started_at      TIMESTAMP NOT NULL,
+    finished_at     TIMESTAMP NOT NULL
+);
+
+-- One row per LLM call, whatever the role. Failed calls are kept, with error set.
+CREATE TABLE IF NOT EXISTS calls (
+    attempt_uid     VARCHAR NOT NULL,
+    run_id          VARCHAR NOT NULL,
+    generation      INTEGER NOT NULL,
+    task_index      INTEGER NOT NULL,
+    attempt_index   INTEGER NOT NULL,
+    call_index      INTEGER NOT NULL,      -- order within the attempt
+    role            VARCHAR NOT NULL,      -- 'actor' | 'judge' | 'critic'
+    model           VARCHAR NOT NULL,
+    prompt          VARCHAR,
+    output          VARCHAR,
+    input_tokens    BIGINT,
+    cached_tokens   BIGINT,
+    thinking_tokens BIGINT,
+    output_tokens   BIGINT,
+    cost_usd        DOUBLE,                -- NULL when the model's price is unknown
+    latency_s       DOUBLE,
+    retries         INTEGER NOT NULL,      -- transient failures retried before this outcome
+    error           VARCHAR,
+    started_at      TIMESTAMP NOT NULL
+);
