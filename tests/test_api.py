@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import write_variant
+from helpers import write_variant
 from scripts import solves_on
 
 import seqk

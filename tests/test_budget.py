@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import duckdb
 import pytest
-from conftest import write_variant
+from helpers import write_variant
 from typer.testing import CliRunner
 
 from seqk import models

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import write_variant
+from helpers import write_variant
 from scripts import solves_on
 from typer.testing import CliRunner
 

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import write_variant
+from helpers import write_variant
 from toybench import ToyBench
 from typer.testing import CliRunner
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import write_variant
+from helpers import write_variant
 from typer.testing import CliRunner
 
 from seqk import models

@@ -4,7 +4,7 @@ checks keys and endpoints; a run whose every attempt errored exits 1 and says wh
 from __future__ import annotations
 
 import pytest
-from conftest import write_variant
+from helpers import write_variant
 from typer.testing import CliRunner
 
 from seqk import models

@@ -4,7 +4,7 @@ errors kept apart from wrong answers."""
 from __future__ import annotations
 
 import pytest
-from conftest import rows, write_variant
+from helpers import rows, write_variant
 from scripts import solves_on
 
 from seqk import models

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import rows, write_variant
+from helpers import rows, write_variant
 from scripts import solves_on
 from toybench import AGENT_TOOL_TOKENS
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import write_variant
+from helpers import write_variant
 from scripts import solves_on, word_of
 from typer.testing import CliRunner
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import duckdb
-from conftest import write_variant
+from helpers import write_variant
 from scripts import solves_on
 from typer.testing import CliRunner
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import write_variant
+from helpers import write_variant
 from scripts import solves_on
 from test_export import judge_says, make_run
 from typer.testing import CliRunner

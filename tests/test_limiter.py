@@ -156,7 +156,7 @@ def test_other_transient_errors_still_use_max_retries():
 
 def test_a_rate_limited_run_completes_valid_and_the_summary_shows_the_limit(tmp_path, db):
     import duckdb
-    from conftest import write_variant
+    from helpers import write_variant
     from typer.testing import CliRunner
 
     from seqk.cli import app

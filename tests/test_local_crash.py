@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from seqk.config import spec as runspec
 from seqk.models.local import workers as llm_local
@@ -64,6 +65,7 @@ def test_doctor_reports_a_build_that_crashes_and_how_to_rebuild_it():
     assert "Traceback" not in done.stdout + done.stderr
 
 
+@pytest.mark.native
 def test_doctor_passes_on_the_real_build():
     done = seqk("doctor", env=env())
     assert done.returncode == 0, done.stdout + done.stderr
@@ -100,6 +102,7 @@ def test_a_crash_mid_run_records_the_attempts_in_flight_and_stops(tmp_path, monk
     assert len(rows) < 3 * 14  # nothing was started after the crash but what was in flight
 
 
+@pytest.mark.native
 def test_killing_the_real_model_mid_run_gives_errors_a_message_and_exit_1(tmp_path):
     db = tmp_path / "killed.duckdb"
     proc = subprocess.Popen(
@@ -135,6 +138,7 @@ def test_killing_the_real_model_mid_run_gives_errors_a_message_and_exit_1(tmp_pa
     assert not [pid for pid, cmd in children(proc.pid) if "seqk.models.local.worker" in cmd]
 
 
+@pytest.mark.native
 def test_a_worker_never_outlives_seqk_even_after_sigkill(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "seqk", "run", str(QUICKSTART), "--db", str(tmp_path / "k.duckdb"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
-from conftest import write_variant
+from helpers import write_variant
 from nbclient import NotebookClient
 from scripts import word_of
 from test_report import build_mock_db

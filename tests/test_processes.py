@@ -172,7 +172,7 @@ def test_a_run_waits_out_a_busy_database_and_writes_everything(tmp_path):
     from seqk.run import scheduler as engine
 
     sys.path.insert(0, str(TESTS))
-    from conftest import write_variant
+    from helpers import write_variant
 
     db = tmp_path / "busy.duckdb"
     models.register_mock("mock/actor", ["w1"])

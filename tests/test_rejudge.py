@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import rows, write_variant
+from helpers import rows, write_variant
 
 from seqk import models
 from seqk.config import spec as runspec

@@ -5,7 +5,7 @@ the two judges on identical answers."""
 from __future__ import annotations
 
 import pytest
-from conftest import rows, write_variant
+from helpers import rows, write_variant
 from typer.testing import CliRunner
 
 from seqk import models

@@ -12,7 +12,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import write_variant
+from helpers import write_variant
 from scripts import solves_on
 from typer.testing import CliRunner
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import write_variant
+from helpers import write_variant
 
 from seqk.config import spec as runspec
 from seqk.run import plan as planning

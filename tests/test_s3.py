@@ -11,7 +11,7 @@ from pathlib import Path
 
 import boto3
 import pytest
-from conftest import write_variant
+from helpers import write_variant
 from moto.server import ThreadedMotoServer
 from scripts import solves_on
 from test_export import make_run

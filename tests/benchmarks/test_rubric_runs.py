@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import rows, write_variant
+from helpers import rows, write_variant
 from rubrichelp import FIXTURES, LoopbackServer
 from typer.testing import CliRunner
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import duckdb
 import pytest
-from conftest import write_variant
+from helpers import write_variant
 from pydantic import ValidationError
 
 from benchmarks.terminalbench import TASKS, TerminalBench, benchmark, text

@@ -48,7 +48,7 @@ def test_every_shipped_query_loads_with_a_doc():
 
 
 def test_core_queries_run_against_a_seeded_database(tmp_path, db):
-    from conftest import write_variant
+    from helpers import write_variant
 
     models.register_mock("mock/actor", solves_on({2: 2}))
     spec = runspec.load(write_variant(tmp_path, metric="seq@k", k=2, model="mock/actor",
