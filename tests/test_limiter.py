@@ -1,6 +1,7 @@
-"""The adaptive limit on calls in flight: halved by a rate limit (once per burst, never below 1),
-grown back by one per window of successes after a quiet period; rate-limit retries apart from
-max_retries, with a ceiling of their own."""
+"""The adaptive limit on calls in flight: a slow start from 4, lowered by a rate limit (once per
+burst, never below 1), grown back by one per window of successes after a quiet period;
+rate-limit retries apart from max_retries, with a ceiling of their own; the progress line
+shows a rate-limited model's limit."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ class FakeClock:
 
 def test_a_burst_of_rate_limits_halves_the_limit_once():
     clock = FakeClock()
-    limit = AdaptiveLimit(16, quiet_s=5.0, clock=clock)
+    limit = AdaptiveLimit(16, start=16, quiet_s=5.0, clock=clock)
 
     async def go() -> list[int]:
         return [await limit.acquire() for _ in range(16)]
@@ -34,11 +35,11 @@ def test_a_burst_of_rate_limits_halves_the_limit_once():
     for epoch in epochs:  # all sixteen were sent under the old limit
         limit.on_rate_limit(epoch)
         limit.release()
-    assert (limit.limit, limit.rate_limited, limit.lowest) == (8, 16, 8)
+    assert (limit.limit, limit.rate_limited, limit.lowest) == (12, 16, 12)  # 16 x 0.8, once
 
 
 def test_halving_stops_at_one():
-    limit = AdaptiveLimit(5, clock=FakeClock())
+    limit = AdaptiveLimit(5, start=5, clock=FakeClock())
 
     async def go() -> None:
         for _ in range(6):
@@ -52,7 +53,7 @@ def test_halving_stops_at_one():
 
 def test_growth_waits_for_the_quiet_period_then_adds_one_per_window():
     clock = FakeClock()
-    limit = AdaptiveLimit(8, quiet_s=5.0, clock=clock)
+    limit = AdaptiveLimit(8, start=8, decrease=0.5, quiet_s=5.0, clock=clock)
     limit.on_rate_limit(limit.epoch)
     limit.on_rate_limit(limit.epoch)
     assert limit.limit == 2
@@ -71,6 +72,54 @@ def test_growth_waits_for_the_quiet_period_then_adds_one_per_window():
     for _ in range(100):
         limit.on_success()
     assert limit.limit == 8  # never above the ceiling
+
+
+def test_a_new_limit_starts_at_four_and_each_success_adds_one_until_the_ceiling():
+    """Slow start: a model's first burst is 4 calls, not the ceiling; the limit doubles per
+    round of successes (no quiet period needed) and stops at the ceiling."""
+    clock = FakeClock()
+    limit = AdaptiveLimit(64, clock=clock)
+    assert (limit.limit, limit.slow_start) == (4, True)
+
+    async def first_round() -> int:
+        for _ in range(4):
+            await limit.acquire()
+        return limit.in_flight
+
+    assert asyncio.run(first_round()) == 4
+    for _ in range(4):  # the round succeeds: 8 allowed, without any time passing
+        limit.on_success()
+        limit.release()
+    assert limit.limit == 8
+    for _ in range(100):
+        limit.on_success()
+    assert (limit.limit, limit.slow_start) == (64, False)
+
+
+def test_a_rate_limit_ends_slow_start_and_lowers_the_limit_by_a_fifth():
+    """After the first 429 growth is additive again: one call per window of successes, after
+    3 s without a rate limit; a second 429 sent under the lowered limit lowers it again."""
+    clock = FakeClock()
+    limit = AdaptiveLimit(192, clock=clock)
+    for _ in range(16):
+        limit.on_success()
+    assert limit.limit == 20
+    old_epoch = limit.epoch
+    limit.on_rate_limit(old_epoch)
+    assert (limit.limit, limit.slow_start, limit.lowest) == (16, False, 4)
+    limit.on_rate_limit(old_epoch)  # the same burst: no second decrease
+    assert limit.limit == 16
+    for _ in range(40):
+        limit.on_success()
+    assert limit.limit == 16  # within the 3 s quiet period: no growth at all
+    clock.now += 3.0
+    for _ in range(15):
+        limit.on_success()
+    assert limit.limit == 16
+    limit.on_success()  # a full window of 16
+    assert limit.limit == 17
+    limit.on_rate_limit(limit.epoch)
+    assert limit.limit == 13  # int(17 * 0.8)
 
 
 def test_waiters_get_slots_as_they_free_and_a_lower_limit_holds_back_new_calls():
@@ -133,6 +182,9 @@ def test_the_pool_adapts_to_a_server_that_allows_three_in_flight():
     [state] = pool.limit_states()
     assert state.model == "mock/limited" and state.ceiling == 32
     assert state.rate_limited > 0 and state.lowest <= 4 and state.limit < 32
+    # Slow start: the first burst is 4 calls, so few of the 40 meet a 429 (from a start at
+    # the ceiling, 29 of the first 32 did).
+    assert state.rate_limited <= 10
 
 
 def test_a_rate_limit_that_never_ends_stops_at_its_own_ceiling():
@@ -142,7 +194,7 @@ def test_a_rate_limit_that_never_ends_stops_at_its_own_ceiling():
     with pytest.raises(TransientProviderError) as caught:
         asyncio.run(pool.complete(_spec("mock/always429"), "p"))
     assert caught.value.retries == 4 and mock.calls == 5
-    assert pool.limit_states()[0].limit == 64 // 2 ** 5  # halved by each of its five 429s
+    assert pool.limit_states()[0].limit == 1  # 4 lowered by each of its five 429s: 3, 2, 1, 1, 1
 
 
 def test_other_transient_errors_still_use_max_retries():
@@ -184,3 +236,26 @@ def test_a_rate_limited_run_completes_valid_and_the_summary_shows_the_limit(tmp_
                            ).fetchone() == (18, 18)
     assert "rate limits: mock/two-at-a-time: " in result.output
     assert "calls answered 429; calls in flight now " in result.output and "of 24 (lowest " in result.output
+
+
+def test_the_progress_line_shows_each_rate_limited_models_limit():
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from seqk.models.limiter import LimitState
+    from seqk.render.console import RunProgress
+
+    err = io.StringIO()
+    view = RunProgress(Console(file=err, force_terminal=True, width=200), None, False, None)
+    view.on_prepared(SimpleNamespace(run_id="run", action="new", previous_k=None, k=3, n_selected=2,
+                                     pending=[1, 2]))
+    limits = [LimitState("openai/bench", "http://x/v1", 9, 192, 4, 12),
+              LimitState("mock/judge", None, 64, 64, 4, 0)]  # never rate-limited: not shown
+    view.on_event(SimpleNamespace(record=None, task_done=True, task_outcome="passed", limits=limits))
+    view.progress.refresh()
+    view.stop()
+    line = err.getvalue()
+    assert "openai/bench 9/192 in flight (12× 429)" in line
+    assert "mock/judge" not in line

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from statistics import NormalDist
 
 import pytest
 import test_metrics_fixture as fx
@@ -130,8 +131,8 @@ def test_lift_flips_framing_and_pairing(fixture_db):
     assert (lift.a_value, lift.b_value) == pytest.approx((0.75, 0.5))
     assert lift.difference.value == pytest.approx(0.25) and lift.difference.n == 4
     assert (lift.n_a_only, lift.n_b_only) == (2, 1)
-    assert lift.p_value == pytest.approx(1.0)  # 2 × P(X ≤ 1 | n = 3) = 2 × 4/8
-    assert lift.interval == "score"  # 0/1 outcomes: Newcombe's interval, not the bootstrap
+    assert lift.p_value == pytest.approx(1.0)  # |2 − 1| − 1 = 0 after the correction
+    assert lift.interval == "score"  # 0/1 outcomes: the score test's interval, not the bootstrap
     assert lift.difference.low < 0 < lift.difference.high
     framing = seq.framing  # seq@1 - pass@1 on tasks 1-5
     assert seq.framing_vs == metrics.FRAMING_CHEN  # the fixture's runs have no seed
@@ -219,14 +220,17 @@ def test_a_pass_run_in_progress_with_a_hole(tmp_path):
     assert curve(run, "soft_score") == [0.0, None, 1.0]
 
 
-def test_mcnemar_exact_against_binomial_values():
-    assert stats.mcnemar_exact(0, 0) == 1.0
-    assert stats.mcnemar_exact(0, 5) == pytest.approx(2 / 32)
-    assert stats.mcnemar_exact(9, 1) == pytest.approx(2 * 11 / 1024)
-    assert stats.mcnemar_exact(3, 3) == 1.0
-    # 2 × P(X ≤ 12 | n = 40, p = 1/2), summed independently of the code under test
-    tail = sum(math.comb(40, i) for i in range(13)) / 2**40
-    assert stats.mcnemar_exact(12, 28) == pytest.approx(2 * tail, rel=1e-12)
+def test_the_p_value_at_0_is_mcnemars_continuity_corrected_test():
+    """At no difference the score test is McNemar's with Edwards' correction,
+    z = (|b - c| - 1) / sqrt(b + c), computed here with the standard library's normal."""
+    normal = NormalDist()
+    for b, c in [(0, 5), (9, 1), (12, 28), (4, 0), (30, 11)]:
+        z = (abs(b - c) - 1) / math.sqrt(b + c)
+        assert stats.paired_difference(7, b, c, 3).p_value == pytest.approx(2 * (1 - normal.cdf(z)),
+                                                                              rel=1e-9)
+    assert stats.paired_difference(5, 0, 0, 5).p_value == 1.0  # no flips
+    assert stats.paired_difference(5, 3, 3, 5).p_value == 1.0
+    assert stats.paired_difference(5, 3, 2, 5).p_value == 1.0  # within the correction
 
 
 def test_bootstrap_is_deterministic_for_a_seed(fixture_db):

@@ -261,3 +261,10 @@ def test_html_report_renders_offline_in_chromium(browser, mock_db, tmp_path):
     width, height, colours = png_colours(shot)
     assert (width, height) == (1000, 1400)
     assert len(colours) > 20  # not a blank page
+
+
+def test_a_p_value_is_never_printed_across_005():
+    from seqk.analysis.report import fmt_p
+
+    assert fmt_p(0.0496) == "0.0496" and fmt_p(0.0504) == "0.05" and fmt_p(0.13361) == "0.13"
+    assert fmt_p(0.04999999) == "0.04999999" and fmt_p(1.2e-7) == "1.2e-07"

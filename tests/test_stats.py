@@ -1,8 +1,9 @@
-"""The paired difference's interval: coverage at small n, and agreement with McNemar's test."""
+"""The paired difference: its interval and its test are one procedure (they agree on every
+small table), and the interval covers in every cell of a grid that includes one-way flips."""
 
 from __future__ import annotations
 
-from math import factorial, sqrt
+from math import lgamma
 
 import numpy as np
 import pytest
@@ -11,19 +12,11 @@ from seqk import stats
 from seqk.analysis import metrics
 from seqk.stats import Types
 
-N_TASKS = 20
-# (p_a, p_b, correlation of the two outcomes of a task): equal and unequal rates, rare and
-# common successes, independent and strongly correlated runs (seq@k and pass@k on the same
-# task are correlated: a hard task is hard for both).
-SETTINGS = [(0.3, 0.3, 0.0), (0.5, 0.5, 0.6), (0.5, 0.4, 0.3), (0.2, 0.5, 0.5),
-            (0.7, 0.8, 0.2), (0.1, 0.15, 0.0), (0.85, 0.6, 0.3), (0.9, 0.9, 0.5)]
-
-
-def cell_probabilities(p_a: float, p_b: float, rho: float) -> tuple[float, float, float, float]:
-    both = p_a * p_b + rho * sqrt(p_a * (1 - p_a) * p_b * (1 - p_b))
-    cells = (both, p_a - both, p_b - both, 1 - p_a - p_b + both)
-    assert min(cells) >= 0
-    return cells
+# Cells (P(seq only), P(pass only)) with flips both ways and one way only (a zero), from
+# rare to common flips; the rest of the probability is split between solved by both and by
+# neither, which the procedure does not read (test_every_table_… checks that).
+FLIP_RATES = [0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5]
+GRID_N = [10, 15, 20, 25, 30, 40, 50, 75, 100]
 
 
 def tables(n: int):
@@ -33,69 +26,91 @@ def tables(n: int):
                 yield both, a_only, b_only, n - both - a_only - b_only
 
 
-def test_score_interval_covers_at_least_93_percent_at_n_20() -> None:
-    """Coverage by simulation: 4000 seeded task sets of 20 tasks per setting, each graded
-    with the interval of its 2x2 table (tabulated once: a table determines its interval)."""
-    intervals = {t: stats.paired_score_interval(*t) for t in tables(N_TASKS)}
-    rng = np.random.default_rng(20261123)
-    for p_a, p_b, rho in SETTINGS:
-        draws = rng.multinomial(N_TASKS, cell_probabilities(p_a, p_b, rho), size=4000)
-        truth = p_a - p_b
-        covered = [intervals[tuple(int(x) for x in row)][0] <= truth
-                   <= intervals[tuple(int(x) for x in row)][1] for row in draws]
-        assert np.mean(covered) >= 0.93, (p_a, p_b, rho, np.mean(covered))
+def flip_probabilities(n: int, b: np.ndarray, c: np.ndarray, p_b: float, p_c: float) -> np.ndarray:
+    """P(b flips to seq, c flips to pass) for a trinomial (seq only, pass only, rest) of n."""
+    rest = n - b - c
+    log = (lgamma(n + 1) - np.vectorize(lgamma)(b + 1) - np.vectorize(lgamma)(c + 1)
+           - np.vectorize(lgamma)(rest + 1))
+    for count, p in ((b, p_b), (c, p_c), (rest, 1 - p_b - p_c)):
+        log = np.where(count > 0, -np.inf, log) if p == 0 else log + count * np.log(p)
+    return np.exp(log)
 
 
-def test_exact_coverage_over_every_table_at_n_20() -> None:
-    """The same coverage computed exactly: every 2x2 table weighted by its probability."""
-    for p_a, p_b, rho in SETTINGS:
-        cells = cell_probabilities(p_a, p_b, rho)
-        coverage = 0.0
-        for table in tables(N_TASKS):
-            low, high = stats.paired_score_interval(*table)
-            if low <= p_a - p_b <= high:
-                weight = factorial(N_TASKS)
-                for count, p in zip(table, cells, strict=True):
-                    weight *= p ** count / factorial(count)
-                coverage += weight
-        assert coverage >= 0.93, (p_a, p_b, rho, coverage)
+def test_every_table_of_up_to_25_tasks_excludes_0_exactly_when_p_is_below_005() -> None:
+    """All 23,750 tables with 1 to 25 tasks; the interval also holds the estimate and depends
+    on the flips and n only (so the coverage below may enumerate flips alone)."""
+    seen: dict[tuple[int, int, int], tuple[float, float, float]] = {}
+    total = 0
+    for n in range(1, 26):
+        for table in tables(n):
+            found = stats.paired_difference(*table)
+            assert (found.low > 0 or found.high < 0) == (found.p_value < 0.05), (table, found)
+            assert found.low <= found.estimate <= found.high
+            key = (table[1], table[2], n)
+            assert seen.setdefault(key, (found.low, found.high, found.p_value)) == (
+                found.low, found.high, found.p_value)
+            total += 1
+    assert total == 23_750
+
+
+@pytest.mark.parametrize("alpha", [0.01, 0.1, 0.2])
+def test_the_interval_and_the_test_agree_at_other_levels(alpha: float) -> None:
+    for n in range(1, 31):
+        for b in range(n + 1):
+            for c in range(n + 1 - b):
+                found = stats.paired_difference(0, b, c, n - b - c, alpha=alpha)
+                assert (found.low > 0 or found.high < 0) == (found.p_value < alpha), (b, c, n)
+
+
+def test_95_percent_interval_covers_at_least_93_percent_in_every_cell() -> None:
+    """Exact coverage, every (seq only, pass only) outcome weighted by its probability, for
+    n from 10 to 100 and flip rates that include one way only (P(pass only) = 0): the cells
+    where a conditional interval on the flips alone undercovers."""
+    worst = 1.0
+    for n in GRID_N:
+        b, c = (np.array(x) for x in zip(*[(b, c) for b in range(n + 1) for c in range(n + 1 - b)],
+                                         strict=True))
+        found = [stats.paired_difference(0, int(x), int(y), n - int(x) - int(y)) for x, y in zip(b, c, strict=True)]
+        low, high = np.array([f.low for f in found]), np.array([f.high for f in found])
+        for p_b in FLIP_RATES:
+            for p_c in FLIP_RATES:
+                weight = flip_probabilities(n, b, c, p_b, p_c)
+                assert weight.sum() == pytest.approx(1.0)
+                covered = float(weight[(low <= p_b - p_c) & (p_b - p_c <= high)].sum())
+                assert covered >= 0.93, (n, p_b, p_c, covered)
+                worst = min(worst, covered)
+    assert worst < 0.97  # the grid reaches cells where coverage is tight, not only easy ones
 
 
 @pytest.mark.parametrize("both", range(11))
 def test_four_flips_one_way_of_14_include_0_as_mcnemar_says(both: int) -> None:
     """The quickstart's case: 4 tasks solved only by seq@K, none only by pass@K, 14 shared.
-    McNemar's exact p = 0.125, so the interval must include 0 (the bootstrap's did not)."""
+    McNemar's exact p = 0.125 and the corrected score test's 0.134: the interval must include 0
+    (the bootstrap's did not)."""
     rows = [(1, 1, both), (1, 0, 4), (0, 0, 10 - both)]
     found = metrics.paired(Types.from_rows([r for r in rows if r[2]]), "seq", "pass", 3, name="lift")
-    assert found.p_value == pytest.approx(0.125)
+    assert found.p_value == pytest.approx(0.134, abs=0.001)
     assert found.interval == "score"
     assert found.difference.low <= 0 <= found.difference.high
     assert found.difference.value == pytest.approx(4 / 14)
 
 
-def test_interval_and_mcnemar_agree_on_almost_every_small_table() -> None:
-    """Over every table of 5..25 tasks, the interval excludes 0 exactly when p < 0.05 on
-    ≥ 97% of them (97.4%; Newcombe's uncorrected interval, method 10: 91.8%); the rest sit at p just above
-    0.05 (5 flips to 0: p = 0.0625)."""
-    agree = total = 0
-    for n in range(5, 26):
-        for table in tables(n):
-            low, high = stats.paired_score_interval(*table)
-            significant = stats.mcnemar_exact(table[1], table[2]) < 0.05
-            agree += (low > 0 or high < 0) == significant
-            total += 1
-    assert agree / total >= 0.97
-
-
 def test_known_values() -> None:
-    """No flips: the interval straddles 0; all flips one way in a large sample: it does not."""
-    low, high = stats.paired_score_interval(10, 0, 0, 10)
-    assert low < 0 < high and high == pytest.approx(-low)
-    low, high = stats.paired_score_interval(20, 30, 0, 50)
-    assert 0 < low < 0.3 < high < 0.45
-    assert stats.wilson_cc(0, 10)[0] == 0.0 and stats.wilson_cc(10, 10)[1] == 1.0
+    """No flips: the interval straddles 0 symmetrically; all flips one way in a large sample:
+    it does not; 3 flips of 3 one way: p = 0.25 (the exact test's), and 0 stays inside."""
+    found = stats.paired_difference(10, 0, 0, 10)
+    assert found.low < 0 < found.high and found.high == pytest.approx(-found.low)
+    assert found.p_value == 1.0 and found.estimate == 0.0 and found.n == 20
+    found = stats.paired_difference(20, 30, 0, 50)
+    assert 0 < found.low < 0.3 < found.high < 0.45 and found.p_value < 1e-6
+    found = stats.paired_difference(0, 3, 0, 0)
+    assert found.p_value == pytest.approx(0.248, abs=0.001) and found.low < 0
+    assert stats.paired_difference(5, 0, 6, 3).estimate == pytest.approx(-6 / 14)
+    assert "Tango" in found.method
     with pytest.raises(ValueError):
-        stats.paired_score_interval(0, 0, 0, 0)
+        stats.paired_difference(0, 0, 0, 0)
+    with pytest.raises(ValueError):
+        stats.paired_difference(1, 1, 1, 1, alpha=1.5)
 
 
 def test_fractional_values_keep_the_bootstrap() -> None:

@@ -8,11 +8,11 @@ type tables the queries in sql/metrics.sql return:
 - ΔSeq@K = seq@K - seq@1, EGS = (seq@2 - seq@1)/Δ, LGS = (seq@K - seq@K-1)/Δ (Δ > 0 only),
   on the tasks counted at K, with task-level bootstrap intervals;
 - feedback lift = seq@K - pass@K on the tasks a seq@k run shares with its pass@k run
-  (view run_pairs), with flips both ways and McNemar's exact p-value; framing effect =
+  (view run_pairs), with flips both ways and a p-value; framing effect =
   seq@1 - pass@1 the same way, where pass@1 is the pass@k run's sample 1 when both runs
   share a seed (same seed, same task: only the framing differs), else Chen's mean;
-- a paired difference of 0/1 outcomes gets Newcombe's score interval, which agrees with
-  McNemar's test; one of fractional values (Chen's estimates) a paired bootstrap;
+- a paired difference of 0/1 outcomes gets the interval and p-value of one test
+  (`stats.paired_difference`); one of fractional values (Chen's estimates) a paired bootstrap;
 - a paired comparison of any two runs at a t (`compare_runs`).
 
 Errors are excluded by default (a task is left out where its outcome is unknown);
@@ -88,9 +88,11 @@ class Comparison:
     """Tasks a solved and b failed (for seq@K vs pass@K: failed by pass@K, solved by seq@K)."""
     n_b_only: int
     p_value: float | None
-    """Exact two-sided McNemar on n_a_only vs n_b_only; None unless both are 0/1 outcomes."""
+    """Two-sided p-value of the test whose inversion is the interval (`stats.paired_difference`);
+    None unless both are 0/1 outcomes."""
     interval: str = "bootstrap"
-    """How the interval was made: 'score' (Newcombe's, for 0/1 outcomes) or 'bootstrap'."""
+    """How the interval was made: 'score' (`stats.paired_difference`, for 0/1 outcomes) or
+    'bootstrap'."""
 
 
 @dataclass
@@ -215,8 +217,8 @@ def _add_spend(con: Any, runs: dict[str, RunMetrics], ids: list[str]) -> None:
 def paired(types: Types, a_run_id: str, b_run_id: str, t: int, *, name: str,
            seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT) -> Comparison:
     """Paired difference of two runs from their (a_value, b_value, count) task types:
-    Newcombe's score interval and McNemar's exact p-value when both are 0/1 outcomes, else
-    a paired bootstrap."""
+    `stats.paired_difference` (an interval and a p-value from one test) when both are 0/1
+    outcomes, else a paired bootstrap."""
     if not types.n:
         return Comparison(a_run_id, b_run_id, t, None, None, Estimate(None, None, None, 0), 0, 0,
                           None)
@@ -227,17 +229,17 @@ def paired(types: Types, a_run_id: str, b_run_id: str, t: int, *, name: str,
         diff = stats.bootstrap(types, stats.difference(0, 1), name=name, seed=seed, n_boot=n_boot)
         return Comparison(a_run_id, b_run_id, t, a_value, b_value, diff, a_only, b_only, None)
     both = int(n[(a == 1) & (b == 1)].sum())
-    low, high = stats.paired_score_interval(both, a_only, b_only, types.n - both - a_only - b_only)
-    diff = Estimate(a_value - b_value, low, high, types.n)
+    found = stats.paired_difference(both, a_only, b_only, types.n - both - a_only - b_only)
+    diff = Estimate(found.estimate, found.low, found.high, types.n)
     return Comparison(a_run_id, b_run_id, t, a_value, b_value, diff, a_only, b_only,
-                      stats.mcnemar_exact(a_only, b_only), "score")
+                      found.p_value, "score")
 
 
 def compare_runs(run_a: str, run_b: str, *, t: int | None = None, db: str | Path | None = None,
                  errors_as_failures: bool = False, seed: int = DEFAULT_SEED,
                  n_boot: int = DEFAULT_N_BOOT) -> Comparison:
     """Paired comparison of two runs at t (default: the smaller K) on their shared tasks:
-    difference a - b with its 95% interval, flips, McNemar's exact p-value."""
+    difference a - b with its 95% interval, flips, p-value."""
     with store.connect(db, read_only=True) as con:
         a_id, b_id = (_one_run(con, pattern) for pattern in (run_a, run_b))
         if t is None:

@@ -130,8 +130,10 @@ def _notes(rep: Report) -> list[str]:
                      "paired by benchmark slice, actor model, k, verifier and judge, whatever "
                      "their feedback mode.")
     notes.append("Intervals: 95% Wilson for metric@t (n = tasks counted at t); for a paired "
-                 "difference of 0/1 outcomes (lift, seeded framing), Newcombe's score interval, "
-                 "which agrees with p, the exact McNemar test on the flipped tasks; task-level "
+                 "difference of 0/1 outcomes (lift, seeded framing), the interval and p of one "
+                 "test, so the interval excludes 0 exactly when p < 0.05: Tango's score test "
+                 "(Stat Med 1998) with Edwards' continuity correction, McNemar's corrected test "
+                 "at 0 (seqk.stats.paired_difference); task-level "
                  f"bootstrap ({rep.n_boot} resamples, seed {rep.seed}) for Δ, EGS, LGS and "
                  "differences of fractional values (framing against Chen's pass@1). pass@t: "
                  "Chen et al.'s unbiased estimator over all samples of tasks with at least t.")
@@ -176,8 +178,18 @@ def fmt_comparison(c: Comparison | None) -> str:
     """'+0.10 [-0.05, +0.25] p=0.42 n=40'."""
     if c is None or c.difference.value is None:
         return "—"
-    p = "" if c.p_value is None else f" p={c.p_value:.2g}"
+    p = "" if c.p_value is None else f" p={fmt_p(c.p_value)}"
     return f"{fmt_estimate(c.difference)}{p} n={c.difference.n}"
+
+
+def fmt_p(p: float, alpha: float = 0.05) -> str:
+    """p to two significant digits, or more where two would round it across alpha (0.0496 is
+    not shown as 0.05 beside an interval that excludes 0)."""
+    for digits in range(2, 17):
+        text = f"{p:.{digits}g}"
+        if (float(text) < alpha) == (p < alpha):
+            return text
+    return repr(p)
 
 
 def fmt_cost(run: RunMetrics | None) -> str:

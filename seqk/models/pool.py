@@ -21,7 +21,7 @@ class ModelPool:
     fake clock."""
 
     def __init__(self, retry: RetryPolicy, quota: dict[str, int] | None = None,
-                 default_concurrency: int = 64, quiet_s: float = 5.0, *,
+                 default_concurrency: int = 64, quiet_s: float = 3.0, *,
                  rng: random.Random | None = None,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
         self.retry = retry

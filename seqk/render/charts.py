@@ -3,7 +3,7 @@
 Three charts, stacked:
 1. seq@t and pass@t against t with their 95% Wilson bands, one panel per actor model;
 2. the feedback lift seq@K - pass@K per model and feedback mode, with its 95% interval
-   (Newcombe's score interval for 0/1 outcomes; McNemar's p in the tooltip);
+   (for 0/1 outcomes the interval of `stats.paired_difference`, its p in the tooltip);
 3. success against mean spend per task (USD, or tokens when no call was priced), so
    pass@k and seq@k compare at equal spend.
 
@@ -118,7 +118,7 @@ def lift_chart(rep: Report) -> alt.Chart | alt.LayerChart:
     zero = alt.Chart(alt.Data(values=[{"x": 0}])).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
     return alt.layer(bars, points, zero).properties(
         width=_PAGE_WIDTH, height=alt.Step(14),
-        title="Feedback lift per model, 95% interval (Newcombe score for 0/1 outcomes)")
+        title="Feedback lift per model, 95% interval (Tango score, corrected, for 0/1 outcomes)")
 
 
 def cost_chart(rep: Report) -> alt.Chart | alt.FacetChart:

@@ -56,16 +56,20 @@ class RunProgress:
             TextColumn("[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed[/] "
                        "[yellow]{task.fields[error]} error[/]"),
             TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+            TextColumn("{task.fields[limits]}", markup=False),
             console=self.err, transient=False, disable=not self.err.is_terminal and not self.verbose)
         self.progress.start()
-        self.bar = self.progress.add_task("run", total=len(prepared.pending), **self.counts)
+        self.bar = self.progress.add_task("run", total=len(prepared.pending), limits="", **self.counts)
 
     def on_event(self, event: Any) -> None:
         if self.verbose:
             self.progress.console.print(self._describe(event.record), highlight=False)
+        limits = limits_text(event.limits)
         if event.task_done:
             self.counts[event.task_outcome] += 1
-            self.progress.update(self.bar, advance=1, **self.counts)
+            self.progress.update(self.bar, advance=1, limits=limits, **self.counts)
+        else:
+            self.progress.update(self.bar, limits=limits)
 
     def _describe(self, r: Any) -> Any:
         """One attempt as printed by --verbose; model text is plain text, never markup."""
@@ -109,6 +113,13 @@ def print_run_summary(out: Any, spec: Any, result: Any, db_path: Path | None) ->
     from seqk.render import text as report_text
 
     out.print(report_text.closing_summary(spec.run_id, db_path))
+
+
+def limits_text(limits: Any) -> str:
+    """The progress line's part for each model a rate limit has held back: 'openai/x 9/192
+    in flight (12× 429)'; empty while no model met one."""
+    return " · ".join(f"{s.model} {s.limit}/{s.ceiling} in flight ({s.rate_limited}× 429)"
+                      for s in limits if s.rate_limited)
 
 
 def print_limits(out: Any, limits: Any) -> None:

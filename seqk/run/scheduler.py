@@ -55,6 +55,8 @@ class AttemptEvent:
     task_done: bool
     task_outcome: str | None
     """When the task is done: 'passed' | 'failed' | 'error'."""
+    limits: list[LimitState] = field(default_factory=list)
+    """Each model's limit on calls in flight now (the progress line shows the rate-limited)."""
 
 
 @dataclass
@@ -209,7 +211,7 @@ class Engine:
                 self.result.tasks_error += 1
         if self.on_event is not None:
             try:
-                self.on_event(AttemptEvent(record, done, outcome))
+                self.on_event(AttemptEvent(record, done, outcome, self.pool.limit_states()))
             except Exception:  # noqa: BLE001 - a display bug must not stop a paid-for run
                 log.exception("on_event failed; the run goes on")
 
