@@ -176,8 +176,8 @@ def _add_estimates(con: Any, runs: dict[str, RunMetrics], params: dict[str, Any]
         run.pass_run_id, run.n_pass_candidates = row["pass_run_id"], int(row["n_candidates"])
         run.framing_vs = FRAMING_SAME_SEED if row["same_seed"] else FRAMING_CHEN
     found: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
-    for kind, run_id, _pass_run_id, *row in store.select_rows(con, "point_types", **params):
-        found.setdefault((kind, run_id), []).append(tuple(row))
+    for kind, run_id, _pass_run_id, *values in store.select_rows(con, "point_types", **params):
+        found.setdefault((kind, run_id), []).append(tuple(values))
     for run_id in params["run_ids"]:
         run = runs[run_id]
         # a_1..a_4 = values at t = 1, 2, K-1, K

@@ -17,7 +17,7 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 from seqk.errors import BadInput, SeqkError
 
 # click's UsageError (a missing argument, a bad option value), from whichever click typer uses.
-_UsageError: type[Exception] = typer.BadParameter.__base__
+_UsageError: type[Exception] = typer.BadParameter.__mro__[1]
 
 
 class _Argument(TyperArgument):
@@ -40,7 +40,8 @@ class _Option(TyperOption):
 def _plain(params: list[Any]) -> list[Any]:
     # typer builds its parameter objects itself, with no hook to choose their class.
     for param in params:
-        param.__class__ = {TyperArgument: _Argument, TyperOption: _Option}.get(type(param), type(param))
+        plain: dict[type, type] = {TyperArgument: _Argument, TyperOption: _Option}
+        param.__class__ = plain.get(type(param), type(param))
     return params
 
 

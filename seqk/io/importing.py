@@ -190,7 +190,7 @@ def import_run(run_path: Path, db: str | os.PathLike[str] | None = None) -> Impo
     config = _read(run_path / "config.json") or {}
     summary = _read(run_path / "summary.json") or {}
     files = _attempt_files(run_path)
-    attempts = [_read(p) for p in files]
+    attempts = [_read(p) or {} for p in files]  # listed by glob: a file that vanished reads as empty
     try:
         row = _run_row(run_id, config, summary, attempts, now)
     except _MALFORMED as exc:

@@ -166,7 +166,7 @@ async def with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPolicy,
         retry=tries.should_retry, wait=tries.wait, before_sleep=tries.count,
         stop=tenacity.stop_never, sleep=sleep, reraise=True)
     try:
-        result = await retrying(attempt)
+        result: T = await retrying(attempt)
     except ProviderError as error:
         error.retries = tries.total
         raise

@@ -246,7 +246,7 @@ def fill_feedback(con: duckdb.DuckDBPyConnection, fills: Sequence[FeedbackFill])
         con.execute(q("fill_feedback"), {
             "attempt_uid": fill.attempt_uid, "feedback": fill.feedback,
             "error": json.dumps(fill.error) if fill.error is not None else None})
-        first = con.execute(q("last_call_index"), {"attempt_uid": fill.attempt_uid}).fetchone()[0]
+        first = queries.last_call_index(con, attempt_uid=fill.attempt_uid) or 0
         for offset, c in enumerate(fill.calls, start=1):
             con.execute(q("insert_call"), {
                 "attempt_uid": fill.attempt_uid, "run_id": fill.run_id,

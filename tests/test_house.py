@@ -1,0 +1,131 @@
+"""The rules of the house, checked: imports point down the layers and form no cycle (deferred
+imports counted), a subpackage never reaches into the top-level modules above it, seqk/ keeps at
+most a dozen modules beside its subpackages, no module passes ~400 lines, and ruff and mypy are
+clean. A newcomer who breaks one learns it here, not in review."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SEQK = ROOT / "seqk"
+
+# What each layer may import, top to bottom (ARCHITECTURE.md). The modules at the bottom
+# (errors, records, stats, version) may be imported from anywhere.
+BOTTOM = {"errors", "records", "stats", "version"}
+MAY_IMPORT = {
+    "cli": {"api", "render", "analysis", "io", "run", "config", "models", "benchmark", "store", "view"},
+    "view": {"analysis", "render", "store"},
+    "render": {"analysis"},
+    "api": {"io", "run", "analysis", "config", "models", "benchmark", "store"},
+    "io": {"analysis", "config", "models", "benchmark", "store"},
+    "run": {"config", "models", "benchmark", "store"},
+    "analysis": {"store"},
+    "config": {"models", "benchmark"},
+    "benchmark": set(),
+    "models": set(),
+    "store": set(),
+}
+
+
+def module_name(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(SEQK.rglob("*.py"))}
+
+
+def imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """Every seqk module `name` imports, at the top or inside a function."""
+    found: set[str] = set()
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = name.split(".")
+                keep = len(parts) - node.level + (1 if is_package else 0)
+                base = ".".join(parts[:keep] + ([base] if base else []))
+            subs = {f"{base}.{alias.name}" for alias in node.names} & known
+            found |= subs or {base}
+    return {m for m in found if m in known and m != name}
+
+
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    return {name: imports(name, path, set(mods)) for name, path in mods.items()}
+
+
+def test_no_import_cycle_even_through_deferred_imports():
+    edges = graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def strongconnect(node: str) -> None:  # Tarjan: every strongly connected component once
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for dep in edges[node]:
+            if dep not in index:
+                strongconnect(dep)
+                low[node] = min(low[node], low[dep])
+            elif dep in stack:
+                low[node] = min(low[node], index[dep])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            strongconnect(node)
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "seqk"
+
+
+def test_imports_point_down_the_layers():
+    wrong = []
+    for name, deps in graph().items():
+        own = layer(name)
+        allowed = MAY_IMPORT.get(own)
+        if allowed is None:  # a top-level module: only the bottom ones import nothing above them
+            if own in BOTTOM:
+                wrong += [f"{name} -> {d}" for d in deps]
+            continue
+        for dep in deps:
+            target = layer(dep)
+            if target != own and target not in allowed | BOTTOM:
+                wrong.append(f"{name} -> {dep}")
+    assert not wrong, "imports that point up or sideways:\n" + "\n".join(sorted(wrong))
+
+
+def test_seqk_keeps_a_dozen_modules_beside_its_subpackages_and_none_is_long():
+    top = [p.name for p in SEQK.glob("*.py")]
+    assert len(top) <= 12, top
+    long = {module_name(p): n for p in SEQK.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 420 and p.name != "queries.py"}
+    assert not long, f"modules past ~400 lines (split them by concept): {long}"
+
+
+@pytest.mark.parametrize("tool", [["ruff", "check", "seqk", "benchmarks", "tests", "bench"], ["mypy"]])
+def test_linters_are_clean(tool):
+    done = subprocess.run([sys.executable, "-m", *tool], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
