@@ -302,6 +302,10 @@ def plan(
     issues = credential_problems([spec.actor, spec.judge, spec.critic])
     if issues:
         raise ConfigError(spec.source, issues)
+    from seqk.engine import check_installed
+
+    # What `seqk run` refuses before it writes anything, short of starting a model worker.
+    check_installed(spec)
 
 
 @app.command()

@@ -23,12 +23,19 @@ from seqk.models.mock import MockModel, _mock_for, clear_mocks, count_tokens, mo
 from seqk.models.openai_http import close_sessions
 from seqk.models.pool import ModelPool
 from seqk.models.probe import PROBE_PROMPT, ProbeResult, probe
-from seqk.models.registry import credential_problems, ensure_ready, missing_credentials, provider_for, provider_of
+from seqk.models.registry import (
+    check_installed,
+    credential_problems,
+    ensure_ready,
+    missing_credentials,
+    provider_for,
+    provider_of,
+)
 from seqk.models.retry import classify, is_rate_limit
 
 __all__ = [
     "PROBE_PROMPT", "Completion", "MockModel", "ModelPool", "ProbeResult", "Provider", "QuotaExceeded",
-    "_mock_for", "classify", "clear_mocks", "close_sessions", "count_tokens", "credential_problems",
+    "_mock_for", "check_installed", "classify", "clear_mocks", "close_sessions", "count_tokens", "credential_problems",
     "ensure_ready", "import_litellm", "is_rate_limit", "missing_credentials", "mock_problem", "probe",
     "provider_for", "provider_of", "register_mock",
 ]
