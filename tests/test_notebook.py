@@ -8,8 +8,8 @@ import nbformat
 from conftest import write_variant
 from nbclient import NotebookClient
 from scripts import word_of
-from toybench import ToyBench
 from test_report import build_mock_db
+from toybench import ToyBench
 
 from seqk import benchmark as benchmarks
 from seqk import engine, models, runspec
