@@ -9,7 +9,7 @@
 # to a dependency, and its wheel cache would hand back whatever build an earlier install
 # made: a native build runs only where it was built, and on a CPU (or VM) that advertises
 # AMX or AVX-512 without enabling it, it dies of SIGSEGV on its first generation.
-# The compile takes about 4 minutes on 2 cores; an installed portable build is kept.
+# The compile takes 4–5 minutes on 2 quiet cores (8–14 under load); an installed portable build is kept.
 set -euo pipefail
 cd "$(dirname "$0")"
 LLAMA_VERSION=0.3.36
@@ -32,7 +32,7 @@ PY
 then
     echo "install.sh: llama-cpp-python $LLAMA_VERSION, portable build, is already installed"
 else
-    echo "install.sh: compiling llama-cpp-python $LLAMA_VERSION, portable (about 4 minutes on 2 cores)"
+    echo "install.sh: compiling llama-cpp-python $LLAMA_VERSION, portable (4–5 minutes on 2 quiet cores, 8–14 under load)"
     start=$(date +%s)
     python -m pip uninstall -y -q llama-cpp-python 2>/dev/null || true
     CMAKE_ARGS="-DGGML_NATIVE=OFF" python -m pip install --no-cache-dir "llama-cpp-python==$LLAMA_VERSION"

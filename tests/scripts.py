@@ -72,3 +72,13 @@ def _slow_arc():
 
 
 slow_arc = _slow_arc()
+
+
+def _slow_wrong():
+    from seqk.models import MockModel
+
+    return MockModel(always_wrong, latency_s=0.3)
+
+
+slow_wrong = _slow_wrong()
+"""Always wrong, 0.3 s a call: a run long enough to print progress lines."""

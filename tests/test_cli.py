@@ -141,6 +141,41 @@ def test_plan_shows_the_work_left_without_writing(tmp_path, db):
     assert "(extend k 3→5)" in result.output and "attempts to run: 3 to 6" in result.output
 
 
+def test_plan_refuses_a_local_model_whose_file_is_missing_as_run_does(tmp_path, db):
+    missing = tmp_path / "no-such-model.gguf"
+    path = write_variant(tmp_path, metric="pass@k", k=1, model=f"local/{missing}", options={"n": 1})
+    for command in (["plan"], ["run", "--no-export"]):
+        result = runner.invoke(app, [*command, str(path), "--db", str(db)])
+        assert result.exit_code == 2, result.output
+        assert f"error: the model file {missing} does not exist" in result.output
+        assert "Traceback" not in result.output
+    assert not db.exists()
+
+
+def test_plan_refuses_a_local_model_without_llama_cpp_and_starts_no_worker(tmp_path, db, monkeypatch):
+    from seqk.models.local import workers as llm_local
+
+    gguf = tmp_path / "tiny.gguf"
+    gguf.write_bytes(b"GGUF" + bytes(16))
+    path = write_variant(tmp_path, metric="pass@k", k=1, model=f"local/{gguf}", options={"n": 1})
+
+    def no_worker(*args, **kwargs):
+        raise AssertionError("seqk plan started a model worker")
+
+    monkeypatch.setattr(llm_local, "start_worker", no_worker)
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # find_spec then finds nothing
+    result = runner.invoke(app, ["plan", str(path), "--db", str(db)])
+    assert result.exit_code == 2, result.output
+    assert "error: local/... models need llama-cpp-python, which is not installed" in result.output
+    # With llama-cpp-python there, the file and the package are all plan checks: no worker starts.
+    monkeypatch.delitem(sys.modules, "llama_cpp")
+    real_find_spec = llm_local.importlib.util.find_spec
+    monkeypatch.setattr(llm_local.importlib.util, "find_spec",
+                        lambda name, *a: object() if name == "llama_cpp" else real_find_spec(name, *a))
+    result = runner.invoke(app, ["plan", str(path), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+
+
 def test_refused_resume_exits_2_with_the_reason(tmp_path, db):
     models.register_mock("mock/actor", solves_on({}))
     run_toy(tmp_path, db)

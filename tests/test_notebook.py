@@ -9,7 +9,9 @@ from helpers import write_variant
 from nbclient import NotebookClient
 from scripts import word_of
 from test_report import build_mock_db
+from toybench import ToyBench
 
+from seqk import benchmark as benchmarks
 from seqk import models
 from seqk.config import spec as runspec
 from seqk.run import scheduler as engine
@@ -49,8 +51,9 @@ def test_notebook_answers_which_model_gains_most(tmp_path, db, monkeypatch):
     nb = execute(db, tmp_path, monkeypatch)
     text = outputs(nb)
     # mock/alpha gains 0.40 from feedback; mock/beta gains nothing.
-    assert "mock/alpha gains most from feedback (binary): seq@3 0.60 vs pass@3 0.20, " \
-           "lift +0.40 on 5 shared tasks" in text
+    assert "mock/alpha gains most from feedback (binary) on toy-plain: seq@3 0.60 vs pass@3 0.20, " \
+           "lift +0.40 [95% CI " in text
+    assert "on 5 shared tasks" in text
     assert "paired at t=3 on 5 shared tasks" in text
     charts = [out for cell in nb.cells for out in cell.get("outputs", [])
               if "vegaEmbed" in out.get("data", {}).get("text/html", "")]
@@ -72,5 +75,55 @@ def test_a_negative_lift_is_not_called_a_gain(tmp_path, db, monkeypatch):
         engine.run(spec, db)
     text = outputs(execute(db, tmp_path, monkeypatch))
     assert "gains most" not in text
-    assert ("Every model loses from feedback; mock/gamma (binary) loses least: seq@2 0.00 vs "
-            "pass@2 1.00, lift -1.00 on 4 shared tasks") in text
+    assert ("Every model loses from feedback; mock/gamma (binary) on toy-plain loses least: seq@2 0.00 vs "
+            "pass@2 1.00, lift -1.00 [95% CI ") in text
+
+
+class OtherBench(ToyBench):
+    """A second benchmark whose run ids sort before toy's."""
+
+    name = "abc"
+
+
+def vega_specs(nb) -> list[dict]:
+    """The Vega-Lite specs of the charts the notebook displayed (inlined in its HTML outputs)."""
+    import json
+    import re
+
+    specs = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            html = out.get("data", {}).get("text/html", "")
+            for m in re.finditer(r"(?:var|const) spec = (\{.*?\});\n", html):
+                specs.append(json.loads(m.group(1)))
+    return specs
+
+
+def test_several_benchmarks_are_faceted_paired_on_shared_tasks_and_rendered_offline(
+        tmp_path, db, monkeypatch):
+    build_mock_db(tmp_path, db)  # toy: mock/alpha and mock/beta, k=3, 5 tasks
+    monkeypatch.setitem(benchmarks.registry(), "abc", OtherBench())
+    for metric in ("pass@k", "seq@k"):  # abc: mock/alpha alone, k=2, 3 tasks
+        spec = runspec.load(write_variant(tmp_path, f"abc-{metric[:-2]}.yaml", benchmark="abc", metric=metric,
+                                          k=2, model="mock/alpha", options={"n": 3}))
+        engine.run(spec, db)
+    nb = execute(db, tmp_path, monkeypatch)
+    text = outputs(nb)
+    # Offline: Vega is inlined, nothing is fetched from a CDN.
+    assert "cdn.jsdelivr" not in text and "vegaEmbed" in text
+    [spec] = vega_specs(nb)
+    curves = spec["vconcat"][0]
+    assert curves["facet"]["row"]["field"] == "benchmark"
+    assert curves["facet"]["column"]["field"] == "actor_model"
+    # One row per benchmark, t runs 1..K within each: no line joins two benchmarks.
+    data = spec["datasets"][curves["data"]["name"]]
+    by_series: dict[tuple, list[int]] = {}
+    for row in data:
+        by_series.setdefault((row["benchmark"], row["actor_model"], row["series"]), []).append(row["t"])
+    assert {key[0] for key in by_series} == {"abc-plain", "toy-plain"}
+    assert all(ts == list(range(1, len(ts) + 1)) for ts in by_series.values())
+    # The two models are compared on the benchmark both ran, on its 5 tasks, with n and an interval.
+    assert ("toy-plain: paired at t=3 on 5 shared tasks: toy-plain/seqk/mock__alpha/deterministic/binary − "
+            "toy-plain/seqk/mock__beta/deterministic/binary = +0.00 [") in text
+    assert "0 shared tasks" not in text
+    assert "lift +0.40 [95% CI " in text and "on 5 shared tasks" in text

@@ -4,7 +4,8 @@ cache. Either way the file's bytes are hashed once: the hash joins the run's fin
 so two data sets never mix in one run.
 
 `huggingface_hub` is imported only when a file has to come from the hub (`pip install
-'seqk[hub]'`); offline, or without it, validation fails with a message naming `data_path`.
+'seqk[hub]'`); without it, or offline (checked at once: one connect to the hub; a file already
+in the hub's cache is used), validation fails with a message naming `data_path`.
 """
 
 from __future__ import annotations
@@ -85,13 +86,42 @@ def _download(hub: HubFile, revision: str) -> Path:
         raise _issue(f"{hub.filename} comes from the Hugging Face dataset {hub.repo_id}, and "
                      f"huggingface_hub is not installed: pip install 'seqk[hub]', or download the "
                      f"file and set data_path to it") from None
+    from huggingface_hub import constants
+
+    unreachable = None if constants.HF_HUB_OFFLINE else _unreachable(constants.ENDPOINT)
     try:
-        return Path(hf_hub_download(repo_id=hub.repo_id, filename=hub.filename,
-                                    repo_type="dataset", revision=revision))
+        # Offline, the hub's cache may still hold the file: use it rather than fail.
+        return Path(hf_hub_download(repo_id=hub.repo_id, filename=hub.filename, repo_type="dataset",
+                                    revision=revision,
+                                    local_files_only=constants.HF_HUB_OFFLINE or unreachable is not None))
     except Exception as exc:  # noqa: BLE001 - offline, gated, missing: all mean "give a local file"
+        if unreachable is not None or constants.HF_HUB_OFFLINE:
+            why = unreachable or "HF_HUB_OFFLINE is set"
+            raise _issue(f"{hub.filename} of the Hugging Face dataset {hub.repo_id} is not in the hub's "
+                         f"cache and the hub cannot be reached ({why}); download the file where there is "
+                         f"a network and set data_path to the local file") from None
         raise _issue(f"could not fetch {hub.filename} from the Hugging Face dataset {hub.repo_id} "
                      f"at revision {revision} ({type(exc).__name__}: {str(exc)[:200]}); download "
                      f"it and set data_path to the local file") from None
+
+
+def _unreachable(endpoint: str, timeout_s: float = 3.0) -> str | None:
+    """Why the hub at `endpoint` cannot be reached (no DNS, no route, refused), or None.
+
+    One DNS lookup and TCP connect: without it, huggingface_hub retries with backoff for
+    about 24 s before it gives up on a machine with no network.
+    """
+    import socket
+    from urllib.parse import urlsplit
+
+    url = urlsplit(endpoint)
+    host = url.hostname or ""
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return None
+    except OSError as exc:
+        return f"{host}:{port}: {exc.strerror or type(exc).__name__}"
 
 
 @lru_cache(maxsize=8)

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from seqk.benchmark import AgentUsage, AttemptContext, AttemptResult, Benchmark, FeedbackMode, RoleClient, Task, Verdict
 from seqk.benchmark.prompt import actor_prompt
@@ -69,6 +69,11 @@ class TerminalBenchOptions(BaseModel):
     seq@k; default: Harbor's cache (harbor_cache)."""
     harbor_cache: str = "~/.cache/harbor/tasks/packages"
     """Harbor's task package cache, read (never written) to find a task package."""
+    local_tasks: str | None = None
+    """A folder of task packages in Harbor's format (<folder>/<name>/instruction.md, task.toml,
+    environment/, tests/) run instead of Terminal-Bench 2: its subfolders, sorted, are the tasks
+    (`tasks` may pick some), and every attempt runs the package (`-p`); `dataset`,
+    `task_packages` and `harbor_cache` are not used. E.g. benchmarks/terminalbench/local_tasks."""
 
     @field_validator("tasks", mode="before")
     @classmethod
@@ -77,13 +82,21 @@ class TerminalBenchOptions(BaseModel):
             return [name.strip() for name in value.split(",") if name.strip()]
         return value
 
-    @field_validator("tasks")
-    @classmethod
-    def _known(cls, value: list[str] | None) -> list[str] | None:
-        unknown = [name for name in value or [] if name not in TASKS]
+    @model_validator(mode="after")
+    def _known(self) -> TerminalBenchOptions:
+        known = local_task_names(self.local_tasks) if self.local_tasks is not None else TASKS
+        if not known:
+            raise ValueError(f"local_tasks: no task package (<name>/instruction.md) in {self.local_tasks}")
+        unknown = [name for name in self.tasks or [] if name not in known]
         if unknown:
-            raise ValueError(f"unknown task(s) {', '.join(unknown)}; known: {', '.join(TASKS)}")
-        return value
+            raise ValueError(f"unknown task(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        return self
+
+
+def local_task_names(folder: str) -> tuple[str, ...]:
+    """The task packages in `folder`, sorted: a task's canonical index is its place here."""
+    root = Path(folder).expanduser()
+    return tuple(sorted(p.parent.name for p in root.glob("*/instruction.md"))) if root.is_dir() else ()
 
 
 class TerminalBench(Benchmark):
@@ -103,22 +116,32 @@ class TerminalBench(Benchmark):
     Options: ClassVar[type[BaseModel]] = TerminalBenchOptions
     identity_exempt_options: ClassVar[frozenset[str]] = frozenset({
         "harbor_executable", "harbor_timeout_s", "pass_env", "codex_auth_json", "jobs_root",
-        "task_packages", "harbor_cache"})
+        "task_packages", "harbor_cache", "local_tasks"})
 
     def slice_name(self, options: BaseModel) -> str:
         """'terminalbench', plus the agent and the dataset when they are not the defaults, so
         that codex and terminus-2 runs of one model never share a run."""
         opts = _options(options)
         parts = [self.name]
+        if opts.local_tasks is not None:
+            # The folder's name, not its path: the tasks' content hashes tell two folders apart.
+            parts.append("local-" + harbor.slug(Path(opts.local_tasks).expanduser().resolve().name))
         if opts.agent != DEFAULT_AGENT:
             parts.append(harbor.slug(opts.agent))
-        if opts.dataset != DEFAULT_DATASET:
+        if opts.dataset != DEFAULT_DATASET and opts.local_tasks is None:
             parts.append(harbor.slug(opts.dataset))
         return "-".join(parts)
 
     def load_tasks(self, options: BaseModel) -> list[Task]:
         """The chosen tasks with their canonical index in the full list of 24."""
         opts = _options(options)
+        if opts.local_tasks is not None:
+            names = local_task_names(opts.local_tasks)
+            root = Path(opts.local_tasks).expanduser()
+            return [Task(task_index=names.index(name) + 1, task_id=name,
+                         prompt=(root / name / "instruction.md").read_text(),
+                         meta={"dataset": "local", "agent": opts.agent})
+                    for name in (opts.tasks or names)]
         return [Task(task_index=TASKS.index(name) + 1, task_id=name,
                      prompt=f"Terminal-Bench 2 task {name}: Harbor gives the agent the task's "
                             "instruction.md inside the task's container.",
@@ -153,6 +176,8 @@ class TerminalBench(Benchmark):
         shutil.rmtree(job.folder, ignore_errors=True)  # a retried error starts clean
         job.folder.mkdir(parents=True)
         original, source, delivered = "", ["-d", opts.dataset, "-i", f"terminal-bench/{task.task_id}"], ""
+        if opts.local_tasks is not None:
+            source = ["-p", str((Path(opts.local_tasks).expanduser() / task.task_id).resolve())]
         if ctx.seq:
             context = actor_prompt("", ctx.attempt_index, ctx.k, seq=True, history=ctx.history).lstrip("\n")
             package = _private_copy(opts, task.task_id, job.folder / "task")
@@ -241,8 +266,8 @@ def _private_copy(opts: TerminalBenchOptions, task_id: str, into: Path) -> Path:
 
 
 def _package(opts: TerminalBenchOptions, task_id: str) -> Path | None:
-    if opts.task_packages is not None:
-        folder = Path(opts.task_packages).expanduser() / task_id
+    if opts.task_packages is not None or opts.local_tasks is not None:
+        folder = Path(opts.local_tasks or opts.task_packages or "").expanduser() / task_id
         return folder if (folder / "instruction.md").is_file() else None
     namespace = opts.dataset.split("/", 1)[0] if "/" in opts.dataset else "terminal-bench"
     root = Path(opts.harbor_cache).expanduser() / namespace / task_id

@@ -61,10 +61,12 @@ def run(
     out = _console()
     progress_view = RunProgress(_console(stderr=True), spec, verbose, out)
     _ignore_signals_once_stopping(progress_view)
-    outcome = api.run_variant(spec, db, export=not no_export, upload=not no_upload,
-                              on_event=progress_view.on_event, on_prepared=progress_view.on_prepared,
-                              on_interrupt=progress_view.on_interrupt)
-    progress_view.stop()
+    try:
+        outcome = api.run_variant(spec, db, export=not no_export, upload=not no_upload,
+                                  on_event=progress_view.on_event, on_prepared=progress_view.on_prepared,
+                                  on_interrupt=progress_view.on_interrupt)
+    finally:
+        progress_view.stop()
     result = outcome.result
     print_run_summary(out, spec, result, outcome.db)
     _print_limits(out, result.model_limits)
@@ -300,6 +302,10 @@ def plan(
     issues = credential_problems([spec.actor, spec.judge, spec.critic])
     if issues:
         raise ConfigError(spec.source, issues)
+    from seqk.run.scheduler import check_installed
+
+    # What `seqk run` refuses before it writes anything, short of starting a model worker.
+    check_installed(spec)
 
 
 @app.command()

@@ -24,6 +24,7 @@ from seqk.models.openai_http import close_sessions
 from seqk.models.pool import ModelPool
 from seqk.models.probe import PROBE_PROMPT, ProbeResult, probe
 from seqk.models.registry import (
+    check_installed,
     cost_usd,
     credential_problems,
     ensure_ready,
@@ -37,7 +38,7 @@ from seqk.models.retry import classify, is_rate_limit
 
 __all__ = [
     "PROBE_PROMPT", "Completion", "MockModel", "ModelPool", "ProbeResult", "Provider", "QuotaExceeded",
-    "_mock_for", "classify", "clear_mocks", "close_sessions", "count_tokens", "credential_problems",
-    "cost_usd", "ensure_ready", "import_litellm", "is_rate_limit", "known_price", "missing_credentials",
-    "mock_problem", "price_of", "probe", "provider_for", "provider_of", "register_mock",
+    "_mock_for", "check_installed", "classify", "clear_mocks", "close_sessions", "count_tokens",
+    "credential_problems", "cost_usd", "ensure_ready", "import_litellm", "is_rate_limit", "known_price",
+    "missing_credentials", "mock_problem", "price_of", "probe", "provider_for", "provider_of", "register_mock",
 ]

@@ -47,6 +47,11 @@ class Provider(Protocol):
         """Raise (MissingExtra, LocalModelCrashed, ...) when the model cannot run at all."""
         ...
 
+    def check_installed(self, role: RoleSpec) -> None:
+        """Raise MissingExtra when something the model needs on this machine (a file, a
+        package) is absent. Cheap, for `seqk plan`: nothing is loaded or started."""
+        ...
+
     def price(self, model: str) -> Price | None:
         """The model's price when this provider knows it, else None."""
         ...

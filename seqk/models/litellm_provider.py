@@ -85,6 +85,9 @@ class LiteLLMProvider:
     def ensure_ready(self, role: RoleSpec) -> None:
         """Nothing beyond the key: a hosted model is ready when its key is there."""
 
+    def check_installed(self, role: RoleSpec) -> None:
+        """Nothing: the model is hosted."""
+
     def price(self, model: str) -> Price | None:
         """litellm's price map entry for the model (with or without its provider prefix)."""
         model_cost = import_litellm().model_cost

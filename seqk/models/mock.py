@@ -142,6 +142,9 @@ class MockProvider:
     def ensure_ready(self, role: RoleSpec) -> None:
         """Nothing: an unknown mock is refused when the variant loads (mock_problem, C03)."""
 
+    def check_installed(self, role: RoleSpec) -> None:
+        """Nothing: a mock is built in."""
+
     def price(self, model: str) -> Price | None:
         """Free."""
         return FREE

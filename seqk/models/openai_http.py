@@ -93,6 +93,9 @@ class OpenAIHTTPProvider:
     def ensure_ready(self, role: RoleSpec) -> None:
         """Nothing: the server is reached by the first call (`seqk probe` checks it sooner)."""
 
+    def check_installed(self, role: RoleSpec) -> None:
+        """Nothing: the model runs on the server."""
+
     def price(self, model: str) -> Price | None:
         """None: a server named by `api_base` is priced by whoever runs it (the role's `price:`)."""
         return None

@@ -69,6 +69,12 @@ def ensure_ready(role: RoleSpec) -> None:
         provider_of(role).ensure_ready(role)
 
 
+def check_installed(role: RoleSpec) -> None:
+    """Raise MissingExtra when the role's model lacks a file or package here; starts nothing."""
+    if role.model is not None:
+        provider_of(role).check_installed(role)
+
+
 _ROLE_FIELD = {"actor": "model", "judge": "judge_model", "critic": "critic_model"}
 
 

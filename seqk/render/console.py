@@ -1,13 +1,101 @@
 """What `seqk run` shows while it runs: a progress bar with passed / failed / error
-counts and an ETA, each attempt's prompt and output with --verbose, and the closing
-summary. Rendering only; the engine reports through its `on_event` callback.
+counts and an ETA (or, when stderr is not a terminal, a plain progress line every few
+seconds), each attempt's prompt and output with --verbose, and the closing summary.
+Rendering only; the engine reports through its `on_event` callback.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import threading
+import time
 from pathlib import Path
 from typing import Any
+
+PROGRESS_EVERY_S = 10.0
+"""How often a run whose stderr is not a terminal (nohup, a batch scheduler) prints a progress
+line; the environment variable SEQK_PROGRESS_EVERY_S changes it."""
+
+
+def progress_every_s() -> float:
+    """SEQK_PROGRESS_EVERY_S, else PROGRESS_EVERY_S; BadInput when it is not a positive number."""
+    from seqk.errors import BadInput
+
+    text = os.environ.get("SEQK_PROGRESS_EVERY_S", "").strip()
+    if not text:
+        return PROGRESS_EVERY_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise BadInput(f"SEQK_PROGRESS_EVERY_S should be a number of seconds above 0, got {text!r}")
+    return value
+
+
+def _clock(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+class PlainProgress:
+    """One plain line every `every_s` seconds for a log that no terminal shows: attempts done,
+    tasks passed / failed / with errors, spend and an ETA. A thread prints it, so a log shows
+    the run is alive even while slow attempts are in flight."""
+
+    def __init__(self, err: Any, prepared: Any, seq: bool, every_s: float):
+        self.err, self.every_s = err, every_s
+        self.n_tasks = len(prepared.pending)
+        # seq@k runs a task's attempts until its first success: only a ceiling is known.
+        self.exact = not seq
+        self.attempts_max = (prepared.n_pending_attempts if not seq else
+                             sum(prepared.k - min(v) + 1 for v in prepared.pending.values() if v))
+        self.attempts = 0
+        self.counts = {"passed": 0, "failed": 0, "error": 0}
+        self.cost_usd = 0.0
+        self.unpriced = 0
+        self.started = time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="seqk-progress", daemon=True)
+        self._thread.start()
+
+    def add(self, event: Any) -> None:
+        """Count one engine event."""
+        if hasattr(event.record, "prompt"):
+            self.attempts += 1
+        for call in event.record.calls:
+            if call.cost_usd is None:
+                self.unpriced += 1
+            else:
+                self.cost_usd += call.cost_usd
+        if event.task_done:
+            self.counts[event.task_outcome] += 1
+
+    def line(self) -> str:
+        """'progress 0:00:12: 14 of 30 attempts done; tasks 5 of 10 done (3 passed, 1 failed,
+        1 with errors); spent $0.0123 this invocation; eta 0:00:15'."""
+        elapsed = time.monotonic() - self.started
+        tasks_done = sum(self.counts.values())
+        done, total = (self.attempts, self.attempts_max) if self.exact else (tasks_done, self.n_tasks)
+        eta = _clock(elapsed / done * (total - done)) if done else "unknown"
+        of = "" if self.exact else "at most "
+        unpriced = f" (+{self.unpriced} calls of unknown price)" if self.unpriced else ""
+        c = self.counts
+        return (f"progress {_clock(elapsed)}: {self.attempts} of {of}{self.attempts_max} attempts done; "
+                f"tasks {tasks_done} of {self.n_tasks} done ({c['passed']} passed, {c['failed']} failed, "
+                f"{c['error']} with errors); spent ${self.cost_usd:.4f}{unpriced} this invocation; "
+                f"eta {eta}")
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self.err.print(self.line(), markup=False, highlight=False)
+            # A log file is block-buffered: without a flush, tail -f shows nothing for minutes.
+            self.err.file.flush()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def cut(text: str | None, limit: int) -> str:
@@ -27,6 +115,8 @@ class RunProgress:
         self.bar: Any = None
         self.counts = {"passed": 0, "failed": 0, "error": 0}
         self.interrupted = False
+        self.plain: PlainProgress | None = None
+        self.every_s = progress_every_s()
 
     def on_interrupt(self) -> None:
         """The first Ctrl-C or SIGTERM: say what happens now."""
@@ -60,6 +150,8 @@ class RunProgress:
             console=self.err, transient=False, disable=not self.err.is_terminal and not self.verbose)
         self.progress.start()
         self.bar = self.progress.add_task("run", total=len(prepared.pending), limits="", **self.counts)
+        if not self.err.is_terminal:
+            self.plain = PlainProgress(self.err, prepared, self.spec.seq, self.every_s)
 
     def on_event(self, event: Any) -> None:
         if self.verbose:
@@ -70,6 +162,8 @@ class RunProgress:
             self.progress.update(self.bar, advance=1, limits=limits, **self.counts)
         else:
             self.progress.update(self.bar, limits=limits)
+        if self.plain is not None:
+            self.plain.add(event)
 
     def _describe(self, r: Any) -> Any:
         """One attempt as printed by --verbose; model text is plain text, never markup."""
@@ -95,6 +189,8 @@ class RunProgress:
         return text
 
     def stop(self) -> None:
+        if self.plain is not None:
+            self.plain.stop()
         if self.progress is not None:
             self.progress.stop()
 

@@ -329,6 +329,15 @@ def check_models(spec: RunSpec) -> None:
         ensure_ready(role)
 
 
+def check_installed(spec: RunSpec) -> None:
+    """The part of check_models that starts nothing, for `seqk plan`: a local model's file and
+    llama-cpp-python are there (MissingExtra otherwise)."""
+    from seqk.models import check_installed as model_installed
+
+    for role in (spec.actor, spec.judge, spec.critic):
+        model_installed(role)
+
+
 def run(spec: RunSpec, db: str | Path | None = None,
         on_event: Callable[[AttemptEvent], None] | None = None,
         on_prepared: Callable[[Prepared], None] | None = None,

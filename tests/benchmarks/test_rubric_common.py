@@ -136,6 +136,49 @@ def test_offline_hub_fails_at_validation_naming_data_path(tmp_path, monkeypatch)
     assert "set data_path to the local file" in message
 
 
+def closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_unreachable_hub_fails_at_once_in_one_line_naming_data_path(tmp_path, monkeypatch):
+    import time
+
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", f"http://127.0.0.1:{closed_port()}")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    start = time.monotonic()
+    with pytest.raises(ConfigError) as info:
+        healthbench.load_tasks(healthbench.Options())
+    # huggingface_hub alone retries with backoff for about 24 s before giving up.
+    assert time.monotonic() - start < 5
+    [issue] = info.value.issues
+    message = str(issue)
+    assert "\n" not in message
+    assert "options.data_path" in message and "the hub cannot be reached (127.0.0.1:" in message
+    assert "set data_path to the local file" in message
+
+
+def test_an_unreachable_hub_still_serves_a_file_from_its_cache(monkeypatch):
+    import huggingface_hub
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", f"http://127.0.0.1:{closed_port()}")
+
+    def cached_only(**kwargs):
+        assert kwargs["local_files_only"], "went to the network although the hub is unreachable"
+        return str(FIXTURES / "healthbench.jsonl")
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", cached_only)
+    assert len(healthbench.load_tasks(healthbench.Options())) == 2
+
+
 def test_without_huggingface_hub_the_message_names_the_extra_and_data_path(monkeypatch):
     monkeypatch.setitem(sys.modules, "huggingface_hub", None)
     with pytest.raises(ConfigError, match=r"pip install 'seqk\[hub\]', or download the file and set data_path"):

@@ -21,68 +21,21 @@ from seqk.config import spec as runspec
 from seqk.errors import AgentRunError
 from seqk.run import scheduler as engine
 
-FAKE_HARBOR = r'''
-import json, os, sys, time
-from pathlib import Path
-
-plan = json.loads(Path(sys.argv[1]).read_text())
-args = sys.argv[2:]
-def opt(flag):
-    return args[args.index(flag) + 1] if flag in args else None
-job = opt("--job-name")
-task = opt("-i").split("/", 1)[1] if opt("-i") else Path(opt("-p")).name
-attempt = int(job.rsplit("-", 1)[1])
-seen = {"argv": args, "task": task, "attempt": attempt,
-        "instruction": (Path(opt("-p")) / "instruction.md").read_text() if opt("-p") else None,
-        "has_key": "OPENAI_API_KEY" in os.environ}
-with open(plan["log"], "a") as log:
-    log.write(json.dumps(seen) + "\n")
-outcome = plan["outcomes"].get(f"{task}#{attempt}") or plan["outcomes"].get(task, "pass")
-if outcome == "crash":
-    print("Traceback (most recent call last):\nDockerError: daemon not running", file=sys.stderr)
-    sys.exit(1)
-if outcome == "missing":
-    sys.exit(0)
-if outcome == "hang":
-    time.sleep(120)
-trial = Path(opt("-o")) / job / f"{task}__AAA"
-(trial / "agent").mkdir(parents=True)
-(trial / "verifier").mkdir()
-tokens = {"n_input_tokens": 1000, "n_cache_tokens": 200, "n_output_tokens": 50}
-steps = [{"step_id": 1, "source": "user", "message": "FAKE INSTRUCTION"},
-         {"step_id": 2, "source": "agent", "message": "Done.",
-          "tool_calls": [{"function_name": "bash", "arguments": {"keystrokes": "echo ok\n"}}],
-          "observation": {"results": [{"content": "ok"}]}}]
-if outcome == "pass":
-    result = {"trial_name": f"{task}__AAA", "verifier_result": {"rewards": {"reward": 1.0}},
-              "agent_result": tokens, "exception_info": None}
-    (trial / "verifier" / "test-stdout.txt").write_text("1 passed")
-elif outcome == "fail":
-    result = {"trial_name": f"{task}__BBB", "verifier_result": {"rewards": {"reward": 0.0}},
-              "agent_result": tokens, "exception_info": None}
-    (trial / "verifier" / "test-stdout.txt").write_text(
-        "collected 1 item\nFAILED test_fake.py::test_x - AssertionError\n1 failed")
-else:
-    result = {"trial_name": f"{task}__CCC", "verifier_result": None,
-              "exception_info": {"exception_type": "AgentTimeoutError", "exception_message": "fake timeout"}}
-(trial / "result.json").write_text(json.dumps(result))
-(trial / "agent" / "trajectory.json").write_text(json.dumps({"steps": steps}))
-'''
+FAKE_HARBOR = Path(__file__).resolve().parents[2] / "benchmarks" / "terminalbench" / "fake_harbor.py"
 
 
 class Harbor:
     """A fake Harbor executable and what it saw."""
 
     def __init__(self, folder: Path, outcomes: dict[str, str]):
-        self.script = folder / "fake_harbor.py"
-        self.script.write_text(FAKE_HARBOR)
+        self.script = FAKE_HARBOR
         self.plan = folder / "plan.json"
         self.log = folder / "harbor.log"
         self.plan.write_text(json.dumps({"log": str(self.log), "outcomes": outcomes}))
 
     @property
     def executable(self) -> str:
-        return f"{sys.executable} {self.script} {self.plan}"
+        return f"{sys.executable} {self.script} --plan {self.plan}"
 
     def calls(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
@@ -331,3 +284,51 @@ def test_the_harbor_command_is_an_option(tmp_path, monkeypatch) -> None:
     (tmp_path / "harbor").write_text("#!/bin/sh\n")
     (tmp_path / "harbor").chmod(0o755)
     assert harbor.executable("auto") == ["harbor"]
+
+
+LOCAL_TASKS = FAKE_HARBOR.parent / "local_tasks"
+
+
+def test_local_task_packages_run_without_docker_through_the_shipped_fake_harbor(tmp_path, db) -> None:
+    fake = Harbor(tmp_path, {"count-lines#1": "fail", "hello-file": "pass"})
+    spec = runspec.load(write_variant(
+        tmp_path, benchmark="terminalbench", metric="seq@k", k=2, model="mock/echo", feedback_mode="raw",
+        options={"local_tasks": str(LOCAL_TASKS), "harbor_executable": fake.executable,
+                 "jobs_root": str(tmp_path / "jobs")}))
+    assert spec.run_id == "terminalbench-local-local_tasks/seqk/mock__echo/harbor/raw"
+    assert [(t.task_index, t.task_id) for t in spec.tasks] == [(1, "count-lines"), (2, "hello-file")]
+    assert spec.tasks[0].prompt == (LOCAL_TASKS / "count-lines" / "instruction.md").read_text()
+    engine.run(spec, db)
+    calls = {(c["task"], c["attempt"]): c for c in fake.calls()}
+    assert sorted(calls) == [("count-lines", 1), ("count-lines", 2), ("hello-file", 1)]
+    # Every attempt runs a package by path (-p), never a registry dataset: under seq@k a private
+    # copy whose instruction carries the context; the shipped package is left as it was.
+    assert all("-d" not in c["argv"] for c in calls.values())
+    assert (LOCAL_TASKS / "count-lines" / "instruction.md").read_text().count("attempt") == 0
+    second = calls[("count-lines", 2)]
+    assert Path(second["argv"][second["argv"].index("-p") + 1]).is_relative_to(tmp_path / "jobs")
+    assert "This is attempt 2 of 2." in second["instruction"] and "FAILED test_fake.py::test_x" in second["instruction"]
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT task_index, attempt_index, success FROM attempts ORDER BY 1, 2").fetchall() == [
+            (1, 1, False), (1, 2, True), (2, 1, True)]
+    # pass@k runs the shipped package itself.
+    engine.run(runspec.load(write_variant(
+        tmp_path, "p.yaml", benchmark="terminalbench", metric="pass@k", k=1, model="mock/echo",
+        options={"local_tasks": str(LOCAL_TASKS), "harbor_executable": fake.executable, "tasks": ["hello-file"],
+                 "jobs_root": str(tmp_path / "jobs")})), db)
+    argv = fake.calls()[-1]["argv"]
+    assert Path(argv[argv.index("-p") + 1]) == (LOCAL_TASKS / "hello-file").resolve()
+
+
+def test_local_tasks_are_real_harbor_packages():
+    for package in (p for p in LOCAL_TASKS.iterdir() if p.is_dir()):
+        for part in ("instruction.md", "task.toml", "environment/Dockerfile", "tests/test.sh",
+                     "tests/test_outputs.py", "solution/solve.sh"):
+            assert (package / part).is_file(), f"{package.name}/{part}"
+
+
+def test_an_unknown_local_task_is_refused_naming_the_ones_there(tmp_path) -> None:
+    with pytest.raises(ValidationError, match="unknown task.*mailman; known: count-lines, hello-file"):
+        benchmark.Options(local_tasks=str(LOCAL_TASKS), tasks=["mailman"])
+    with pytest.raises(ValidationError, match="no task package"):
+        benchmark.Options(local_tasks=str(tmp_path))

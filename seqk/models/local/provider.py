@@ -46,6 +46,13 @@ class LocalProvider:
         assert role.model is not None
         llm_local.ensure_ready(role.model, role.max_concurrency)
 
+    def check_installed(self, role: RoleSpec) -> None:
+        """MissingExtra when the GGUF file or llama-cpp-python is missing; nothing is loaded."""
+        from seqk.models.local import workers as llm_local
+
+        assert role.model is not None
+        llm_local.check(role.model)
+
     def price(self, model: str) -> Price | None:
         """Free: the machine is already paid for."""
         return FREE

@@ -95,7 +95,7 @@ def check(model: str) -> Path:
     path = model_path(model)
     if importlib.util.find_spec("llama_cpp") is None:
         raise MissingExtra(f"local/... models need llama-cpp-python, which is not installed: "
-                           f"{INSTALL_HINT} (it compiles llama.cpp: about 4 minutes on 2 cores)")
+                           f"{INSTALL_HINT} (it compiles llama.cpp: 4–14 minutes on 2 cores, by load)")
     return path
 
 

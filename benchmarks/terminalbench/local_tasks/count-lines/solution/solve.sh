@@ -1,0 +1,2 @@
+#!/bin/bash
+wc -l < /app/data.txt | tr -d " " > /app/count.txt
