@@ -1,6 +1,6 @@
 """A database made by real mock runs for the viewer's tests: a seq@k run whose feedback mode
 leaks grading data (hint), a blind one (binary), and their pass@k partner, on 6 toy tasks
-that cover every filter of a run's task table."""
+that cover every filter of a run's task table (a 7th waits for a larger max_tasks)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,8 @@ def build(folder: Path, db: Path) -> dict[str, str]:
     for name, metric, mode in (("seq", "seq@k", "hint"), ("seq_binary", "seq@k", "binary"),
                                ("pass", "pass@k", "binary")):
         spec = runspec.load(write_variant(folder, f"{name}.yaml", benchmark="toy", metric=metric, k=K,
-                                          feedback_mode=mode, model="mock/actor", options={"n": 6}))
+                                          feedback_mode=mode, model="mock/actor", options={"n": 7},
+                                          max_tasks=6))
         engine.run(spec, db)
         ids[name] = spec.run_id
     return ids
