@@ -104,7 +104,8 @@ def test_task_story_shows_each_attempt_what_it_saw_its_verdict_and_feedback(runs
     assert (page.first_success, page.previous_index, page.next_index) == (2, 1, 3)
     partner = page.partner
     assert partner.run_id == ids["pass"] and partner.same_task and partner.metric == "pass@k"
-    assert [(a.attempt_index, a.verdict, a.output) for a in partner.attempts] == [(i, "FAIL", "w-two?") for i in (1, 2, 3)]
+    samples = [(a.attempt_index, a.verdict, a.output) for a in partner.attempts]
+    assert samples == [(i, "FAIL", "w-two?") for i in (1, 2, 3)]
     errored = view.task_page(ids["seq"], 5, db).attempts[0]
     assert (errored.verdict, errored.error["stage"], errored.error["status_code"]) == ("ERROR", "actor", 400)
     assert errored.calls[0].error.startswith("400 bad request")
@@ -130,9 +131,9 @@ def test_urls_are_stable_and_reversible():
 
 def test_chart_draws_each_series_with_its_interval_and_task_count():
     point = pages.CurvePoint
-    chart = svg.curve_chart([svg.Series("seq@t <hint>", [point(1, 5, 0.2, 0.04, 0.6), point(2, 5, 0.4, 0.1, 0.8)], "#d00"),
-                             svg.Series("pass@t", [point(1, 6, 0.1, 0.0, 0.4), point(2, 6, 0.3, 0.1, 0.7)], "#555",
-                                        dashed=True)], title="t")
+    seq = svg.Series("seq@t <hint>", [point(1, 5, 0.2, 0.04, 0.6), point(2, 5, 0.4, 0.1, 0.8)], "#d00")
+    resampled = svg.Series("pass@t", [point(1, 6, 0.1, 0.0, 0.4), point(2, 6, 0.3, 0.1, 0.7)], "#555", dashed=True)
+    chart = svg.curve_chart([seq, resampled], title="t")
     assert chart.count("<polyline") == 2 and chart.count("<polygon") == 2 and "stroke-dasharray" in chart
     assert "seq@t &lt;hint&gt; @2 = 0.400 (95% CI 0.100–0.800, 5 tasks)" in chart
 
@@ -157,8 +158,8 @@ def test_bundle_holds_every_page_it_links_to_and_says_what_it_bounds(runs, tmp_p
     assert (result.n_runs, result.n_runs_in_db) == (2, 3)
     files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
     assert "index.html" in files and "static/view.css" in files and not any(f.endswith(".js") for f in files)
-    assert {f for f in files if "/tasks/" in f} == {f"runs/{run_id}/tasks/{i}.html" for run_id in (ids["seq"], ids["pass"])
-                                                   for i in (1, 2, 3, 4)}
+    bundled = {f"runs/{run_id}/tasks/{i}.html" for run_id in (ids["seq"], ids["pass"]) for i in (1, 2, 3, 4)}
+    assert {f for f in files if "/tasks/" in f} == bundled
     assert result.n_pages == len(files) - 1
     for name in files - {"static/view.css"}:
         html = (out / name).read_text()
@@ -186,14 +187,15 @@ def test_server_routes_pages_errors_and_stamp(runs):
     db, ids = runs
     client = TestClient(create_app(Path(db)))
     assert "seq@3 = 0.400" in client.get("/").text
-    assert client.get("/runs/" + render.run_path(ids["seq"]), params={"filter": "errored"}).text.count('class="task-link"') == 1
-    story_page = client.get("/runs/" + render.run_path(ids["seq"]) + "/tasks/2")
+    run = "/runs/" + render.run_path(ids["seq"])
+    assert client.get(run, params={"filter": "errored"}).text.count('class="task-link"') == 1
+    story_page = client.get(run + "/tasks/2")
     assert story_page.status_code == 200 and "Incorrect; the word was w2." in story_page.text
-    for path, message in (("/runs/nope/x", "no run &#39;nope/x&#39;"), ("/runs/" + render.run_path(ids["seq"]) + "/tasks/99",
-                                                                    "has no task 99"), ("/elsewhere", "Not Found")):
+    for path, message in (("/runs/nope/x", "no run &#39;nope/x&#39;"), (run + "/tasks/99", "has no task 99"),
+                          ("/elsewhere", "Not Found")):
         answer = client.get(path)
         assert answer.status_code == 404 and message in answer.text and "Traceback" not in answer.text
-    assert client.get("/runs/" + render.run_path(ids["seq"]), params={"page": "x"}).status_code == 404
+    assert client.get(run, params={"page": "x"}).status_code == 404
     stamp = client.get("/api/stamp").json()["stamp"]
     assert stamp == client.get("/api/stamp").json()["stamp"]
     db.unlink()
