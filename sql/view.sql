@@ -2,14 +2,15 @@
 -- over a million attempts reads them once.
 
 -- name: view_runs
--- One row per run for the run list: settings; n_tasks registered, n_started, n_finished,
+-- One row per run of $run_ids (NULL: every run), for the run list and a run page's header: settings; n_tasks registered, n_started, n_finished,
 -- n_solved (tasks with a valid success), valid and errored attempts; tokens, cost_usd (NULL
 -- when no call was priced), unpriced and failed calls; pass_run_id (the pass@k run a seq@k
 -- run is compared with, run_pairs choice 1); curve: [{t, n_tasks, value, low, high}] as in
--- run_curve (errors excluded, 95% Wilson interval). The task outcomes are read once for all
--- runs, without run_curve's soft score and spend per t, which the list does not show.
+-- run_curve (errors excluded, 95% Wilson interval; n_left_out: tasks whose outcome at t is
+-- unknown). The task outcomes are read once, without run_curve's soft score and spend per t,
+-- which cost a second read of the attempts and of every call.
 WITH o AS MATERIALIZED (
-    SELECT * FROM task_outcomes_of(false)
+    SELECT * FROM task_outcomes_of(false, run_ids := $run_ids::VARCHAR[])
 ),
 progress AS (
     SELECT run_id,
@@ -34,12 +35,13 @@ points AS (
 curve AS (
     SELECT run_id, t,
            coalesce(sum(n) FILTER (WHERE value IS NOT NULL), 0)::BIGINT AS n_tasks,
+           coalesce(sum(n) FILTER (WHERE value IS NULL), 0)::BIGINT     AS n_left_out,
            sum(n * value) AS x
     FROM points GROUP BY run_id, t
 ),
 curves AS (
     SELECT run_id,
-           list({'t': t, 'n_tasks': n_tasks, 'value': x / nullif(n_tasks, 0),
+           list({'t': t, 'n_tasks': n_tasks, 'n_left_out': n_left_out, 'value': x / nullif(n_tasks, 0),
                  'low': wilson_low(x, n_tasks), 'high': wilson_high(x, n_tasks)} ORDER BY t) AS curve
     FROM curve GROUP BY run_id
 ),
@@ -50,10 +52,14 @@ spend AS (
            sum(cost_usd)                                               AS cost_usd,
            count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL)  AS n_unpriced_calls,
            count(*) FILTER (WHERE error IS NOT NULL)                   AS n_failed_calls
-    FROM current_calls GROUP BY run_id
+    FROM current_calls
+    WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id)
+    GROUP BY run_id
 ),
 registered AS (
-    SELECT run_id, count(*) AS n_tasks FROM tasks GROUP BY run_id
+    SELECT run_id, count(*) AS n_tasks FROM tasks
+    WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id)
+    GROUP BY run_id
 )
 SELECT r.run_id, r.benchmark, r.slice, r.metric, r.k, r.actor_model, r.judge_model,
        r.critic_model, r.verifier, r.feedback_mode, r.shows_grading_info, r.temperature,
@@ -76,6 +82,7 @@ LEFT JOIN progress p USING (run_id)
 LEFT JOIN spend s USING (run_id)
 LEFT JOIN curves c USING (run_id)
 LEFT JOIN run_pairs x ON x.seq_run_id = r.run_id AND x.choice = 1
+WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], r.run_id)
 ORDER BY r.run_id;
 
 -- name: view_partners

@@ -42,8 +42,9 @@ def test_run_list_curves_are_run_curves_figures(runs):
     with store.connect(db, read_only=True) as con:
         expected = store.select(con, "run_curves", errors_as_failures=False, run_ids=list(ids.values()))
     listed = {r.run_id: r.curve for g in page.groups for r in [g.pass_run, *g.seq_runs]}
-    got = [(run_id, p.t, p.n_tasks, p.value, p.low, p.high) for run_id, curve in listed.items() for p in curve]
-    want = [(r["run_id"], r["t"], r["n_tasks"], r["value"], r["low"], r["high"]) for r in expected]
+    got = [(run_id, p.t, p.n_tasks, p.n_left_out, p.value, p.low, p.high) for run_id, curve in listed.items()
+           for p in curve]
+    want = [(r["run_id"], r["t"], r["n_tasks"], r["n_left_out"], r["value"], r["low"], r["high"]) for r in expected]
     assert sorted(got) == pytest.approx(sorted(want))
     hint = listed[ids["seq"]]
     assert [p.value for p in hint] == pytest.approx([1 / 5, 2 / 5, 2 / 5])  # task 5 left out: 5 counted
@@ -66,8 +67,8 @@ def test_run_page_rows_curves_search_and_pages(runs, monkeypatch):
     assert [(c.i, c.status, c.success) for c in two.cells] == [(1, "ok", False), (2, "ok", True)]
     assert (two.first_success, two.seq_at_k, two.pass_at_k, two.n_error) == (2, 1.0, 0.0, 0)
     assert page.tasks[4].cells[0].status == "error" and page.tasks[4].n_failed_calls == 1
-    assert set(page.curves) == {ids["seq"], ids["pass"]} and len(page.curves[ids["pass"]]) == view_db.K
-    assert page.curves[ids["pass"]][0].cost_usd_per_task == 0.0
+    assert set(page.summaries) == {ids["seq"], ids["pass"]} and len(page.summaries[ids["pass"]].curve) == view_db.K
+    assert page.summary.n_error_attempts == 1 and page.summary.curve[0].n_left_out == 1
     assert [t.task_index for t in view.run_page(ids["seq"], db, search="FOUR").tasks] == [4]  # an output
     assert [t.task_index for t in view.run_page(ids["seq"], db, search="word w3").tasks] == [3]  # a prompt
     monkeypatch.setattr(pages, "PAGE_SIZE", 4)
@@ -115,7 +116,7 @@ def test_task_story_shows_each_attempt_what_it_saw_its_verdict_and_feedback(runs
 def test_prompt_delta_and_grids():
     assert story.prompt_delta("a\nb", "a\nb\nc\nd") == ["c", "d"]
     assert story.prompt_delta("a\nb\nc", "a\nB\nc") == ["B"]
-    assert story.output_grids("```json\n[[[1]], [[2, 3]]]\n```") == [[[1]], [[2, 3]]]
+    assert story.output_grids("Here:\n```json\n[[[1]], [[2, 3]]]\n```\nDone.") == [[[1]], [[2, 3]]]
     assert story.output_grids("[[1, 10]]") is None and story.output_grids("no grid") is None
 
 

@@ -31,17 +31,15 @@ WAIT_S = 5.0
 
 @dataclass(frozen=True)
 class CurvePoint:
-    """metric@t over n_tasks tasks (the others left out: errors excluded), with its 95%
-    Wilson interval [low, high]; mean spend per started task up to t where known."""
+    """metric@t over n_tasks tasks (n_left_out more whose outcome at t is unknown: errors
+    excluded), with its 95% Wilson interval [low, high]."""
 
     t: int
     n_tasks: int
     value: float | None
     low: float | None
     high: float | None
-    n_left_out: int | None = None
-    cost_usd_per_task: float | None = None
-    tokens_per_task: float | None = None
+    n_left_out: int = 0
 
 
 @dataclass(frozen=True)
@@ -145,8 +143,8 @@ class RunPage:
     pass_run_id: str | None
     other_partners: list[str]
     """For a pass@k run, the other seq@k runs compared with it."""
-    curves: dict[str, list[CurvePoint]]
-    """run_id -> its curve (this run and its partner)."""
+    summaries: dict[str, RunSummary]
+    """run_id -> its summary and curve: this run and its partner."""
     tasks: list[TaskRow]
     filter: str
     search: str
@@ -162,20 +160,24 @@ class RunPage:
         """The run this one is compared with."""
         return self.pass_run_id if self.run["metric"] == "seq@k" else self.seq_run_id
 
+    @property
+    def summary(self) -> RunSummary:
+        """This run's progress, errors, spend and curve."""
+        return self.summaries[self.run["run_id"]]
 
-def _curve_points(rows: list[dict[str, Any]]) -> list[CurvePoint]:
-    keys = CurvePoint.__dataclass_fields__
-    return [CurvePoint(**{k: v for k, v in r.items() if k in keys}) for r in rows]
+
+def _summaries(con: Any, run_ids: list[str] | None) -> list[RunSummary]:
+    runs = []
+    for r in store.select(con, "view_runs", run_ids=run_ids):
+        r["curve"] = [CurvePoint(**p) for p in r["curve"]]
+        runs.append(RunSummary(**r))
+    return runs
 
 
 def runs_page(db: str | Path | None = None) -> RunsPage:
     """Every run with its progress, errors, spend and curve, grouped by pass@k partner."""
     with store.connect(db, read_only=True, wait_s=WAIT_S) as con:
-        rows = store.select(con, "view_runs")
-    runs = []
-    for r in rows:
-        r["curve"] = _curve_points(r["curve"])
-        runs.append(RunSummary(**r))
+        runs = _summaries(con, None)
     by_id = {r.run_id: r for r in runs}
     groups: dict[str, RunGroup] = {}
     for run in runs:
@@ -210,18 +212,14 @@ def run_page(run_id: str, db: str | Path | None = None, *, filter: str = "all", 
             pass_id = run_id
             seq_id = partners[0]["seq_run_id"] if partners else None
             others = [p["seq_run_id"] for p in partners[1:]]
-        ids = [i for i in (run_id, seq_id, pass_id) if i is not None]
-        curve_rows = store.select(con, "run_curves", errors_as_failures=False, run_ids=list(dict.fromkeys(ids)))
+        summaries = {r.run_id: r for r in _summaries(con, [i for i in (seq_id, pass_id) if i is not None])}
         rows = store.select(con, "view_run_tasks", run_id=run_id, seq_run_id=seq_id, pass_run_id=pass_id,
                             filter=filter, search=search.strip(), limit=PAGE_SIZE,
                             offset=(page - 1) * PAGE_SIZE, upto=upto)
-    curves: dict[str, list[dict[str, Any]]] = {}
-    for r in curve_rows:
-        curves.setdefault(r["run_id"], []).append(r)
     n_matching = rows[0]["n_matching"] if rows else 0
     tasks = [TaskRow(cells=[Cell(**c) for c in r["cells"]],
                      **{k: v for k, v in r.items() if k not in ("cells", "n_matching")}) for r in rows]
     return RunPage(run=run, seq_run_id=seq_id, pass_run_id=pass_id, other_partners=others,
-                   curves={i: _curve_points(c) for i, c in curves.items()}, tasks=tasks, filter=filter,
+                   summaries=summaries, tasks=tasks, filter=filter,
                    search=search.strip(), page=page, n_pages=max(1, -(-n_matching // PAGE_SIZE)),
                    n_matching=n_matching, upto=upto)

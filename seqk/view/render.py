@@ -131,7 +131,7 @@ def _series_of_group(group: RunGroup) -> list[Series]:
 
 def render_runs(page: RunsPage, urls: Urls, note: str | None = None) -> str:
     """The run list, `/`."""
-    charts = [curve_chart(_series_of_group(g), title=f"{g.title}: metric@t, 95% intervals")
+    charts = [curve_chart(_series_of_group(g), title=g.title)
               if g.pass_run is not None and g.seq_runs else None for g in page.groups]
     return environment().get_template("runs.html").render(
         page=page, urls=urls, charts=charts, note=note, title="seqk runs")
@@ -140,10 +140,10 @@ def render_runs(page: RunsPage, urls: Urls, note: str | None = None) -> str:
 def render_run(page: RunPage, urls: Urls, note: str | None = None) -> str:
     """A run's page."""
     series = []
-    for n, (run_id, curve) in enumerate(page.curves.items()):
+    for n, (run_id, summary) in enumerate(page.summaries.items()):
         metric = "seq@t" if run_id == page.seq_run_id else "pass@t"
         label = metric + (" (this run)" if run_id == page.run["run_id"] else "")
-        series.append(Series(label, curve, PASS_COLOR if metric == "pass@t" else COLORS[n % len(COLORS)],
+        series.append(Series(label, summary.curve, PASS_COLOR if metric == "pass@t" else COLORS[n % len(COLORS)],
                              dashed=metric == "pass@t"))
     chart = curve_chart(series, title=f"{page.run['metric']} metric@t with 95% intervals (errors excluded)")
     return environment().get_template("run.html").render(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -13,6 +14,8 @@ from typing import Any
 from seqk import store
 from seqk.errors import NotFound
 from seqk.view.pages import WAIT_S
+
+_FENCE = re.compile(r"```[a-z]*\s*(.*?)```", re.S)
 
 
 @dataclass(frozen=True)
@@ -137,13 +140,12 @@ def _is_grid(value: Any) -> bool:
 
 
 def output_grids(output: str | None) -> list[list[list[int]]] | None:
-    """The output's ARC grids, when the whole output (or its ```json block) is one grid or a
+    """The output's ARC grids, when the whole output (or its first ``` block) is one grid or a
     list of grids."""
     if not output:
         return None
-    text = output.strip()
-    if text.startswith("```"):
-        text = text.strip("`").removeprefix("json").strip()
+    fenced = _FENCE.search(output)
+    text = fenced.group(1) if fenced else output.strip()
     try:
         value = json.loads(text)
     except ValueError:
