@@ -52,6 +52,9 @@ def reads(seq: str, pas: str, uid: str) -> dict[str, dict]:
         "export_parquet_attempts": both, "export_parquet_calls": both,
         "import_known_attempts": one, "import_valid_slots": one,
         "get_schema_info": {}, "count_tables": {"table_name": "runs"},
+        "view_runs": {"run_ids": None}, "view_partners": one,
+        "view_run_tasks": one | {"seq_run_id": seq, "pass_run_id": pas, "filter": "all", "search": "",
+                                 "limit": 10, "offset": 0, "upto": None},
     }
 
 

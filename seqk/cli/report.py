@@ -1,4 +1,5 @@
-"""`seqk` commands that report on runs and move them: report, export, import, upload, rejudge.
+"""`seqk` commands that report on runs and move them: report, export, import, upload, rejudge,
+and view (the web viewer, seqk/view/).
 They register on the app of seqk/cli_group.py, which seqk/cli.py runs."""
 
 from __future__ import annotations
@@ -196,3 +197,38 @@ def upload(
 
     result = exporting.upload(run, bucket=bucket, root=from_, db=db)
     typer.echo(exporting.describe_upload(result))
+
+
+@app.command()
+def view(
+    db: DbOption = None,
+    host: Annotated[str, typer.Option(metavar="HOST", help="Address to listen on (loopback by default: "
+                                                           "the viewer has no login).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(metavar="N", help="Port to listen on (0: any free port).")] = 8000,
+    bundle: Annotated[Path | None, typer.Option(
+        "--bundle", metavar="FOLDER", help="Instead of serving, write the pages as a static site into "
+                                           "this folder (opens from file://, publishable).")] = None,
+    runs: Annotated[list[str] | None, typer.Option(
+        "--runs", metavar="RUN_ID", help="With --bundle: only these runs (ids, globs or prefixes; "
+                                         "repeatable). Default: every run.")] = None,
+    max_tasks: Annotated[int, typer.Option(
+        metavar="N", help="With --bundle: the story pages of at most the first N tasks of each run.")] = 200,
+) -> None:
+    """Read runs in a browser: every run, each run's curve and tasks, each task's story beside
+    its pass@k samples; refreshes while a run writes. Read-only.
+
+    Example: seqk view --db runs/seqk.duckdb --port 8000
+    """
+    from seqk import view as viewer
+
+    if bundle is not None:
+        check_folder(bundle, "--bundle")
+        typer.echo(viewer.bundle(bundle, db, runs or [], max_tasks).describe())
+        return
+    if runs:
+        raise typer.BadParameter("--runs chooses what --bundle writes; the server shows every run")
+
+    def ready(url: str) -> None:
+        typer.echo(f"seqk view: serving {viewer.check_db(db)} at {url} (Ctrl-C stops)")
+
+    viewer.serve(db, host=host, port=port, on_ready=ready)

@@ -449,3 +449,55 @@ def task_calls(con: Connection, *, run_id: Any, task_index: Any) -> list[dict[st
 def touch_run(con: Connection, *, run_id: Any) -> None:
     """Marks the run as updated now; returns nothing. (runs.sql:24)"""
     return run(con, 'touch_run', {'run_id': run_id}, 'none')
+
+
+def view_partners(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
+    """The runs a run is compared with: for a seq@k run its chosen pass@k run; for a pass@k run every
+    seq@k run that chose it, the one with its feedback mode first. (seq_run_id, pass_run_id,
+    same_feedback_mode). (view.sql:88)"""
+    return run(con, 'view_partners', {'run_id': run_id}, 'rows')
+
+
+def view_run_tasks(
+    con: Connection,
+    *,
+    filter: Any,
+    search: Any,
+    upto: Any,
+    run_id: Any,
+    seq_run_id: Any,
+    pass_run_id: Any,
+    limit: Any,
+    offset: Any,
+) -> list[dict[str, Any]]:
+    """One page of a run's tasks for its task table, in task order: task_index, task_id; cells: [{i,
+    status, success}] the slot that counts at each attempt index; first_success; n_error (errored
+    slots); seq_at_k and pass_at_k: the seq@k run's and the pass@k run's value at K (task_curve's;
+    NULL when left out or when the task is not shared with the same content); cost_usd (NULL when
+    nothing priced), tokens (input + output), n_failed_calls; n_matching: how many tasks pass the
+    filter and the search, on every row. $filter: all | feedback_only (seq@K solved, pass@K not) |
+    resample_only (the reverse) | never (neither run solved it) | errored (an errored slot in this
+    run); $search ('' for none) matches the task prompt or an attempt's output of this run, case-
+    insensitively; $upto (NULL for none) keeps tasks 1..upto. (view.sql:99)"""
+    return run(con, 'view_run_tasks', {
+        'filter': filter,
+        'search': search,
+        'upto': upto,
+        'run_id': run_id,
+        'seq_run_id': seq_run_id,
+        'pass_run_id': pass_run_id,
+        'limit': limit,
+        'offset': offset,
+    }, 'rows')
+
+
+def view_runs(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
+    """One row per run of $run_ids (NULL: every run), for the run list and a run page's header:
+    settings; n_tasks registered, n_started, n_finished, n_solved (tasks with a valid success),
+    valid and errored attempts; tokens, cost_usd (NULL when no call was priced), unpriced and failed
+    calls; pass_run_id (the pass@k run a seq@k run is compared with, run_pairs choice 1); curve:
+    [{t, n_tasks, value, low, high}] as in run_curve (errors excluded, 95% Wilson interval;
+    n_left_out: tasks whose outcome at t is unknown). The task outcomes are read once, without
+    run_curve's soft score and spend per t, which cost a second read of the attempts and of every
+    call. (view.sql:4)"""
+    return run(con, 'view_runs', {'run_ids': run_ids}, 'rows')

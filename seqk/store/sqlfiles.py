@@ -34,7 +34,6 @@ SHAPES = ("rows", "tuples", "one", "scalar", "none", "arrow")
 _NAME = re.compile(r"^--\s*name:\s*(?P<rest>.*)$")
 _CONTRACT = re.compile(r"^(?P<name>[a-z][a-z0-9_]*)\s*\((?P<params>[^)]*)\)\s*(?:->\s*(?P<shape>\w+))?\s*$")
 _PARAM = re.compile(r"\$([a-z_][a-z0-9_]*)")
-_STRING = re.compile(r"'(?:[^']|'')*'")
 
 
 @dataclass(frozen=True)
@@ -49,10 +48,30 @@ class Query:
     shape: str = "rows"
 
 
+def code_of(sql: str) -> str:
+    """The query's text with its string literals and `--` comments blanked out (an apostrophe in
+    a comment, "the run's", opens no string)."""
+    out: list[str] = []
+    i, n = 0, len(sql)
+    while i < n:
+        if sql.startswith("--", i):
+            end = sql.find("\n", i)
+            i = n if end < 0 else end
+        elif sql[i] == "'":
+            end = i + 1
+            while end < n and not (sql[end] == "'" and not sql.startswith("''", end)):
+                end += 2 if sql.startswith("''", end) else 1
+            out.append("''")
+            i = end + 1
+        else:
+            out.append(sql[i])
+            i += 1
+    return "".join(out)
+
+
 def body_params(sql: str) -> set[str]:
     """The `$name` parameters a query body uses (string literals and comments ignored)."""
-    code = "\n".join(line.split("--", 1)[0] for line in _STRING.sub("''", sql).split("\n"))
-    return set(_PARAM.findall(code))
+    return set(_PARAM.findall(code_of(sql)))
 
 
 def parse(text: str, filename: str) -> dict[str, Query]:

@@ -1,0 +1,86 @@
+"""Time `seqk view`'s pages over the 1,000,000-attempt synthetic database, as a browser asks
+for them: a real server on loopback, real HTTP requests.
+
+    python bench/bench_view.py                  # builds /tmp/seqk-bench/synthetic.duckdb if missing
+    python bench/bench_view.py --repeat 7
+
+Target (issue 20): the run list and a run page each answer in under 1 s. Each figure is the
+median of --repeat requests (min and max in brackets), with the page cache off, so every
+request reads the database; then the same with the cache on (what a page that polls while
+nothing is written costs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from make_synthetic_db import build  # noqa: E402
+
+from seqk.view.render import run_path  # noqa: E402
+
+SEQ_RUN = "synth-default/seqk/synth__model-03/deterministic/hint"
+SERVER = """
+import sys, uvicorn
+from pathlib import Path
+from seqk.view import app
+sock = app.listen("127.0.0.1", 0)
+print(sock.getsockname()[1], flush=True)
+uvicorn.Server(uvicorn.Config(app.create_app(Path(sys.argv[1]), cache=sys.argv[2] == "on"),
+                              log_level="warning")).run(sockets=[sock])
+"""
+
+
+def timed(url: str) -> float:
+    start = time.perf_counter()
+    with urllib.request.urlopen(url, timeout=60) as answer:
+        body = answer.read()
+        assert answer.status == 200 and b"Traceback" not in body, url
+    return time.perf_counter() - start
+
+
+def bench(db: Path, cache: str, repeat: int) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", SERVER, str(db), cache], stdout=subprocess.PIPE, text=True)
+    try:
+        base = f"http://127.0.0.1:{proc.stdout.readline().strip()}"
+        pages = {"run list /": "/", "run page (all tasks, page 1)": f"/runs/{run_path(SEQ_RUN)}",
+                 "run page, filter feedback_only": f"/runs/{run_path(SEQ_RUN)}?filter=feedback_only",
+                 "run page, search 'answer 3'": f"/runs/{run_path(SEQ_RUN)}?q=answer+3",
+                 "task page (story + pass@k samples)": f"/runs/{run_path(SEQ_RUN)}/tasks/6"}
+        for name, path in pages.items():
+            timed(base + path)  # first request: interpreter, templates and file cache warm up
+            times = [timed(base + path) for _ in range(repeat)]
+            print(f"  {name:38} {statistics.median(times):6.3f} s  [{min(times):.3f}–{max(times):.3f}]")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", type=Path, default=Path("/tmp/seqk-bench/synthetic.duckdb"))
+    parser.add_argument("--rebuild", action="store_true")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    if args.rebuild or not args.db.exists():
+        args.db.parent.mkdir(parents=True, exist_ok=True)
+        counts = build(args.db)
+        print(f"built {args.db}: " + ", ".join(f"{n:,} {t}" for t, n in counts.items()))
+    import os
+
+    print("load average (1, 5, 15 min): " + ", ".join(f"{x:.1f}" for x in os.getloadavg())
+          + f" on {os.cpu_count()} cores")
+    for cache in ("off", "on"):
+        print(f"page cache {cache}, median of {args.repeat} requests:")
+        bench(args.db, cache, args.repeat)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,227 @@
+"""The data of the run list and of a run's page, as typed records: what each page shows,
+read from the store in one short read-only open, so a run in progress keeps writing.
+
+No web framework here: a notebook can call these, and the templates only lay them out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from seqk import store
+from seqk.errors import NotFound
+
+PAGE_SIZE = 100
+"""Tasks per page of a run's task table."""
+
+FILTERS: dict[str, str] = {
+    "all": "all tasks",
+    "feedback_only": "solved only with feedback (seq@K yes, pass@K no)",
+    "resample_only": "solved only by resampling (pass@K yes, seq@K no)",
+    "never": "never solved (by either run)",
+    "errored": "with an errored attempt",
+}
+"""The task table's filters, by the name the URL carries, and what each one keeps."""
+
+WAIT_S = 5.0
+"""How long a page waits for a writing run to release the database before it says so."""
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """metric@t over n_tasks tasks (n_left_out more whose outcome at t is unknown: errors
+    excluded), with its 95% Wilson interval [low, high]."""
+
+    t: int
+    n_tasks: int
+    value: float | None
+    low: float | None
+    high: float | None
+    n_left_out: int = 0
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One run as the run list shows it."""
+
+    run_id: str
+    benchmark: str
+    slice: str
+    metric: str
+    k: int
+    actor_model: str
+    judge_model: str | None
+    critic_model: str | None
+    verifier: str
+    feedback_mode: str
+    shows_grading_info: bool | None
+    temperature: float | None
+    n_tasks: int
+    n_started: int
+    n_finished: int
+    n_solved: int
+    n_valid_attempts: int
+    n_error_attempts: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    n_unpriced_calls: int
+    n_failed_calls: int
+    pass_run_id: str | None
+    """The pass@k run this seq@k run is compared with (run_pairs), None otherwise."""
+    curve: list[CurvePoint]
+
+    @property
+    def in_progress(self) -> bool:
+        """Whether some registered task has attempts still to run (or errors to retry)."""
+        return self.n_finished < self.n_tasks
+
+    @property
+    def last(self) -> CurvePoint | None:
+        """metric@K, the curve's last point."""
+        return self.curve[-1] if self.curve else None
+
+
+@dataclass(frozen=True)
+class RunGroup:
+    """A pass@k run and the seq@k runs compared with it (either side may be missing)."""
+
+    pass_run: RunSummary | None
+    seq_runs: list[RunSummary]
+
+    @property
+    def title(self) -> str:
+        """benchmark slice · actor · k, which every run of the group shares."""
+        run = self.pass_run or self.seq_runs[0]
+        return f"{run.slice} · {run.actor_model} · k={run.k}"
+
+
+@dataclass(frozen=True)
+class RunsPage:
+    """`/`: every run, seq@k runs grouped with their pass@k partner."""
+
+    db: str
+    groups: list[RunGroup]
+    n_runs: int
+
+
+@dataclass(frozen=True)
+class Cell:
+    """The slot that counts at one attempt index of a task."""
+
+    i: int
+    status: str
+    success: bool | None
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    """One task of a run's task table."""
+
+    task_index: int
+    task_id: str
+    cells: list[Cell]
+    first_success: int | None
+    n_error: int
+    seq_at_k: float | None
+    """The seq@k run's value at K for this task (NULL when left out or not shared)."""
+    pass_at_k: float | None
+    cost_usd: float | None
+    tokens: int
+    n_failed_calls: int
+
+
+@dataclass(frozen=True)
+class RunPage:
+    """`/runs/<run_id>`: the run's curve beside its partner's, and one page of its tasks."""
+
+    run: dict[str, Any]
+    """The run's row (every column of runs)."""
+    seq_run_id: str | None
+    pass_run_id: str | None
+    other_partners: list[str]
+    """For a pass@k run, the other seq@k runs compared with it."""
+    summaries: dict[str, RunSummary]
+    """run_id -> its summary and curve: this run and its partner."""
+    tasks: list[TaskRow]
+    filter: str
+    search: str
+    page: int
+    n_pages: int
+    n_matching: int
+    """Tasks that pass the filter and the search, on every page."""
+    upto: int | None = None
+    """Only tasks 1..upto are listed (a bounded bundle), None for every task."""
+
+    @property
+    def partner_id(self) -> str | None:
+        """The run this one is compared with."""
+        return self.pass_run_id if self.run["metric"] == "seq@k" else self.seq_run_id
+
+    @property
+    def summary(self) -> RunSummary:
+        """This run's progress, errors, spend and curve."""
+        return self.summaries[self.run["run_id"]]
+
+
+def _summaries(con: Any, run_ids: list[str] | None) -> list[RunSummary]:
+    runs = []
+    for r in store.select(con, "view_runs", run_ids=run_ids):
+        r["curve"] = [CurvePoint(**p) for p in r["curve"]]
+        runs.append(RunSummary(**r))
+    return runs
+
+
+def runs_page(db: str | Path | None = None) -> RunsPage:
+    """Every run with its progress, errors, spend and curve, grouped by pass@k partner."""
+    with store.connect(db, read_only=True, wait_s=WAIT_S) as con:
+        runs = _summaries(con, None)
+    by_id = {r.run_id: r for r in runs}
+    groups: dict[str, RunGroup] = {}
+    for run in runs:
+        if run.metric == "pass@k":
+            groups.setdefault(run.run_id, RunGroup(run, []))
+    for run in runs:
+        if run.metric == "pass@k":
+            continue
+        if run.pass_run_id in by_id:
+            groups[run.pass_run_id].seq_runs.append(run)
+        else:
+            groups[run.run_id] = RunGroup(None, [run])
+    ordered = sorted(groups.values(), key=lambda g: (g.title, (g.pass_run or g.seq_runs[0]).run_id))
+    return RunsPage(str(store.default_db_path(db)), ordered, len(runs))
+
+
+def run_page(run_id: str, db: str | Path | None = None, *, filter: str = "all", search: str = "",
+             page: int = 1, upto: int | None = None) -> RunPage:
+    """One run's curve (and its partner's) and one page of its tasks, filtered and searched."""
+    if filter not in FILTERS:
+        raise NotFound(f"no task filter named {filter!r}; the filters are {', '.join(FILTERS)}")
+    page = max(page, 1)
+    with store.connect(db, read_only=True, wait_s=WAIT_S) as con:
+        run = store.get_run(con, run_id)
+        if run is None:
+            raise NotFound(f"no run {run_id!r} in {store.default_db_path(db)}")
+        partners = store.select(con, "view_partners", run_id=run_id)
+        seq_id: str | None
+        pass_id: str | None
+        if run["metric"] == "seq@k":
+            seq_id, pass_id = run_id, (partners[0]["pass_run_id"] if partners else None)
+            others: list[str] = []
+        else:
+            pass_id = run_id
+            seq_id = partners[0]["seq_run_id"] if partners else None
+            others = [p["seq_run_id"] for p in partners[1:]]
+        summaries = {r.run_id: r for r in _summaries(con, [i for i in (seq_id, pass_id) if i is not None])}
+        rows = store.select(con, "view_run_tasks", run_id=run_id, seq_run_id=seq_id, pass_run_id=pass_id,
+                            filter=filter, search=search.strip(), limit=PAGE_SIZE,
+                            offset=(page - 1) * PAGE_SIZE, upto=upto)
+    n_matching = rows[0]["n_matching"] if rows else 0
+    tasks = [TaskRow(cells=[Cell(**c) for c in r["cells"]],
+                     **{k: v for k, v in r.items() if k not in ("cells", "n_matching")}) for r in rows]
+    return RunPage(run=run, seq_run_id=seq_id, pass_run_id=pass_id, other_partners=others,
+                   summaries=summaries, tasks=tasks, filter=filter,
+                   search=search.strip(), page=page, n_pages=max(1, -(-n_matching // PAGE_SIZE)),
+                   n_matching=n_matching, upto=upto)

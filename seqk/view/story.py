@@ -1,0 +1,215 @@
+"""The data of a task's page: the story of its attempts, and the partner run's samples of
+the same task, as typed records read in one short read-only open."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from seqk import store
+from seqk.errors import NotFound
+from seqk.view.pages import WAIT_S
+
+_FENCE = re.compile(r"```[a-z]*\s*(.*?)```", re.S)
+
+
+@dataclass(frozen=True)
+class CallView:
+    """One LLM call of an attempt (failed calls included)."""
+
+    call_index: int
+    role: str
+    model: str
+    input_tokens: int | None
+    cached_tokens: int | None
+    thinking_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    latency_s: float | None
+    retries: int
+    error: str | None
+    prompt: str | None
+    output: str | None
+
+
+@dataclass(frozen=True)
+class AttemptView:
+    """One attempt row, with what the page derives from it."""
+
+    attempt_index: int
+    k: int
+    status: str
+    success: bool | None
+    score: float | None
+    counts: bool
+    """False for an error row superseded by a later retry of the same slot."""
+    prompt: str | None
+    prompt_delta: list[str]
+    """The lines of this prompt that the previous counted attempt's prompt did not hold (for
+    attempt 1: what it adds to the task's prompt): what this attempt saw that the last did not."""
+    output: str | None
+    output_grid: list[list[list[int]]] | None
+    """The output's grids when it is one or several ARC grids (JSON of 0-9 cells), else None."""
+    raw_eval_output: str | None
+    judge_details: Any
+    feedback: str | None
+    error: dict[str, Any] | None
+    started_at: datetime
+    finished_at: datetime
+    calls: list[CallView]
+
+    @property
+    def verdict(self) -> str:
+        """PASS, FAIL or ERROR."""
+        if self.status == "error":
+            return "ERROR"
+        return "PASS" if self.success else "FAIL"
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(c.input_tokens or 0 for c in self.calls)
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(c.output_tokens or 0 for c in self.calls)
+
+    @property
+    def cost_usd(self) -> float | None:
+        """Summed over priced calls; None when no call was priced."""
+        priced = [c.cost_usd for c in self.calls if c.cost_usd is not None]
+        return sum(priced) if priced else None
+
+    @property
+    def latency_s(self) -> float:
+        return sum(c.latency_s or 0.0 for c in self.calls)
+
+    @property
+    def retries(self) -> int:
+        return sum(c.retries for c in self.calls)
+
+
+@dataclass(frozen=True)
+class PartnerSamples:
+    """The other run's attempts at the same task (pass@k samples beside a seq@k story)."""
+
+    run_id: str
+    metric: str
+    attempts: list[AttemptView]
+    same_task: bool
+    """False when the partner's task of this index has other content: not the same task."""
+
+
+@dataclass(frozen=True)
+class TaskPage:
+    """`/runs/<run_id>/tasks/<task_index>`: one task's story."""
+
+    run: dict[str, Any]
+    task_index: int
+    task_id: str
+    prompt: str
+    attempts: list[AttemptView]
+    partner: PartnerSamples | None
+    previous_index: int | None
+    """The run's task before this one (its registered indices need not be contiguous)."""
+    next_index: int | None
+
+    @property
+    def first_success(self) -> int | None:
+        return next((a.attempt_index for a in self.attempts if a.counts and a.success), None)
+
+
+def prompt_delta(previous: str, current: str) -> list[str]:
+    """The lines of `current` that are not in `previous` (inserted or replaced)."""
+    old, new = previous.splitlines(), current.splitlines()
+    added: list[str] = []
+    for op, _, _, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if op in ("insert", "replace"):
+            added.extend(new[j1:j2])
+    return added
+
+
+def _is_grid(value: Any) -> bool:
+    return (isinstance(value, list) and bool(value) and all(
+        isinstance(row, list) and row and all(isinstance(c, int) and 0 <= c <= 9 for c in row)
+        for row in value))
+
+
+def output_grids(output: str | None) -> list[list[list[int]]] | None:
+    """The output's ARC grids, when the whole output (or its first ``` block) is one grid or a
+    list of grids."""
+    if not output:
+        return None
+    fenced = _FENCE.search(output)
+    text = fenced.group(1) if fenced else output.strip()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if _is_grid(value):
+        return [value]
+    if isinstance(value, list) and value and all(_is_grid(v) for v in value):
+        return value
+    return None
+
+
+def _attempts(rows: list[dict[str, Any]], calls: list[dict[str, Any]], task_prompt: str) -> list[AttemptView]:
+    by_uid: dict[str, list[CallView]] = {}
+    keys = CallView.__dataclass_fields__
+    for c in calls:
+        by_uid.setdefault(c["attempt_uid"], []).append(CallView(**{k: v for k, v in c.items() if k in keys}))
+    out: list[AttemptView] = []
+    previous = task_prompt
+    for r in rows:
+        prompt = r["prompt"] or ""
+        details = r["judge_details"]
+        error = r["error"]
+        out.append(AttemptView(
+            attempt_index=r["attempt_index"], k=r["k"], status=r["status"], success=r["success"],
+            score=r["score"], counts=r["counts"], prompt=r["prompt"],
+            prompt_delta=prompt_delta(previous, prompt), output=r["output"],
+            output_grid=output_grids(r["output"]), raw_eval_output=r["raw_eval_output"],
+            judge_details=json.loads(details) if isinstance(details, str) else details,
+            feedback=r["feedback"], error=json.loads(error) if isinstance(error, str) else error,
+            started_at=r["started_at"], finished_at=r["finished_at"],
+            calls=by_uid.get(r["attempt_uid"], [])))
+        if r["counts"]:
+            previous = prompt
+    return out
+
+
+def task_page(run_id: str, task_index: int, db: str | Path | None = None) -> TaskPage:
+    """One task's attempts in order, with the partner run's attempts at the same task."""
+    with store.connect(db, read_only=True, wait_s=WAIT_S) as con:
+        run = store.get_run(con, run_id)
+        if run is None:
+            raise NotFound(f"no run {run_id!r} in {store.default_db_path(db)}")
+        identities = store.task_identities(con, run_id)
+        tasks = store.select(con, "find_task", run_id=run_id, task_index=task_index, task_id=None)
+        if not tasks:
+            raise NotFound(f"run {run_id} has no task {task_index} (it has {len(identities)} tasks)")
+        task = tasks[0]
+        params = {"run_id": run_id, "task_index": task_index}
+        rows = store.select(con, "task_attempts", **params)
+        calls = store.select(con, "task_calls", **params)
+        partners = store.select(con, "view_partners", run_id=run_id)
+        partner = None
+        if partners:
+            other = partners[0]["pass_run_id" if run["metric"] == "seq@k" else "seq_run_id"]
+            other_ids = store.task_identities(con, other)
+            other_params = {"run_id": other, "task_index": task_index}
+            same = other_ids.get(task_index, (None, None))[1] == identities[task_index][1]
+            other_run = store.get_run(con, other)
+            partner_rows = store.select(con, "task_attempts", **other_params) if same else []
+            partner_calls = store.select(con, "task_calls", **other_params) if same else []
+            partner = PartnerSamples(other, other_run["metric"] if other_run else "",
+                                     _attempts(partner_rows, partner_calls, task["prompt"]), same)
+    before = [i for i in identities if i < task_index]
+    after = [i for i in identities if i > task_index]
+    return TaskPage(run=run, task_index=task_index, task_id=task["task_id"], prompt=task["prompt"],
+                    attempts=_attempts(rows, calls, task["prompt"]), partner=partner,
+                    previous_index=max(before, default=None), next_index=min(after, default=None))

@@ -1,0 +1,163 @@
+-- The web viewer's reads (seqk/view/pages.py). Each page is one or two of these, so a page
+-- over a million attempts reads them once.
+
+-- name: view_runs(run_ids) -> rows
+-- One row per run of $run_ids (NULL: every run), for the run list and a run page's header: settings; n_tasks registered, n_started, n_finished,
+-- n_solved (tasks with a valid success), valid and errored attempts; tokens, cost_usd (NULL
+-- when no call was priced), unpriced and failed calls; pass_run_id (the pass@k run a seq@k
+-- run is compared with, run_pairs choice 1); curve: [{t, n_tasks, value, low, high}] as in
+-- run_curve (errors excluded, 95% Wilson interval; n_left_out: tasks whose outcome at t is
+-- unknown). The task outcomes are read once, without run_curve's soft score and spend per t,
+-- which cost a second read of the attempts and of every call.
+WITH o AS MATERIALIZED (
+    SELECT * FROM task_outcomes_of(false, run_ids := $run_ids::VARCHAR[])
+),
+progress AS (
+    SELECT run_id,
+           count(*)                                                             AS n_started,
+           count(*) FILTER (WHERE n_valid >= k OR (metric = 'seq@k' AND first_success IS NOT NULL))
+                                                                                AS n_finished,
+           count(*) FILTER (WHERE first_success IS NOT NULL)                    AS n_solved,
+           sum(n_valid)::BIGINT                                                 AS n_valid_attempts,
+           sum(n_error)::BIGINT                                                 AS n_error_attempts
+    FROM o GROUP BY run_id
+),
+-- Tasks with the same counts have the same curve: compute each once, weighted by n.
+grouped AS (
+    SELECT run_id, metric, k, n_samples, n_success, first_success, known_to, count(*) AS n
+    FROM o GROUP BY ALL
+),
+points AS (
+    SELECT run_id, g.t::INTEGER AS t, n,
+           metric_outcome(metric, n_samples, n_success, first_success, known_to, g.t) AS value
+    FROM grouped, range(1, grouped.k + 1) AS g(t)
+),
+curve AS (
+    SELECT run_id, t,
+           coalesce(sum(n) FILTER (WHERE value IS NOT NULL), 0)::BIGINT AS n_tasks,
+           coalesce(sum(n) FILTER (WHERE value IS NULL), 0)::BIGINT     AS n_left_out,
+           sum(n * value) AS x
+    FROM points GROUP BY run_id, t
+),
+curves AS (
+    SELECT run_id,
+           list({'t': t, 'n_tasks': n_tasks, 'n_left_out': n_left_out, 'value': x / nullif(n_tasks, 0),
+                 'low': wilson_low(x, n_tasks), 'high': wilson_high(x, n_tasks)} ORDER BY t) AS curve
+    FROM curve GROUP BY run_id
+),
+spend AS (
+    SELECT run_id,
+           coalesce(sum(input_tokens), 0)::BIGINT                      AS input_tokens,
+           coalesce(sum(output_tokens), 0)::BIGINT                     AS output_tokens,
+           sum(cost_usd)                                               AS cost_usd,
+           count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL)  AS n_unpriced_calls,
+           count(*) FILTER (WHERE error IS NOT NULL)                   AS n_failed_calls
+    FROM current_calls
+    WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id)
+    GROUP BY run_id
+),
+registered AS (
+    SELECT run_id, count(*) AS n_tasks FROM tasks
+    WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id)
+    GROUP BY run_id
+)
+SELECT r.run_id, r.benchmark, r.slice, r.metric, r.k, r.actor_model, r.judge_model,
+       r.critic_model, r.verifier, r.feedback_mode, r.shows_grading_info, r.temperature,
+       coalesce(g.n_tasks, 0)             AS n_tasks,
+       coalesce(p.n_started, 0)           AS n_started,
+       coalesce(p.n_finished, 0)          AS n_finished,
+       coalesce(p.n_solved, 0)            AS n_solved,
+       coalesce(p.n_valid_attempts, 0)    AS n_valid_attempts,
+       coalesce(p.n_error_attempts, 0)    AS n_error_attempts,
+       coalesce(s.input_tokens, 0)        AS input_tokens,
+       coalesce(s.output_tokens, 0)       AS output_tokens,
+       s.cost_usd,
+       coalesce(s.n_unpriced_calls, 0)    AS n_unpriced_calls,
+       coalesce(s.n_failed_calls, 0)      AS n_failed_calls,
+       x.pass_run_id,
+       coalesce(c.curve, [])              AS curve
+FROM runs r
+LEFT JOIN registered g USING (run_id)
+LEFT JOIN progress p USING (run_id)
+LEFT JOIN spend s USING (run_id)
+LEFT JOIN curves c USING (run_id)
+LEFT JOIN run_pairs x ON x.seq_run_id = r.run_id AND x.choice = 1
+WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], r.run_id)
+ORDER BY r.run_id;
+
+-- name: view_partners(run_id) -> rows
+-- The runs a run is compared with: for a seq@k run its chosen pass@k run; for a pass@k run
+-- every seq@k run that chose it, the one with its feedback mode first. (seq_run_id,
+-- pass_run_id, same_feedback_mode).
+SELECT x.seq_run_id, x.pass_run_id, s.feedback_mode = p.feedback_mode AS same_feedback_mode
+FROM run_pairs x
+JOIN runs s ON s.run_id = x.seq_run_id
+JOIN runs p ON p.run_id = x.pass_run_id
+WHERE x.choice = 1 AND (x.seq_run_id = $run_id OR x.pass_run_id = $run_id)
+ORDER BY same_feedback_mode DESC, x.seq_run_id;
+
+-- name: view_run_tasks(filter, search, upto, run_id, seq_run_id, pass_run_id, limit, offset) -> rows
+-- One page of a run's tasks for its task table, in task order: task_index, task_id; cells:
+-- [{i, status, success}] the slot that counts at each attempt index; first_success; n_error
+-- (errored slots); seq_at_k and pass_at_k: the seq@k run's and the pass@k run's value at K
+-- (task_curve's; NULL when left out or when the task is not shared with the same content);
+-- cost_usd (NULL when nothing priced), tokens (input + output), n_failed_calls; n_matching:
+-- how many tasks pass the filter and the search, on every row. $filter: all | feedback_only
+-- (seq@K solved, pass@K not) | resample_only (the reverse) | never (neither run solved it) |
+-- errored (an errored slot in this run); $search ('' for none) matches the task prompt or an
+-- attempt's output of this run, case-insensitively; $upto (NULL for none) keeps tasks 1..upto.
+WITH slots AS (
+    SELECT task_index, attempt_index, status, success
+    FROM current_attempts_of(run_ids := [$run_id])
+),
+cells AS (
+    SELECT task_index,
+           list({'i': attempt_index, 'status': status, 'success': success} ORDER BY attempt_index)
+               AS cells,
+           min(attempt_index) FILTER (WHERE status = 'ok' AND success) AS first_success,
+           count(*) FILTER (WHERE status = 'error')                     AS n_error
+    FROM slots GROUP BY task_index
+),
+points AS (
+    SELECT p.run_id, p.task_index, p.at_k, t.content_hash
+    FROM task_points_of(false, run_ids := [$seq_run_id::VARCHAR, $pass_run_id::VARCHAR]) p
+    JOIN tasks t USING (run_id, task_index)
+),
+spend AS (
+    SELECT task_index, sum(cost_usd) AS cost_usd,
+           sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0))::BIGINT AS tokens,
+           count(*) FILTER (WHERE error IS NOT NULL) AS n_failed_calls
+    FROM current_calls WHERE run_id = $run_id GROUP BY task_index
+),
+found AS (
+    SELECT DISTINCT task_index FROM attempts
+    WHERE $search <> '' AND run_id = $run_id AND contains(lower(output), lower($search))
+),
+rows AS (
+    SELECT t.task_index, t.task_id, coalesce(c.cells, []) AS cells, c.first_success,
+           coalesce(c.n_error, 0) AS n_error,
+           CASE WHEN ps.content_hash = pp.content_hash THEN ps.at_k END AS seq_at_k,
+           CASE WHEN ps.content_hash = pp.content_hash THEN pp.at_k END AS pass_at_k,
+           sp.cost_usd, coalesce(sp.tokens, 0) AS tokens, coalesce(sp.n_failed_calls, 0) AS n_failed_calls,
+           t.prompt
+    FROM tasks t
+    LEFT JOIN cells c USING (task_index)
+    LEFT JOIN points ps ON ps.run_id = $seq_run_id AND ps.task_index = t.task_index
+    LEFT JOIN points pp ON pp.run_id = $pass_run_id AND pp.task_index = t.task_index
+    LEFT JOIN spend sp USING (task_index)
+    WHERE t.run_id = $run_id AND ($upto::INTEGER IS NULL OR t.task_index <= $upto::INTEGER)
+)
+SELECT task_index, task_id, cells, first_success, n_error, seq_at_k, pass_at_k, cost_usd, tokens,
+       n_failed_calls, count(*) OVER () AS n_matching
+FROM rows
+WHERE CASE $filter
+          WHEN 'feedback_only' THEN seq_at_k = 1 AND pass_at_k = 0
+          WHEN 'resample_only' THEN seq_at_k = 0 AND pass_at_k > 0
+          WHEN 'never' THEN first_success IS NULL AND coalesce(seq_at_k, 0) = 0
+                            AND coalesce(pass_at_k, 0) = 0
+          WHEN 'errored' THEN n_error > 0
+          ELSE true END
+  AND ($search = '' OR contains(lower(prompt), lower($search))
+       OR task_index IN (SELECT task_index FROM found))
+ORDER BY task_index
+LIMIT $limit OFFSET $offset;

@@ -1,0 +1,170 @@
+"""`seqk view` as a user meets it: the command started on a database made by real mock runs,
+driven in Debian's chromium through Playwright; and the bundle opened from file://."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import view_db
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from seqk import models
+from seqk.config import spec as runspec
+from seqk.run import scheduler as engine
+
+CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+SERVER_START_S = 30
+
+
+def _in_thread(function, *args):
+    """Run the engine beside Playwright, whose sync API holds an event loop in this thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(function, *args).result()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    executable = shutil.which("chromium")
+    assert executable, "Debian's chromium is needed: apt-get install -y chromium"
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def served(tmp_path, db) -> Iterator[tuple[str, dict[str, str], Path]]:
+    """`seqk view` on a loopback port of its choosing, stopped after the test."""
+    ids = _in_thread(view_db.build, tmp_path, db)
+    proc = subprocess.Popen([sys.executable, "-m", "seqk", "view", "--db", str(db), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=os.environ | {"PYTHONUNBUFFERED": "1"})
+    try:
+        deadline = time.monotonic() + SERVER_START_S
+        line = ""
+        while time.monotonic() < deadline and "serving" not in line:
+            line = proc.stdout.readline()
+            assert line or proc.poll() is None, "seqk view exited before serving"
+        url = re.search(r"at (http://127\.0\.0\.1:\d+/) ", line)
+        assert url, f"seqk view did not say where it serves: {line!r}"
+        yield url.group(1), ids, tmp_path
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _read_story(page: Page, ids: dict[str, str]) -> None:
+    """What a user reads on the story of seq@k task 2: two attempts, the verdicts, the feedback
+    (flagged as leaking grading data), and the three pass@k samples of the same task."""
+    expect(page.locator("h1")).to_contain_text("Task 2")
+    first, second = page.locator("#attempt-1"), page.locator("#attempt-2")
+    expect(first.locator(".verdict")).to_have_text("FAIL")
+    expect(first.locator(".output")).to_contain_text("w-two?")
+    expect(first.locator(".feedback")).to_have_text(re.compile(r"Incorrect; the word was w2\."))
+    expect(first).to_contain_text("leaks grading info (hint)")
+    expect(second.locator(".verdict")).to_have_text("PASS")
+    expect(second.locator(".output")).to_contain_text("w2")
+    expect(second.locator("pre.added")).to_contain_text("<Feedback 1>")
+    partner = page.locator("#partner")
+    expect(partner).to_contain_text("pass@k samples of the same task")
+    expect(partner).to_contain_text(ids["pass"])
+    expect(partner.locator(".attempt")).to_have_count(3)
+    expect(partner.locator(".verdict")).to_have_text(["FAIL", "FAIL", "FAIL"])
+    expect(partner).to_contain_text("0 of 3 passed")
+
+
+def test_from_the_run_list_to_a_seqk_story_and_back_in_two_clicks(served, page):
+    url, ids, _ = served
+    page.goto(url)
+    expect(page.locator("h1")).to_contain_text("3 runs")
+    expect(page.locator("svg.chart")).to_have_count(1)
+    page.get_by_role("link", name=ids["seq"], exact=True).click()  # click 1
+    expect(page.locator("h1")).to_have_text(ids["seq"])
+    expect(page.locator("#partner-link")).to_have_text(ids["pass"])
+    page.locator("a.task-link", has_text=re.compile(r"^2$")).click()  # click 2
+    _read_story(page, ids)
+    assert page.url.endswith("/tasks/2")
+    page.locator("#home").click()  # one click back to every run
+    expect(page.locator("h1")).to_contain_text("3 runs")
+    page.go_back()
+    page.go_back()
+    expect(page.locator("h1")).to_have_text(ids["seq"])
+
+
+def test_filters_and_search_on_a_run_page(served, page):
+    url, ids, _ = served
+    page.goto(url)
+    page.get_by_role("link", name=ids["seq"], exact=True).click()
+    page.locator("a[data-filter=feedback_only]").click()
+    expect(page.locator("a.task-link")).to_have_text(["2"])
+    page.locator("a[data-filter=resample_only]").click()
+    expect(page.locator("a.task-link")).to_have_text(["4"])
+    page.locator("a[data-filter=errored]").click()
+    expect(page.locator("a.task-link")).to_have_text(["5"])
+    page.locator("a[data-filter=all]").click()
+    page.locator("input[name=q]").fill("FOUR")
+    page.locator("form.search button").click()
+    expect(page.locator("a.task-link")).to_have_text(["4"])
+    expect(page.locator(".count")).to_contain_text("matching “FOUR”")
+
+
+def test_unknown_run_is_a_page_that_says_so(served, page):
+    url, _, _ = served
+    answer = page.goto(url + "runs/no/such/run")
+    assert answer is not None and answer.status == 404
+    expect(page.locator("#error-message")).to_contain_text("no run 'no/such/run'")
+
+
+def test_pages_refresh_while_a_run_writes(served, page):
+    url, ids, folder = served
+    page.goto(url)
+    page.get_by_role("link", name=ids["seq"], exact=True).click()
+    expect(page.locator("a.task-link")).to_have_count(6)
+    # The same variant with one more task: the run goes on while the page stays open.
+    models.register_mock("mock/actor", view_db.actor)
+    spec = runspec.load(folder / "variants" / "toy" / "seq.yaml", {"max_tasks": 7})
+    _in_thread(engine.run, spec, folder / "seqk.duckdb")
+    expect(page.locator("a.task-link")).to_have_count(7, timeout=20_000)
+    expect(page.locator("#live-state")).to_contain_text("updated")
+
+
+def test_the_bundle_opens_from_file_and_tells_the_same_story(tmp_path, db, page):
+    ids = _in_thread(view_db.build, tmp_path, db)
+    site = tmp_path / "site"
+    done = subprocess.run([sys.executable, "-m", "seqk", "view", "--db", str(db), "--bundle", str(site)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"(3 of 3 runs, at most 200 tasks each); open {site / 'index.html'}" in done.stdout
+    page.goto((site / "index.html").as_uri())
+    expect(page.locator("h1")).to_contain_text("3 runs")
+    expect(page.locator("header .live")).to_contain_text("snapshot")
+    page.get_by_role("link", name=ids["seq"], exact=True).click()
+    page.locator("a.task-link", has_text=re.compile(r"^2$")).click()
+    assert page.url.startswith("file://") and page.url.endswith("/tasks/2.html")
+    _read_story(page, ids)
+    page.locator("#home").click()
+    expect(page.locator("h1")).to_contain_text("3 runs")
