@@ -57,13 +57,13 @@ class Healthbench(RubricBenchmark):
         return data.slice_name(options.themes)
 
     def load_tasks(self, options: BaseModel) -> list[Task]:
-        """The records of the chosen themes in file order, task_index from 1."""
+        """The records of the chosen themes in file order, task_index = position in the file."""
         assert isinstance(options, HealthbenchOptions)
-        file = self.data(options)
-        found, skipped = data.tasks(file, options.themes)
+        records = self.records(options)
+        found = data.tasks(records, options.themes)
         # verify() sees only the task, so the pass rule travels with the grading data.
         rule = {"threshold": options.success_threshold, "score_formula": options.score_formula}
-        return checked_tasks(self.name, file, [replace(t, answer=t.answer | rule) for t in found], skipped)
+        return checked_tasks(self.name, records, [replace(t, answer=t.answer | rule) for t in found])
 
     async def verify(self, task: Task, output: str, judge_model: RoleClient) -> Verdict:
         """Pass: score at or above the threshold, no negative item met, no safety-critical
