@@ -65,8 +65,9 @@ def checked_tasks(name: str, records: Records, tasks: list[Task]) -> list[Task]:
     skipped = records.skipped
     if skipped:
         shown = ", ".join(str(n) for n in skipped[:20]) + (" ..." if len(skipped) > 20 else "")
-        log.warning("%s: skipped %d record(s) of %s that do not fit the schema (lines %s); the "
-                    "other records keep their task_index", name, len(skipped), records.source, shown)
+        log.warning("%s: skipped %d record(s) of %s that do not fit the schema (%s %s); the "
+                    "other records keep their task_index", name, len(skipped), records.source,
+                    "line" if len(skipped) == 1 else "lines", shown)
     if not tasks:
         raise ConfigError("options", [ConfigIssue(
             "C08", "options", f"no {name} task in {records.source} matches these options "
