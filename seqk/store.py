@@ -25,7 +25,7 @@ from seqk.errors import BadInput, NotFound, QueryError, RunConflict, StoreBusy
 from seqk.records import AttemptRecord, FeedbackFill
 from seqk.sqlfiles import q, schema, views
 
-SCHEMA_VERSION = "3"  # 2: rejudged_slots; 3: runs.shows_grading_info
+SCHEMA_VERSION = "4"  # 2: rejudged_slots; 3: runs.shows_grading_info; 4: runs.soft_score_clipped
 DEFAULT_DB = "runs/seqk.duckdb"
 _LOCK_MESSAGE = re.compile(r"lock", re.IGNORECASE)
 

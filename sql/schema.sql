@@ -32,6 +32,10 @@ CREATE TABLE IF NOT EXISTS runs (
 -- TRUE when the run's feedback mode shows the actor information derived from the grading data
 -- (its results are not comparable with blind modes); NULL for runs recorded before.
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS shows_grading_info BOOLEAN;
+-- Added in schema 4. TRUE when the benchmark's own harness clips the mean score to [0, 1],
+-- not each score (HealthBench): attempts keep their unclipped scores and the run's soft
+-- score is the clipped mean. NULL (runs recorded before, imported seq_k trees) reads FALSE.
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS soft_score_clipped BOOLEAN;
 
 CREATE TABLE IF NOT EXISTS tasks (
     run_id       VARCHAR NOT NULL,
