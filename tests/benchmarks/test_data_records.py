@@ -161,3 +161,13 @@ def test_seqk_run_stops_before_writing_and_skipping_keeps_later_indices(tmp_path
     assert result.exit_code == 2
     assert ("[C07] task_indices[0]: 3 is not a task of this slice: its 4 tasks lie between 1 and 5, with gaps "
             "where records are outside the slice or skipped") in result.output
+
+
+def test_skip_invalid_records_stays_out_of_the_fingerprint(tmp_path):
+    # It only decides whether a file with a bad record loads; indices never depend on it.
+    clean = tmp_path / "clean.jsonl"
+    clean.write_text((FIXTURES / "healthbench.jsonl").read_text())
+    strict = runspec.load(hb_variant(tmp_path, clean))
+    skipping = runspec.load(hb_variant(tmp_path, clean, "skip.yaml", skip_invalid_records=True))
+    assert strict.fingerprint() == skipping.fingerprint()
+    assert [t.task_index for t in strict.tasks] == [t.task_index for t in skipping.tasks] == [1, 2, 3]
