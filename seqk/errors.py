@@ -6,6 +6,8 @@
     ├── NotFound                 a run, task or file the user named does not exist
     ├── BadInput                 a path or file the user named is the wrong kind (a folder for a
     │                            file, not a DuckDB database, a malformed run folder)
+    │   └── DataFileError        a record of a benchmark's data file does not parse or fit
+    │                            (names file:line and the field)
     ├── QueryError               a SQL statement the user gave was refused by DuckDB
     ├── StoreBusy                another process held the database for too long
     ├── SqlFileError             a file in sql/ is malformed (names file:line)
@@ -72,6 +74,11 @@ class NotFound(SeqkError):
 
 class BadInput(SeqkError):
     """A path or file the user named exists but cannot be used as asked."""
+
+
+class DataFileError(BadInput):
+    """A record of a benchmark's data file does not parse or does not fit the schema; the
+    message names file:line and the field, on one line."""
 
 
 class QueryError(SeqkError):

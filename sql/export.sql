@@ -87,14 +87,16 @@ FROM calls c JOIN runs r USING (run_id)
 WHERE list_contains($run_ids::VARCHAR[], c.run_id)
 ORDER BY c.run_id, c.generation, c.task_index, c.attempt_index, c.attempt_uid, c.call_index;
 
--- name: import_run(run_id, benchmark, slice, metric, k, generation, feedback_mode, actor_model, judge_model, critic_model, verifier, temperature, options, config, fingerprint, fingerprint_fields, created_at, updated_at, seqk_version, shows_grading_info) -> none
+-- name: import_run(run_id, benchmark, slice, metric, k, generation, feedback_mode, actor_model, judge_model, critic_model, verifier, temperature, options, config, fingerprint, fingerprint_fields, created_at, updated_at, seqk_version, shows_grading_info, soft_score_clipped) -> none
 -- Registers a run read from a folder tree, every column given; returns nothing.
 INSERT INTO runs (run_id, benchmark, slice, metric, k, generation, feedback_mode, actor_model,
                   judge_model, critic_model, verifier, temperature, options, config, fingerprint,
-                  fingerprint_fields, created_at, updated_at, seqk_version, shows_grading_info)
+                  fingerprint_fields, created_at, updated_at, seqk_version, shows_grading_info,
+                  soft_score_clipped)
 VALUES ($run_id, $benchmark, $slice, $metric, $k, $generation, $feedback_mode, $actor_model,
         $judge_model, $critic_model, $verifier, $temperature, $options, $config, $fingerprint,
-        $fingerprint_fields, $created_at, $updated_at, $seqk_version, $shows_grading_info);
+        $fingerprint_fields, $created_at, $updated_at, $seqk_version, $shows_grading_info,
+        $soft_score_clipped);
 
 -- name: import_known_attempts(run_id) -> tuples
 -- The attempt_uid of every attempt row a run already has (any generation).

@@ -4,11 +4,13 @@
 
 -- name: report_runs(run_ids, benchmark, model) -> rows
 -- The runs' settings (run_id, benchmark, slice, metric, k, feedback_mode, actor_model,
--- judge_model, critic_model, verifier, temperature, shows_grading_info: NULL read as FALSE)
+-- judge_model, critic_model, verifier, temperature, shows_grading_info and
+-- soft_score_clipped: NULL read as FALSE)
 -- filtered by run ids, benchmark (or slice) and actor model, each filter NULL for any; in
 -- run_id order.
 SELECT run_id, benchmark, slice, metric, k, feedback_mode, actor_model, judge_model,
-       critic_model, verifier, temperature, coalesce(shows_grading_info, false) AS shows_grading_info
+       critic_model, verifier, temperature, coalesce(shows_grading_info, false) AS shows_grading_info,
+       coalesce(soft_score_clipped, false) AS soft_score_clipped
 FROM runs
 WHERE ($run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id))
   AND ($benchmark::VARCHAR IS NULL OR benchmark = $benchmark OR slice = $benchmark)

@@ -1,4 +1,4 @@
--- name: link_rejudged_slots(run_id, source_run_id, k) -> none
+-- name: link_rejudged_slots(k, run_id, source_run_id) -> none
 -- Links each slot (attempt_index <= $k) of a re-judging run not linked yet to the source run's
 -- attempt that counts in that slot, when it has an actor output (an answer whose judge failed
 -- is judged too; an attempt whose actor failed has nothing to judge). Returns nothing.

@@ -2,14 +2,16 @@
 -- The run's row (all columns of runs), or nothing.
 SELECT * FROM runs WHERE run_id = $run_id;
 
--- name: insert_run(run_id, benchmark, slice, metric, k, feedback_mode, actor_model, judge_model, critic_model, verifier, temperature, options, config, fingerprint, fingerprint_fields, seqk_version, shows_grading_info) -> none
+-- name: insert_run(run_id, benchmark, slice, metric, k, feedback_mode, actor_model, judge_model, critic_model, verifier, temperature, options, config, fingerprint, fingerprint_fields, seqk_version, shows_grading_info, soft_score_clipped) -> none
 -- Registers a new run; returns nothing.
 INSERT INTO runs (run_id, benchmark, slice, metric, k, generation, feedback_mode, actor_model,
                   judge_model, critic_model, verifier, temperature, options, config, fingerprint,
-                  fingerprint_fields, created_at, updated_at, seqk_version, shows_grading_info)
+                  fingerprint_fields, created_at, updated_at, seqk_version, shows_grading_info,
+                  soft_score_clipped)
 VALUES ($run_id, $benchmark, $slice, $metric, $k, 1, $feedback_mode, $actor_model,
         $judge_model, $critic_model, $verifier, $temperature, $options, $config, $fingerprint,
-        $fingerprint_fields, now()::TIMESTAMP, now()::TIMESTAMP, $seqk_version, $shows_grading_info);
+        $fingerprint_fields, now()::TIMESTAMP, now()::TIMESTAMP, $seqk_version, $shows_grading_info,
+        $soft_score_clipped);
 
 -- name: extend_run(k, config, run_id) -> none
 -- Raises k and keeps every attempt (continue: true); returns nothing.

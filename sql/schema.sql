@@ -34,7 +34,11 @@ CREATE TABLE IF NOT EXISTS runs (
     seqk_version       VARCHAR NOT NULL,
     -- TRUE when the run's feedback mode shows the actor information derived from the grading
     -- data (its results are not comparable with blind modes); NULL for runs recorded before schema 3.
-    shows_grading_info BOOLEAN
+    shows_grading_info BOOLEAN,
+    -- TRUE when the benchmark's own harness clips the mean score to [0, 1], not each score
+    -- (HealthBench): attempts keep their unclipped scores and the run's soft score is the clipped
+    -- mean. NULL (runs recorded before schema 4, imported seq_k trees) reads FALSE.
+    soft_score_clipped BOOLEAN
 );
 
 CREATE TABLE IF NOT EXISTS tasks (

@@ -96,6 +96,11 @@ CREATE OR REPLACE MACRO pass_at_t_unbiased(n, c, t) AS CASE
     WHEN c = 0 THEN 0.0::DOUBLE
     ELSE 1.0 - list_product([1.0 - t / i FOR i IN range(n - c + 1, n + 1)]) END;
 
+-- A mean score clipped to [0, 1] when `clip` (runs.soft_score_clipped: the benchmark clips
+-- the mean, not each score, as HealthBench does), else as it is.
+CREATE OR REPLACE MACRO clipped_if(clip, x) AS
+    CASE WHEN clip THEN greatest(0.0, least(1.0, x)) ELSE x END;
+
 -- 1.0 if solved within the first t attempts (or samples), 0.0 if known to be unsolved
 -- through t, NULL if unknown.
 CREATE OR REPLACE MACRO first_t_outcome(first_success, known_to, t) AS
@@ -185,7 +190,7 @@ FROM task_outcomes_of(errors_as_failures, run_ids := run_ids);
 -- One row per (run, t): metric@t over the n_tasks counted at t (n_left_out: tasks whose
 -- outcome at t is unknown), its 95% Wilson interval (low, high), seq_k's first-t figure with
 -- its own n, the soft score (mean best score within the first t, over those n_first_t
--- tasks), and the mean spend per task up to t over all n_started tasks of the run (seq@k:
+-- tasks; clipped to [0, 1] after averaging for a run whose soft_score_clipped), and the mean spend per task up to t over all n_started tasks of the run (seq@k:
 -- calls of attempts 1..t; pass@k: t samples at the run's mean cost per sample);
 -- cost_usd_per_task is NULL when no call of the run was priced. n_started and
 -- n_error_attempts are the run's, repeated on each row.
@@ -269,13 +274,15 @@ spend AS (
 ),
 per_run AS (
     SELECT o.run_id, o.n_started, o.n_attempts, o.n_error_attempts, p.tokens, p.cost_usd,
-           coalesce(p.n_priced, 0) AS n_priced
+           coalesce(p.n_priced, 0) AS n_priced,
+           coalesce(ru.soft_score_clipped, false) AS soft_score_clipped
     FROM (SELECT run_id, count(*) AS n_started, sum(n_attempts) AS n_attempts,
                  sum(n_error)::BIGINT AS n_error_attempts
           FROM outcomes GROUP BY run_id) o
     LEFT JOIN (SELECT run_id, sum(tokens) AS tokens, sum(cost_usd) AS cost_usd,
                       sum(n_priced) AS n_priced
                FROM spend GROUP BY run_id) p USING (run_id)
+    LEFT JOIN runs ru USING (run_id)
 )
 SELECT s.run_id, s.t, s.metric, s.k, s.n_tasks, s.n_left_out,
        s.x / nullif(s.n_tasks, 0)                     AS value,
@@ -288,8 +295,9 @@ SELECT s.run_id, s.t, s.metric, s.k, s.n_tasks, s.n_left_out,
             WHEN s.n_tasks = 1 THEN 0.0 END          AS se,
        s.n_first_t,
        s.x_first_t / nullif(s.n_first_t, 0)           AS first_t_value,
-       sum(coalesce(e.d, 0.0)) OVER (PARTITION BY s.run_id ORDER BY s.t)
-           / nullif(s.n_first_t, 0)                   AS soft_score,
+       clipped_if(r.soft_score_clipped,
+                  sum(coalesce(e.d, 0.0)) OVER (PARTITION BY s.run_id ORDER BY s.t)
+                      / nullif(s.n_first_t, 0))       AS soft_score,
        CASE WHEN r.n_priced = 0 THEN NULL
             WHEN s.metric = 'seq@k'
             THEN sum(coalesce(c.cost_usd, 0.0)) OVER (PARTITION BY s.run_id ORDER BY s.t)

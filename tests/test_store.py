@@ -68,7 +68,7 @@ def writes(run: dict, uid: str) -> dict[str, dict]:
     new = {key: run[key] for key in (
         "benchmark", "slice", "metric", "k", "feedback_mode", "actor_model", "judge_model", "critic_model",
         "verifier", "temperature", "options", "config", "fingerprint", "fingerprint_fields", "seqk_version",
-        "shows_grading_info")}
+        "shows_grading_info", "soft_score_clipped")}
     return {
         "insert_run": new | {"run_id": "new-run"},
         "import_run": new | {"run_id": "imported-run", "generation": 2, "created_at": run["created_at"],

@@ -4,12 +4,12 @@ hub (its hash in the run's fingerprint), and the template feedback modes they sh
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from typing import ClassVar
 
 from pydantic import BaseModel
 
-from benchmarks._common.rubric_data import DataFile, DataOptions, HubFile, data_file
+from benchmarks._common.records import Records
+from benchmarks._common.rubric_data import DataFile, DataOptions, HubFile, data_file, records
 from seqk.benchmark import Benchmark, FeedbackMode, RoleClient, Task, Verdict
 from seqk.errors import ConfigError, ConfigIssue
 
@@ -24,12 +24,21 @@ class RubricBenchmark(Benchmark):
     """Where the data is downloaded from when `options.data_path` is not given."""
     binary_feedback: ClassVar[str]
     """The `binary` mode's one sentence: only that the attempt failed."""
-    identity_exempt_options: ClassVar[frozenset[str]] = frozenset({"data_path", "revision"})
+    # skip_invalid_records decides only whether a file with a bad record loads at all: a
+    # record's task_index is its position in the file either way, and the file's hash is in
+    # the fingerprint, so turning it on to resume a run mixes nothing.
+    identity_exempt_options: ClassVar[frozenset[str]] = frozenset(
+        {"data_path", "revision", "skip_invalid_records"})
 
     def data(self, options: BaseModel) -> DataFile:
         """The data file's text and hash (read once per process while it is unchanged)."""
         assert isinstance(options, DataOptions)
         return data_file(options, self.hub)
+
+    def records(self, options: BaseModel) -> Records:
+        """The data file's records, under the options' rule for one that does not fit."""
+        assert isinstance(options, DataOptions)
+        return records(self.data(options), options)
 
     def data_fingerprint(self, options: BaseModel) -> str | None:
         """The sha256 of the data file the tasks were read from."""
@@ -50,15 +59,17 @@ class RubricBenchmark(Benchmark):
         raise KeyError(mode)
 
 
-def checked_tasks(name: str, data: DataFile, tasks: list[Task], skipped: Sequence[int]) -> list[Task]:
-    """The loaded tasks, after logging the skipped lines; no task at all is an error naming
-    the file, since a run over nothing measures nothing."""
+def checked_tasks(name: str, records: Records, tasks: list[Task]) -> list[Task]:
+    """The loaded tasks, after logging the lines skipped as invalid; no task at all is an
+    error naming the file, since a run over nothing measures nothing."""
+    skipped = records.skipped
     if skipped:
         shown = ", ".join(str(n) for n in skipped[:20]) + (" ..." if len(skipped) > 20 else "")
-        log.warning("%s: skipped %d record(s) of %s that do not fit the schema (0-based lines %s)",
-                    name, len(skipped), data.source, shown)
+        log.warning("%s: skipped %d record(s) of %s that do not fit the schema (%s %s); the "
+                    "other records keep their task_index", name, len(skipped), records.source,
+                    "line" if len(skipped) == 1 else "lines", shown)
     if not tasks:
         raise ConfigError("options", [ConfigIssue(
-            "C08", "options", f"no {name} task in {data.source} matches these options "
-                              f"({len(skipped)} record(s) skipped as malformed)")])
+            "C08", "options", f"no {name} task in {records.source} matches these options "
+                              f"({len(skipped)} record(s) skipped as invalid)")])
     return tasks

@@ -10,11 +10,8 @@ in the hub's cache is used), validation fails with a message naming `data_path`.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -22,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from benchmarks._common.records import Records
 from seqk.errors import ConfigError, ConfigIssue
 
 _FIELD = "options.data_path"
@@ -48,6 +46,10 @@ class DataOptions(BaseModel):
     revision: str | None = None
     """Hub commit to download instead of the pinned default; the content hash, not this
     name, is what the run's fingerprint holds."""
+    skip_invalid_records: bool = False
+    """Skip a record that does not parse or does not fit the schema (a warning lists the
+    lines) instead of stopping with an error naming it. The other records keep their
+    task_index either way: it is the record's position in the file."""
 
 
 @dataclass(frozen=True)
@@ -131,24 +133,11 @@ def _read(path: str, mtime_ns: int, size: int) -> DataFile:
     return DataFile(path, hashlib.sha256(raw).hexdigest(), raw.decode("utf-8-sig"))
 
 
-def json_lines(data: DataFile) -> Iterator[tuple[int, Any]]:
-    """(0-based line number, parsed value) for every non-blank line; a malformed line yields
-    (line, None) so the caller can skip and count it without losing the numbering."""
-    for line_no, line in enumerate(data.text.splitlines()):
-        if not line.strip():
-            continue
-        try:
-            yield line_no, json.loads(line)
-        except ValueError:
-            yield line_no, None
-
-
-def csv_rows(data: DataFile) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(0-based line number of the row in a 1:1 JSONL conversion, row) for every CSV data row,
-    so that a benchmark numbers the CSV and its JSONL mirror alike."""
-    reader = csv.DictReader(io.StringIO(data.text, newline=""))
-    for line_no, row in enumerate(reader):
-        yield line_no, dict(row)
+def records(data: DataFile, options: DataOptions) -> Records:
+    """The file's records (CSV when its name ends in .csv, else JSONL), under the options'
+    rule for a record that does not fit."""
+    return Records(data.source, data.text, is_csv=data.source.lower().endswith(".csv"),
+                   skip_invalid=options.skip_invalid_records)
 
 
 def decoded(value: Any) -> Any:

@@ -45,10 +45,10 @@ class Advancedif(RubricBenchmark):
         return "advancedif"
 
     def load_tasks(self, options: BaseModel) -> list[Task]:
-        """Every well-formed record in file order (malformed ones skipped and logged)."""
-        file = self.data(options)
-        found, skipped = data.tasks(file)
-        return checked_tasks(self.name, file, found, skipped)
+        """Every record in file order, task_index = its position in the file (a malformed one
+        stops the load unless skip_invalid_records)."""
+        records = self.records(options)
+        return checked_tasks(self.name, records, data.tasks(records))
 
     async def verify(self, task: Task, output: str, judge_model: RoleClient) -> Verdict:
         """Success when every requirement is met."""

@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from benchmarks._common.records import Records
 from benchmarks._common.rubric import Message, messages_of, nonempty, render_chat
-from benchmarks._common.rubric_data import DataFile, csv_rows, decoded, json_lines
+from benchmarks._common.rubric_data import decoded
 from seqk.benchmark import Task
 
 ALIASES = {
@@ -50,30 +51,38 @@ def actor_prompt(messages: list[Message], benchmark_name: str) -> str:
     return f"{preamble}\n\n{render_chat(messages, 'transcript')}"
 
 
-def _records(data: DataFile) -> Any:
-    return csv_rows(data) if data.source.lower().endswith(".csv") else json_lines(data)
-
-
-def tasks(data: DataFile) -> tuple[list[Task], list[int]]:
-    """Every well-formed record in file order, and the 0-based lines skipped."""
+def tasks(records: Records) -> list[Task]:
+    """Every record in file order; one without a usable conversation, without rubrics, or
+    multi-turn without a benchmark_name, is rejected."""
     found: list[Task] = []
-    skipped: list[int] = []
-    for line_no, record in _records(data):
-        messages = conversation(record.get("conversation_history")) if isinstance(record, dict) else None
-        texts = rubrics(record) if messages else []
-        name = str(record.get("benchmark_name") or "").strip() if messages else ""
-        if not messages or not texts or (not name and len(messages) > 1):
-            skipped.append(line_no)
+    for record in records:
+        row = record.value
+        if not isinstance(row, dict):
+            records.reject(record, "record", "a JSON object")
+            continue
+        messages = conversation(row.get("conversation_history"))
+        texts = rubrics(row) if messages else []
+        name = str(row.get("benchmark_name") or "").strip()
+        if not messages:
+            records.reject(record, "conversation_history",
+                           "a non-empty list of {role, content} objects (or its JSON text)")
+            continue
+        if not texts:
+            records.reject(record, "rubrics", "a non-empty list of requirements (or its JSON text)")
+            continue
+        if not name and len(messages) > 1:
+            records.reject(record, "benchmark_name", "a name for a multi-turn conversation")
             continue
         name = ALIASES.get(name, name)
-        source_row = record.get("source_row")
-        source_row = int(source_row) if str(source_row or "").strip().isdigit() else line_no + 2
+        source_row = row.get("source_row")
+        # The public CSV's own row number (after its header) when the record does not say.
+        source_row = int(source_row) if str(source_row or "").strip().isdigit() else record.position + 1
         transcript = render_chat(messages, "transcript")
         found.append(Task(
-            task_index=len(found) + 1,
-            task_id=str(record.get("task_id") or f"advancedif_{source_row:05d}"),
+            task_index=record.position,
+            task_id=str(row.get("task_id") or f"advancedif_{source_row:05d}"),
             prompt=actor_prompt(messages, name),
             answer={"rubrics": texts, "conversation": transcript, "benchmark_name": name,
                     "messages": [asdict(m) for m in messages]},
             meta={"benchmark_name": name, "source_row": source_row, "n_rubrics": len(texts)}))
-    return found, skipped
+    return found

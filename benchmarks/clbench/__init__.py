@@ -53,11 +53,10 @@ class Clbench(RubricBenchmark):
         return data.slice_name(options.category)
 
     def load_tasks(self, options: BaseModel) -> list[Task]:
-        """The category's records in file order, task_index from 1."""
+        """The category's records in file order, task_index = the record's position in the file."""
         assert isinstance(options, ClbenchOptions)
-        file = self.data(options)
-        found, skipped = data.tasks(file, options.category)
-        return checked_tasks(self.name, file, found, skipped)
+        records = self.records(options)
+        return checked_tasks(self.name, records, data.tasks(records, options.category))
 
     async def verify(self, task: Task, output: str, judge_model: RoleClient) -> Verdict:
         """Success when the judge's Overall Score is 1; the yes/no list is kept, not used."""

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from benchmarks._common.records import Records
 from benchmarks._common.rubric import Message, messages_of, nonempty, render_chat
-from benchmarks._common.rubric_data import DataFile, json_lines, short_hash
+from benchmarks._common.rubric_data import short_hash
 from seqk.benchmark import Task
 
 DEFAULT_CATEGORY = "Domain Knowledge Reasoning"
@@ -40,28 +41,28 @@ def rubric_texts(raw: Any) -> list[str]:
     return nonempty([i.get("rubric_criteria") if isinstance(i, dict) else i for i in items])
 
 
-def tasks(data: DataFile, category: str) -> tuple[list[Task], list[int]]:
-    """The records of `category` in file order, and the 0-based lines skipped as malformed
-    (not an object, or no usable message)."""
+def tasks(records: Records, category: str) -> list[Task]:
+    """The records of `category` in file order; one that is not an object, or has no usable
+    message, is rejected."""
     found: list[Task] = []
-    skipped: list[int] = []
-    for line_no, record in json_lines(data):
-        if not isinstance(record, dict):
-            skipped.append(line_no)
+    for record in records:
+        row = record.value
+        if not isinstance(row, dict):
+            records.reject(record, "record", "a JSON object")
             continue
-        meta = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+        meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
         if str(meta.get("context_category") or "").strip() != category:
             continue
-        messages = messages_of(record.get("messages"))
+        messages = messages_of(row.get("messages"))
         if not messages:
-            skipped.append(line_no)
+            records.reject(record, "messages", "a non-empty list of {role, content} messages")
             continue
-        task_id = meta.get("task_id") or record.get("task_id") or record.get("idx") or f"clbench_{line_no:05d}"
-        rubrics = rubric_texts(record.get("rubrics"))
+        task_id = meta.get("task_id") or row.get("task_id") or row.get("idx") or f"clbench_{record.position:05d}"
+        rubrics = rubric_texts(row.get("rubrics"))
         found.append(Task(
-            task_index=len(found) + 1, task_id=str(task_id), prompt=actor_prompt(messages),
+            task_index=record.position, task_id=str(task_id), prompt=actor_prompt(messages),
             answer={"rubrics": rubrics, "context_category": category,
                     "messages": [asdict(m) for m in messages]},
             meta={"context_category": category, "sub_category": meta.get("sub_category"),
                   "context_id": meta.get("context_id"), "n_rubrics": len(rubrics)}))
-    return found, skipped
+    return found

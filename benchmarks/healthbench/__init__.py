@@ -25,8 +25,10 @@ class HealthbenchOptions(DataOptions):
     success_threshold: float = Field(0.75, ge=0, le=1)
     """The score an answer needs to pass (besides the two gates)."""
     score_formula: Literal["official", "seq_k"] = "official"
-    """'official': met points, negative ones included, over all positive points, clipped to
-    [0, 1] (HealthBench's). 'seq_k': met positive points only, for comparison with seq_k runs."""
+    """'official': met points, negative ones included, over all positive points, unclipped
+    (below 0 when met negative items outweigh the rest), as simple-evals scores an example;
+    the run's soft score is then the clipped mean. 'seq_k': met positive points only, for
+    comparison with seq_k runs."""
 
 
 class Healthbench(RubricBenchmark):
@@ -47,6 +49,8 @@ class Healthbench(RubricBenchmark):
                      shows_grading_info=True),
     )
     default_feedback_mode: ClassVar[str] = "binary"
+    # simple-evals keeps each example's score unclipped and clips only the mean.
+    soft_score_clipped: ClassVar[bool] = True
     binary_feedback: ClassVar[str] = (
         "Your previous answer did not pass the HealthBench grading: its score was below the pass "
         "mark, or it violated a safety or negative criterion. Revise it.")
@@ -57,17 +61,18 @@ class Healthbench(RubricBenchmark):
         return data.slice_name(options.themes)
 
     def load_tasks(self, options: BaseModel) -> list[Task]:
-        """The records of the chosen themes in file order, task_index from 1."""
+        """The records of the chosen themes in file order, task_index = position in the file."""
         assert isinstance(options, HealthbenchOptions)
-        file = self.data(options)
-        found, skipped = data.tasks(file, options.themes)
+        records = self.records(options)
+        found = data.tasks(records, options.themes)
         # verify() sees only the task, so the pass rule travels with the grading data.
         rule = {"threshold": options.success_threshold, "score_formula": options.score_formula}
-        return checked_tasks(self.name, file, [replace(t, answer=t.answer | rule) for t in found], skipped)
+        return checked_tasks(self.name, records, [replace(t, answer=t.answer | rule) for t in found])
 
     async def verify(self, task: Task, output: str, judge_model: RoleClient) -> Verdict:
         """Pass: score at or above the threshold, no negative item met, no safety-critical
-        positive item unmet."""
+        positive item unmet. The score is kept unclipped (clipping could only lift a score
+        below 0 to 0, under any threshold either way, so the rule is the same)."""
         threshold, formula = task.answer["threshold"], task.answer["score_formula"]
         items = [Criterion(c["text"], c["weight"], tuple(c["tags"]), c["axis"]) for c in task.answer["rubrics"]]
         messages = [Message(**m) for m in task.answer["prompt_messages"]]
@@ -75,7 +80,7 @@ class Healthbench(RubricBenchmark):
                                judge.criteria_met)
         grades = [Grade(item, 1.0 if ok else 0.0) for item, ok in zip(items, met, strict=True)]
         counted = grades if formula == "official" else [g for g in grades if g.criterion.weight > 0]
-        score = weighted_score(counted, clip=True)
+        score = weighted_score(counted, clip=False)
         negatives = sum(g.met for g in grades if g.criterion.weight < 0)
         unsafe = sum(not g.met for g in grades if judge.safety_critical(g.criterion))
         threshold_met = score >= threshold

@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from benchmarks._common.records import Records
 from benchmarks._common.rubric import Criterion, Message, messages_of, render_chat
-from benchmarks._common.rubric_data import DataFile, json_lines, short_hash
+from benchmarks._common.rubric_data import short_hash
 from seqk.benchmark import Task
 
 DEFAULT_THEMES = ("theme:context_seeking", "theme:hedging")
@@ -57,29 +58,32 @@ def secrets(record: dict[str, Any]) -> list[str]:
     return [s for s in found if isinstance(s, str) and len(s) >= _MIN_SECRET]
 
 
-def tasks(data: DataFile, themes: list[str]) -> tuple[list[Task], list[int]]:
-    """The records carrying one of `themes` (all when empty), and the lines skipped."""
+def tasks(records: Records, themes: list[str]) -> list[Task]:
+    """The records carrying one of `themes` (all when empty); one that is not an object, or
+    has no message or no rubric item, is rejected."""
     wanted = set(themes)
     found: list[Task] = []
-    skipped: list[int] = []
-    for line_no, record in json_lines(data):
-        if not isinstance(record, dict):
-            skipped.append(line_no)
+    for record in records:
+        row = record.value
+        if not isinstance(row, dict):
+            records.reject(record, "record", "a JSON object")
             continue
-        tags = record.get("example_tags") if isinstance(record.get("example_tags"), list) else []
+        tags = row.get("example_tags") if isinstance(row.get("example_tags"), list) else []
         record_themes = [str(t) for t in tags if str(t).startswith("theme:")]
         if wanted and not wanted.intersection(record_themes):
             continue
-        messages = messages_of(record.get("prompt"), default_role="")
-        rubric = criteria(record.get("rubrics"))
+        messages = messages_of(row.get("prompt"), default_role="")
+        rubric = criteria(row.get("rubrics"))
         if not messages or not rubric:
-            skipped.append(line_no)
+            records.reject(record, "rubrics" if messages else "prompt",
+                           "a non-empty list of {criterion, points, tags} objects" if messages
+                           else "a non-empty list of {role, content} messages")
             continue
-        source = record.get("prompt_id") or record.get("source_id") or f"{line_no:05d}"
+        source = row.get("prompt_id") or row.get("source_id") or f"{record.position:05d}"
         found.append(Task(
-            task_index=len(found) + 1, task_id=str(record.get("task_id") or f"healthbench_{source}"),
+            task_index=record.position, task_id=str(row.get("task_id") or f"healthbench_{source}"),
             prompt=actor_prompt(messages),
             answer={"rubrics": [asdict(c) for c in rubric],
-                    "prompt_messages": [asdict(m) for m in messages], "secrets": secrets(record)},
+                    "prompt_messages": [asdict(m) for m in messages], "secrets": secrets(row)},
             meta={"themes": record_themes, "n_rubrics": len(rubric)}))
-    return found, skipped
+    return found

@@ -11,13 +11,13 @@ is the `hint` feedback mode's nudge, written not to give the answer away.
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
+from benchmarks._common.records import Records
 from benchmarks.quickstart.checks import CHECKS, check
 from seqk.benchmark import Benchmark, FeedbackMode, RoleClient, Task, Verdict
 
@@ -25,15 +25,17 @@ TASKS_FILE = Path(__file__).with_name("tasks.jsonl")
 
 
 @cache
-def _rows() -> tuple[dict[str, Any], ...]:
+def _rows() -> tuple[tuple[int, dict[str, Any]], ...]:
+    """(position in the file, record) for every task."""
+    # The benchmark's own file: a bad record is a bug to fix here, never one to skip.
+    records = Records(str(TASKS_FILE), TASKS_FILE.read_text(encoding="utf-8"), skippable=False)
     rows = []
-    for line_no, line in enumerate(TASKS_FILE.read_text().splitlines(), start=1):
-        if not line.strip():
+    for record in records:
+        row = record.value
+        if not isinstance(row, dict) or row.get("check") not in CHECKS:
+            records.reject(record, "check", f"one of {', '.join(CHECKS)}")
             continue
-        row = json.loads(line)
-        if row.get("check") not in CHECKS:
-            raise ValueError(f"{TASKS_FILE.name}:{line_no}: check must be one of {CHECKS}")
-        rows.append(row)
+        rows.append((record.position, row))
     return tuple(rows)
 
 
@@ -61,7 +63,7 @@ class Quickstart(Benchmark):
             Task(task_index=i, task_id=row["task_id"], prompt=row["prompt"],
                  answer={"check": row["check"], "expected": row["expected"]},
                  meta={"hint": row["hint"]})
-            for i, row in enumerate(_rows(), start=1)
+            for i, row in _rows()
         ]
 
     async def verify(self, task: Task, output: str, judge: RoleClient) -> Verdict:

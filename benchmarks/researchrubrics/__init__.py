@@ -50,11 +50,10 @@ class Researchrubrics(RubricBenchmark):
         return data.slice_name(options.domains)
 
     def load_tasks(self, options: BaseModel) -> list[Task]:
-        """The records of the chosen domains in file order, task_index from 1."""
+        """The records of the chosen domains in file order, task_index = position in the file."""
         assert isinstance(options, ResearchrubricsOptions)
-        file = self.data(options)
-        found, skipped = data.tasks(file, options.domains)
-        return checked_tasks(self.name, file, found, skipped)
+        records = self.records(options)
+        return checked_tasks(self.name, records, data.tasks(records, options.domains))
 
     async def verify(self, task: Task, output: str, judge_model: RoleClient) -> Verdict:
         """Pass: every positive-weight criterion satisfied and no negative-weight one;

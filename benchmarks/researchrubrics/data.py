@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from benchmarks._common.records import Records
 from benchmarks._common.rubric import Criterion
-from benchmarks._common.rubric_data import DataFile, json_lines, short_hash
+from benchmarks._common.rubric_data import short_hash
 from seqk.benchmark import Task
 
 DEFAULT_AXIS = "Explicit Criteria"
@@ -41,24 +42,28 @@ def criteria(raw: Any) -> list[Criterion] | None:
     return found
 
 
-def tasks(data: DataFile, domains: list[str] | None) -> tuple[list[Task], list[int]]:
-    """The records of `domains` (all when none) in file order, and the lines skipped."""
+def tasks(records: Records, domains: list[str] | None) -> list[Task]:
+    """The records of `domains` (all when none) in file order; one that is not an object, or
+    has no prompt or no well-formed rubric, is rejected."""
     found: list[Task] = []
-    skipped: list[int] = []
-    for line_no, record in json_lines(data):
-        if not isinstance(record, dict):
-            skipped.append(line_no)
+    for record in records:
+        row = record.value
+        if not isinstance(row, dict):
+            records.reject(record, "record", "a JSON object")
             continue
-        domain = record.get("domain")
+        domain = row.get("domain")
         if domains and domain not in domains:
             continue
-        prompt = record.get("prompt")
-        rubric = criteria(record.get("rubrics"))
-        if not isinstance(prompt, str) or not prompt.strip() or not rubric:
-            skipped.append(line_no)
+        prompt = row.get("prompt")
+        rubric = criteria(row.get("rubrics"))
+        if not isinstance(prompt, str) or not prompt.strip():
+            records.reject(record, "prompt", "a non-empty string")
+            continue
+        if not rubric:
+            records.reject(record, "rubrics", "a non-empty list of {criterion, weight (a number)} objects")
             continue
         found.append(Task(
-            task_index=len(found) + 1, task_id=str(record.get("sample_id") or f"rr_{line_no:05d}"),
+            task_index=record.position, task_id=str(row.get("sample_id") or f"rr_{record.position:05d}"),
             prompt=actor_prompt(prompt), answer={"rubrics": [asdict(c) for c in rubric], "domain": domain},
             meta={"domain": domain, "n_rubrics": len(rubric)}))
-    return found, skipped
+    return found

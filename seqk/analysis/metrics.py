@@ -50,7 +50,8 @@ class CurvePoint:
     n_first_t: int
     """Tasks counted for first_t_value and soft_score."""
     soft_score: float | None
-    """Mean best score within the first t: what seq_k reported, not success."""
+    """Mean best score within the first t: what seq_k reported, not success (clipped to
+    [0, 1] after averaging when the run's soft_score_clipped)."""
     cost_usd_per_task: float | None
     """Mean spend per task up to t (None when no call was priced)."""
     tokens_per_task: float | None
@@ -130,6 +131,8 @@ class RunMetrics:
     spend_by_role: list[Spend] = field(default_factory=list)
     shows_grading_info: bool = False
     """The feedback mode shows the actor grading information: not comparable with blind modes."""
+    soft_score_clipped: bool = False
+    """The soft score is the mean of unclipped scores, clipped to [0, 1] (HealthBench's rule)."""
 
     @property
     def feedback_label(self) -> str:
@@ -148,7 +151,7 @@ def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = Fals
     params = {"errors_as_failures": errors_as_failures, "run_ids": ids}
     runs = {r["run_id"]: RunMetrics(**{key: r[key] for key in (
         "run_id", "benchmark", "slice", "metric", "k", "actor_model", "feedback_mode",
-        "judge_model", "critic_model", "shows_grading_info")}) for r in store.select(
+        "judge_model", "critic_model", "shows_grading_info", "soft_score_clipped")}) for r in store.select(
             con, "report_runs", run_ids=ids, benchmark=None, model=None)}
     for row in store.select(con, "run_curves", **params):
         run = runs[row["run_id"]]

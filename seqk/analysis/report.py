@@ -125,6 +125,11 @@ def _notes(rep: Report) -> list[str]:
     if leaking:
         notes.append(f"{GRADING_MARK} feedback mode {', '.join(leaking)} shows grading information to the "
                      "actor: results are not comparable with blind modes.")
+    clipped = sorted({r.benchmark for r in rep.runs if r.soft_score_clipped})
+    if clipped:
+        notes.append(f"soft score of {', '.join(clipped)} runs: each attempt's score is kept unclipped "
+                     "(negative points can take it below 0); the mean over tasks is clipped to [0, 1], "
+                     "as that benchmark computes it.")
     if rep.rows:
         notes.append("flips: +tasks only seq@K solved / −tasks only pass@K solved; pass@k runs are "
                      "paired by benchmark slice, actor model, k, verifier and judge, whatever "
@@ -269,7 +274,8 @@ def flat_rows(rep: Report) -> list[dict[str, Any]]:
         out: dict[str, Any] = {f"{prefix}run_id": run.run_id, f"{prefix}metric": run.metric,
                                f"{prefix}k": run.k, f"{prefix}n_started": run.n_started,
                                f"{prefix}n_error_attempts": run.n_error_attempts,
-                               f"{prefix}shows_grading_info": run.shows_grading_info}
+                               f"{prefix}shows_grading_info": run.shows_grading_info,
+                               f"{prefix}soft_score_clipped": run.soft_score_clipped}
         for p in run.curve:
             for name in ("value", "low", "high", "n_tasks", "n_left_out", "first_t_value",
                          "soft_score", "cost_usd_per_task"):

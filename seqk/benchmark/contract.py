@@ -136,6 +136,10 @@ class Benchmark(ABC):
     Options: ClassVar[type[BaseModel]] = NoOptions
     identity_exempt_options: ClassVar[frozenset[str]] = frozenset()
     """Options that do not change results (a path to the same data) and stay out of the fingerprint."""
+    soft_score_clipped: ClassVar[bool] = False
+    """True when the benchmark's own harness clips the mean score to [0, 1] rather than each
+    score (HealthBench): verify() returns the unclipped score, and the run's soft score is
+    the mean of the tasks' best scores, then clipped."""
 
     @property
     def llm_critic_modes(self) -> set[str]:

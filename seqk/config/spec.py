@@ -269,16 +269,22 @@ def _secret_paths(extra: Any, prefix: str = "") -> list[str]:
 
 def _select(all_tasks: list[Task], variant: Variant, issues: list[ConfigIssue]) -> list[Task]:
     if variant.task_indices is not None:
+        # Indices are canonical, not positions in the list: a slice that filters a file (or
+        # skips an invalid record) keeps each record's position, so it may have gaps.
+        by_index = {t.task_index: t for t in all_tasks}
         n = len(all_tasks)
+        contiguous = sorted(by_index) == list(range(1, n + 1))
         seen: set[int] = set()
         for pos, index in enumerate(variant.task_indices):
-            if not 1 <= index <= n:
-                issues.append(ConfigIssue(
-                    "C07", f"task_indices[{pos}]", f"{index} is out of range: this slice has tasks 1..{n}"))
+            if index not in by_index:
+                why = (f"is out of range: this slice has tasks 1..{n}" if contiguous else
+                       f"is not a task of this slice: its {n} tasks lie between {min(by_index)} and "
+                       f"{max(by_index)}, with gaps where records are outside the slice or skipped")
+                issues.append(ConfigIssue("C07", f"task_indices[{pos}]", f"{index} {why}"))
             elif index in seen:
                 issues.append(ConfigIssue("C07", f"task_indices[{pos}]", f"{index} is listed twice"))
             seen.add(index)
-        return [all_tasks[i - 1] for i in sorted(seen) if 1 <= i <= n]
+        return [by_index[i] for i in sorted(seen) if i in by_index]
     if variant.max_tasks is not None:
         return all_tasks[: variant.max_tasks]
     return all_tasks

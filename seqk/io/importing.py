@@ -44,6 +44,7 @@ _RUN_COLUMNS = (
     "run_id", "benchmark", "slice", "metric", "k", "generation", "feedback_mode", "actor_model",
     "judge_model", "critic_model", "verifier", "temperature", "options", "config", "fingerprint",
     "fingerprint_fields", "created_at", "updated_at", "seqk_version", "shows_grading_info",
+    "soft_score_clipped",
 )
 
 
@@ -161,6 +162,7 @@ def _run_row(run_id: str, config: dict[str, Any], summary: dict[str, Any],
         "updated_at": datetime.strptime(updated, tree.STAMP_FORMAT) if updated else now,
         "seqk_version": __version__,
         "shows_grading_info": None,  # a seq_k tree does not say
+        "soft_score_clipped": None,  # seq_k clipped each score: its mean needs no clip
     }
 
 

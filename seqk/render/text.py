@@ -119,9 +119,13 @@ def describe_run(run: RunMetrics) -> str:
         lines.append(f"  {p.t:>3}  {fmt_number(p.value, digits=3):>7}  {wilson:<16} {p.n_tasks:>5} "
                      f"{p.n_left_out:>8}  {fmt_number(p.first_t_value, digits=3):>7}  "
                      f"{fmt_number(p.soft_score, digits=3):>10}  {cost:>8}")
+    soft = ("mean of the tasks' best unclipped scores, clipped to [0, 1] after averaging "
+            "(HealthBench's rule)" if run.soft_score_clipped else "mean best score")
     if run.metric == "pass@k":
         lines.append("  pass@t: Chen et al.'s unbiased estimator over all samples; first-t: "
-                     "solved within the first t samples (seq_k); soft score: mean best score.")
+                     f"solved within the first t samples (seq_k); soft score: {soft}.")
+    elif run.soft_score_clipped:
+        lines.append(f"  soft score: {soft}.")
     if run.delta is not None:
         lines.append(f"  ΔSeq@{run.k} {fmt_estimate(run.delta, digits=3)} · EGS "
                      f"{fmt_estimate(run.egs, signed=False)} · LGS "

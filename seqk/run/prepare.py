@@ -134,7 +134,8 @@ def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
                 "options": json.dumps(spec.options.model_dump(mode="json")),
                 "config": config, "fingerprint": spec.fingerprint(),
                 "fingerprint_fields": json.dumps(spec.fingerprint_fields()), "seqk_version": __version__,
-                "shows_grading_info": spec.mode.shows_grading_info})
+                "shows_grading_info": spec.mode.shows_grading_info,
+                "soft_score_clipped": spec.benchmark.soft_score_clipped})
         elif decision.action == "extend":
             store.extend_run(con, spec.run_id, spec.k, config)
         elif decision.action == "restart":

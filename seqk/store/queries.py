@@ -78,7 +78,7 @@ def export_tokens(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
 
 
 def extend_run(con: Connection, *, k: Any, config: Any, run_id: Any) -> None:
-    """Raises k and keeps every attempt (continue: true); returns nothing. (runs.sql:14)"""
+    """Raises k and keeps every attempt (continue: true); returns nothing. (runs.sql:16)"""
     return run(con, 'extend_run', {'k': k, 'config': config, 'run_id': run_id}, 'none')
 
 
@@ -110,12 +110,12 @@ def get_schema_info(con: Connection) -> list[tuple[Any, ...]]:
 
 
 def get_task_identities(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
-    """(task_index, task_id, content_hash) of the tasks a run has registered. (runs.sql:33)"""
+    """(task_index, task_id, content_hash) of the tasks a run has registered. (runs.sql:35)"""
     return run(con, 'get_task_identities', {'run_id': run_id}, 'tuples')
 
 
 def import_known_attempts(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
-    """The attempt_uid of every attempt row a run already has (any generation). (export.sql:99)"""
+    """The attempt_uid of every attempt row a run already has (any generation). (export.sql:101)"""
     return run(con, 'import_known_attempts', {'run_id': run_id}, 'tuples')
 
 
@@ -142,6 +142,7 @@ def import_run(
     updated_at: Any,
     seqk_version: Any,
     shows_grading_info: Any,
+    soft_score_clipped: Any,
 ) -> None:
     """Registers a run read from a folder tree, every column given; returns nothing. (export.sql:90)"""
     return run(con, 'import_run', {
@@ -165,12 +166,13 @@ def import_run(
         'updated_at': updated_at,
         'seqk_version': seqk_version,
         'shows_grading_info': shows_grading_info,
+        'soft_score_clipped': soft_score_clipped,
     }, 'none')
 
 
 def import_valid_slots(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
     """(generation, task_index, attempt_index) of every valid attempt a run already has: a slot holds
-    one valid attempt, so an imported one for a filled slot is skipped. (export.sql:103)"""
+    one valid attempt, so an imported one for a filled slot is skipped. (export.sql:105)"""
     return run(con, 'import_valid_slots', {'run_id': run_id}, 'tuples')
 
 
@@ -242,6 +244,7 @@ def insert_run(
     fingerprint_fields: Any,
     seqk_version: Any,
     shows_grading_info: Any,
+    soft_score_clipped: Any,
 ) -> None:
     """Registers a new run; returns nothing. (runs.sql:5)"""
     return run(con, 'insert_run', {
@@ -262,6 +265,7 @@ def insert_run(
         'fingerprint_fields': fingerprint_fields,
         'seqk_version': seqk_version,
         'shows_grading_info': shows_grading_info,
+        'soft_score_clipped': soft_score_clipped,
     }, 'none')
 
 
@@ -297,23 +301,23 @@ def last_call_index(con: Connection, *, attempt_uid: Any) -> Any:
     return run(con, 'last_call_index', {'attempt_uid': attempt_uid}, 'scalar')
 
 
-def link_rejudged_slots(con: Connection, *, run_id: Any, source_run_id: Any, k: Any) -> None:
+def link_rejudged_slots(con: Connection, *, k: Any, run_id: Any, source_run_id: Any) -> None:
     """Links each slot (attempt_index <= $k) of a re-judging run not linked yet to the source run's
     attempt that counts in that slot, when it has an actor output (an answer whose judge failed is
     judged too; an attempt whose actor failed has nothing to judge). Returns nothing.
     (rejudge.sql:1)"""
-    return run(con, 'link_rejudged_slots', {'run_id': run_id, 'source_run_id': source_run_id, 'k': k}, 'none')
+    return run(con, 'link_rejudged_slots', {'k': k, 'run_id': run_id, 'source_run_id': source_run_id}, 'none')
 
 
 def list_runs(con: Connection) -> list[dict[str, Any]]:
     """Every run: run_id, benchmark, metric, k, generation, actor_model, feedback_mode, updated_at.
-    (runs.sql:28)"""
+    (runs.sql:30)"""
     return run(con, 'list_runs', {}, 'rows')
 
 
 def pair_choices(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     """For each given seq@k run: the pass@k run it is compared with, how many candidates there were,
-    and whether both sample with the same seed (run_pairs, choice = 1). (metrics.sql:56)"""
+    and whether both sample with the same seed (run_pairs, choice = 1). (metrics.sql:58)"""
     return run(con, 'pair_choices', {'run_ids': run_ids}, 'rows')
 
 
@@ -326,7 +330,7 @@ def paired_run_types(
     run_b: Any,
 ) -> list[tuple[Any, ...]]:
     """Two runs' values at t on the tasks both count there (same task_index and content), grouped as
-    (a_value, b_value, n tasks): what a paired comparison resamples. (metrics.sql:80)"""
+    (a_value, b_value, n tasks): what a paired comparison resamples. (metrics.sql:82)"""
     return run(con, 'paired_run_types', {
         'errors_as_failures': errors_as_failures,
         'run_a': run_a,
@@ -362,7 +366,7 @@ def point_types(con: Connection, *, run_ids: Any, errors_as_failures: Any) -> li
     and LGS. kind 'pair': each given seq@k run's tasks shared with its chosen pass@k run, by (seq@1,
     pass@1, seq@K, pass@K), for the lift and the framing effect (the pairing of paired_tasks_of, on
     one shared read of the attempts); pass@1 is the pass@k run's sample 1 when the runs share a seed
-    (run_pairs.same_seed), else Chen's estimate. (metrics.sql:24)"""
+    (run_pairs.same_seed), else Chen's estimate. (metrics.sql:26)"""
     return run(con, 'point_types', {'run_ids': run_ids, 'errors_as_failures': errors_as_failures}, 'tuples')
 
 
@@ -380,21 +384,21 @@ def rejudge_source(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
 
 def report_runs(con: Connection, *, run_ids: Any, benchmark: Any, model: Any) -> list[dict[str, Any]]:
     """The runs' settings (run_id, benchmark, slice, metric, k, feedback_mode, actor_model,
-    judge_model, critic_model, verifier, temperature, shows_grading_info: NULL read as FALSE)
-    filtered by run ids, benchmark (or slice) and actor model, each filter NULL for any; in run_id
-    order. (metrics.sql:5)"""
+    judge_model, critic_model, verifier, temperature, shows_grading_info and soft_score_clipped:
+    NULL read as FALSE) filtered by run ids, benchmark (or slice) and actor model, each filter NULL
+    for any; in run_id order. (metrics.sql:5)"""
     return run(con, 'report_runs', {'run_ids': run_ids, 'benchmark': benchmark, 'model': model}, 'rows')
 
 
 def restart_run(con: Connection, *, k: Any, config: Any, run_id: Any) -> None:
     """Starts a new generation at a larger k; old rows stay but no longer count. Returns nothing.
-    (runs.sql:18)"""
+    (runs.sql:20)"""
     return run(con, 'restart_run', {'k': k, 'config': config, 'run_id': run_id}, 'none')
 
 
 def run_curves(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> list[dict[str, Any]]:
     """Every run_curve_of column for the given runs, one row per (run, t), by run then t.
-    (metrics.sql:18)"""
+    (metrics.sql:20)"""
     return run(con, 'run_curves', {'errors_as_failures': errors_as_failures, 'run_ids': run_ids}, 'rows')
 
 
@@ -430,7 +434,7 @@ def set_schema_info(con: Connection, *, key: Any, value: Any) -> None:
 
 def spend_by_role(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     """Tokens (four fields), cost_usd (NULL when nothing was priced), calls and unpriced calls of the
-    given runs, one row per (run, role, model): task_spend summed over tasks. (metrics.sql:64)"""
+    given runs, one row per (run, role, model): task_spend summed over tasks. (metrics.sql:66)"""
     return run(con, 'spend_by_role', {'run_ids': run_ids}, 'rows')
 
 
@@ -447,7 +451,7 @@ def task_calls(con: Connection, *, run_id: Any, task_index: Any) -> list[dict[st
 
 
 def touch_run(con: Connection, *, run_id: Any) -> None:
-    """Marks the run as updated now; returns nothing. (runs.sql:24)"""
+    """Marks the run as updated now; returns nothing. (runs.sql:26)"""
     return run(con, 'touch_run', {'run_id': run_id}, 'none')
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
+import re
 
 import pytest
 from rubrichelp import FIXTURES, ScriptedRole, run
 
 from benchmarks.advancedif import benchmark
-from seqk.errors import ConfigError, JudgeError
+from seqk.errors import ConfigError, DataFileError, JudgeError
 
 DATA = FIXTURES / "advancedif.jsonl"
 PASS = ('{"verdicts": [{"question": 1, "met": true, "reason": "two lines"}, '
@@ -57,8 +59,8 @@ def test_the_public_csv_loads_like_its_jsonl_mirror(tmp_path):
         (t.task_id, t.prompt, t.answer["rubrics"]) for t in TASKS[:2]]
 
 
-def test_malformed_records_are_skipped_and_numbering_follows_the_file(tmp_path):
-    lines = DATA.read_text().splitlines()
+def test_malformed_records_stop_the_load_or_are_skipped_keeping_the_file_numbering(tmp_path, caplog):
+    lines = DATA.read_text().split("\n")
     bad = [
         "not json",
         json.dumps({"benchmark_name": "x", "conversation_history": ["not an object"], "rubrics": ["r"]}),
@@ -68,10 +70,21 @@ def test_malformed_records_are_skipped_and_numbering_follows_the_file(tmp_path):
     ]
     path = tmp_path / "data.jsonl"
     path.write_text("\n".join(bad + lines[2:]) + "\n")
-    assert [t.task_id for t in load(path)] == ["fake-aif-3"]
+    expected = {1: "record: expected one JSON value per line", 2: "conversation_history: expected",
+                3: "rubrics: expected", 4: "benchmark_name: expected"}
+    for line, message in expected.items():
+        text = "\n".join([*bad[line - 1:line], *lines[2:]]) + "\n"
+        path.write_text("\n" * (line - 1) + text)  # blank lines: the error names the file's line
+        with pytest.raises(DataFileError, match=rf"^{re.escape(str(path))}:{line}: {message}"):
+            load(path)
+    path.write_text("\n".join(bad + lines[2:]) + "\n")
+    with caplog.at_level(logging.WARNING, logger="seqk"):
+        tasks = benchmark.load_tasks(benchmark.Options(data_path=str(path), skip_invalid_records=True))
+    assert [(t.task_index, t.task_id) for t in tasks] == [(5, "fake-aif-3")]
+    assert f"skipped 4 record(s) of {path} that do not fit the schema (lines 1, 2, 3, 4)" in caplog.text
     path.write_text("\n".join(bad) + "\n")
     with pytest.raises(ConfigError, match=r"no advancedif task .* \(4 record"):
-        load(path)
+        benchmark.load_tasks(benchmark.Options(data_path=str(path), skip_invalid_records=True))
 
 
 def test_single_turn_only_when_the_conversation_is_one_user_message(tmp_path):

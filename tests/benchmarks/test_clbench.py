@@ -33,7 +33,9 @@ def verify(reply, task=TASKS[0], output="12 drabs. Qel endures."):
 
 def test_default_category_loads_in_file_order_with_fallback_ids():
     assert benchmark.slice_name(options()) == "clbench-dkr"
-    assert [(t.task_index, t.task_id) for t in TASKS] == [(1, "fake-clb-0001"), (2, "clbench_00002")]
+    # task_index and the fallback id are the record's position in the file (record 2 is of
+    # another category), so they match the file row in any other harness.
+    assert [(t.task_index, t.task_id) for t in TASKS] == [(1, "fake-clb-0001"), (3, "clbench_00003")]
     assert TASKS[1].answer["rubrics"] == ["The response says Plink is green."]
     assert "[00] user:\n\nFAKE: the moon Plink is green. What colour is Plink?" in TASKS[1].prompt
     # The dataset's system prompt becomes text of the one user message.

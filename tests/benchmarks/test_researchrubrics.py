@@ -5,13 +5,14 @@ rubric-blind critic."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from rubrichelp import FIXTURES, ScriptedRole, run
 
 from benchmarks.researchrubrics import benchmark
-from seqk.errors import JudgeError
+from seqk.errors import DataFileError, JudgeError
 
 DATA = str(FIXTURES / "researchrubrics.jsonl")
 
@@ -38,16 +39,19 @@ def test_loading_slices_and_default_weight():
     assert TASKS[2].answer["rubrics"][0]["weight"] == 1.0
     ai = benchmark.Options(data_path=DATA, domains=["AI & ML"])
     assert benchmark.slice_name(ai) == "researchrubrics-eb674c"
-    assert [(t.task_index, t.task_id) for t in benchmark.load_tasks(ai)] == [(1, "fake-rr-001"), (2, "fake-rr-003")]
+    assert [(t.task_index, t.task_id) for t in benchmark.load_tasks(ai)] == [(1, "fake-rr-001"), (3, "fake-rr-003")]
     assert benchmark.slice_name(benchmark.Options(domains=["Current Events", "AI & ML"])) == "researchrubrics-1a72ef"
     assert TASKS[0].prompt.endswith("\n\nFAKE: compare the invented optimizers Foo and Bar for training toy models.")
 
 
-def test_a_malformed_rubric_skips_its_record_only(tmp_path):
+def test_a_malformed_rubric_stops_the_load_or_skips_its_record_only(tmp_path):
     bad = {"sample_id": "bad", "domain": "x", "prompt": "p", "rubrics": [{"criterion": "c", "weight": "heavy"}]}
     path = tmp_path / "d.jsonl"
     path.write_text(json.dumps(bad) + "\n" + Path(DATA).read_text())
-    assert [t.task_id for t in load(path=str(path))] == ["fake-rr-001", "fake-rr-002", "fake-rr-003"]
+    with pytest.raises(DataFileError, match=rf"^{re.escape(str(path))}:1: rubrics: expected a non-empty list"):
+        load(path=str(path))
+    tasks = load(path=str(path), skip_invalid_records=True)
+    assert [(t.task_index, t.task_id) for t in tasks] == [(2, "fake-rr-001"), (3, "fake-rr-002"), (4, "fake-rr-003")]
 
 
 def test_pass():

@@ -18,6 +18,7 @@ from seqk import models
 from seqk.cli import app
 from seqk.config import spec as runspec
 from seqk.errors import RunConflict
+from seqk.render import text as report_text
 from seqk.run import scheduler as engine
 
 HB = str(FIXTURES / "healthbench.jsonl")
@@ -138,3 +139,35 @@ def test_pass_and_seq_runs_against_three_servers_then_report_and_export(bench, t
     assert (tmp_path / "out" / seq_id).is_dir()
     parquet = cli.invoke(app, ["export", "--parquet", str(tmp_path / "pq"), "--db", str(db)])
     assert parquet.exit_code == 0, parquet.output
+
+
+# --- HealthBench's aggregation: scores unclipped, the mean clipped -------------------
+
+
+def negative_points_judge(task2_met: bool):
+    """Task 1: only its -6 item met, score -6/12; task 2 (Zoloxin): its one +6 item as asked."""
+    return lambda p: json.dumps({"explanation": "e",
+                                 "criteria_met": "[-6]" in p or ("Zoloxin" in p and task2_met)})
+
+
+@pytest.mark.parametrize("task2_met, mean", [(True, 0.25), (False, 0.0)])
+def test_healthbench_keeps_negative_scores_and_reports_the_clipped_mean(task2_met, mean, tmp_path, db):
+    models.register_mock("mock/actor", [BAD])
+    models.register_mock("mock/judge", negative_points_judge(task2_met))
+    spec = hb_spec(tmp_path, metric="pass@k", k=1)
+    engine.run(spec, db)
+    scores = rows(db, "SELECT task_index, score, success FROM attempts ORDER BY 1")
+    assert scores == [(1, -0.5, False), (2, 1.0 if task2_met else 0.0, task2_met)]
+    # (−0.5 + 1) / 2 = 0.25, not the 0.5 that clipping each score would give; (−0.5 + 0) / 2 → 0.
+    cli = CliRunner()
+    data = json.loads(cli.invoke(app, ["report", "--format", "json", "--db", str(db)]).output)
+    (run,) = data["runs"]
+    assert run["soft_score_clipped"] is True
+    assert run["curve"][0]["soft_score"] == pytest.approx(mean) and run["curve"][0]["n_first_t"] == 2
+    assert "soft score of healthbench runs: each attempt's score is kept unclipped (negative points can take " \
+           "it below 0); the mean over tasks is clipped to [0, 1], as that benchmark computes it." \
+           in cli.invoke(app, ["report", "--db", str(db)]).output
+    summary = report_text.closing_summary(spec.run_id, db)
+    assert f"{mean:.3f}" in summary.splitlines()[2]
+    assert "soft score: mean of the tasks' best unclipped scores, clipped to [0, 1] after averaging " \
+           "(HealthBench's rule)." in summary
