@@ -138,6 +138,16 @@ def _notes(rep: Report) -> list[str]:
     if framings:
         notes.append("framing: seq@1 vs " + " or ".join(framings) + "; a pass@k run's sample 1 "
                      "is used when both runs sample with the same seed (only the framing differs).")
+    if any(r.framing_chen for r in rep.runs):
+        notes.append("framing vs Chen: seq@1 vs Chen's pass@1 over all of a task's samples; one "
+                     "sample's luck is not pass@1, so read both. Its interval resamples tasks: a "
+                     "task's samples count once, as their mean.")
+    shared = [r.run_id for r in rep.runs if r.shared_seeds]
+    if shared:
+        notes.append(f"{', '.join(shared)}: seeded by seqk's old rule (every task sampled with seed + "
+                     "attempt_index − 1), so a seed's luck is shared across tasks: they are not "
+                     "independent and the intervals, which assume they are, are too narrow. A new run "
+                     "(under a `tag:`) samples each task with its own seed.")
     return notes
 
 
@@ -266,7 +276,7 @@ def flat_rows(rep: Report) -> list[dict[str, Any]]:
             if e is not None:
                 out |= {f"{prefix}{name}": e.value, f"{prefix}{name}_low": e.low,
                         f"{prefix}{name}_high": e.high, f"{prefix}{name}_n": e.n}
-        for name in ("lift", "framing"):
+        for name in ("lift", "framing", "framing_chen"):
             c = getattr(run, name)
             if c is not None:
                 out |= {f"{prefix}{name}": c.difference.value, f"{prefix}{name}_low": c.difference.low,

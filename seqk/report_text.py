@@ -93,6 +93,9 @@ def _paired_lines(run: RunMetrics, *, name_partner: bool) -> list[str]:
     if run.framing is not None:
         lines.append(_figure("framing", fmt_comparison(run.framing)))
         lines.append(_figure("", f"seq@1 vs {run.framing_vs}"))
+    if run.framing_chen is not None:
+        lines.append(_figure("vs Chen", fmt_comparison(run.framing_chen)))
+        lines.append(_figure("", "seq@1 vs pass@1 (Chen mean over all samples)"))
     return lines
 
 
@@ -131,6 +134,9 @@ def describe_run(run: RunMetrics) -> str:
                      f"{escape(fmt_comparison(run.lift))}")
         lines.append(f"  framing: seq@1 vs {escape(run.framing_vs or '')}: "
                      f"{escape(fmt_comparison(run.framing))}")
+        if run.framing_chen is not None:
+            lines.append(f"  framing: seq@1 vs pass@1 (Chen mean over all samples): "
+                         f"{escape(fmt_comparison(run.framing_chen))}")
     if run.n_error_attempts:
         lines.append(f"  [yellow]{run.n_error_attempts} errored attempt(s) excluded[/] where they "
                      "hide the outcome (`seqk report --errors-as-failures` counts them as failures)")
