@@ -129,21 +129,10 @@ def status(
     if as_json:
         typer.echo(json.dumps(rows, default=str, indent=2))
         return
-    from rich.table import Table
+    from seqk.status_text import status_view
 
-    table = Table(title=f"{len(rows)} run(s)")
-    for col in ("run", "metric", "k", "tasks", "finished", "passed", "attempts", "errors",
-                "tokens in/out", "cost $", "updated"):
-        table.add_column(col)
-    for r in rows:
-        cost = "unknown" if r["cost_usd"] is None else f"{r['cost_usd']:.4f}"
-        if r["n_unpriced_calls"] and r["cost_usd"] is not None:
-            cost = f"≥{cost} ({r['n_unpriced_calls']} unpriced)"
-        table.add_row(r["run_id"], r["metric"], str(r["k"]), str(r["n_tasks"]),
-                      str(r["n_finished"]), str(r["n_passed"]), str(r["n_valid_attempts"]),
-                      str(r["n_error_attempts"]), f"{r['input_tokens']}/{r['output_tokens']}",
-                      cost, str(r["updated_at"])[:19])
-    _console().print(table)
+    out = _console()
+    out.print(status_view(rows, out.width))
 
 
 @app.command()
