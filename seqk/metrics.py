@@ -106,6 +106,9 @@ class RunMetrics:
     feedback_mode: str
     judge_model: str | None
     critic_model: str | None
+    verifier: str = ""
+    rejudge_of: str | None = None
+    """For a re-judging run (seqk rejudge): the run whose answers its judge graded again."""
     n_started: int = 0
     """Tasks with at least one attempt."""
     n_error_attempts: int = 0
@@ -136,6 +139,13 @@ class RunMetrics:
     """The feedback mode shows the actor grading information: not comparable with blind modes."""
 
     @property
+    def rejudge_label(self) -> str | None:
+        """'re-judge of <run> by <judge>' for a re-judging run, else None."""
+        if self.rejudge_of is None:
+            return None
+        return f"re-judge of {self.rejudge_of} by {self.judge_model or self.verifier}"
+
+    @property
     def feedback_label(self) -> str:
         """The feedback mode, with the critic model when an LLM critic writes it."""
         return f"{self.feedback_mode} ({self.critic_model})" if self.critic_model else self.feedback_mode
@@ -152,7 +162,8 @@ def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = Fals
     params = {"errors_as_failures": errors_as_failures, "run_ids": ids}
     runs = {r["run_id"]: RunMetrics(**{key: r[key] for key in (
         "run_id", "benchmark", "slice", "metric", "k", "actor_model", "feedback_mode",
-        "judge_model", "critic_model", "shows_grading_info", "shared_seeds")}) for r in store.select(
+        "judge_model", "critic_model", "shows_grading_info", "shared_seeds", "rejudge_of", "verifier")})
+        for r in store.select(
             con, "report_runs", run_ids=ids, benchmark=None, model=None)}
     for row in store.select(con, "run_curves", **params):
         run = runs[row["run_id"]]

@@ -49,6 +49,8 @@ def _run_block(run: RunMetrics) -> str:
              f"  {run.n_started} task(s) · {run.n_error_attempts} errored attempt(s) · "
              f"cost {fmt_cost(run)}",
              f"  {'t':>3}  {name}"]
+    if run.rejudge_label:
+        lines.insert(1, f"  {run.rejudge_label}")
     lines += [f"  {p.t:>3}  {fmt_point(p)}" for p in run.curve]
     if run.delta is not None:
         lines.append(_figure(f"Δseq@{run.k}", fmt_estimate(run.delta)))
@@ -63,6 +65,8 @@ def _compare_block(row: CompareRow) -> str:
     for name, run in (("seq", row.seq), ("pass", row.pass_run)):
         if run is not None:
             lines.append(f"  {name:<5}{run.run_id}")
+            if run.rejudge_label:
+                lines.append(f"  {'':<5}{run.rejudge_label}")
             lines.append(f"  {'':<5}{run.n_started} task(s) · {run.n_error_attempts} errored "
                          f"attempt(s) · cost {fmt_cost(run)}")
     curves = [(name, run) for name, run in (("seq@t", row.seq), ("pass@t", row.pass_run)) if run]
@@ -114,6 +118,8 @@ def describe_run(run: RunMetrics) -> str:
     name = "seq" if run.metric == "seq@k" else "pass"
     lines = [f"[bold]{escape(run.run_id)}[/]: {run.metric}, K={run.k}, success on "
              f"{run.n_started} task(s)"]
+    if run.rejudge_label:
+        lines.append(f"  {escape(run.rejudge_label)}")
     lines.append(f"  {'t':>3}  {name + '@t':>7}  {'95% Wilson':<16} {'n':>5} {'left out':>8}  "
                  f"{'first-t':>7}  {'soft score':>10}  {'$/task':>8}")
     for p in run.curve:

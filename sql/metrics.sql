@@ -5,13 +5,15 @@
 -- name: report_runs
 -- The runs' settings (run_id, benchmark, slice, metric, k, feedback_mode, actor_model,
 -- judge_model, critic_model, verifier, temperature, shows_grading_info: NULL read as FALSE,
--- shared_seeds: seeded by the rule before seqk.seeds, one seed per sample index for every task)
+-- shared_seeds: seeded by the rule before seqk.seeds, one seed per sample index for every task;
+-- rejudge_of: the run a re-judging run grades again, else NULL)
 -- filtered by run ids, benchmark (or slice) and actor model, each filter NULL for any; in
 -- run_id order.
 SELECT run_id, benchmark, slice, metric, k, feedback_mode, actor_model, judge_model,
        critic_model, verifier, temperature, coalesce(shows_grading_info, false) AS shows_grading_info,
        json_extract_string(config, '$.actor.seed') IS NOT NULL
-           AND json_extract_string(config, '$.seed_scheme') IS NULL AS shared_seeds
+           AND json_extract_string(config, '$.seed_scheme') IS NULL AS shared_seeds,
+       json_extract_string(config, '$.rejudge_of') AS rejudge_of
 FROM runs
 WHERE ($run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id))
   AND ($benchmark::VARCHAR IS NULL OR benchmark = $benchmark OR slice = $benchmark)
