@@ -205,7 +205,8 @@ def _error_text(error: Any) -> tuple[str, str | None]:
 @app.command()
 def sql(
     query: Annotated[str, typer.Argument(
-        metavar="QUERY", help="One SQL statement (the database is opened read-only).")],
+        metavar="QUERY", help="One SQL statement (the database is opened read-only); "
+                              "several are refused.")],
     db: DbOption = None,
     fmt: Annotated[str, typer.Option("--format", metavar="FORMAT", help="table | csv | json")] = "table",
 ) -> None:
@@ -363,4 +364,13 @@ from seqk import cli_report  # noqa: E402, F401 - registers rejudge, report, exp
 def main() -> None:
     """Entry point of the `seqk` console script."""
     logging.basicConfig(level=logging.WARNING, format="seqk: %(levelname)s: %(message)s")
-    app()
+    try:
+        try:
+            app()
+        finally:
+            sys.stdout.flush()  # here, so a closed pipe is caught below and not at exit
+    except BrokenPipeError:
+        from seqk.cli_group import quiet_stdout
+
+        quiet_stdout()
+        sys.exit(0)

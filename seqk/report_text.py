@@ -21,6 +21,7 @@ from seqk.report import (
     fmt_estimate,
     fmt_number,
     fmt_point,
+    marked,
 )
 
 _LABEL = 9
@@ -45,7 +46,7 @@ def _figure(label: str, value: str) -> str:
 def _run_block(run: RunMetrics) -> str:
     name = "seq@t" if run.metric == "seq@k" else "pass@t"
     lines = [run.run_id,
-             f"  {run.metric} · K={run.k} · {run.actor_model} · {run.feedback_label}",
+             f"  {run.metric} · K={run.k} · {run.actor_model} · {marked(run.feedback_label, run)}",
              f"  {run.n_started} task(s) · {run.n_error_attempts} errored attempt(s) · "
              f"cost {fmt_cost(run)}",
              f"  {'t':>3}  {name}"]
