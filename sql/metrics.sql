@@ -5,12 +5,17 @@
 -- name: report_runs(run_ids, benchmark, model) -> rows
 -- The runs' settings (run_id, benchmark, slice, metric, k, feedback_mode, actor_model,
 -- judge_model, critic_model, verifier, temperature, shows_grading_info and
--- soft_score_clipped: NULL read as FALSE)
+-- soft_score_clipped: NULL read as FALSE,
+-- shared_seeds: seeded by the rule before seqk.seeds, one seed per sample index for every task;
+-- rejudge_of: the run a re-judging run grades again, else NULL)
 -- filtered by run ids, benchmark (or slice) and actor model, each filter NULL for any; in
 -- run_id order.
 SELECT run_id, benchmark, slice, metric, k, feedback_mode, actor_model, judge_model,
        critic_model, verifier, temperature, coalesce(shows_grading_info, false) AS shows_grading_info,
-       coalesce(soft_score_clipped, false) AS soft_score_clipped
+       coalesce(soft_score_clipped, false) AS soft_score_clipped,
+       json_extract_string(config, '$.actor.seed') IS NOT NULL
+           AND json_extract_string(config, '$.seed_scheme') IS NULL AS shared_seeds,
+       json_extract_string(config, '$.rejudge_of') AS rejudge_of
 FROM runs
 WHERE ($run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id))
   AND ($benchmark::VARCHAR IS NULL OR benchmark = $benchmark OR slice = $benchmark)
@@ -29,7 +34,8 @@ ORDER BY run_id, t;
 -- ΔSeq@K, EGS and LGS. kind 'pair': each given seq@k run's tasks shared with its chosen
 -- pass@k run, by (seq@1, pass@1, seq@K, pass@K), for the lift and the framing effect (the
 -- pairing of paired_tasks_of, on one shared read of the attempts); pass@1 is the pass@k
--- run's sample 1 when the runs share a seed (run_pairs.same_seed), else Chen's estimate.
+-- run's sample 1 when the runs share a seed (run_pairs.same_seed), else Chen's estimate;
+-- a_5 is Chen's estimate always (NULL for kind 'seq').
 WITH pairs AS (
     SELECT seq_run_id, pass_run_id, same_seed FROM run_pairs
     WHERE choice = 1 AND list_contains($run_ids::VARCHAR[], seq_run_id)
@@ -41,13 +47,13 @@ points AS (
     JOIN tasks t USING (run_id, task_index)
 )
 SELECT 'seq' AS kind, run_id, NULL AS pass_run_id,
-       at_1 AS a_1, at_2 AS a_2, at_k_minus_1 AS a_3, at_k AS a_4, count(*) AS n
+       at_1 AS a_1, at_2 AS a_2, at_k_minus_1 AS a_3, at_k AS a_4, NULL AS a_5, count(*) AS n
 FROM points
 WHERE metric = 'seq@k' AND list_contains($run_ids::VARCHAR[], run_id) AND at_k IS NOT NULL
 GROUP BY ALL
 UNION ALL
 SELECT 'pair', s.run_id, x.pass_run_id, s.at_1,
-       CASE WHEN x.same_seed THEN p.first_at_1 ELSE p.at_1 END, s.at_k, p.at_k, count(*)
+       CASE WHEN x.same_seed THEN p.first_at_1 ELSE p.at_1 END, s.at_k, p.at_k, p.at_1, count(*)
 FROM pairs x
 JOIN points s ON s.run_id = x.seq_run_id
 JOIN points p ON p.run_id = x.pass_run_id AND p.task_index = s.task_index

@@ -318,9 +318,12 @@ CREATE OR REPLACE VIEW run_curve AS SELECT * FROM run_curve_of(false);
 
 -- Which pass@k run each seq@k run is compared with: same benchmark, slice, actor model, k,
 -- verifier and judge (pass@k never shows feedback, so its feedback mode does not matter).
+-- A re-judging run (config.rejudge_of) is never a partner: re-judging would otherwise
+-- silently change every comparison; `seqk report <seq run> <re-judging run>` asks for it.
 -- choice = 1 is the one used: same feedback mode first, then same temperature, then the
 -- smallest run_id; n_candidates says how many there were. same_seed: both actors sample
--- with the same seed (runs.config), so attempt 1 and sample 1 of a task share their seed.
+-- with the same seed by the same rule (runs.config: actor.seed, seed_scheme), so attempt 1
+-- and sample 1 of a task share their seed.
 CREATE OR REPLACE VIEW run_pairs AS
 SELECT s.run_id AS seq_run_id, p.run_id AS pass_run_id,
        row_number() OVER (PARTITION BY s.run_id ORDER BY
@@ -328,12 +331,15 @@ SELECT s.run_id AS seq_run_id, p.run_id AS pass_run_id,
            (p.temperature IS NOT DISTINCT FROM s.temperature) DESC, p.run_id) AS choice,
        count(*) OVER (PARTITION BY s.run_id) AS n_candidates,
        coalesce(json_extract_string(s.config, '$.actor.seed')
-                = json_extract_string(p.config, '$.actor.seed'), false) AS same_seed
+                = json_extract_string(p.config, '$.actor.seed'), false)
+       AND json_extract_string(s.config, '$.seed_scheme')
+           IS NOT DISTINCT FROM json_extract_string(p.config, '$.seed_scheme') AS same_seed
 FROM runs s
 JOIN runs p
   ON s.metric = 'seq@k' AND p.metric = 'pass@k' AND p.benchmark = s.benchmark
  AND p.slice = s.slice AND p.actor_model = s.actor_model AND p.k = s.k
- AND p.verifier = s.verifier AND p.judge_model IS NOT DISTINCT FROM s.judge_model;
+ AND p.verifier = s.verifier AND p.judge_model IS NOT DISTINCT FROM s.judge_model
+ AND json_extract_string(p.config, '$.rejudge_of') IS NULL;
 
 -- One row per task a seq@k run shares with its chosen pass@k run (same task_index, same
 -- content): each run's value at t = 1 and t = K (NULL where the task is left out), the

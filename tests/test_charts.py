@@ -51,7 +51,8 @@ def test_charts_use_the_page_width(rep):
     for chart in (charts.curves_chart(rep), charts.cost_chart(rep)):
         panel = chart.to_dict()["spec"]["width"]
         assert 1000 <= panel * len(models) + charts._PANEL_GAP * len(models) <= 1300
-    assert charts.lift_chart(rep).to_dict()["width"] >= 1000
+    # The lift plot takes what its row labels and legend leave of the page.
+    assert charts.lift_chart(rep).to_dict()["width"] == charts.lift_width(charts.lift_rows(rep)) >= 800
 
 
 def test_lift_axis_is_padded_around_zero(rep):
@@ -73,3 +74,49 @@ def test_zero_lift_alone_still_leaves_room(rep):
                 if layer["encoding"]["x"].get("field") == "low")
     low, high = rule["encoding"]["x"]["scale"]["domain"]
     assert low < -0.3 and high > 0.3  # beta's lift is 0 with an interval of about ±0.36
+
+
+def two_benchmarks(rep: reports.Report, long_names: bool = False) -> reports.Report:
+    """The mock report with beta's runs moved to a second benchmark (and, with long_names,
+    the model and critic names a real lab uses)."""
+    for run in rep.runs:
+        if run.actor_model == "mock/beta":
+            run.slice = "humaneval-plus-full"
+        if long_names:
+            run.actor_model = run.actor_model.replace("mock", "anthropic/claude-sonnet-4-6")
+            run.critic_model = "anthropic/claude-opus-4-1"
+    return rep
+
+
+def test_lift_rows_are_labelled_and_coloured_by_benchmark(rep):
+    spec = charts.lift_chart(two_benchmarks(rep)).to_dict()
+    for layer in spec["layer"][:2]:
+        assert layer["encoding"]["y"]["field"] == "label"
+        assert layer["encoding"]["y"]["title"] == "benchmark · actor model · feedback mode"
+        assert layer["encoding"]["color"] == {"field": "benchmark", "title": "benchmark", "type": "nominal"}
+    labels = {row["label"] for row in charts.lift_rows(rep)}
+    assert labels == {"toy-plain · mock/alpha · binary", "humaneval-plus-full · mock/beta · binary"}
+
+
+def svg_width(chart: Any) -> float:
+    import re
+
+    import vl_convert
+
+    return float(re.search(r'width="([\d.]+)"', vl_convert.vegalite_to_svg(chart.to_dict())).group(1))
+
+
+@pytest.mark.parametrize("long_names", [False, True])
+def test_the_charts_fit_the_html_page_labels_and_legend_included(rep, tmp_path, long_names):
+    rep = two_benchmarks(rep, long_names)
+    room = charts.PAGE_MAX_WIDTH - 2 * 24  # the body's 1.5em margins
+    assert svg_width(charts.lift_chart(rep)) <= room
+    assert svg_width(charts.report_chart(rep)) <= room
+    charts.save_html(rep, tmp_path / "r.html")
+    assert f"max-width:{charts.PAGE_MAX_WIDTH}px" in (tmp_path / "r.html").read_text()
+
+
+def test_spend_chart_has_an_x_axis_per_benchmark_panel(rep):
+    spec = charts.cost_chart(two_benchmarks(rep)).to_dict()
+    assert spec["facet"]["row"]["field"] == "benchmark"
+    assert spec["resolve"] == {"scale": {"x": "independent"}}

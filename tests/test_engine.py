@@ -226,15 +226,36 @@ def test_mock_tokens_are_counted_from_text(tmp_path, db):
     assert out == 3 and inp > 5 and cost == 0.0
 
 
-def test_seeded_attempts_use_seed_plus_attempt_index(tmp_path, db):
+def _seeds_by_task(server) -> dict[tuple[int, int], int]:
+    """(task_index, position of the call within its task) -> seed, from the server's requests."""
+    from scripts import word_of
+
+    found: dict[int, list[int]] = {}
+    for request in server.requests:
+        task = int(word_of(request["messages"][-1]["content"])[1:])
+        found.setdefault(task, []).append(request["seed"])
+    return {(task, i + 1): seed for task, seen in found.items() for i, seed in enumerate(seen)}
+
+
+def test_seeds_differ_across_tasks_and_seq_attempt_1_shares_pass_sample_1s(tmp_path, db):
     from test_models import ScriptedServer
 
+    from seqk.seeds import seed_for
+
+    common = {"k": 3, "seed": 10, "options": {"n": 2}, "model": "openai/smol",
+              "feedback_mode": "binary"}
     with ScriptedServer([]) as server:
-        spec = spec_for(tmp_path, metric="pass@k", k=3, seed=10, options={"n": 1},
-                        model="openai/smol", api_base=server.api_base)
-        engine.run(spec, db)
-    # Three different samples, not one sample repeated: the seed moves with the attempt.
-    assert sorted(r["seed"] for r in server.requests) == [10, 11, 12]
+        engine.run(spec_for(tmp_path, metric="pass@k", concurrency=1, **common,
+                            api_base=server.api_base), db)
+    pass_seeds = sorted(r["seed"] for r in server.requests)
+    with ScriptedServer([]) as server:  # "hello there" never solves: all k attempts run
+        engine.run(spec_for(tmp_path, metric="seq@k", **common, api_base=server.api_base), db)
+    seq = _seeds_by_task(server)
+    # pass@k sample s of task i is chain s, attempt 1; seq@k attempt t is chain 1, attempt t.
+    assert pass_seeds == sorted(seed_for(10, i, s, 1) for i in (1, 2) for s in (1, 2, 3))
+    assert seq == {(i, t): seed_for(10, i, 1, t) for i in (1, 2) for t in (1, 2, 3)}
+    assert seq[(1, 1)] != seq[(2, 1)] and seq[(1, 2)] != seq[(2, 2)]  # no luck shared across tasks
+    assert {seq[(i, 1)] for i in (1, 2)} <= set(pass_seeds)  # same seed, only the framing differs
 
 
 def test_missing_local_model_fails_before_anything_is_written(tmp_path, db):

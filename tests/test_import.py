@@ -217,3 +217,28 @@ def test_the_same_run_made_in_another_database_does_not_double_its_slots(tmp_pat
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("SELECT max(n) FROM (SELECT count(*) AS n FROM attempts "
                            "GROUP BY task_index, attempt_index)").fetchone()[0] == 1
+
+
+def test_folder_names_hold_no_colon_and_import_reads_both_spellings(tmp_path, db):
+    spec = runspec.load(write_variant(tmp_path, benchmark="toy", metric="pass@k", k=1,
+                                      model="mock/py:scripts:odd_tasks_right", options={"n": 2}))
+    assert ":" in spec.run_id
+    engine.run(spec, db)
+    export.export_runs([], tmp_path / "out", db)
+    names = [p.name for p in (tmp_path / "out").rglob("*")]
+    assert names and not any(":" in name for name in names)
+    assert (tmp_path / "out" / "toy-plain" / "passk" / "mock__py~scripts~odd_tasks_right").is_dir()
+    new = importing.import_tree(tmp_path / "out", tmp_path / "new.duckdb")
+    assert [r.run_id for r in new] == [spec.run_id]
+    # A tree exported before, with ':' in its folder name and no run_id recorded, reads the same.
+    old_root = tmp_path / "old"
+    shutil.copytree(tmp_path / "out", old_root)
+    agent = old_root / "toy-plain" / "passk" / "mock__py~scripts~odd_tasks_right"
+    agent.rename(agent.with_name("mock__py:scripts:odd_tasks_right"))
+    for summary in old_root.rglob("summary.json"):
+        data = json.loads(summary.read_text())
+        data.pop("run_id", None)
+        summary.write_text(json.dumps(data))
+    old = importing.import_tree(old_root, tmp_path / "old.duckdb")
+    assert [r.run_id for r in old] == [spec.run_id]
+    assert tree.run_id_of(["a", "passk", "m~x", "deterministic", "binary"]) == "a/passk/m:x/deterministic/binary"

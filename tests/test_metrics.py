@@ -12,8 +12,9 @@ import pytest
 import test_metrics_fixture as fx
 
 from seqk import stats, store
-from seqk.analysis import metrics
+from seqk.analysis import metrics, report
 from seqk.render import text as report_text
+from seqk.seeds import SEED_SCHEME
 from seqk.store.sqlfiles import queries
 
 Z = 1.959963984540054
@@ -141,11 +142,14 @@ def test_lift_flips_framing_and_pairing(fixture_db):
     assert framing.interval == "bootstrap"
 
 
-def seed_runs(db, seeds: dict[str, int | None]) -> None:
+def seed_runs(db, seeds: dict[str, int | None], schemes: dict[str, str | None] | None = None) -> None:
+    """Give runs an actor seed, seeded by the current rule unless `schemes` says otherwise."""
+    schemes = schemes or {}
     with store.connect(db) as con:
         for run_id, seed in seeds.items():
-            con.execute("UPDATE runs SET config = ? WHERE run_id = ?",
-                        [json.dumps({"actor": {"seed": seed}}), run_id])
+            scheme = schemes.get(run_id, SEED_SCHEME if seed is not None else None)
+            config = {"actor": {"seed": seed}} | ({"seed_scheme": scheme} if scheme else {})
+            con.execute("UPDATE runs SET config = ? WHERE run_id = ?", [json.dumps(config), run_id])
 
 
 def test_seeded_framing_compares_seq_1_with_pass_sample_1(fixture_db):
@@ -163,6 +167,31 @@ def test_seeded_framing_compares_seq_1_with_pass_sample_1(fixture_db):
     assert row["framing_effect"] == pytest.approx(-0.2)
     assert row["framing_vs"] == metrics.FRAMING_SAME_SEED
     assert "framing: seq@1 vs pass@k sample 1 (same seed)" in report_text.closing_summary(fx.SEQ, fixture_db)
+
+
+def test_seeded_framing_is_also_shown_against_chen_pass_at_1_by_task_bootstrap(fixture_db):
+    seed_runs(fixture_db, {fx.SEQ: 7, fx.PASS: 7})
+    seq = by_id(fixture_db)[fx.SEQ]
+    chen = seq.framing_chen
+    # seq@1 on tasks 1-5 is 0.2; Chen's pass@1 there is 1.5 / 5 (every sample, not sample 1's 0.4).
+    assert chen.difference.value == pytest.approx(0.2 - 1.5 / 5) and chen.difference.n == 5
+    assert chen.interval == "bootstrap" and chen.p_value is None  # tasks resampled, samples not
+    assert chen.difference.low < chen.difference.value < chen.difference.high
+    summary = report_text.closing_summary(fx.SEQ, fixture_db)
+    assert "framing: seq@1 vs pass@1 (Chen mean over all samples): −0.10" in summary.replace("-", "−")
+    rep = report.report([fx.SEQ], db=fixture_db)
+    assert "  vs Chen  -0.10 [" in report_text.to_text(rep)
+    assert any(n.startswith("framing vs Chen:") for n in rep.notes)
+    assert report.flat_rows(rep)[0]["framing_chen"] == pytest.approx(-0.1)
+
+
+def test_runs_seeded_by_the_old_rule_pair_only_with_each_other_and_are_flagged(fixture_db):
+    seed_runs(fixture_db, {fx.SEQ: 7, fx.PASS: 7}, {fx.SEQ: None})  # SEQ: seed + attempt - 1
+    seq = by_id(fixture_db)[fx.SEQ]
+    assert seq.framing_vs == metrics.FRAMING_CHEN and seq.framing_chen is None
+    assert seq.shared_seeds and not by_id(fixture_db)[fx.PASS].shared_seeds
+    notes = report.report([fx.SEQ], db=fixture_db).notes
+    assert any(n.startswith(f"{fx.SEQ}: seeded by seqk's old rule") and "too narrow" in n for n in notes)
 
 
 @pytest.mark.parametrize("seeds", [{fx.SEQ: 7, fx.PASS: 8}, {fx.SEQ: 7, fx.PASS: None},

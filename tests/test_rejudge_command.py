@@ -122,3 +122,49 @@ def test_a_non_llm_verifier_takes_no_judge_model(tmp_path, db):
     again = runner.invoke(app, ["rejudge", source, "--db", str(db)])
     assert again.exit_code == 0, again.output
     assert "agreement 100.0%" in again.output
+
+
+def test_a_rejudging_run_never_becomes_a_seq_runs_partner_and_says_what_it_is(tmp_path, db):
+    from seqk.analysis import report
+    from seqk.render import text as report_text
+
+    models.register_mock("mock/a", lambda p: "nope")
+    for metric in ("pass@k", "seq@k"):
+        variant = write_variant(tmp_path, f"{metric[:-2]}.yaml", benchmark="toy", metric=metric, k=2,
+                                model="mock/a", options={"n": 3})
+        assert runner.invoke(app, ["run", str(variant), "--db", str(db), "--no-export"]).exit_code == 0
+    source = "toy-plain/passk/mock__a/deterministic/binary"
+    result = runner.invoke(app, ["rejudge", source, "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    rejudging = rows(db, "SELECT run_id FROM runs WHERE config->>'rejudge_of' IS NOT NULL")[0][0]
+    assert rejudging < source  # it sorts first: before the fix, every seq@k run paired with it
+    rep = report.report(db=db)
+    seq = next(r for r in rep.runs if r.metric == "seq@k")
+    assert seq.pass_run_id == source and seq.n_pass_candidates == 1
+    text = report_text.to_text(rep)
+    assert f"{rejudging}\n  re-judge of {source} by deterministic\n" in text
+    compare = report_text.to_text(report.report(compare=True, db=db))
+    assert f"pass {rejudging}\n       re-judge of {source} by deterministic" in compare
+    # Asked for by name, the pair is compared.
+    asked = report.report([seq.run_id, rejudging], db=db)
+    assert asked.comparison is not None and {asked.comparison.a_run_id, asked.comparison.b_run_id} == {
+        seq.run_id, rejudging}
+
+
+def test_report_judges_takes_globs_and_prefixes(source_run, db):
+    models.register_mock("mock/judge2", judge2)
+    assert runner.invoke(app, ["rejudge", SOURCE, "--judge-model", "mock/judge2", "--db", str(db)]).exit_code == 0
+    by_glob = runner.invoke(app, ["report", "--judges", "*judge2.rejudge*", "--db", str(db)])
+    assert by_glob.exit_code == 0, by_glob.output
+    assert f"vs B = mock/judge2 ({REJUDGED})" in by_glob.output
+    two = runner.invoke(app, ["report", "--judges", "toyjudge-plain/passk/*/mock__judge1/binary", "*judge2*",
+                              "--db", str(db)])
+    assert two.exit_code == 0 and "answers both judged: 12" in two.output
+    many = runner.invoke(app, ["report", "--judges", "toyjudge-plain", "--db", str(db)])
+    assert many.exit_code == 2 and "matches 2 runs; name one" in many.output
+
+
+def test_a_kappa_of_zero_never_prints_as_negative():
+    c = judges.JudgeComparison("a", "b", "j1", "j2", 3, 0, 0, 1, 2)  # kappa 0, less a rounding error
+    assert -1e-9 < c.kappa < 0
+    assert "Cohen's kappa 0.000" in judges.describe(c)[1]

@@ -251,7 +251,7 @@ def test_html_report_renders_offline_in_chromium(browser, mock_db, tmp_path):
     assert console_lines(dom.stderr) == []
     rendered = dom.stdout
     assert 'class="marks"' in rendered  # vega-embed drew the charts
-    for title in ("seq@t and pass@t on success", "Feedback lift per model",
+    for title in ("seq@t and pass@t on success", "Feedback lift per benchmark",
                   "Success against spend"):
         assert title in rendered
     assert rendered.count("mark-line") >= 2 and "mark-area" in rendered

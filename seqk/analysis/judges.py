@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from seqk import store
 from seqk.errors import NotFound
@@ -62,8 +63,11 @@ class JudgeComparison:
 
 def compare_judges(run_a: str, run_b: str | None = None, db: str | Path | None = None) -> JudgeComparison:
     """Compare the judges of two runs on identical answers; with one run, a re-judging run
-    against the run it re-judged."""
+    against the run it re-judged. Each run may be named by an id, a glob or a prefix that
+    matches exactly one run."""
     with store.connect(db, read_only=True) as con:
+        run_a = _one_run(con, run_a)
+        run_b = None if run_b is None else _one_run(con, run_b)
         if run_b is None:
             found = store.select_rows(con, "rejudge_source", run_id=run_a)
             source = found[0] if found else None
@@ -81,12 +85,21 @@ def compare_judges(run_a: str, run_b: str | None = None, db: str | Path | None =
     return JudgeComparison(run_a, run_b, names[0], names[1], n, both_pass, a_only, b_only, both_fail)
 
 
+def _one_run(con: Any, pattern: str) -> str:
+    ids = store.resolve_run_ids(con, [pattern])
+    if len(ids) != 1:
+        raise NotFound(f"{pattern!r} matches {len(ids)} runs; name one: " + ", ".join(ids[:10]))
+    return ids[0]
+
+
 def describe(c: JudgeComparison) -> list[str]:
     """The comparison in a few lines of plain text (the CLI prints them)."""
     def pct(x: float | None) -> str:
         return "n/a" if x is None else f"{x:.1%}"
 
-    kappa = "n/a (one verdict for everything)" if c.kappa is None else f"{c.kappa:.3f}"
+    # A kappa that rounds to zero prints 0.000: "-0.000" reads as a (tiny) disagreement.
+    kappa = "n/a (one verdict for everything)" if c.kappa is None else f"{c.kappa + 0.0:.3f}".replace(
+        "-0.000", "0.000")
     return [
         f"judges on identical answers: A = {c.judge_a} ({c.run_a}) vs B = {c.judge_b} ({c.run_b})",
         f"  answers both judged: {c.n}; agreement {pct(c.agreement)}; Cohen's kappa {kappa}",

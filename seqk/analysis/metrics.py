@@ -109,6 +109,9 @@ class RunMetrics:
     feedback_mode: str
     judge_model: str | None
     critic_model: str | None
+    verifier: str = ""
+    rejudge_of: str | None = None
+    """For a re-judging run (seqk rejudge): the run whose answers its judge graded again."""
     n_started: int = 0
     """Tasks with at least one attempt."""
     n_error_attempts: int = 0
@@ -127,12 +130,25 @@ class RunMetrics:
     """seq@1 - pass@1 on shared tasks (pass@1 as `framing_vs` says)."""
     framing_vs: str | None = None
     """What seq@1 is compared with: FRAMING_SAME_SEED or FRAMING_CHEN."""
+    framing_chen: Comparison | None = None
+    """seq@1 - Chen's pass@1 over all samples, when `framing` is against sample 1 alone: a
+    seed's luck on sample 1 is not the model's pass@1."""
+    shared_seeds: bool = False
+    """Seeded by the rule before seqk.seeds: every task sampled with the same seed at each
+    index, so tasks are not independent and intervals that assume they are are too narrow."""
     spend: Spend | None = None
     spend_by_role: list[Spend] = field(default_factory=list)
     shows_grading_info: bool = False
     """The feedback mode shows the actor grading information: not comparable with blind modes."""
     soft_score_clipped: bool = False
     """The soft score is the mean of unclipped scores, clipped to [0, 1] (HealthBench's rule)."""
+
+    @property
+    def rejudge_label(self) -> str | None:
+        """'re-judge of <run> by <judge>' for a re-judging run, else None."""
+        if self.rejudge_of is None:
+            return None
+        return f"re-judge of {self.rejudge_of} by {self.judge_model or self.verifier}"
 
     @property
     def feedback_label(self) -> str:
@@ -151,7 +167,9 @@ def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = Fals
     params = {"errors_as_failures": errors_as_failures, "run_ids": ids}
     runs = {r["run_id"]: RunMetrics(**{key: r[key] for key in (
         "run_id", "benchmark", "slice", "metric", "k", "actor_model", "feedback_mode",
-        "judge_model", "critic_model", "shows_grading_info", "soft_score_clipped")}) for r in store.select(
+        "judge_model", "critic_model", "shows_grading_info", "soft_score_clipped", "shared_seeds", "rejudge_of",
+        "verifier")})
+        for r in store.select(
             con, "report_runs", run_ids=ids, benchmark=None, model=None)}
     for row in store.select(con, "run_curves", **params):
         run = runs[row["run_id"]]
@@ -180,6 +198,8 @@ def _add_estimates(con: Any, runs: dict[str, RunMetrics], params: dict[str, Any]
         run.framing_vs = FRAMING_SAME_SEED if row["same_seed"] else FRAMING_CHEN
     found: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
     for kind, run_id, _pass_run_id, *values in store.select_rows(con, "point_types", **params):
+        if kind == "seq":
+            del values[4]  # a_5 (Chen's pass@1) is a pair's column
         found.setdefault((kind, run_id), []).append(tuple(values))
     for run_id in params["run_ids"]:
         run = runs[run_id]
@@ -193,10 +213,15 @@ def _add_estimates(con: Any, runs: dict[str, RunMetrics], params: dict[str, Any]
         run.delta, run.egs, run.lgs = (estimates.get(key) for key in ("delta", "egs", "lgs"))
         if run.pass_run_id is None:
             continue
-        # a_1..a_4 = seq@1, pass@1 (sample 1 when the seeds match), seq@K, pass@K
+        # a_1..a_5 = seq@1, pass@1 (sample 1 when the seeds match), seq@K, pass@K, Chen's pass@1
         pairs = found.get(("pair", run_id), [])
-        at_k = [(s, p, n) for _, _, s, p, n in pairs if s is not None and p is not None]
-        at_1 = [(s, p, n) for s, p, _, _, n in pairs if s is not None and p is not None]
+        at_k = [(s, p, n) for _, _, s, p, _, n in pairs if s is not None and p is not None]
+        at_1 = [(s, p, n) for s, p, _, _, _, n in pairs if s is not None and p is not None]
+        if run.framing_vs == FRAMING_SAME_SEED:
+            # Tasks stay the resampling unit: a task's samples enter as their mean, one value.
+            chen = [(s, c, n) for s, _, _, _, c, n in pairs if s is not None and c is not None]
+            run.framing_chen = paired(Types.from_rows(chen), run_id, run.pass_run_id, 1,
+                                      name=f"framing_chen:{run_id}", seed=seed, n_boot=n_boot)
         run.lift = paired(Types.from_rows(at_k), run_id, run.pass_run_id, run.k,
                           name=f"lift:{run_id}", seed=seed, n_boot=n_boot)
         run.framing = paired(Types.from_rows(at_1), run_id, run.pass_run_id, 1,

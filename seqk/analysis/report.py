@@ -88,17 +88,18 @@ GRADING_MARK = "†"
 """Marks a run whose feedback mode shows the actor grading information (footnoted)."""
 
 
-def _marked(text: str, run: RunMetrics) -> str:
+def marked(text: str, run: RunMetrics) -> str:
+    """text, with the grading-information mark when the run's feedback mode shows it."""
     return f"{text} {GRADING_MARK}" if run.shows_grading_info else text
 
 
 def _compare_rows(found: list[RunMetrics]) -> list[CompareRow]:
     by_id = {r.run_id: r for r in found}
-    rows = [CompareRow(r.slice, r.actor_model, _marked(r.feedback_label, r), r,
+    rows = [CompareRow(r.slice, r.actor_model, marked(r.feedback_label, r), r,
                        by_id.get(r.pass_run_id) if r.pass_run_id else None)
             for r in found if r.metric == "seq@k"]
     paired = {r.pass_run.run_id for r in rows if r.pass_run}
-    rows += [CompareRow(r.slice, r.actor_model, _marked(f"{r.feedback_label} (pass@k only)", r), None, r)
+    rows += [CompareRow(r.slice, r.actor_model, marked(f"{r.feedback_label} (pass@k only)", r), None, r)
              for r in found if r.metric == "pass@k" and r.run_id not in paired]
     return sorted(rows, key=lambda r: (r.benchmark, r.actor_model, r.feedback))
 
@@ -146,6 +147,16 @@ def _notes(rep: Report) -> list[str]:
     if framings:
         notes.append("framing: seq@1 vs " + " or ".join(framings) + "; a pass@k run's sample 1 "
                      "is used when both runs sample with the same seed (only the framing differs).")
+    if any(r.framing_chen for r in rep.runs):
+        notes.append("framing vs Chen: seq@1 vs Chen's pass@1 over all of a task's samples; one "
+                     "sample's luck is not pass@1, so read both. Its interval resamples tasks: a "
+                     "task's samples count once, as their mean.")
+    shared = [r.run_id for r in rep.runs if r.shared_seeds]
+    if shared:
+        notes.append(f"{', '.join(shared)}: seeded by seqk's old rule (every task sampled with seed + "
+                     "attempt_index − 1), so a seed's luck is shared across tasks: they are not "
+                     "independent and the intervals, which assume they are, are too narrow. A new run "
+                     "(under a `tag:`) samples each task with its own seed.")
     return notes
 
 
@@ -239,7 +250,7 @@ def cells(rep: Report) -> tuple[list[str], list[list[str]]]:
                          f"{fmt_cost(row.seq)} / {fmt_cost(row.pass_run)}"])
         return columns, body
     columns = ["run", "metric", "K", "n", "errors", *at, "Δ", "EGS", "LGS", "lift (p)", "cost"]
-    body = [[_marked(r.run_id, r), r.metric, str(r.k), str(r.n_started), str(r.n_error_attempts),
+    body = [[marked(r.run_id, r), r.metric, str(r.k), str(r.n_started), str(r.n_error_attempts),
              *(fmt_point(_points(r, t)) for t in range(1, k_max + 1)),
              fmt_estimate(r.delta), fmt_estimate(r.egs, signed=False),
              fmt_estimate(r.lgs, signed=False), fmt_comparison(r.lift), fmt_cost(r)]
@@ -285,7 +296,7 @@ def flat_rows(rep: Report) -> list[dict[str, Any]]:
             if e is not None:
                 out |= {f"{prefix}{name}": e.value, f"{prefix}{name}_low": e.low,
                         f"{prefix}{name}_high": e.high, f"{prefix}{name}_n": e.n}
-        for name in ("lift", "framing"):
+        for name in ("lift", "framing", "framing_chen"):
             c = getattr(run, name)
             if c is not None:
                 out |= {f"{prefix}{name}": c.difference.value, f"{prefix}{name}_low": c.difference.low,

@@ -131,21 +131,10 @@ def status(
     if as_json:
         typer.echo(json.dumps(rows, default=str, indent=2))
         return
-    from rich.table import Table
+    from seqk.render.status import status_view
 
-    table = Table(title=f"{len(rows)} run(s)")
-    for col in ("run", "metric", "k", "tasks", "finished", "passed", "attempts", "errors",
-                "tokens in/out", "cost $", "updated"):
-        table.add_column(col)
-    for r in rows:
-        cost = "unknown" if r["cost_usd"] is None else f"{r['cost_usd']:.4f}"
-        if r["n_unpriced_calls"] and r["cost_usd"] is not None:
-            cost = f"≥{cost} ({r['n_unpriced_calls']} unpriced)"
-        table.add_row(r["run_id"], r["metric"], str(r["k"]), str(r["n_tasks"]),
-                      str(r["n_finished"]), str(r["n_passed"]), str(r["n_valid_attempts"]),
-                      str(r["n_error_attempts"]), f"{r['input_tokens']}/{r['output_tokens']}",
-                      cost, str(r["updated_at"])[:19])
-    _console().print(table)
+    out = _console()
+    out.print(status_view(rows, out.width))
 
 
 @app.command()
@@ -218,7 +207,8 @@ def _error_text(error: Any) -> tuple[str, str | None]:
 @app.command()
 def sql(
     query: Annotated[str, typer.Argument(
-        metavar="QUERY", help="One SQL statement (the database is opened read-only).")],
+        metavar="QUERY", help="One SQL statement (the database is opened read-only); "
+                              "several are refused.")],
     db: DbOption = None,
     fmt: Annotated[str, typer.Option("--format", metavar="FORMAT", help="table | csv | json")] = "table",
 ) -> None:
@@ -380,4 +370,13 @@ from seqk.cli import report  # noqa: E402, F401 - registers rejudge, report, exp
 def main() -> None:
     """Entry point of the `seqk` console script."""
     logging.basicConfig(level=logging.WARNING, format="seqk: %(levelname)s: %(message)s")
-    app()
+    try:
+        try:
+            app()
+        finally:
+            sys.stdout.flush()  # here, so a closed pipe is caught below and not at exit
+    except BrokenPipeError:
+        from seqk.cli.app import quiet_stdout
+
+        quiet_stdout()
+        sys.exit(0)

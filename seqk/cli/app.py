@@ -15,6 +15,7 @@ import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from seqk.errors import BadInput, SeqkError
+from seqk.version import __version__
 
 # click's UsageError (a missing argument, a bad option value), from whichever click typer uses.
 _UsageError: type[Exception] = typer.BadParameter.__mro__[1]
@@ -71,6 +72,9 @@ class Group(TyperGroup):
         except SeqkError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(exc.exit_code) from None
+        except BrokenPipeError:
+            quiet_stdout()
+            raise typer.Exit(0) from None
         except OSError as exc:
             if exc.filename is None:
                 raise
@@ -82,6 +86,18 @@ class Group(TyperGroup):
             hint = f" (see `{where.command_path} --help`)" if where is not None else ""
             typer.echo(f"error: {exc.format_message()}{hint}", err=True)  # type: ignore[attr-defined]
             raise typer.Exit(2) from None
+
+
+def quiet_stdout() -> None:
+    """The reader of stdout went away (`seqk inspect … | head`): send the rest, and the final
+    flush at exit, to /dev/null, so that neither raises again. Stopping early is the reader's
+    choice, not an error."""
+    import os
+    import sys
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def check_choice(value: str, option: str, choices: tuple[str, ...]) -> None:
@@ -112,6 +128,19 @@ app = typer.Typer(
          "samples k times (pass@k)?",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"seqk {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option(
+        "--version", callback=_version, is_eager=True, help="Print seqk's version and exit.")] = False) -> None:
+    """Does a model do better when it retries with feedback (seq@k) than when it samples k
+    times (pass@k)?"""
+
+
 DbOption = Annotated[Path | None, typer.Option(
     "--db", metavar="FILE", help="DuckDB file (default: $SEQK_DB, else runs/seqk.duckdb).")]
 
@@ -124,4 +153,11 @@ def console(stderr: bool = False) -> Any:
     if not console.is_terminal:
         # Piped or captured output is read by scripts and tests: never wrap a table cell.
         console = Console(stderr=stderr, highlight=False, soft_wrap=True, width=100_000)
+    # rich's own handler exits 1: a closed pipe (`seqk inspect ... | head`) is no error.
+    setattr(console, "on_broken_pipe", _reader_left)  # noqa: B010 - mypy refuses assigning a method
     return console
+
+
+def _reader_left() -> None:
+    quiet_stdout()
+    raise SystemExit(0)

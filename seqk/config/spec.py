@@ -25,6 +25,7 @@ from seqk.models import known_price
 from seqk.models.pricing import Price
 from seqk.models.retry import RetryPolicy
 from seqk.models.role import RoleSpec
+from seqk.seeds import SEED_SCHEME
 from seqk.version import __version__
 
 
@@ -71,6 +72,11 @@ class RunSpec:
         """True for seq@k."""
         return self.metric == "seq@k"
 
+    @property
+    def seeded(self) -> bool:
+        """True when some role samples with a seed (derived per call by seqk.seeds)."""
+        return any(role.seed is not None for role in (self.actor, self.judge, self.critic))
+
     def fingerprint_fields(self) -> dict[str, Any]:
         """Every field that changes results. k is handled apart (extension and restart)."""
         options = self.options.model_dump(mode="json")
@@ -93,6 +99,8 @@ class RunSpec:
             fields["data_sha256"] = data
         if self.rejudge_of:
             fields["rejudge_of"] = self.rejudge_of
+        if self.seeded:  # absent when unseeded: those runs keep their fingerprint
+            fields["seed_scheme"] = SEED_SCHEME
         return fields
 
     def fingerprint(self) -> str:
@@ -109,7 +117,8 @@ class RunSpec:
             "task_indices": [t.task_index for t in self.tasks], "continue": self.continue_,
             "concurrency": self.concurrency, "retry": self.retry.model_dump(),
             "quota": self.quota, "budget_usd": self.budget_usd, "seqk_version": __version__,
-        } | ({"rejudge_of": self.rejudge_of} if self.rejudge_of else {})
+        } | ({"rejudge_of": self.rejudge_of} if self.rejudge_of else {}) | (
+            {"seed_scheme": SEED_SCHEME} if self.seeded else {})
 
 
 def _role(role: str, model: str | None, variant: Variant, own: RoleParams,

@@ -187,10 +187,11 @@ def import_run(run_path: Path, db: str | os.PathLike[str] | None = None) -> Impo
     if len(parts) < 6:
         raise NotFound(f"{run_path} is not a run folder <slice>/<metric>/<agent>/<verifier>/"
                        f"<feedback>/")
-    run_id = "/".join(parts[-5:])
     now = datetime.now(UTC).replace(tzinfo=None)
     config = _read(run_path / "config.json") or {}
     summary = _read(run_path / "summary.json") or {}
+    recorded = summary.get("run_id") if isinstance(summary, dict) else None
+    run_id = tree.run_id_of(parts[-5:], recorded if isinstance(recorded, str) else None)
     files = _attempt_files(run_path)
     attempts = [_read(p) or {} for p in files]  # listed by glob: a file that vanished reads as empty
     try:

@@ -1,7 +1,7 @@
 """The canonical seq_k folder tree: where each file lives, and the per-attempt JSON
 shape in both directions (database rows -> JSON for export, JSON -> rows for import).
 
-    <root>/<slice>/<metric>/<agent>/<verifier>/<feedback>/     (= <root>/<run_id>)
+    <root>/<slice>/<metric>/<agent>/<verifier>/<feedback>/     (= <root>/<run_id>, ':' as '~')
     ├── config.json            local only, never uploaded
     ├── summary.json
     └── task-<i>/
@@ -38,9 +38,24 @@ ERRORS_DIR = "errors"
 STAMP_FORMAT = "%Y-%m-%dT%H-%M-%SZ"
 
 
+PATH_COLON = "~"
+"""How a ':' of a run id (`mock/py:module:attr`, a model tag like `llama3:8b`) is spelt in a
+folder name: Windows and many S3 tools refuse ':'. Import reads both spellings."""
+
+
 def run_dir(root: str | os.PathLike[str], run_id: str) -> Path:
-    """The run's folder: the run id is the path below the export root."""
-    return Path(root, *run_id.split("/"))
+    """The run's folder: the run id is the path below the export root, ':' written '~'."""
+    return Path(root, *(slot.replace(":", PATH_COLON) for slot in run_id.split("/")))
+
+
+def run_id_of(slots: Sequence[str], recorded: str | None = None) -> str:
+    """The run id of a run folder from its last five path slots: `recorded` (the run_id in its
+    summary.json) when that is the id this folder spells, else the slots with '~' read as ':'
+    (a folder exported before '~' keeps its ':' and reads as it is)."""
+    folder = "/".join(slots)
+    if recorded is not None and recorded.replace(":", PATH_COLON) == folder.replace(":", PATH_COLON):
+        return recorded
+    return folder.replace(PATH_COLON, ":")
 
 
 def task_dir(run_path: Path, task_index: int) -> Path:

@@ -2,10 +2,12 @@
 
 Three charts, stacked:
 1. seq@t and pass@t against t with their 95% Wilson bands, one panel per actor model;
-2. the feedback lift seq@K - pass@K per model and feedback mode, with its 95% interval
-   (for 0/1 outcomes the interval of `stats.paired_difference`, its p in the tooltip);
+2. the feedback lift seq@K - pass@K per benchmark, model and feedback mode (one labelled
+   row each, coloured by benchmark), with its 95% interval (for 0/1 outcomes the interval of
+   `stats.paired_difference`, its p in the tooltip), sized so labels and legend fit the page;
 3. success against mean spend per task (USD, or tokens when no call was priced), so
-   pass@k and seq@k compare at equal spend.
+   pass@k and seq@k compare at equal spend; each panel has its own spend axis, so a cheap
+   benchmark is not squashed against an expensive one.
 
 altair is imported here only, so `seqk report` without --html/--png never pays for it.
 """
@@ -18,10 +20,14 @@ from typing import Any
 
 import altair as alt
 
-from seqk.analysis.report import Report, cells
+from seqk.analysis.report import Report, cells, fmt_p
 
 _PAGE_WIDTH = 1200
 """Plot width a chart fills (the page's 1400 px less its margins and axis labels)."""
+PAGE_MAX_WIDTH = 1400
+"""The HTML page's max width (px); every chart, labels and legend included, fits inside it."""
+_LABEL_PX = 6.5
+"""Width of one character of an axis or legend label (Vega's 10 px sans-serif, rounded up)."""
 _MIN_PANEL_WIDTH = 260
 _PANEL_GAP = 90
 """Room a facet panel needs beside its plot: axis labels and the space between panels."""
@@ -52,9 +58,12 @@ def curve_rows(rep: Report) -> list[dict[str, Any]]:
 def lift_rows(rep: Report) -> list[dict[str, Any]]:
     """One record per seq@k run with a pass@k partner: what chart 2 plots."""
     return [{"run_id": r.run_id, "benchmark": r.slice, "model": r.actor_model,
-             "feedback": r.feedback_label, "lift": r.lift.difference.value,
+             "feedback": r.feedback_label, "label": f"{r.slice} · {r.actor_model} · {r.feedback_label}",
+             "lift": r.lift.difference.value,
              "low": r.lift.difference.low, "high": r.lift.difference.high,
              "n_shared": r.lift.difference.n, "p_value": r.lift.p_value,
+             # Formatted here, as the report prints it: never rounded across 0.05.
+             "p": fmt_p(r.lift.p_value) if r.lift.p_value is not None else "—",
              "pass_run_id": r.lift.b_run_id}
             for r in rep.runs if r.lift is not None and r.lift.difference.value is not None]
 
@@ -95,8 +104,16 @@ def curves_chart(rep: Report) -> alt.Chart | alt.FacetChart:
     ).properties(title="seq@t and pass@t on success, 95% Wilson bands")
 
 
-def lift_chart(rep: Report) -> alt.Chart | alt.LayerChart:
-    """seq@K - pass@K per model and feedback mode, with its 95% interval."""
+def lift_width(rows: list[dict[str, Any]]) -> int:
+    """The lift plot's width: the page's plot width less the room its row labels and its
+    legend take, so that the whole chart stays inside the page."""
+    labels = max(len(r["label"]) for r in rows) * _LABEL_PX + 40
+    legend = max(len("benchmark"), *(len(r["benchmark"]) for r in rows)) * _LABEL_PX + 50
+    return max(_MIN_PANEL_WIDTH, int(_PAGE_WIDTH - labels - legend))
+
+
+def lift_chart(rep: Report) -> alt.Chart | alt.LayerChart | alt.FacetChart:
+    """seq@K - pass@K per benchmark, model and feedback mode, with its 95% interval."""
     rows = lift_rows(rep)
     if not rows:
         return _empty("no seq@k run has a pass@k run to compare with: no lift")
@@ -104,21 +121,23 @@ def lift_chart(rep: Report) -> alt.Chart | alt.LayerChart:
     high = max(0.0, *(r["high"] if r["high"] is not None else r["lift"] for r in rows))
     pad = max(_PAD * (high - low), 0.02)
     base = alt.Chart(alt.Data(values=rows)).encode(
-        y=alt.Y("model:N", title="actor model"),
-        yOffset="feedback:N",
-        color=alt.Color("feedback:N", title="feedback mode"))
+        # One row per lift, named in full: a lift means nothing without its benchmark.
+        y=alt.Y("label:N", title="benchmark · actor model · feedback mode",
+                axis=alt.Axis(labelLimit=0)),
+        color=alt.Color("benchmark:N", title="benchmark"))
     bars = base.mark_rule(strokeWidth=2).encode(
         x=alt.X("low:Q", title="lift = seq@K − pass@K (shared tasks)",
                 scale=alt.Scale(domain=[low - pad, high + pad], nice=False)), x2="high:Q")
     points = base.mark_point(filled=True, size=60).encode(
         x="lift:Q",
-        tooltip=["run_id:N", "pass_run_id:N", alt.Tooltip("lift:Q", format="+.3f"),
+        tooltip=["benchmark:N", "run_id:N", "pass_run_id:N", alt.Tooltip("lift:Q", format="+.3f"),
                  alt.Tooltip("low:Q", format="+.3f"), alt.Tooltip("high:Q", format="+.3f"),
-                 "n_shared:Q", alt.Tooltip("p_value:Q", format=".2g")])
+                 "n_shared:Q", alt.Tooltip("p:N", title="p")])
     zero = alt.Chart(alt.Data(values=[{"x": 0}])).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
     return alt.layer(bars, points, zero).properties(
-        width=_PAGE_WIDTH, height=alt.Step(14),
-        title="Feedback lift per model, 95% interval (Tango score, corrected, for 0/1 outcomes)")
+        width=lift_width(rows), height=alt.Step(16),
+        title="Feedback lift per benchmark, model and feedback mode, 95% interval "
+              "(Tango score, corrected, for 0/1 outcomes)")
 
 
 def cost_chart(rep: Report) -> alt.Chart | alt.FacetChart:
@@ -139,12 +158,15 @@ def cost_chart(rep: Report) -> alt.Chart | alt.FacetChart:
     ).properties(width=_panel_width(rows), height=220).facet(
         column=alt.Column("model:N", title="actor model"),
         row=alt.Row("benchmark:N", title=None),
-    ).properties(title="Success against spend: pass@k and seq@k at equal cost")
+    ).resolve_scale(x="independent").properties(
+        title="Success against spend: pass@k and seq@k at equal cost (spend axis per panel)")
 
 
 def report_chart(rep: Report) -> alt.VConcatChart:
     """The three charts, stacked."""
-    return alt.vconcat(curves_chart(rep), lift_chart(rep), cost_chart(rep)).resolve_scale(
+    # centered: left-aligned, the lift's long row labels would hang left of the panels above
+    # and widen the page by their length.
+    return alt.vconcat(curves_chart(rep), lift_chart(rep), cost_chart(rep), center=True).resolve_scale(
         color="independent")
 
 
@@ -164,7 +186,8 @@ def save_html(rep: Report, path: str | Path) -> None:
         + "</tr>" for row in body) + "</tbody></table>"
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in rep.notes)
     header = (
-        "<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse;"
+        f"<style>body{{font-family:sans-serif;margin:1.5em;max-width:{PAGE_MAX_WIDTH}px}}"
+        "table{border-collapse:collapse;"
         "font-size:12px}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;"
         "vertical-align:top}</style>\n<h1>seqk report</h1>\n" + table + f"\n<ul>{notes}</ul>\n")
     # The inlined Vega code contains HTML snippets of its own; the chart's container is the

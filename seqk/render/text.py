@@ -21,6 +21,7 @@ from seqk.analysis.report import (
     fmt_estimate,
     fmt_number,
     fmt_point,
+    marked,
 )
 
 _LABEL = 9
@@ -45,10 +46,12 @@ def _figure(label: str, value: str) -> str:
 def _run_block(run: RunMetrics) -> str:
     name = "seq@t" if run.metric == "seq@k" else "pass@t"
     lines = [run.run_id,
-             f"  {run.metric} · K={run.k} · {run.actor_model} · {run.feedback_label}",
+             f"  {run.metric} · K={run.k} · {run.actor_model} · {marked(run.feedback_label, run)}",
              f"  {run.n_started} task(s) · {run.n_error_attempts} errored attempt(s) · "
              f"cost {fmt_cost(run)}",
              f"  {'t':>3}  {name}"]
+    if run.rejudge_label:
+        lines.insert(1, f"  {run.rejudge_label}")
     lines += [f"  {p.t:>3}  {fmt_point(p)}" for p in run.curve]
     if run.delta is not None:
         lines.append(_figure(f"Δseq@{run.k}", fmt_estimate(run.delta)))
@@ -63,6 +66,8 @@ def _compare_block(row: CompareRow) -> str:
     for name, run in (("seq", row.seq), ("pass", row.pass_run)):
         if run is not None:
             lines.append(f"  {name:<5}{run.run_id}")
+            if run.rejudge_label:
+                lines.append(f"  {'':<5}{run.rejudge_label}")
             lines.append(f"  {'':<5}{run.n_started} task(s) · {run.n_error_attempts} errored "
                          f"attempt(s) · cost {fmt_cost(run)}")
     curves = [(name, run) for name, run in (("seq@t", row.seq), ("pass@t", row.pass_run)) if run]
@@ -93,6 +98,9 @@ def _paired_lines(run: RunMetrics, *, name_partner: bool) -> list[str]:
     if run.framing is not None:
         lines.append(_figure("framing", fmt_comparison(run.framing)))
         lines.append(_figure("", f"seq@1 vs {run.framing_vs}"))
+    if run.framing_chen is not None:
+        lines.append(_figure("vs Chen", fmt_comparison(run.framing_chen)))
+        lines.append(_figure("", "seq@1 vs pass@1 (Chen mean over all samples)"))
     return lines
 
 
@@ -111,6 +119,8 @@ def describe_run(run: RunMetrics) -> str:
     name = "seq" if run.metric == "seq@k" else "pass"
     lines = [f"[bold]{escape(run.run_id)}[/]: {run.metric}, K={run.k}, success on "
              f"{run.n_started} task(s)"]
+    if run.rejudge_label:
+        lines.append(f"  {escape(run.rejudge_label)}")
     lines.append(f"  {'t':>3}  {name + '@t':>7}  {'95% Wilson':<16} {'n':>5} {'left out':>8}  "
                  f"{'first-t':>7}  {'soft score':>10}  {'$/task':>8}")
     for p in run.curve:
@@ -135,6 +145,9 @@ def describe_run(run: RunMetrics) -> str:
                      f"{escape(fmt_comparison(run.lift))}")
         lines.append(f"  framing: seq@1 vs {escape(run.framing_vs or '')}: "
                      f"{escape(fmt_comparison(run.framing))}")
+        if run.framing_chen is not None:
+            lines.append(f"  framing: seq@1 vs pass@1 (Chen mean over all samples): "
+                         f"{escape(fmt_comparison(run.framing_chen))}")
     if run.n_error_attempts:
         lines.append(f"  [yellow]{run.n_error_attempts} errored attempt(s) excluded[/] where they "
                      "hide the outcome (`seqk report --errors-as-failures` counts them as failures)")

@@ -9,6 +9,7 @@ import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 
+from seqk import seeds
 from seqk.benchmark import AgentUsage
 from seqk.errors import ProviderError
 from seqk.models import ModelPool, cost_usd, pricing
@@ -28,12 +29,15 @@ def error_record(stage: str, exc: BaseException) -> dict[str, Any]:
             "message": str(exc)[:4000], "status_code": getattr(exc, "status_code", None)}
 
 
-def seeded(role: RoleSpec, attempt_index: int) -> RoleSpec:
-    """Attempt t samples with seed + t - 1: one seed for every attempt would make the k
-    "independent" pass@k samples of a seeded model one sample repeated k times."""
+def seeded(role: RoleSpec, task_index: int, attempt_index: int, seq: bool) -> RoleSpec:
+    """The role with its seed for this task and attempt (seqk.seeds): one seed for every
+    attempt would make the k "independent" pass@k samples one sample repeated k times, and
+    one for every task would share a sample's luck across tasks."""
     if role.seed is None:
         return role
-    return dataclasses.replace(role, seed=role.seed + attempt_index - 1)
+    chain_index, index = seeds.slot(seq, attempt_index)
+    return dataclasses.replace(role, seed=seeds.seed_for(role.seed, task_index, chain_index, index,
+                                                         role.role))
 
 
 def agent_call(usage: AgentUsage, prompt: str, output: str, started: datetime,

@@ -100,7 +100,8 @@ def decide(row: dict[str, Any] | None, spec: RunSpec) -> Decision:
         return Decision("refuse", generation, old_k, "settings", changed, (
             f"run {spec.run_id} was made with different settings ({', '.join(changed)}); resuming would "
             f"mix results. Restore those settings, or give this variant a `tag:` (for example "
-            f"tag: t0.2) to make it a run of its own, or use another database (--db)."))
+            f"tag: t0.2) to make it a run of its own, or use another database (--db)."
+            + (_OLD_SEEDS if "seed_scheme" in changed else "")))
     if spec.k < old_k:
         return Decision("refuse", generation, old_k, "k", reason=(
             f"run {spec.run_id} has k={old_k}; k={spec.k} is smaller. Metrics at t <= {old_k} are "
@@ -110,6 +111,11 @@ def decide(row: dict[str, Any] | None, spec: RunSpec) -> Decision:
             return Decision("extend", generation, old_k)
         return Decision("restart", generation + 1, old_k)
     return Decision("resume", generation, old_k)
+
+
+_OLD_SEEDS = (" seed_scheme: this run was seeded by the old rule (every task sampled with seed + "
+              "attempt_index - 1); seqk now derives each call's seed from (seed, task, sample, "
+              "attempt), so new attempts would not be comparable with the old ones.")
 
 
 def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:

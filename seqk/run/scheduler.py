@@ -108,9 +108,10 @@ class Engine:
         judge failed in an earlier run is judged again on the kept output, without the actor."""
         spec, bench = self.spec, self.spec.benchmark
         calls: list[CallRecord] = []
-        actor = MeteredClient(self.pool, seeded(spec.actor, attempt_index), calls)
+        slot = (task.task_index, attempt_index, spec.seq)
+        actor = MeteredClient(self.pool, seeded(spec.actor, *slot), calls)
         judge = MeteredClient(self.pool, spec.judge, calls)
-        critic = MeteredClient(self.pool, seeded(spec.critic, attempt_index), calls)
+        critic = MeteredClient(self.pool, seeded(spec.critic, *slot), calls)
         started = now()
         kept = self.prepared.kept_outputs.get((task.task_index, attempt_index))
         prompt = kept.prompt if kept is not None else actor_prompt(
@@ -161,7 +162,8 @@ class Engine:
     async def late_feedback(self, task: Task, missing: MissingFeedback) -> FeedbackFill:
         """Ask the critic again for a valid failed attempt whose critic had failed."""
         calls: list[CallRecord] = []
-        critic = MeteredClient(self.pool, seeded(self.spec.critic, missing.attempt_index), calls)
+        critic = MeteredClient(self.pool, seeded(self.spec.critic, task.task_index, missing.attempt_index,
+                                                 self.spec.seq), calls)
         feedback, error = None, None
         try:
             feedback = await self.spec.benchmark.feedback(

@@ -205,6 +205,11 @@ def adhoc(con: duckdb.DuckDBPyConnection, text: str) -> tuple[list[str], list[tu
     DuckDB's refusal (syntax, unknown table, a write on a read-only open) is a QueryError.
     """
     try:
+        # DuckDB runs every statement and returns the last result only: a second one would
+        # silently hide the first's.
+        n = len(con.extract_statements(text))
+        if n > 1:
+            raise QueryError(f"one SQL statement at a time: this query has {n}; run them one by one")
         cur = con.execute(text)
         if cur is None or cur.description is None:
             return [], []

@@ -317,7 +317,7 @@ def list_runs(con: Connection) -> list[dict[str, Any]]:
 
 def pair_choices(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     """For each given seq@k run: the pass@k run it is compared with, how many candidates there were,
-    and whether both sample with the same seed (run_pairs, choice = 1). (metrics.sql:58)"""
+    and whether both sample with the same seed (run_pairs, choice = 1). (metrics.sql:64)"""
     return run(con, 'pair_choices', {'run_ids': run_ids}, 'rows')
 
 
@@ -330,7 +330,7 @@ def paired_run_types(
     run_b: Any,
 ) -> list[tuple[Any, ...]]:
     """Two runs' values at t on the tasks both count there (same task_index and content), grouped as
-    (a_value, b_value, n tasks): what a paired comparison resamples. (metrics.sql:82)"""
+    (a_value, b_value, n tasks): what a paired comparison resamples. (metrics.sql:88)"""
     return run(con, 'paired_run_types', {
         'errors_as_failures': errors_as_failures,
         'run_a': run_a,
@@ -366,7 +366,8 @@ def point_types(con: Connection, *, run_ids: Any, errors_as_failures: Any) -> li
     and LGS. kind 'pair': each given seq@k run's tasks shared with its chosen pass@k run, by (seq@1,
     pass@1, seq@K, pass@K), for the lift and the framing effect (the pairing of paired_tasks_of, on
     one shared read of the attempts); pass@1 is the pass@k run's sample 1 when the runs share a seed
-    (run_pairs.same_seed), else Chen's estimate. (metrics.sql:26)"""
+    (run_pairs.same_seed), else Chen's estimate; a_5 is Chen's estimate always (NULL for kind
+    'seq'). (metrics.sql:31)"""
     return run(con, 'point_types', {'run_ids': run_ids, 'errors_as_failures': errors_as_failures}, 'tuples')
 
 
@@ -385,8 +386,10 @@ def rejudge_source(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
 def report_runs(con: Connection, *, run_ids: Any, benchmark: Any, model: Any) -> list[dict[str, Any]]:
     """The runs' settings (run_id, benchmark, slice, metric, k, feedback_mode, actor_model,
     judge_model, critic_model, verifier, temperature, shows_grading_info and soft_score_clipped:
-    NULL read as FALSE) filtered by run ids, benchmark (or slice) and actor model, each filter NULL
-    for any; in run_id order. (metrics.sql:5)"""
+    NULL read as FALSE, shared_seeds: seeded by the rule before seqk.seeds, one seed per sample
+    index for every task; rejudge_of: the run a re-judging run grades again, else NULL) filtered by
+    run ids, benchmark (or slice) and actor model, each filter NULL for any; in run_id order.
+    (metrics.sql:5)"""
     return run(con, 'report_runs', {'run_ids': run_ids, 'benchmark': benchmark, 'model': model}, 'rows')
 
 
@@ -398,7 +401,7 @@ def restart_run(con: Connection, *, k: Any, config: Any, run_id: Any) -> None:
 
 def run_curves(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> list[dict[str, Any]]:
     """Every run_curve_of column for the given runs, one row per (run, t), by run then t.
-    (metrics.sql:20)"""
+    (metrics.sql:25)"""
     return run(con, 'run_curves', {'errors_as_failures': errors_as_failures, 'run_ids': run_ids}, 'rows')
 
 
@@ -434,7 +437,7 @@ def set_schema_info(con: Connection, *, key: Any, value: Any) -> None:
 
 def spend_by_role(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     """Tokens (four fields), cost_usd (NULL when nothing was priced), calls and unpriced calls of the
-    given runs, one row per (run, role, model): task_spend summed over tasks. (metrics.sql:66)"""
+    given runs, one row per (run, role, model): task_spend summed over tasks. (metrics.sql:72)"""
     return run(con, 'spend_by_role', {'run_ids': run_ids}, 'rows')
 
 
