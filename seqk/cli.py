@@ -285,12 +285,17 @@ def plan(
                 else f"${p['actor_cost_high']:.4f}")
         out.print(f"  actor cost, rough (prompt chars/4; judge and critic not included): "
                   f"${p['actor_cost_low']:.4f} to {high}")
-    from seqk.budget import gate_for
+    from seqk.budget import first_attempt_need, gate_for
 
     gate = gate_for(spec, db)
-    for line in gate.lines() if gate else []:
-        out.print(f"  budget ({line.scope}): ${line.spent_usd:.4f} spent of ${line.budget_usd:.4f}, "
-                  f"${max(line.remaining_usd, 0):.4f} left; next attempt ≈ ${line.next_attempt_usd:.4f}")
+    if gate is not None:
+        import asyncio
+
+        need = asyncio.run(first_attempt_need(gate))
+        for line in gate.lines(need):
+            out.print(f"  budget ({line.scope}): ${line.spent_usd:.4f} spent of ${line.budget_usd:.4f}, "
+                      f"${max(line.remaining_usd, 0):.4f} left; an attempt reserves up to "
+                      f"${line.attempt_usd:.4f} (its worst case: attempt 1 of the longest task)")
     out.print(f"  fingerprint: {p['fingerprint'][:16]}…")
     for note in spec.notes:
         out.print(f"  note: {note}")

@@ -13,6 +13,7 @@ Rule ids (stable; the README lists them):
     C09 a secret (API key, token) written into the variant instead of the environment
     C10 a role's key is not in the environment (checked by seqk.models before a run)
     C11 a budget covers a role whose model has no known price (and no `price:` in the variant)
+    C12 a variant with a budget leaves a role that makes calls without max_tokens
 """
 
 from __future__ import annotations

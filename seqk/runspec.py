@@ -235,8 +235,9 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
     actor = _role("actor", variant.model, variant, variant.actor, variant.temperature)
     judge = _role("judge", judge_model, variant, variant.judge, 0.0)
     critic = _role("critic", critic_model, variant, variant.critic, variant.temperature)
-    issues += unpriced_roles([actor, judge, critic if variant.metric == "seq@k" else None],
-                             variant.budget_usd)
+    called = [actor, judge, critic if variant.metric == "seq@k" else None]
+    issues += unpriced_roles(called, variant.budget_usd)
+    issues += uncapped_roles(called, variant.budget_usd)
     if issues:
         raise ConfigError(source, issues)
     slice_name = bench.slice_name(options)
@@ -267,6 +268,21 @@ def unpriced_roles(roles: list[RoleSpec | None], run_budget: float | None) -> li
                 f"the {role.role} ({role.model}) has no known price, so a budget cannot hold its "
                 f"spend: set {role.role}.price: {{input, cached_input, output}} (US$ per million tokens)"))
     return issues
+
+
+def uncapped_roles(roles: list[RoleSpec | None], run_budget: float | None) -> list[ConfigIssue]:
+    """C12: under any budget, every role that makes calls needs max_tokens. A budget reserves
+    each call's worst case before it is sent, and without a cap on output tokens there is none
+    (the judge's and critic's worst cases also bound the answer by the actor's max_tokens)."""
+    budgeted = run_budget is not None or any(r is not None and r.budget_usd is not None for r in roles)
+    if not budgeted:
+        return []
+    return [ConfigIssue(
+        "C12", f"{role.role}.max_tokens",
+        f"a budget reserves each call's worst-case cost before it is sent, and the {role.role} "
+        f"({role.model}) has no cap on output tokens: set max_tokens (for every role) or "
+        f"{role.role}.max_tokens")
+        for role in roles if role is not None and role.model is not None and role.max_tokens is None]
 
 
 def _mock_issues(variant: Variant) -> list[ConfigIssue]:
