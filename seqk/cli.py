@@ -41,6 +41,9 @@ def run(
         "--no-export", help="Do not export the run's folder tree at the end.")] = False,
     no_upload: Annotated[bool, typer.Option(
         "--no-upload", help="Do not upload to S3 at the end, whatever the variant says.")] = False,
+    restart: Annotated[bool, typer.Option(
+        "--restart", help="With a larger k, restart the run and discard its paid attempts "
+                          "(as `continue: false` does).")] = False,
 ) -> None:
     """Run one variant (resuming what the database already holds).
 
@@ -55,6 +58,8 @@ def run(
     if max_tasks is not None:
         overrides["max_tasks"] = max_tasks
         overrides["task_indices"] = None
+    if restart:
+        overrides["continue"] = False
     spec = api.load_variant(variant, overrides)
     for note in spec.notes:
         _console(stderr=True).print(f"[dim]note: {note}[/]")
@@ -251,6 +256,8 @@ def sql(
 def plan(
     variant: Annotated[Path, typer.Argument(metavar="VARIANT", help="Variant YAML to check and plan.")],
     db: DbOption = None,
+    restart: Annotated[bool, typer.Option(
+        "--restart", help="Plan as `seqk run --restart` would run (a larger k restarts the run).")] = False,
 ) -> None:
     """Validate a variant and show what a run would do: run id, roles, tasks, calls left.
 
@@ -259,7 +266,7 @@ def plan(
     from seqk import runspec
     from seqk.planning import plan as make_plan
 
-    spec = runspec.load(variant)
+    spec = runspec.load(variant, {"continue": False} if restart else None)
     p = make_plan(spec, db)
     out = _console()
     out.print(f"[bold]{p['run_id']}[/]  ({p['state']})")

@@ -131,8 +131,10 @@ class Variant(BaseModel):
     """1-based canonical indices to run; excludes max_tasks."""
     max_tasks: int | None = Field(None, gt=0)
     """Run only the first N tasks."""
-    continue_: bool = Field(False, alias="continue")
-    """With a larger k: keep the old attempts and go on. Without it a larger k restarts the run."""
+    continue_: bool | None = Field(None, alias="continue")
+    """With a larger k: true keeps the old attempts and goes on; false restarts the run in a new
+    generation (the old attempts stop counting). Not given: a larger k that would discard paid
+    attempts is refused, saying what they cost (`seqk run --restart` restarts anyway)."""
     s3_sync: bool | None = None
     """Upload the exported run to S3 at the end; on by default only when a bucket is configured."""
     s3_bucket: str | None = None

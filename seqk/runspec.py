@@ -77,7 +77,8 @@ class RunSpec:
     critic: RoleSpec
     options: BaseModel
     tasks: list[Task]
-    continue_: bool
+    continue_: bool | None
+    """`continue:` as written: True extends, False restarts, None (not given) asks first."""
     concurrency: int
     retry: RetryPolicy
     quota: dict[str, int]
@@ -139,7 +140,7 @@ class RunSpec:
             "k": self.k, "feedback_mode": self.feedback_mode,
             "actor": self.actor.public(), "judge": self.judge.public(),
             "critic": self.critic.public(), "options": self.options.model_dump(mode="json"),
-            "task_indices": [t.task_index for t in self.tasks], "continue": self.continue_,
+            "task_indices": [t.task_index for t in self.tasks], "continue": bool(self.continue_),
             "concurrency": self.concurrency, "retry": self.retry.model_dump(),
             "quota": self.quota, "budget_usd": self.budget_usd, "seqk_version": __version__,
         } | ({"rejudge_of": self.rejudge_of} if self.rejudge_of else {})
