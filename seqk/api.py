@@ -58,7 +58,7 @@ def run_variant(variant: str | os.PathLike[str] | RunSpec, db: str | os.PathLike
 
     spec = variant if isinstance(variant, RunSpec) else load_variant(variant, overrides)
     db_path = store.default_db_path(db if db is not None else spec.db)
-    exporting.preflight(spec, no_upload=not upload)
+    exporting.preflight(spec, no_upload=not upload, no_export=not export, db=db_path)
     result = engine.run(spec, db_path, on_event=on_event, on_prepared=on_prepared,
                         on_interrupt=on_interrupt)
     outcome = VariantRun(spec, result, db_path)

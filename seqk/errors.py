@@ -22,6 +22,7 @@
         ├── TransientProviderError   429, 5xx, timeout, dropped connection: retried
         └── PermanentProviderError   bad request, unknown model: not retried
             ├── QuotaExceeded        this invocation reached the variant's call quota for a model
+            ├── BudgetRefused        a call whose worst case the budget cannot cover was not sent
             ├── AuthError            bad or missing key, no permission: stops the run (exit 1)
             └── LocalModelCrashed    the embedded model's process died: stops the run (exit 1)
 
@@ -166,6 +167,11 @@ class UploadError(SeqkError):
 
 class QuotaExceeded(PermanentProviderError):
     """This invocation reached the variant's call quota for a model."""
+
+
+class BudgetRefused(PermanentProviderError):
+    """A call was not sent: its worst-case cost is more than what its attempt reserved plus what
+    the budget has left (the attempt is kept as an error of its stage, for the next run)."""
 
 
 class HTTPStatusError(Exception):

@@ -78,3 +78,16 @@ SELECT task_index, attempt_index, prompt, output, k FROM (
 )
 WHERE status = 'error' AND stage = 'judge' AND output IS NOT NULL
 ORDER BY task_index, attempt_index;
+
+-- name: generation_paid(run_id, generation) -> rows
+-- What the attempts of one generation of a run paid, as a restart would discard it:
+-- n_attempts (every attempt row, errors included), cost_usd (the priced calls' sum; NULL when
+-- no call was priced), n_unpriced_calls (calls that returned tokens but have no price),
+-- input_tokens and output_tokens (every call).
+SELECT (SELECT count(*) FROM attempts WHERE run_id = $run_id AND generation = $generation) AS n_attempts,
+       sum(cost_usd) AS cost_usd,
+       count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL) AS n_unpriced_calls,
+       coalesce(sum(input_tokens), 0) AS input_tokens,
+       coalesce(sum(output_tokens), 0) AS output_tokens
+FROM calls
+WHERE run_id = $run_id AND generation = $generation;

@@ -111,10 +111,10 @@ def test_k_extension_with_continue_keeps_attempts(tmp_path, db):
     assert "This is attempt 3 of 4." in prompt and "<Feedback 2>\nIncorrect.\n</Feedback 2>" in prompt
 
 
-def test_larger_k_without_continue_restarts(tmp_path, db):
+def test_larger_k_with_continue_false_restarts(tmp_path, db):
     models.register_mock("mock/actor", solves_on({}))
     engine.run(spec_for(tmp_path, k=2), db)
-    result = engine.run(spec_for(tmp_path, k=3), db)
+    result = engine.run(spec_for(tmp_path, k=3, **{"continue": False}), db)
     assert result.prepared.action == "restart" and result.prepared.generation == 2
     assert result.attempts_written == 4 * 3
     assert rows(db, "SELECT count(*) FROM current_attempts")[0][0] == 12

@@ -304,9 +304,9 @@ def test_files_of_attempts_that_no_longer_count_are_reported_never_deleted(tmp_p
     models.register_mock("mock/actor", solves_on({}))
     spec = make_run(tmp_path, db, k=2)
     export.export_run(spec.run_id, tmp_path, db)
-    # A larger k without `continue` restarts the run: task 1 now passes at attempt 1.
+    # A larger k with `continue: false` restarts the run: task 1 now passes at attempt 1.
     models.register_mock("mock/actor", solves_on({1: 1}))
-    make_run(tmp_path, db, k=3)
+    make_run(tmp_path, db, k=3, **{"continue": False})
     result = export.export_run(spec.run_id, tmp_path, db)
     stale = tree.run_dir(tmp_path, spec.run_id) / "task-1" / "attempt-2.json"
     assert result.stale == [stale] and stale.exists()

@@ -40,6 +40,7 @@ def reads(seq: str, pas: str, uid: str) -> dict[str, dict]:
         "seq_history": one | {"generation": 1, "task_indices": [1]},
         "last_call_index": {"attempt_uid": uid},
         "kept_outputs": one | {"generation": 1, "task_indices": [1, 2, 3]},
+        "generation_paid": one | {"generation": 1},
         "run_status": {"run_ids": []}, "find_task": one | {"task_index": None, "task_id": "t2"},
         "task_attempts": one | {"task_index": 2}, "task_calls": one | {"task_index": 2},
         "report_runs": {"run_ids": [seq, pas], "benchmark": None, "model": None},
@@ -101,6 +102,11 @@ def test_every_named_query_runs_through_the_store(seeded):
         assert store.select(con, "run_status", run_ids=[seq]) == [r for r in every if r["run_id"] == seq]
         assert [(r["n_tasks"], r["n_passed"], r["n_valid_attempts"]) for r in every] == [(3, 0, 6), (3, 1, 6)]
         assert {name for name, rows in results.items() if not rows} == EMPTY
+        # What a restart would discard: every attempt row of the generation and its calls' spend.
+        assert results["generation_paid"] == con.execute(
+            "SELECT (SELECT count(*) FROM attempts WHERE run_id = $r AND generation = 1), sum(cost_usd), "
+            "count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL), sum(input_tokens), "
+            "sum(output_tokens) FROM calls WHERE run_id = $r AND generation = 1", {"r": seq}).fetchall()
         for name, params in write.items():
             store.select_rows(con, name, **params)
         after = store.get_run(con, seq)

@@ -7,6 +7,7 @@ that the engine meters.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from abc import ABC, abstractmethod
@@ -123,6 +124,21 @@ class NoOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class _PromptRecorder:
+    """A judge that writes down each prompt it is sent and answers none."""
+
+    role = "judge"
+    model: str | None = "(recorder)"
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    async def complete(self, prompt: str) -> str:
+        """Record the prompt; raise instead of answering."""
+        self.prompts.append(prompt)
+        raise LookupError("the prompt recorder answers nothing")
+
+
 class Benchmark(ABC):
     """Base class of a benchmark: the roles and names of the seed's contract."""
 
@@ -176,6 +192,30 @@ class Benchmark(ABC):
                        critic: RoleClient) -> str:
         """The feedback the next seq@k attempt will read after this failed attempt, in `mode`
         (one of `feedback_modes`, resolved once by the run)."""
+
+    async def judge_prompts(self, task: Task) -> list[str]:
+        """The judge prompts one attempt at `task` sends, with an empty answer in place of the
+        output: a budget reserves their worst-case cost before the attempt starts (it bounds the
+        answer's size apart). By default, the prompts `verify` sends for an empty answer, recorded
+        without calling any model; override when later judge calls depend on earlier replies.
+        [] for a verifier that is not an LLM."""
+        if self.verifier != "llm":
+            return []
+        recorder = _PromptRecorder()
+        # The recorder answers nothing, so verify ends in an error once it has asked.
+        with contextlib.suppress(Exception):
+            await self.verify(task, "", recorder)
+        return recorder.prompts
+
+    async def critic_prompts(self, task: Task, mode: FeedbackMode) -> list[str]:
+        """The critic prompts `feedback` sends in `mode` for an empty answer and an empty
+        judge's report (a budget bounds both apart), recorded without calling any model."""
+        if not mode.llm_critic:
+            return []
+        recorder = _PromptRecorder()
+        with contextlib.suppress(Exception):
+            await self.feedback(task, "", Verdict(False, 0.0), mode, recorder)
+        return recorder.prompts
 
     run_attempt: Any = None
     """Agentic benchmarks set this to `async def run_attempt(task, prompt, ctx) -> AttemptResult`;

@@ -41,6 +41,9 @@ def run(
         "--no-export", help="Do not export the run's folder tree at the end.")] = False,
     no_upload: Annotated[bool, typer.Option(
         "--no-upload", help="Do not upload to S3 at the end, whatever the variant says.")] = False,
+    restart: Annotated[bool, typer.Option(
+        "--restart", help="With a larger k, restart the run and discard its paid attempts "
+                          "(as `continue: false` does).")] = False,
 ) -> None:
     """Run one variant (resuming what the database already holds).
 
@@ -55,6 +58,8 @@ def run(
     if max_tasks is not None:
         overrides["max_tasks"] = max_tasks
         overrides["task_indices"] = None
+    if restart:
+        overrides["continue"] = False
     spec = api.load_variant(variant, overrides)
     for note in spec.notes:
         _console(stderr=True).print(f"[dim]note: {note}[/]")
@@ -243,6 +248,8 @@ def sql(
 def plan(
     variant: Annotated[Path, typer.Argument(metavar="VARIANT", help="Variant YAML to check and plan.")],
     db: DbOption = None,
+    restart: Annotated[bool, typer.Option(
+        "--restart", help="Plan as `seqk run --restart` would run (a larger k restarts the run).")] = False,
 ) -> None:
     """Validate a variant and show what a run would do: run id, roles, tasks, calls left.
 
@@ -251,7 +258,7 @@ def plan(
     from seqk.config import spec as runspec
     from seqk.run.plan import plan as make_plan
 
-    spec = runspec.load(variant)
+    spec = runspec.load(variant, {"continue": False} if restart else None)
     p = make_plan(spec, db)
     out = _console()
     out.print(f"[bold]{p['run_id']}[/]  ({p['state']})")
@@ -277,12 +284,17 @@ def plan(
                 else f"${p['actor_cost_high']:.4f}")
         out.print(f"  actor cost, rough (prompt chars/4; judge and critic not included): "
                   f"${p['actor_cost_low']:.4f} to {high}")
-    from seqk.run.budget import gate_for
+    from seqk.run.budget import first_attempt_need, gate_for
 
     gate = gate_for(spec, db)
-    for line in gate.lines() if gate else []:
-        out.print(f"  budget ({line.scope}): ${line.spent_usd:.4f} spent of ${line.budget_usd:.4f}, "
-                  f"${max(line.remaining_usd, 0):.4f} left; next attempt ≈ ${line.next_attempt_usd:.4f}")
+    if gate is not None:
+        import asyncio
+
+        need = asyncio.run(first_attempt_need(gate))
+        for line in gate.lines(need):
+            out.print(f"  budget ({line.scope}): ${line.spent_usd:.4f} spent of ${line.budget_usd:.4f}, "
+                      f"${max(line.remaining_usd, 0):.4f} left; an attempt reserves up to "
+                      f"${line.attempt_usd:.4f} (its worst case: attempt 1 of the longest task)")
     out.print(f"  fingerprint: {p['fingerprint'][:16]}…")
     for note in spec.notes:
         out.print(f"  note: {note}")

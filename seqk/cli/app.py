@@ -107,9 +107,14 @@ def check_choice(value: str, option: str, choices: tuple[str, ...]) -> None:
 
 
 def check_folder(path: Path | None, option: str) -> None:
-    """A folder option must not name an existing file (it would fail after part of the work)."""
+    """A folder option must name a folder that can be written (checked before the work)."""
+    from seqk.io.tree import unwritable_folder
+
     if path is not None and path.exists() and not path.is_dir():
         raise BadInput(f"{option} {path} is a file; it names a folder to write into")
+    problem = unwritable_folder(path.absolute()) if path is not None else None
+    if problem:
+        raise BadInput(f"{option} {path} cannot be written: {problem}")
 
 
 def check_file_target(path: Path | None, option: str) -> None:
@@ -120,6 +125,11 @@ def check_file_target(path: Path | None, option: str) -> None:
         raise BadInput(f"{option} {path} is a folder; it names a file to write")
     if not path.absolute().parent.is_dir():
         raise BadInput(f"{option} {path}: {path.absolute().parent} is not a folder")
+    from seqk.io.tree import unwritable_folder
+
+    problem = unwritable_folder(path.absolute().parent)
+    if problem:
+        raise BadInput(f"{option} {path} cannot be written: {problem}")
 
 
 app = typer.Typer(

@@ -45,7 +45,8 @@ class RunSpec:
     critic: RoleSpec
     options: BaseModel
     tasks: list[Task]
-    continue_: bool
+    continue_: bool | None
+    """`continue:` as written: True extends, False restarts, None (not given) asks first."""
     concurrency: int
     retry: RetryPolicy
     quota: dict[str, int]
@@ -114,7 +115,7 @@ class RunSpec:
             "k": self.k, "feedback_mode": self.feedback_mode,
             "actor": self.actor.public(), "judge": self.judge.public(),
             "critic": self.critic.public(), "options": self.options.model_dump(mode="json"),
-            "task_indices": [t.task_index for t in self.tasks], "continue": self.continue_,
+            "task_indices": [t.task_index for t in self.tasks], "continue": bool(self.continue_),
             "concurrency": self.concurrency, "retry": self.retry.model_dump(),
             "quota": self.quota, "budget_usd": self.budget_usd, "seqk_version": __version__,
         } | ({"rejudge_of": self.rejudge_of} if self.rejudge_of else {}) | (
@@ -211,8 +212,9 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
     actor = _role("actor", variant.model, variant, variant.actor, variant.temperature)
     judge = _role("judge", judge_model, variant, variant.judge, 0.0)
     critic = _role("critic", critic_model, variant, variant.critic, variant.temperature)
-    issues += unpriced_roles([actor, judge, critic if variant.metric == "seq@k" else None],
-                             variant.budget_usd)
+    called = [actor, judge, critic if variant.metric == "seq@k" else None]
+    issues += unpriced_roles(called, variant.budget_usd)
+    issues += uncapped_roles(called, variant.budget_usd)
     if issues:
         raise ConfigError(source, issues)
     slice_name = bench.slice_name(options)
@@ -243,6 +245,21 @@ def unpriced_roles(roles: list[RoleSpec | None], run_budget: float | None) -> li
                 f"the {role.role} ({role.model}) has no known price, so a budget cannot hold its "
                 f"spend: set {role.role}.price: {{input, cached_input, output}} (US$ per million tokens)"))
     return issues
+
+
+def uncapped_roles(roles: list[RoleSpec | None], run_budget: float | None) -> list[ConfigIssue]:
+    """C12: under any budget, every role that makes calls needs max_tokens. A budget reserves
+    each call's worst case before it is sent, and without a cap on output tokens there is none
+    (the judge's and critic's worst cases also bound the answer by the actor's max_tokens)."""
+    budgeted = run_budget is not None or any(r is not None and r.budget_usd is not None for r in roles)
+    if not budgeted:
+        return []
+    return [ConfigIssue(
+        "C12", f"{role.role}.max_tokens",
+        f"a budget reserves each call's worst-case cost before it is sent, and the {role.role} "
+        f"({role.model}) has no cap on output tokens: set max_tokens (for every role) or "
+        f"{role.role}.max_tokens")
+        for role in roles if role is not None and role.model is not None and role.max_tokens is None]
 
 
 def _mock_issues(variant: Variant) -> list[ConfigIssue]:

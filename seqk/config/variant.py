@@ -13,6 +13,7 @@ Rule ids (stable; the README lists them):
     C09 a secret (API key, token) written into the variant instead of the environment
     C10 a role's key is not in the environment (checked by seqk.models before a run)
     C11 a budget covers a role whose model has no known price (and no `price:` in the variant)
+    C12 a variant with a budget leaves a role that makes calls without max_tokens
 """
 
 from __future__ import annotations
@@ -115,8 +116,10 @@ class Variant(BaseModel):
     """1-based canonical indices to run; excludes max_tasks."""
     max_tasks: int | None = Field(None, gt=0)
     """Run only the first N tasks."""
-    continue_: bool = Field(False, alias="continue")
-    """With a larger k: keep the old attempts and go on. Without it a larger k restarts the run."""
+    continue_: bool | None = Field(None, alias="continue")
+    """With a larger k: true keeps the old attempts and goes on; false restarts the run in a new
+    generation (the old attempts stop counting). Not given: a larger k that would discard paid
+    attempts is refused, saying what they cost (`seqk run --restart` restarts anyway)."""
     s3_sync: bool | None = None
     """Upload the exported run to S3 at the end; on by default only when a bucket is configured."""
     s3_bucket: str | None = None

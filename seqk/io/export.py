@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from seqk import store
-from seqk.errors import ConfigError, ConfigIssue, NotFound
+from seqk.errors import BadInput, ConfigError, ConfigIssue, NotFound
 from seqk.io import tree
 from seqk.io.s3 import UploadError, UploadResult, check_access, upload_dir
 from seqk.models.pricing import PRICING_LAST_UPDATED
@@ -331,8 +331,23 @@ def sync_bucket(spec: RunSpec, *, no_upload: bool) -> str | None:
     return bucket
 
 
-def preflight(spec: RunSpec, *, no_upload: bool) -> None:
-    """Before the first LLM call: when sync is on, check credentials and bucket access."""
+def preflight(spec: RunSpec, *, no_upload: bool, no_export: bool = False,
+              db: str | os.PathLike[str] | None = None) -> None:
+    """Before the first LLM call: every output path can be written (the database's folder, the
+    export folder), and when sync is on, credentials and bucket access are good."""
+    db_path = store.default_db_path(db if db is not None else spec.db)
+    problem = tree.unwritable_folder(db_path.absolute().parent)
+    if problem:
+        raise BadInput(f"the database {db_path} cannot be written: {problem}")
+    if not no_export:
+        root = Path(spec.export_dir) if spec.export_dir else db_path.parent
+        problem = tree.unwritable_folder(root.absolute())
+        if problem and spec.export_dir:
+            raise ConfigError(spec.source, [ConfigIssue(
+                "C03", "export_dir", f"expected a folder seqk can write the run's files into: {problem}")])
+        if problem:
+            raise BadInput(f"the run's export folder {root} cannot be written: {problem} "
+                           f"(set export_dir, or pass --no-export)")
     bucket = sync_bucket(spec, no_upload=no_upload)
     if bucket is not None:
         check_access(bucket, spec.run_id)

@@ -82,6 +82,23 @@ def json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n"
 
 
+def unwritable_folder(path: Path) -> str | None:
+    """Why files cannot be written under the folder `path` (created if missing), or None: checked
+    before a run or an export spends anything, so it never fails halfway."""
+    if path.exists() and not path.is_dir():
+        return f"{path} is a file, not a folder"
+    existing = path
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is a file, so the folder {path} cannot be made"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing} is not writable"
+    if os.statvfs(existing).f_flag & os.ST_RDONLY:
+        return f"{existing} is on a read-only file system"
+    return None
+
+
 def write_atomic(path: Path, text: str) -> bool:
     """Write through a temp file and a rename; False (and nothing touched) when unchanged.
 

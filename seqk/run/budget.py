@@ -1,25 +1,40 @@
 """Budgets that hold across invocations: what a run has spent is read from the calls table
-(every generation of the run), and no attempt starts that could carry the spend past a
-budget, for the whole run (`budget_usd`) or for one role (`actor.budget_usd`, ...).
+(every generation of the run), and the run's spend never passes a budget, for the whole run
+(`budget_usd`) or for one role (`actor.budget_usd`, ...).
 
-The cost of the next attempt is estimated as the run's mean cost per attempt so far, role by
-role; before any attempt, from the prompts' size and max_tokens (or GUESS_OUTPUT_TOKENS when
-max_tokens is unset) at the role's price. Attempts in flight hold their estimate until they
-finish; an attempt that does not fit waits for them, and the run stops only when nothing is in
-flight and one more attempt does not fit. So it stops within one attempt's cost of the limit,
-and the next invocation, reading the same spend and the same mean, starts nothing.
+Before an attempt starts, its worst-case cost is reserved: every call of its chain at the
+role's max_tokens out and a bound on its input (the prompt's UTF-8 bytes, plus a chat
+template's tokens: no tokenizer makes more tokens than bytes). The actor's prompt is known
+exactly; each judge and critic prompt comes from the benchmark (`Benchmark.judge_prompts`,
+`critic_prompts`, for an empty answer) plus the answer, bounded at ANSWER_BYTES_PER_TOKEN bytes
+per max_tokens; a critic's prompt may also quote the judge's report, bounded by the judge's
+prompts (a rubric report quotes the rubric). An attempt that does not fit waits for attempts in flight; the
+run stops when nothing is in flight and it still does not fit.
+
+Each call checks its own worst case, from its real prompt, against what its attempt still
+holds; a call larger than that takes the difference from what the budget has left, and when
+nothing is left it is not sent (BudgetRefused: the attempt is kept as an error of its stage,
+and the next run goes on from it). When an attempt finishes, what it did not spend is
+released. So spend + reservations never exceed a budget: a run never spends more than its
+budget, at any concurrency. An agent's own calls (AgentUsage) are outside seqk's model door:
+they are counted when their attempt finishes, and not bounded.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from seqk import store
+from seqk.benchmark import Task
+from seqk.benchmark.prompt import actor_prompt
 from seqk.config.spec import RunSpec
+from seqk.errors import BudgetRefused
 from seqk.models import known_price
 from seqk.models.pricing import call_cost
 from seqk.models.role import RoleSpec
@@ -27,9 +42,38 @@ from seqk.records import CallRecord
 
 RUN = "run"
 """The scope of the whole run's budget; the others are role names."""
-GUESS_OUTPUT_TOKENS = 4096
-"""Output tokens assumed per call before any attempt, for a role without max_tokens."""
-_CHARS_PER_TOKEN = 4
+CHAT_OVERHEAD_TOKENS = 16
+"""Input tokens a provider adds to one user message (role markers, the reply's start)."""
+ANSWER_BYTES_PER_TOKEN = 4
+"""Bytes per token of an answer not yet written, as it will appear in the judge's and critic's
+prompts (English and code run 3-4); a longer answer takes the difference at its call."""
+
+_TICKET: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar("seqk_budget_ticket", default=None)
+
+
+def tokens_bound(text: str) -> int:
+    """The most input tokens `text` can be as one chat message."""
+    return len(text.encode("utf-8")) + CHAT_OVERHEAD_TOKENS
+
+
+def call_worst_usd(role: RoleSpec, input_tokens: float) -> float:
+    """One call's most cost: `input_tokens` in, none cached, max_tokens out (0 when unpriced)."""
+    if role.model is None:
+        return 0.0
+    price = known_price(role.model, role.price, role.api_base)
+    if price is None:
+        return 0.0
+    price_in = max(price.input, price.cached_input)
+    return call_cost(price, 0, 0, role.max_tokens or 0) + input_tokens * price_in / 1_000_000
+
+
+@dataclass
+class Ticket:
+    """One admitted attempt's reservation, per role: what its calls may still spend."""
+
+    held: dict[str, float]
+    counted: dict[str, float] = field(default_factory=dict)
+    """What its calls through seqk's model door cost, already added to the spend."""
 
 
 @dataclass(frozen=True)
@@ -39,9 +83,11 @@ class BudgetLine:
     scope: str
     """'run' or a role name."""
     budget_usd: float
+    """The budget."""
     spent_usd: float
-    next_attempt_usd: float
-    """The estimated cost of one more attempt within this scope."""
+    """What the run has spent in this scope, every generation and invocation."""
+    attempt_usd: float
+    """The worst case of the attempt last weighed against this budget, in this scope."""
 
     @property
     def remaining_usd(self) -> float:
@@ -51,79 +97,171 @@ class BudgetLine:
 
 @dataclass
 class BudgetGate:
-    """Admits an attempt only while spend + attempts in flight + one more stay within every budget."""
+    """Admits an attempt only while spend + reservations + its worst case stay within every
+    budget, and lets each of its calls through only within what it holds."""
 
+    spec: RunSpec
     budgets: dict[str, float]
     spent: dict[str, float]
-    n_attempts: int
-    prior: dict[str, float]
     reserved: dict[str, float] = field(default_factory=dict)
     in_flight: int = 0
     """Admitted attempts not settled yet."""
     refused: str | None = None
-    """The scope whose budget refused an attempt, once one has."""
+    """The scope whose budget refused an attempt or a call, once one has."""
+    last_need: dict[str, float] = field(default_factory=dict)
+    """The worst case last weighed (an attempt's, or a call's when a call was refused)."""
+    refused_call: str | None = None
+    """The role of the call that was refused, when a call (not an attempt) was."""
+    _prompt_bytes: dict[int, tuple[list[int], list[int]]] = field(default_factory=dict)
+    """task_index -> the byte sizes of its judge prompts and its critic prompts."""
     _settled: asyncio.Event = field(default_factory=asyncio.Event)
-
-    def estimate(self) -> dict[str, float]:
-        """Per role, the expected cost of one more attempt."""
-        if self.n_attempts:
-            return {role: cost / self.n_attempts for role, cost in self.spent.items()}
-        return dict(self.prior)
 
     @staticmethod
     def _in(values: dict[str, float], scope: str) -> float:
         return sum(values.values()) if scope == RUN else values.get(scope, 0.0)
 
-    def try_admit(self) -> tuple[dict[str, float] | None, str | None]:
-        """Reserve one attempt's estimated cost, or say which budget cannot take it now."""
-        estimate = self.estimate()
-        for scope, budget in self.budgets.items():
-            if self._in(self.spent, scope) + self._in(self.reserved, scope) + self._in(estimate, scope) > budget:
-                return None, scope
-        for role, cost in estimate.items():
-            self.reserved[role] = self.reserved.get(role, 0.0) + cost
-        self.in_flight += 1
-        return estimate, None
+    def _scopes(self, role: str) -> list[str]:
+        return [scope for scope in self.budgets if scope in (RUN, role)]
 
-    async def admit(self) -> dict[str, float] | None:
-        """The reservation of one more attempt, waiting for attempts in flight while it does not
-        fit (they may cost less than reserved); None, with `refused` set, when nothing is in
-        flight and it still does not fit."""
+    async def need(self, task: Task, actor_prompt: str | None, answer: str | None,
+                   judged: bool, critic: bool) -> dict[str, float]:
+        """Per role, the worst case of one attempt at `task`: the actor on `actor_prompt` (None:
+        no actor call), the judge on the benchmark's prompts when `judged`, the critic when asked.
+        `answer`: the output when it is known already (a kept output), else bounded."""
+        spec = self.spec
+        if task.task_index not in self._prompt_bytes:
+            judging = await spec.benchmark.judge_prompts(task) if spec.judge.model else []
+            critiquing = await spec.benchmark.critic_prompts(task, spec.mode) if spec.critic.model else []
+            self._prompt_bytes[task.task_index] = ([len(p.encode("utf-8")) for p in judging],
+                                                   [len(p.encode("utf-8")) for p in critiquing])
+        judge_bytes, critic_bytes = self._prompt_bytes[task.task_index]
+        answer_bytes = (len(answer.encode("utf-8")) if answer is not None
+                        else (spec.actor.max_tokens or 0) * ANSWER_BYTES_PER_TOKEN)
+        need: dict[str, float] = {}
+        if actor_prompt is not None:
+            need["actor"] = call_worst_usd(spec.actor, tokens_bound(actor_prompt))
+        if judged and spec.judge.model is not None:
+            need["judge"] = sum(call_worst_usd(spec.judge, n + answer_bytes + CHAT_OVERHEAD_TOKENS)
+                                for n in judge_bytes)
+        if critic and spec.critic.model is not None:
+            report_bytes = sum(judge_bytes)
+            need["critic"] = sum(call_worst_usd(spec.critic, n + answer_bytes + report_bytes
+                                                + CHAT_OVERHEAD_TOKENS) for n in critic_bytes)
+        return {role: cost for role, cost in need.items() if cost > 0}
+
+    def _fits(self, need: dict[str, float]) -> str | None:
+        """The first scope `need` does not fit in now, or None."""
+        for scope, budget in self.budgets.items():
+            if self._in(self.spent, scope) + self._in(self.reserved, scope) + self._in(need, scope) > budget:
+                return scope
+        return None
+
+    def _reserve(self, role: str, cost: float) -> None:
+        self.reserved[role] = self.reserved.get(role, 0.0) + cost
+
+    async def admit(self, need: dict[str, float]) -> Ticket | None:
+        """Reserve `need`, waiting for attempts in flight while it does not fit (they release what
+        they do not spend); None, with `refused` set, when nothing is in flight and it still does
+        not fit, or once any budget has refused."""
         while self.refused is None:
-            reservation, scope = self.try_admit()
-            if reservation is not None:
-                return reservation
+            self.last_need = dict(need)
+            scope = self._fits(need)
+            if scope is None:
+                for role, cost in need.items():
+                    self._reserve(role, cost)
+                self.in_flight += 1
+                ticket = Ticket(dict(need))
+                _TICKET.set(ticket)  # the attempt's calls run in this task's context
+                return ticket
             if not self.in_flight:
                 self.refused = scope
                 break
             await self._settled.wait()
         return None
 
-    def settle(self, reservation: dict[str, float], calls: Sequence[CallRecord], attempt: bool = True) -> None:
-        """An admitted attempt finished: release its reservation and count what its calls cost."""
-        for role, cost in reservation.items():
-            self.reserved[role] -= cost
+    def take(self, ticket: Ticket, role: str, worst: float) -> None:
+        """Before a call: move its worst case out of the ticket, adding from the budget what the
+        ticket lacks; BudgetRefused (and `refused` set) when the budget cannot add it."""
+        held = ticket.held.get(role, 0.0)
+        extra = max(worst - held, 0.0)
+        if extra > 0:
+            scope = self._fits({role: extra})
+            if scope is not None:
+                self.refused, self.refused_call, self.last_need = scope, role, {role: worst}
+                raise BudgetRefused(
+                    f"not sent: this {role} call may cost up to ${worst:.4f}, more than its attempt "
+                    f"reserved plus what the {'run' if scope == RUN else scope} budget has left")
+            self._reserve(role, extra)
+        ticket.held[role] = max(held - worst, 0.0)
+
+    def paid(self, ticket: Ticket, role: str, worst: float, cost: float) -> None:
+        """After a call (made or failed): its worst case is released and its cost spent."""
+        self.reserved[role] = self.reserved.get(role, 0.0) - worst
+        self.spent[role] = self.spent.get(role, 0.0) + cost
+        ticket.counted[role] = ticket.counted.get(role, 0.0) + cost
+
+    def settle(self, ticket: Ticket, calls: Sequence[CallRecord]) -> None:
+        """An admitted attempt finished: release what it holds, and count the calls that did not
+        pass through seqk's model door (an agent's own usage)."""
+        for role, held in ticket.held.items():
+            self.reserved[role] -= held
+        ticket.held.clear()
+        total: dict[str, float] = {}
         for call in calls:
-            self.spent[call.role] = self.spent.get(call.role, 0.0) + (call.cost_usd or 0.0)
-        self.n_attempts += attempt and bool(calls)
+            total[call.role] = total.get(call.role, 0.0) + (call.cost_usd or 0.0)
+        for role, cost in total.items():
+            outside = cost - ticket.counted.get(role, 0.0)
+            if outside > 1e-12:
+                self.spent[role] = self.spent.get(role, 0.0) + outside
         self.in_flight -= 1
         # Wake every attempt waiting for room; each checks again against the new spend.
         self._settled.set()
         self._settled = asyncio.Event()
 
-    def lines(self) -> list[BudgetLine]:
-        """Every budget with its spend and the next attempt's estimate."""
-        estimate = self.estimate()
-        return [BudgetLine(scope, budget, self._in(self.spent, scope), self._in(estimate, scope))
+    def lines(self, need: dict[str, float] | None = None) -> list[BudgetLine]:
+        """Every budget with its spend and an attempt's worst case (default: the last weighed)."""
+        need = self.last_need if need is None else need
+        return [BudgetLine(scope, budget, self._in(self.spent, scope), self._in(need, scope))
                 for scope, budget in self.budgets.items()]
 
     def describe(self) -> str:
         """Why the gate stopped the run, in words."""
         line = next(x for x in self.lines() if x.scope == self.refused)
         what = "the run" if line.scope == RUN else f"the {line.scope}"
+        left = max(line.remaining_usd, 0.0)
+        if self.refused_call is not None:
+            weighed = f"a {self.refused_call} call's worst case is ${line.attempt_usd:.4f}"
+        else:
+            parts = ", ".join(f"{role} ${cost:.4f}" for role, cost in self.last_need.items())
+            weighed = f"the next attempt's reserved worst case is ${line.attempt_usd:.4f} ({parts})"
         return (f"budget reached: {what} has spent ${line.spent_usd:.4f} of its ${line.budget_usd:.4f} "
-                f"budget, and the next attempt would cost about ${line.next_attempt_usd:.4f}; "
-                f"raise budget_usd to go on")
+                f"budget (${left:.4f} left), and {weighed}; raise budget_usd to go on")
+
+
+class BudgetedPool:
+    """The engine's model pool, with every call held to its attempt's reservation."""
+
+    def __init__(self, pool: Any, gate: BudgetGate):
+        self.pool = pool
+        self.gate = gate
+
+    async def complete(self, spec: RoleSpec, prompt: str) -> Any:
+        """Call the model when its worst case fits; count what it cost."""
+        ticket = _TICKET.get()
+        if ticket is None:
+            return await self.pool.complete(spec, prompt)
+        worst = call_worst_usd(spec, tokens_bound(prompt))
+        self.gate.take(ticket, spec.role, worst)
+        cost = 0.0
+        try:
+            completion = await self.pool.complete(spec, prompt)
+            cost = completion.cost_usd or 0.0
+            return completion
+        finally:
+            self.gate.paid(ticket, spec.role, worst, cost)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.pool, name)
 
 
 def budgets_of(spec: RunSpec) -> dict[str, float]:
@@ -135,35 +273,14 @@ def budgets_of(spec: RunSpec) -> dict[str, float]:
     return budgets
 
 
-def prior_estimate(spec: RunSpec) -> dict[str, float]:
-    """One attempt's cost before any was made: the mean task prompt in, max_tokens out; the judge
-    and critic read the prompt and the answer. Roles without a known price are left out."""
-    prompt = sum(len(t.prompt) for t in spec.tasks) / max(len(spec.tasks), 1) / _CHARS_PER_TOKEN
-    answer = spec.actor.max_tokens or GUESS_OUTPUT_TOKENS
-    roles: list[tuple[RoleSpec, float]] = [(spec.actor, prompt)]
-    if spec.rejudge_of is not None:
-        roles = []
-    roles.append((spec.judge, prompt + answer))
-    if spec.seq:
-        roles.append((spec.critic, prompt + answer))
-    estimate = {}
-    for role, tokens_in in roles:
-        if role.model is None:
-            continue
-        price = known_price(role.model, role.price, role.api_base)
-        if price is not None:
-            estimate[role.role] = call_cost(price, tokens_in, 0, role.max_tokens or GUESS_OUTPUT_TOKENS)
-    return estimate
-
-
-def stored_spend(spec: RunSpec, db: str | os.PathLike[str] | None) -> tuple[dict[str, float], int]:
-    """What the run has spent so far, per role, and how many attempts made calls."""
+def stored_spend(spec: RunSpec, db: str | os.PathLike[str] | None) -> dict[str, float]:
+    """What the run has spent so far, per role."""
     path = store.default_db_path(db)
     if not path.exists():
-        return {}, 0
+        return {}
     with store.connect(path, read_only=True) as con:
         rows = store.select_rows(con, "run_spend_by_role", run_id=spec.run_id)
-    return {role: float(cost) for role, cost, _ in rows}, (rows[0][2] if rows else 0)
+    return {role: float(cost) for role, cost, _ in rows}
 
 
 def gate_for(spec: RunSpec, db: str | Path | None) -> BudgetGate | None:
@@ -171,5 +288,12 @@ def gate_for(spec: RunSpec, db: str | Path | None) -> BudgetGate | None:
     budgets = budgets_of(spec)
     if not budgets:
         return None
-    spent, n_attempts = stored_spend(spec, db if db is not None else spec.db)
-    return BudgetGate(budgets, spent, n_attempts, prior_estimate(spec))
+    return BudgetGate(spec, budgets, stored_spend(spec, db if db is not None else spec.db))
+
+
+async def first_attempt_need(gate: BudgetGate) -> dict[str, float]:
+    """What `seqk plan` shows: the worst case of attempt 1 of the task with the longest prompt."""
+    spec = gate.spec
+    task = max(spec.tasks, key=lambda t: len(t.prompt.encode("utf-8")))
+    prompt = actor_prompt(task.prompt, 1, spec.k, seq=spec.seq, history=[])
+    return await gate.need(task, prompt, None, True, spec.seq)

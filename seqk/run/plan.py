@@ -9,7 +9,7 @@ from typing import Any
 
 from seqk import store
 from seqk.config.spec import RunSpec
-from seqk.run.prepare import decide, pending_attempts
+from seqk.run.prepare import decide_in, pending_attempts
 
 
 def plan(spec: RunSpec, db: str | Path | None = None) -> dict[str, Any]:
@@ -19,13 +19,16 @@ def plan(spec: RunSpec, db: str | Path | None = None) -> dict[str, Any]:
     path = store.default_db_path(db if db is not None else spec.db)
     if path.exists():
         with store.connect(path, read_only=True) as con:
-            row = store.get_run(con, spec.run_id)
+            row, decision = decide_in(con, spec)
             if row is not None:
-                decision = decide(row, spec)
                 if decision.refused_on == "settings":
                     state = "REFUSED: settings differ from the stored run: " + ", ".join(decision.changed)
                 elif decision.refused_on == "k":
                     state = f"REFUSED: k={spec.k} is smaller than the stored k={row['k']}"
+                elif decision.refused_on == "restart":
+                    # What --restart would run is shown below the refusal.
+                    state = "REFUSED: " + decision.reason
+                    pending = pending_attempts(con, spec, decision.generation)
                 else:
                     state = {"restart": f"restart at k={spec.k} (stored k={row['k']})",
                              "extend": f"extend k {row['k']}→{spec.k}"}.get(decision.action, "resume")

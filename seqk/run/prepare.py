@@ -3,7 +3,8 @@ its tasks, and ask SQL (sql/resume.sql) what is left to do.
 
 Refused (RunConflict): a changed fingerprint, a smaller k, or a canonical task index
 that now names different content. A larger k extends the run (`continue: true`) or
-restarts it in a new generation.
+restarts it in a new generation (`continue: false`, or `seqk run --restart`); without
+either, a restart that would discard paid attempts is refused, saying what they cost.
 """
 
 from __future__ import annotations
@@ -69,6 +70,32 @@ class Prepared:
 
 
 @dataclass(frozen=True)
+class Paid:
+    """What the attempts of the stored generation cost: what a restart would discard."""
+
+    n_attempts: int
+    """Attempt rows of the generation, errors included."""
+    cost_usd: float | None
+    """The priced calls' cost; None when no call was priced."""
+    n_unpriced_calls: int
+    """Calls with tokens but no price (their cost is not in cost_usd)."""
+    input_tokens: int
+    """Input tokens of every call."""
+    output_tokens: int
+    """Output tokens of every call."""
+
+    def describe(self) -> str:
+        """'12 attempts ($0.0432)', or with tokens when some calls have no price."""
+        tokens = f"{self.input_tokens:,} tokens in / {self.output_tokens:,} out"
+        if self.cost_usd is None:
+            return f"{self.n_attempts} attempts ({tokens}; no price known)"
+        if self.n_unpriced_calls:
+            return (f"{self.n_attempts} attempts (${self.cost_usd:.4f} for priced calls, plus "
+                    f"{self.n_unpriced_calls} unpriced calls; {tokens})")
+        return f"{self.n_attempts} attempts (${self.cost_usd:.4f})"
+
+
+@dataclass(frozen=True)
 class Decision:
     """What to do with a variant given the run the database holds for its run_id."""
 
@@ -80,17 +107,19 @@ class Decision:
     previous_k: int | None
     """The stored k (None for a new run)."""
     refused_on: str | None = None
-    """For 'refuse': 'settings' (the fingerprint differs) or 'k' (a smaller k)."""
+    """For 'refuse': 'settings' (the fingerprint differs), 'k' (a smaller k) or 'restart' (a
+    larger k would discard paid attempts, and neither `continue:` nor --restart says so)."""
     changed: tuple[str, ...] = ()
     """The settings that differ from the stored run (when refused on them)."""
     reason: str = ""
     """For 'refuse': why, in a sentence that says what to do instead."""
 
 
-def decide(row: dict[str, Any] | None, spec: RunSpec) -> Decision:
+def decide(row: dict[str, Any] | None, spec: RunSpec, paid: Paid | None = None) -> Decision:
     """Resume, extend, restart or refuse: the one rule for `seqk run` and `seqk plan`.
 
-    `row` is the run's stored row (sql/runs.sql `get_run`), None when the database has no such run.
+    `row` is the run's stored row (sql/runs.sql `get_run`), None when the database has no such run;
+    `paid`, what its stored generation cost (`decide_in` reads both).
     """
     if row is None:
         return Decision("new", 1, None)
@@ -109,6 +138,12 @@ def decide(row: dict[str, Any] | None, spec: RunSpec) -> Decision:
     if spec.k > old_k:
         if spec.continue_:
             return Decision("extend", generation, old_k)
+        if spec.continue_ is None and paid is not None and paid.n_attempts:
+            return Decision("refuse", generation + 1, old_k, "restart", reason=(
+                f"run {spec.run_id} has k={old_k}; k={spec.k} without `continue:` restarts it in a "
+                f"new generation and discards its {paid.describe()} (they stay in the database but no "
+                f"longer count). To keep them and go on, write `continue: true` in the variant; to "
+                f"restart and pay again, run `seqk run --restart` (or write `continue: false`)."))
         return Decision("restart", generation + 1, old_k)
     return Decision("resume", generation, old_k)
 
@@ -116,6 +151,15 @@ def decide(row: dict[str, Any] | None, spec: RunSpec) -> Decision:
 _OLD_SEEDS = (" seed_scheme: this run was seeded by the old rule (every task sampled with seed + "
               "attempt_index - 1); seqk now derives each call's seed from (seed, task, sample, "
               "attempt), so new attempts would not be comparable with the old ones.")
+
+def decide_in(con: Any, spec: RunSpec) -> tuple[dict[str, Any] | None, Decision]:
+    """The stored run row and the decision, reading what a restart would discard when it matters."""
+    row = store.get_run(con, spec.run_id)
+    paid = None
+    if row is not None and spec.k > row["k"] and spec.continue_ is None:
+        (found,) = store.select(con, "generation_paid", run_id=spec.run_id, generation=row["generation"])
+        paid = Paid(**found)
+    return row, decide(row, spec, paid)
 
 
 def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
@@ -126,7 +170,7 @@ def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
     """
     selected = [t.task_index for t in spec.tasks]
     with store.connect(db, checkpoint=False) as con, store.transaction(con):
-        decision = decide(store.get_run(con, spec.run_id), spec)
+        _, decision = decide_in(con, spec)
         config = json.dumps(spec.config_json())
         if decision.action == "refuse":
             raise RunConflict(decision.reason)

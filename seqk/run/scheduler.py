@@ -28,7 +28,7 @@ from seqk.errors import AgentRunError, CriticError, JudgeError, ProviderError
 from seqk.models import ModelPool, close_sessions
 from seqk.models.limiter import LimitState
 from seqk.records import AttemptRecord, CallRecord, FeedbackFill
-from seqk.run.budget import BudgetGate, gate_for
+from seqk.run.budget import BudgetedPool, BudgetGate, Ticket, gate_for
 from seqk.run.metering import MeteredClient, agent_call, error_record, now, seeded
 from seqk.run.prepare import MissingFeedback, Prepared, prepare
 from seqk.run.writer import Writer
@@ -98,6 +98,8 @@ class Engine:
         self.writer = Writer(db, interval_s=flush_interval_s, run_id=spec.run_id)
         self.on_event = on_event
         self.budget = budget
+        if budget is not None:
+            self.pool = BudgetedPool(self.pool, budget)  # type: ignore[assignment]
         self.result = RunResult(prepared)
         self.mode = spec.mode
         self._tasks = {t.task_index: t for t in spec.tasks}
@@ -177,23 +179,38 @@ class Engine:
         return FeedbackFill(missing.attempt_uid, self.spec.run_id, self.prepared.generation,
                             task.task_index, missing.attempt_index, feedback, error, calls)
 
-    async def _admit(self) -> dict[str, float] | None:
-        """May one more attempt start? Its cost estimate is reserved until `_settle`."""
+    async def _admit(self, task: Task, attempt_index: int | None = None,
+                     history: list[HistoryItem] | None = None) -> Ticket | None:
+        """May one more attempt at `task` start? Its worst-case cost is reserved until `_settle`.
+        `attempt_index` None: only the critic is asked again (late feedback)."""
         if self.result.stopped:
             return None
         if self.budget is None:
-            return {}
-        reservation = await self.budget.admit()
-        if reservation is not None and self.result.stopped:  # a fatal error came while it waited
-            self.budget.settle(reservation, [], attempt=False)
+            return Ticket({})
+        spec = self.spec
+        if attempt_index is None:
+            missing = self.prepared.missing_feedback[task.task_index]
+            need = await self.budget.need(task, None, missing.output, False, True)
+        else:
+            kept = self.prepared.kept_outputs.get((task.task_index, attempt_index))
+            prompt = None if kept is not None else actor_prompt(
+                task.prompt, attempt_index, spec.k, seq=spec.seq, history=history or [])
+            need = await self.budget.need(task, prompt, kept.output if kept is not None else None,
+                                          True, spec.seq)
+        ticket = await self.budget.admit(need)
+        if ticket is not None and self.result.stopped:  # a fatal error came while it waited
+            self.budget.settle(ticket, [])
             return None
-        if reservation is None and self.result.stopped is None:
+        if ticket is None and self.result.stopped is None:
             self.result.stopped, self.result.stopped_by = self.budget.describe(), "budget"
-        return reservation
+        return ticket
 
-    def _settle(self, reservation: dict[str, float], record: AttemptRecord | FeedbackFill) -> None:
+    def _settle(self, ticket: Ticket, record: AttemptRecord | FeedbackFill) -> None:
         if self.budget is not None:
-            self.budget.settle(reservation, record.calls, isinstance(record, AttemptRecord))
+            self.budget.settle(ticket, record.calls)
+            if self.budget.refused is not None and self.result.stopped is None:
+                # A call was refused mid-attempt: nothing more starts.
+                self.result.stopped, self.result.stopped_by = self.budget.describe(), "budget"
 
     def _emit(self, record: AttemptRecord | FeedbackFill, done: bool, outcome: str | None) -> None:
         self.writer.put(record)
@@ -221,7 +238,7 @@ class Engine:
         history = list(self.prepared.history.get(task.task_index, []))
         missing = self.prepared.missing_feedback.get(task.task_index)
         if missing is not None and history:
-            reservation = await self._admit()
+            reservation = await self._admit(task)
             if reservation is None:
                 return
             fill = await self.late_feedback(task, missing)
@@ -232,7 +249,7 @@ class Engine:
             self._emit(fill, False, None)
             history[-1] = HistoryItem(missing.attempt_index, missing.output, fill.feedback)
         for attempt_index in range(first, self.spec.k + 1):
-            reservation = await self._admit()
+            reservation = await self._admit(task, attempt_index, history)
             if reservation is None:
                 return
             record = await self.attempt(task, attempt_index, history)
@@ -255,7 +272,7 @@ class Engine:
 
         async def one(attempt_index: int) -> None:
             nonlocal remaining
-            reservation = await self._admit()
+            reservation = await self._admit(task, attempt_index)
             if reservation is None:
                 return
             record = await self.attempt(task, attempt_index, [])

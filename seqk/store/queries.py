@@ -98,6 +98,14 @@ def find_task(con: Connection, *, run_id: Any, task_index: Any, task_id: Any) ->
     return run(con, 'find_task', {'run_id': run_id, 'task_index': task_index, 'task_id': task_id}, 'rows')
 
 
+def generation_paid(con: Connection, *, run_id: Any, generation: Any) -> list[dict[str, Any]]:
+    """What the attempts of one generation of a run paid, as a restart would discard it: n_attempts
+    (every attempt row, errors included), cost_usd (the priced calls' sum; NULL when no call was
+    priced), n_unpriced_calls (calls that returned tokens but have no price), input_tokens and
+    output_tokens (every call). (resume.sql:82)"""
+    return run(con, 'generation_paid', {'run_id': run_id, 'generation': generation}, 'rows')
+
+
 def get_run(con: Connection, *, run_id: Any) -> dict[str, Any] | None:
     """The run's row (all columns of runs), or nothing. (runs.sql:1)"""
     return run(con, 'get_run', {'run_id': run_id}, 'one')
