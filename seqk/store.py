@@ -60,6 +60,8 @@ def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = Fal
             db.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise BadInput(f"cannot create the folder of the database {db}: {exc.strerror}") from None
+        if not _is_database(db):
+            _create(db)
     con = _open(db, read_only, wait_s)
     if read_only and not views_current(con):
         # An older seqk made the views: bring them up to date with a brief read-write open, as
@@ -79,6 +81,47 @@ def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = Fal
         yield con
     finally:
         con.close()
+
+
+def _is_database(db: Path) -> bool:
+    # DuckDB refuses an empty file ("not a valid DuckDB database file"); an empty file holds
+    # nothing, so it counts as no database yet.
+    try:
+        return db.stat().st_size > 0
+    except FileNotFoundError:
+        return False
+
+
+def _create(db: Path) -> None:
+    """Build a new database under a private name, then rename it into place, whole.
+
+    DuckDB creates the file empty and writes its header after: a process opening it in
+    between is told it is "not a valid DuckDB database file". Creators take turns under a
+    lock (released by the kernel if one dies); the first renames its file into place.
+    """
+    import fcntl
+
+    with open(_lock_folder(db) / (db.name + ".create.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _is_database(db):
+            return
+        fresh = db.with_name(f".{db.name}.{os.getpid()}.creating")
+        try:
+            with duckdb.connect(str(fresh)) as con:
+                _ensure_schema(con)
+                con.execute("CHECKPOINT")  # all of it in the file: no .wal left to carry along
+            os.replace(fresh, db)
+        finally:
+            fresh.unlink(missing_ok=True)
+
+
+def _lock_folder(db: Path) -> Path:
+    folder = db.parent / ".seqk-locks"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadInput(f"cannot create {folder} beside the database {db}: {exc.strerror}") from None
+    return folder
 
 
 def _open(db: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
@@ -136,12 +179,7 @@ def run_lease(path: str | os.PathLike[str] | None, run_id: str) -> Iterator[None
     import fcntl
 
     db = default_db_path(path)
-    folder = db.parent / ".seqk-locks"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise BadInput(f"cannot create {folder} beside the database {db}: {exc.strerror}") from None
-    lock = folder / (db.name + "." + hashlib.sha256(run_id.encode()).hexdigest()[:20] + ".lock")
+    lock = _lock_folder(db) / (db.name + "." + hashlib.sha256(run_id.encode()).hexdigest()[:20] + ".lock")
     with open(lock, "a+") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
