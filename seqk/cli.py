@@ -300,6 +300,9 @@ def plan(
     issues = credential_problems([spec.actor, spec.judge, spec.critic])
     if issues:
         raise ConfigError(spec.source, issues)
+    from seqk.engine import check_endpoints
+
+    check_endpoints(spec)
 
 
 @app.command()

@@ -300,6 +300,7 @@ class Engine:
             raise
         finally:
             await self.writer.close()
+            await self.pool.close()
             await close_sessions()
             self.result.attempts_written = self.writer.written
             self.result.model_limits = self.pool.limit_states()
@@ -327,6 +328,14 @@ def check_models(spec: RunSpec) -> None:
         ensure_ready(role)
 
 
+def check_endpoints(spec: RunSpec) -> None:
+    """Fail in seconds, before anything is written, when a role's server (`api_base`) does
+    not accept a connection (EndpointUnreachable, naming role, model and URL: exit 1)."""
+    from seqk.models import check_endpoints as check
+
+    check([spec.actor, spec.judge, spec.critic])
+
+
 def run(spec: RunSpec, db: str | Path | None = None,
         on_event: Callable[[AttemptEvent], None] | None = None,
         on_prepared: Callable[[Prepared], None] | None = None,
@@ -338,6 +347,7 @@ def run(spec: RunSpec, db: str | Path | None = None,
     db = db if db is not None else spec.db
     check_credentials(spec)
     check_models(spec)
+    check_endpoints(spec)
     with store.run_lease(db, spec.run_id):
         return _run_leased(spec, db, on_event, on_prepared, on_interrupt)
 
