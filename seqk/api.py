@@ -53,18 +53,18 @@ def run_variant(variant: str | os.PathLike[str] | RunSpec, db: str | os.PathLike
     run (Ctrl-C, SIGTERM) is neither exported nor uploaded; the same call resumes it.
     """
     from seqk import store
-    from seqk.io import export as exporting
+    from seqk.io import publish
     from seqk.run import scheduler as engine
 
     spec = variant if isinstance(variant, RunSpec) else load_variant(variant, overrides)
     db_path = store.default_db_path(db if db is not None else spec.db)
-    exporting.preflight(spec, no_upload=not upload, no_export=not export, db=db_path)
+    publish.preflight(spec, no_upload=not upload, no_export=not export, db=db_path)
     result = engine.run(spec, db_path, on_event=on_event, on_prepared=on_prepared,
                         on_interrupt=on_interrupt)
     outcome = VariantRun(spec, result, db_path)
     if not result.interrupted:
         try:
-            exporting.after_run(spec, db_path, no_export=not export, no_upload=not upload,
+            publish.after_run(spec, db_path, no_export=not export, no_upload=not upload,
                                 report=outcome.messages.append)
         except UploadError as exc:
             outcome.upload_error = exc

@@ -24,7 +24,8 @@
             ├── QuotaExceeded        this invocation reached the variant's call quota for a model
             ├── BudgetRefused        a call whose worst case the budget cannot cover was not sent
             ├── AuthError            bad or missing key, no permission: stops the run (exit 1)
-            └── LocalModelCrashed    the embedded model's process died: stops the run (exit 1)
+            ├── LocalModelCrashed    the embedded model's process died: stops the run (exit 1)
+            └── EndpointUnreachable  a role's server refuses connections: stops the run (exit 1)
 
     HTTPStatusError              (not a SeqkError) a non-2xx answer of an OpenAI-compatible
                                  server, before seqk.models.classify turns it into a ProviderError
@@ -138,6 +139,14 @@ class AuthError(PermanentProviderError):
 class LocalModelCrashed(PermanentProviderError):
     """The embedded model's worker process died (a signal, out of memory) or could not start.
     The message names the likely cause and the fix."""
+
+    fatal = True
+    exit_code = 1
+
+
+class EndpointUnreachable(PermanentProviderError):
+    """A role's server (`api_base`) does not accept connections: before a run, or for a while
+    during one with no call getting through. The message names the role, model and URL."""
 
     fatal = True
     exit_code = 1

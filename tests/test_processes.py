@@ -216,3 +216,48 @@ def test_a_database_held_for_too_long_says_how_many_attempts_were_not_written(tm
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_runs_started_at_once_on_a_new_database_all_succeed(tmp_path):
+    # Three different runs, as a sweep script starts them, on a file that does not exist yet.
+    folder = tmp_path / "variants" / "arcagi2"
+    folder.mkdir(parents=True)
+    variants = []
+    for name, metric, feedback in (("a", "seq@k", "binary"), ("b", "pass@k", "binary"),
+                                   ("c", "seq@k", "cell_match")):
+        path = folder / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(dict(metric=metric, k=2, feedback_mode=feedback, max_tasks=4,
+                                            model="mock/py:scripts:arc_answer",
+                                            options={"split": "evaluation"})))
+        variants.append(path)
+    for round_ in range(3):
+        db = tmp_path / f"round{round_}" / "seqk.duckdb"
+        procs = [start_run(variant, db) for variant in variants]
+        ends = [proc.communicate(timeout=180) for proc in procs]
+        for proc, (_out, err) in zip(procs, ends, strict=True):
+            assert proc.returncode == 0, err
+        claimed = sorted(int(out.split(": ", 1)[1].split(" attempts written")[0]) for out, _ in ends)
+        with duckdb.connect(str(db), read_only=True) as con:
+            stored = sorted(n for (n,) in con.execute(
+                "SELECT count(*) FROM attempts GROUP BY run_id").fetchall())
+        assert stored == claimed and len(stored) == 3 and min(stored) >= 4
+        assert not [p.name for p in db.parent.iterdir() if p.name.endswith(".creating")]
+
+
+def test_an_empty_file_at_the_database_path_is_a_new_database(tmp_path):
+    # What a second process sees the instant after another one's DuckDB has created the file.
+    from seqk import models
+    from seqk.config import spec as runspec
+    from seqk.run import scheduler as engine
+
+    sys.path.insert(0, str(TESTS))
+    from helpers import write_variant
+
+    db = tmp_path / "seqk.duckdb"
+    db.touch()
+    models.register_mock("mock/actor", ["w1"])
+    spec = runspec.load(write_variant(tmp_path, benchmark="toy", metric="pass@k", k=2,
+                                      model="mock/actor", options={"n": 2}))
+    assert engine.run(spec, db).attempts_written == 4
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM attempts").fetchone()[0] == 4

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from seqk import models
 from seqk.cli import app
 from seqk.errors import ConfigError
-from seqk.io import export, s3, tree
+from seqk.io import export, publish, s3, tree
 
 runner = CliRunner()
 BUCKET = "seqk-test"
@@ -214,18 +214,18 @@ def test_sync_is_on_only_with_a_bucket_and_turns_off_three_ways(tmp_path, monkey
     models.register_mock("mock/actor", ["w1"])
     monkeypatch.delenv("SEQK_S3_BUCKET", raising=False)
     monkeypatch.delenv("SEQK_S3_SYNC", raising=False)
-    assert export.sync_bucket(spec_with(tmp_path), no_upload=False) is None
-    assert export.sync_bucket(spec_with(tmp_path, s3_bucket="b1"), no_upload=False) == "b1"
+    assert publish.sync_bucket(spec_with(tmp_path), no_upload=False) is None
+    assert publish.sync_bucket(spec_with(tmp_path, s3_bucket="b1"), no_upload=False) == "b1"
     monkeypatch.setenv("SEQK_S3_BUCKET", "b2")
-    assert export.sync_bucket(spec_with(tmp_path), no_upload=False) == "b2"
-    assert export.sync_bucket(spec_with(tmp_path), no_upload=True) is None
-    assert export.sync_bucket(spec_with(tmp_path, s3_sync=False), no_upload=False) is None
+    assert publish.sync_bucket(spec_with(tmp_path), no_upload=False) == "b2"
+    assert publish.sync_bucket(spec_with(tmp_path), no_upload=True) is None
+    assert publish.sync_bucket(spec_with(tmp_path, s3_sync=False), no_upload=False) is None
     monkeypatch.setenv("SEQK_S3_SYNC", "0")
-    assert export.sync_bucket(spec_with(tmp_path), no_upload=False) is None
+    assert publish.sync_bucket(spec_with(tmp_path), no_upload=False) is None
     monkeypatch.delenv("SEQK_S3_SYNC")
     monkeypatch.delenv("SEQK_S3_BUCKET")
     with pytest.raises(ConfigError, match="s3_sync: is true, but no bucket is configured"):
-        export.sync_bucket(spec_with(tmp_path, s3_sync=True), no_upload=False)
+        publish.sync_bucket(spec_with(tmp_path, s3_sync=True), no_upload=False)
 
 
 def test_run_checks_s3_before_the_first_call_and_uploads_at_the_end(endpoint, tmp_path, db):

@@ -298,16 +298,9 @@ def plan(
     out.print(f"  fingerprint: {p['fingerprint'][:16]}…")
     for note in spec.notes:
         out.print(f"  note: {note}")
-    from seqk.errors import ConfigError
-    from seqk.models import credential_problems
+    from seqk.run import preflight
 
-    issues = credential_problems([spec.actor, spec.judge, spec.critic])
-    if issues:
-        raise ConfigError(spec.source, issues)
-    from seqk.run.scheduler import check_installed
-
-    # What `seqk run` refuses before it writes anything, short of starting a model worker.
-    check_installed(spec)
+    preflight.before_plan(spec)
 
 
 @app.command()

@@ -193,10 +193,10 @@ def upload(
 
     Example: seqk upload toy-plain/seqk/mock__actor/deterministic/binary --bucket my-bucket
     """
-    from seqk.io import export as exporting
+    from seqk.io import publish
 
-    result = exporting.upload(run, bucket=bucket, root=from_, db=db)
-    typer.echo(exporting.describe_upload(result))
+    result = publish.upload(run, bucket=bucket, root=from_, db=db)
+    typer.echo(publish.describe_upload(result))
 
 
 @app.command()

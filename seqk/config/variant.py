@@ -44,6 +44,10 @@ class PriceParams(BaseModel):
     """Dollars per million output tokens (thinking tokens included)."""
 
 
+API_BASE = r"^https?://[^/\s:]+"
+"""An `api_base` is an http(s) URL with a host (a port and a path may follow)."""
+
+
 class RoleParams(BaseModel):
     """Generation settings for one role; unset fields fall back to the variant's top level."""
 
@@ -57,7 +61,7 @@ class RoleParams(BaseModel):
     """Nucleus sampling."""
     seed: int | None = None
     """Sampling seed, passed to providers that honour it."""
-    api_base: str | None = None
+    api_base: str | None = Field(None, pattern=API_BASE)
     """An OpenAI-compatible server for this role (vLLM, llama.cpp server, Ollama)."""
     api_key_env: str | None = None
     """Name of the environment variable that holds this role's API key (never the key itself)."""
@@ -102,7 +106,7 @@ class Variant(BaseModel):
     """Cap on output tokens per call, every role."""
     seed: int | None = None
     """Sampling seed, every role."""
-    api_base: str | None = None
+    api_base: str | None = Field(None, pattern=API_BASE)
     """An OpenAI-compatible server for every role without its own."""
     api_key_env: str | None = None
     """Environment variable holding the key for api_base."""

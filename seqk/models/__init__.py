@@ -18,6 +18,7 @@ its prices.
 
 from seqk.errors import QuotaExceeded
 from seqk.models.base import Completion, Provider
+from seqk.models.endpoints import check_endpoints
 from seqk.models.litellm_provider import import_litellm
 from seqk.models.mock import MockModel, _mock_for, clear_mocks, count_tokens, mock_problem, register_mock
 from seqk.models.openai_http import close_sessions
@@ -38,7 +39,8 @@ from seqk.models.retry import classify, is_rate_limit
 
 __all__ = [
     "PROBE_PROMPT", "Completion", "MockModel", "ModelPool", "ProbeResult", "Provider", "QuotaExceeded",
-    "_mock_for", "check_installed", "classify", "clear_mocks", "close_sessions", "count_tokens",
-    "credential_problems", "cost_usd", "ensure_ready", "import_litellm", "is_rate_limit", "known_price",
-    "missing_credentials", "mock_problem", "price_of", "probe", "provider_for", "provider_of", "register_mock",
+    "_mock_for", "check_endpoints", "check_installed", "classify", "clear_mocks", "close_sessions",
+    "count_tokens", "credential_problems", "cost_usd", "ensure_ready", "import_litellm", "is_rate_limit",
+    "known_price", "missing_credentials", "mock_problem", "price_of", "probe", "provider_for", "provider_of",
+    "register_mock",
 ]

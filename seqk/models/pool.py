@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from seqk.errors import ProviderError, QuotaExceeded
 from seqk.models.base import Completion
+from seqk.models.endpoints import Breaker, address, endpoint_of
 from seqk.models.limiter import AdaptiveLimit, LimitState
 from seqk.models.registry import cost_usd, provider_of
 from seqk.models.retry import RetryPolicy, classify, is_rate_limit, with_retries
@@ -30,6 +31,7 @@ class ModelPool:
         self.quiet_s = quiet_s
         self.calls_made: dict[str, int] = {}
         self._limits: dict[tuple[str, str | None], AdaptiveLimit] = {}
+        self._breakers: dict[tuple[str, int] | str, Breaker] = {}
         self._rng = rng or random.Random()
         self._sleep = sleep
 
@@ -40,6 +42,20 @@ class ModelPool:
             self._limits[key] = AdaptiveLimit(spec.max_concurrency or self.default_concurrency,
                                               quiet_s=self.quiet_s)
         return self._limits[key]
+
+    def _breaker(self, spec: RoleSpec) -> Breaker | None:
+        url = endpoint_of(spec)
+        if url is None:
+            return None
+        key = address(url) or url
+        if key not in self._breakers:
+            self._breakers[key] = Breaker(url)
+        return self._breakers[key]
+
+    async def close(self) -> None:
+        """Stop the breakers' pending checks (the run is over)."""
+        for breaker in self._breakers.values():
+            await breaker.close()
 
     def limit_states(self) -> list[LimitState]:
         """Each model's current limit on calls in flight, and how rate limits moved it."""
@@ -55,8 +71,11 @@ class ModelPool:
         assert model is not None
         call = provider_of(spec).call
         limit = self._limit(spec)
+        breaker = self._breaker(spec)
 
         async def attempt() -> Completion:
+            if breaker is not None:
+                breaker.check(spec)
             used = self.calls_made.get(model, 0)
             if model in self.quota and used >= self.quota[model]:
                 raise QuotaExceeded(f"quota of {self.quota[model]} calls to {model} reached in this run")
@@ -70,14 +89,19 @@ class ModelPool:
                 error: ProviderError = classify(exc)
                 if is_rate_limit(error):
                     limit.on_rate_limit(epoch)
+                if breaker is not None:
+                    breaker.on_failure(error)
                 raise error from exc
             else:
                 limit.on_success()
+                if breaker is not None:
+                    breaker.on_success()
                 return completion
             finally:
                 limit.release()
 
-        completion, retries = await with_retries(attempt, self.retry, rng=self._rng, sleep=self._sleep)
+        sleep = self._sleep if breaker is None else breaker.sleeper(self._sleep)
+        completion, retries = await with_retries(attempt, self.retry, rng=self._rng, sleep=sleep)
         completion.retries = retries
         completion.cost_usd = cost_usd(model, completion.input_tokens, completion.cached_tokens,
                                        completion.output_tokens, spec.price, spec.api_base)

@@ -146,12 +146,13 @@ def rejudge(spec: RunSpec, db: str | Path | None = None,
             on_event: Callable[[AttemptEvent], None] | None = None,
             on_prepared: Callable[[Prepared], None] | None = None) -> RunResult:
     """Run (or resume) a re-judging run made by `rejudge_spec`: judge calls only."""
-    from seqk.models import credential_problems
+    from seqk.models import check_endpoints, credential_problems
 
     assert spec.rejudge_of is not None
     issues = credential_problems([spec.judge])
     if issues:
         raise ConfigError(spec.source, issues)
+    check_endpoints([spec.judge])
     with store.run_lease(db, spec.run_id):
         prepared = prepare(spec, db)
         with store.connect(db, checkpoint=False) as con:

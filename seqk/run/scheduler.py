@@ -28,6 +28,7 @@ from seqk.errors import AgentRunError, CriticError, JudgeError, ProviderError
 from seqk.models import ModelPool, close_sessions
 from seqk.models.limiter import LimitState
 from seqk.records import AttemptRecord, CallRecord, FeedbackFill
+from seqk.run import preflight
 from seqk.run.budget import BudgetedPool, BudgetGate, Ticket, gate_for
 from seqk.run.metering import MeteredClient, agent_call, error_record, now, seeded
 from seqk.run.prepare import MissingFeedback, Prepared, prepare
@@ -321,40 +322,12 @@ class Engine:
             raise
         finally:
             await self.writer.close()
+            await self.pool.close()
             await close_sessions()
             self.result.attempts_written = self.writer.written
             self.result.model_limits = self.pool.limit_states()
             self.result.elapsed_s = time.perf_counter() - start
         return self.result
-
-
-def check_credentials(spec: RunSpec) -> None:
-    """Fail before anything is written when a role's key is missing (ConfigError, rule C10)."""
-    from seqk.errors import ConfigError
-    from seqk.models import credential_problems
-
-    issues = credential_problems([spec.actor, spec.judge, spec.critic])
-    if issues:
-        raise ConfigError(spec.source, issues)
-
-
-def check_models(spec: RunSpec) -> None:
-    """Fail before anything is written when a local model cannot run: its file or
-    llama-cpp-python is missing (MissingExtra), or its worker dies generating a few tokens
-    (LocalModelCrashed, naming the cause and the rebuild command)."""
-    from seqk.models import ensure_ready
-
-    for role in (spec.actor, spec.judge, spec.critic):
-        ensure_ready(role)
-
-
-def check_installed(spec: RunSpec) -> None:
-    """The part of check_models that starts nothing, for `seqk plan`: a local model's file and
-    llama-cpp-python are there (MissingExtra otherwise)."""
-    from seqk.models import check_installed as model_installed
-
-    for role in (spec.actor, spec.judge, spec.critic):
-        model_installed(role)
 
 
 def run(spec: RunSpec, db: str | Path | None = None,
@@ -366,8 +339,7 @@ def run(spec: RunSpec, db: str | Path | None = None,
     `on_interrupt` is called when the first signal arrives, before the final write; the
     signal handlers that were in place before the run are back when it returns."""
     db = db if db is not None else spec.db
-    check_credentials(spec)
-    check_models(spec)
+    preflight.before_run(spec)
     with store.run_lease(db, spec.run_id):
         return _run_leased(spec, db, on_event, on_prepared, on_interrupt)
 

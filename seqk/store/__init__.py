@@ -9,12 +9,11 @@ whoever finds it held retries with backoff instead of failing.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import random
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -22,10 +21,29 @@ from typing import Any
 import duckdb
 
 from seqk.errors import BadInput, NotFound, QueryError, RunConflict, StoreBusy
-from seqk.records import AttemptRecord, FeedbackFill
 from seqk.store import queries
+from seqk.store.execute import transaction
+from seqk.store.reads import attempt_uids, get_run, parquet_tables, resolve_run_ids, task_identities, valid_slots
 from seqk.store.sqlfiles import migrations, q, schema, views
+from seqk.store.writes import (
+    append_attempts,
+    extend_run,
+    fill_feedback,
+    finish_run,
+    insert_imported_run,
+    insert_run,
+    insert_tasks,
+    link_rejudged_slots,
+    restart_run,
+)
 
+__all__ = [
+    'DEFAULT_DB', 'adhoc', 'append_attempts', 'attempt_uids', 'connect', 'default_db_path',
+    'extend_run', 'fill_feedback', 'finish_run', 'get_run', 'insert_imported_run', 'insert_run',
+    'insert_tasks', 'link_rejudged_slots', 'parquet_tables', 'queries', 'resolve_run_ids',
+    'restart_run', 'run_lease', 'schema_version', 'select', 'select_rows', 'task_identities',
+    'transaction', 'valid_slots', 'views_current',
+]
 DEFAULT_DB = "runs/seqk.duckdb"
 _LOCK_MESSAGE = re.compile(r"lock", re.IGNORECASE)
 
@@ -60,6 +78,8 @@ def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = Fal
             db.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise BadInput(f"cannot create the folder of the database {db}: {exc.strerror}") from None
+        if not _is_database(db):
+            _create(db)
     con = _open(db, read_only, wait_s)
     if read_only and not views_current(con):
         # An older seqk made the views: bring them up to date with a brief read-write open, as
@@ -79,6 +99,47 @@ def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = Fal
         yield con
     finally:
         con.close()
+
+
+def _is_database(db: Path) -> bool:
+    # DuckDB refuses an empty file ("not a valid DuckDB database file"); an empty file holds
+    # nothing, so it counts as no database yet.
+    try:
+        return db.stat().st_size > 0
+    except FileNotFoundError:
+        return False
+
+
+def _create(db: Path) -> None:
+    """Build a new database under a private name, then rename it into place, whole.
+
+    DuckDB creates the file empty and writes its header after: a process opening it in
+    between is told it is "not a valid DuckDB database file". Creators take turns under a
+    lock (released by the kernel if one dies); the first renames its file into place.
+    """
+    import fcntl
+
+    with open(_lock_folder(db) / (db.name + ".create.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _is_database(db):
+            return
+        fresh = db.with_name(f".{db.name}.{os.getpid()}.creating")
+        try:
+            with duckdb.connect(str(fresh)) as con:
+                _ensure_schema(con)
+                con.execute("CHECKPOINT")  # all of it in the file: no .wal left to carry along
+            os.replace(fresh, db)
+        finally:
+            fresh.unlink(missing_ok=True)
+
+
+def _lock_folder(db: Path) -> Path:
+    folder = db.parent / ".seqk-locks"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadInput(f"cannot create {folder} beside the database {db}: {exc.strerror}") from None
+    return folder
 
 
 def _open(db: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
@@ -131,18 +192,6 @@ def _ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
 
 
 @contextmanager
-def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """Everything in the block is committed together, or rolled back on any exception."""
-    con.execute("BEGIN")
-    try:
-        yield
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    con.execute("COMMIT")
-
-
-@contextmanager
 def run_lease(path: str | os.PathLike[str] | None, run_id: str) -> Iterator[None]:
     """Hold the right to run `run_id` against this database, for this process only.
 
@@ -153,12 +202,7 @@ def run_lease(path: str | os.PathLike[str] | None, run_id: str) -> Iterator[None
     import fcntl
 
     db = default_db_path(path)
-    folder = db.parent / ".seqk-locks"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise BadInput(f"cannot create {folder} beside the database {db}: {exc.strerror}") from None
-    lock = folder / (db.name + "." + hashlib.sha256(run_id.encode()).hexdigest()[:20] + ".lock")
+    lock = _lock_folder(db) / (db.name + "." + hashlib.sha256(run_id.encode()).hexdigest()[:20] + ".lock")
     with open(lock, "a+") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -219,186 +263,3 @@ def adhoc(con: duckdb.DuckDBPyConnection, text: str) -> tuple[list[str], list[tu
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         end = next((i for i, line in enumerate(lines) if line.startswith("LINE ")), len(lines))
         raise QueryError(f"the query failed: {' '.join(lines[:end])}") from None
-
-
-# ---------------------------------------------------------------------------
-# Writes
-
-
-def insert_run(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> None:
-    """Register a new run (row: the columns of sql/runs.sql `insert_run`)."""
-    con.execute(q("insert_run"), row)
-
-
-def extend_run(con: duckdb.DuckDBPyConnection, run_id: str, k: int, config: str) -> None:
-    """Raise the run's k in its current generation."""
-    con.execute(q("extend_run"), {"run_id": run_id, "k": k, "config": config})
-
-
-def restart_run(con: duckdb.DuckDBPyConnection, run_id: str, k: int, config: str) -> None:
-    """Raise the run's k in a fresh generation."""
-    con.execute(q("restart_run"), {"run_id": run_id, "k": k, "config": config})
-
-
-def link_rejudged_slots(con: duckdb.DuckDBPyConnection, run_id: str, source_run_id: str, k: int) -> None:
-    """Point a rejudge run's slots at the source run's attempts it judges again."""
-    con.execute(q("link_rejudged_slots"), {"run_id": run_id, "source_run_id": source_run_id, "k": k})
-
-
-def fill_feedback(con: duckdb.DuckDBPyConnection, fills: Sequence[FeedbackFill]) -> None:
-    """Write late feedback and its calls (inside the caller's transaction)."""
-    for fill in fills:
-        con.execute(q("fill_feedback"), {
-            "attempt_uid": fill.attempt_uid, "feedback": fill.feedback,
-            "error": json.dumps(fill.error) if fill.error is not None else None})
-        first = queries.last_call_index(con, attempt_uid=fill.attempt_uid) or 0
-        for offset, c in enumerate(fill.calls, start=1):
-            con.execute(q("insert_call"), {
-                "attempt_uid": fill.attempt_uid, "run_id": fill.run_id,
-                "generation": fill.generation, "task_index": fill.task_index,
-                "attempt_index": fill.attempt_index, "call_index": first + offset}
-                | {name: getattr(c, name) for name in _CALL_COLUMNS[6:]})
-
-
-_ATTEMPT_COLUMNS = (
-    "attempt_uid", "run_id", "generation", "task_index", "attempt_index", "k", "status",
-    "success", "score", "prompt", "output", "raw_eval_output", "judge_details", "feedback",
-    "error", "started_at", "finished_at",
-)
-_CALL_COLUMNS = (
-    "attempt_uid", "run_id", "generation", "task_index", "attempt_index", "call_index", "role",
-    "model", "prompt", "output", "input_tokens", "cached_tokens", "thinking_tokens",
-    "output_tokens", "cost_usd", "latency_s", "retries", "error", "started_at",
-)
-
-
-def _attempt_columns(records: Sequence[AttemptRecord]) -> dict[str, list[Any]]:
-    cols: dict[str, list[Any]] = {name: [] for name in _ATTEMPT_COLUMNS}
-    for r in records:
-        for name in _ATTEMPT_COLUMNS:
-            value = getattr(r, name)
-            if name in ("judge_details", "error") and value is not None:
-                value = json.dumps(value, ensure_ascii=False, default=str)
-            cols[name].append(value)
-    return cols
-
-
-def _call_columns(records: Sequence[AttemptRecord]) -> dict[str, list[Any]]:
-    cols: dict[str, list[Any]] = {name: [] for name in _CALL_COLUMNS}
-    for r in records:
-        for index, c in enumerate(r.calls, start=1):
-            cols["attempt_uid"].append(r.attempt_uid)
-            cols["run_id"].append(r.run_id)
-            cols["generation"].append(r.generation)
-            cols["task_index"].append(r.task_index)
-            cols["attempt_index"].append(r.attempt_index)
-            cols["call_index"].append(index)
-            for name in _CALL_COLUMNS[6:]:
-                cols[name].append(getattr(c, name))
-    return cols
-
-
-def append_attempts(con: duckdb.DuckDBPyConnection,
-                    items: Sequence[AttemptRecord | FeedbackFill]) -> None:
-    """Append whole attempts with their calls (and late feedback) in one transaction."""
-    if not items:
-        return
-    import pyarrow as pa
-
-    records = [r for r in items if isinstance(r, AttemptRecord)]
-    fills = [r for r in items if isinstance(r, FeedbackFill)]
-    attempts = pa.table(_attempt_columns(records))
-    calls = pa.table(_call_columns(records))
-    try:
-        with transaction(con):
-            fill_feedback(con, fills)
-            con.register("seqk_attempt_batch", attempts)
-            con.execute("INSERT INTO attempts BY NAME SELECT * FROM seqk_attempt_batch")
-            if calls.num_rows:
-                con.register("seqk_call_batch", calls)
-                con.execute("INSERT INTO calls BY NAME SELECT * FROM seqk_call_batch")
-    finally:
-        con.unregister("seqk_attempt_batch")
-        con.unregister("seqk_call_batch")
-
-
-def insert_tasks(con: duckdb.DuckDBPyConnection, run_id: str, rows: Sequence[dict[str, Any]]) -> None:
-    """Register tasks the run has not seen yet (rows: task_index, task_id, prompt, content_hash, meta)."""
-    if not rows:
-        return
-    import pyarrow as pa
-
-    table = pa.table({
-        "run_id": [run_id] * len(rows),
-        "task_index": [r["task_index"] for r in rows],
-        "task_id": [r["task_id"] for r in rows],
-        "prompt": [r["prompt"] for r in rows],
-        "content_hash": [r["content_hash"] for r in rows],
-        "meta": [json.dumps(r.get("meta") or {}, ensure_ascii=False, default=str) for r in rows],
-    })
-    con.register("seqk_task_batch", table)
-    try:
-        con.execute("INSERT INTO tasks BY NAME SELECT * FROM seqk_task_batch")
-    finally:
-        con.unregister("seqk_task_batch")
-
-
-def finish_run(con: duckdb.DuckDBPyConnection, run_id: str | None) -> None:
-    """A run's last write: stamp the run as updated, and fold the write-ahead log into the
-    file, since someone may copy the .duckdb without its .wal."""
-    if run_id is not None:
-        con.execute(q("touch_run"), {"run_id": run_id})
-    con.execute("CHECKPOINT")
-
-
-def insert_imported_run(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> None:
-    """Add a run rebuilt from an exported folder."""
-    con.execute(q("import_run"), row)
-
-
-def task_identities(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[int, tuple[str, str]]:
-    """task_index -> (task_id, content_hash) of the run's known tasks."""
-    rows = con.execute(q("get_task_identities"), {"run_id": run_id}).fetchall()
-    return {r[0]: (r[1], r[2]) for r in rows}
-
-
-def attempt_uids(con: duckdb.DuckDBPyConnection, run_id: str) -> set[str]:
-    """Every attempt_uid the run holds (any generation, any status)."""
-    return {r[0] for r in con.execute(q("import_known_attempts"), {"run_id": run_id}).fetchall()}
-
-
-def valid_slots(con: duckdb.DuckDBPyConnection, run_id: str) -> set[tuple[int, int, int]]:
-    """(generation, task_index, attempt_index) of the run's slots that hold a valid attempt."""
-    return set(con.execute(q("import_valid_slots"), {"run_id": run_id}).fetchall())
-
-
-def parquet_tables(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str],
-                   names: Sequence[str]) -> dict[str, Any]:
-    """The named export tables (export_parquet_<name>) of these runs, as Arrow tables."""
-    return {name: con.execute(q("export_parquet_" + name), {"run_ids": list(run_ids)}).to_arrow_table()
-            for name in names}
-
-
-def get_run(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any] | None:
-    """The run's row as a dict, or None."""
-    rows = select(con, "get_run", run_id=run_id)
-    return rows[0] if rows else None
-
-
-def resolve_run_ids(con: duckdb.DuckDBPyConnection, patterns: Sequence[str]) -> list[str]:
-    """Run ids matching exact ids, globs (`*`, `?`) or prefixes; every pattern must match."""
-    import fnmatch
-
-    all_ids = [r["run_id"] for r in select(con, "list_runs")]
-    if not patterns:
-        return all_ids
-    chosen: list[str] = []
-    for pattern in patterns:
-        pattern = pattern.rstrip("/")
-        hits = [i for i in all_ids if i == pattern]
-        hits = hits or [i for i in all_ids if fnmatch.fnmatchcase(i, pattern)]
-        hits = hits or [i for i in all_ids if i.startswith(pattern + "/")]
-        if not hits:
-            raise NotFound(f"no run matches {pattern!r}; `seqk status` lists the runs")
-        chosen.extend(h for h in hits if h not in chosen)
-    return chosen

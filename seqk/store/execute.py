@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import duckdb
@@ -28,3 +30,15 @@ def run(con: Connection, name: str, params: dict[str, Any], shape: str) -> Any:
         row = cur.fetchone()
         return None if row is None else dict(zip(names, row, strict=True))
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+@contextmanager
+def transaction(con: Connection) -> Iterator[None]:
+    """Everything in the block is committed together, or rolled back on any exception."""
+    con.execute("BEGIN")
+    try:
+        yield
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")

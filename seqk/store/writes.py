@@ -1,0 +1,148 @@
+"""What seqk writes: runs, tasks, whole attempts with their calls, late feedback, imports.
+
+Every function runs inside the caller's connection (and transaction, where several must commit
+together); the SQL is the named queries of sql/."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import duckdb
+
+from seqk.records import AttemptRecord, FeedbackFill
+from seqk.store import queries
+from seqk.store.execute import transaction
+from seqk.store.sqlfiles import q
+
+
+def insert_run(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> None:
+    """Register a new run (row: the columns of sql/runs.sql `insert_run`)."""
+    con.execute(q("insert_run"), row)
+
+
+def extend_run(con: duckdb.DuckDBPyConnection, run_id: str, k: int, config: str) -> None:
+    """Raise the run's k in its current generation."""
+    con.execute(q("extend_run"), {"run_id": run_id, "k": k, "config": config})
+
+
+def restart_run(con: duckdb.DuckDBPyConnection, run_id: str, k: int, config: str) -> None:
+    """Raise the run's k in a fresh generation."""
+    con.execute(q("restart_run"), {"run_id": run_id, "k": k, "config": config})
+
+
+def link_rejudged_slots(con: duckdb.DuckDBPyConnection, run_id: str, source_run_id: str, k: int) -> None:
+    """Point a rejudge run's slots at the source run's attempts it judges again."""
+    con.execute(q("link_rejudged_slots"), {"run_id": run_id, "source_run_id": source_run_id, "k": k})
+
+
+def fill_feedback(con: duckdb.DuckDBPyConnection, fills: Sequence[FeedbackFill]) -> None:
+    """Write late feedback and its calls (inside the caller's transaction)."""
+    for fill in fills:
+        con.execute(q("fill_feedback"), {
+            "attempt_uid": fill.attempt_uid, "feedback": fill.feedback,
+            "error": json.dumps(fill.error) if fill.error is not None else None})
+        first = queries.last_call_index(con, attempt_uid=fill.attempt_uid) or 0
+        for offset, c in enumerate(fill.calls, start=1):
+            con.execute(q("insert_call"), {
+                "attempt_uid": fill.attempt_uid, "run_id": fill.run_id,
+                "generation": fill.generation, "task_index": fill.task_index,
+                "attempt_index": fill.attempt_index, "call_index": first + offset}
+                | {name: getattr(c, name) for name in _CALL_COLUMNS[6:]})
+
+
+_ATTEMPT_COLUMNS = (
+    "attempt_uid", "run_id", "generation", "task_index", "attempt_index", "k", "status",
+    "success", "score", "prompt", "output", "raw_eval_output", "judge_details", "feedback",
+    "error", "started_at", "finished_at",
+)
+_CALL_COLUMNS = (
+    "attempt_uid", "run_id", "generation", "task_index", "attempt_index", "call_index", "role",
+    "model", "prompt", "output", "input_tokens", "cached_tokens", "thinking_tokens",
+    "output_tokens", "cost_usd", "latency_s", "retries", "error", "started_at",
+)
+
+
+def _attempt_columns(records: Sequence[AttemptRecord]) -> dict[str, list[Any]]:
+    cols: dict[str, list[Any]] = {name: [] for name in _ATTEMPT_COLUMNS}
+    for r in records:
+        for name in _ATTEMPT_COLUMNS:
+            value = getattr(r, name)
+            if name in ("judge_details", "error") and value is not None:
+                value = json.dumps(value, ensure_ascii=False, default=str)
+            cols[name].append(value)
+    return cols
+
+
+def _call_columns(records: Sequence[AttemptRecord]) -> dict[str, list[Any]]:
+    cols: dict[str, list[Any]] = {name: [] for name in _CALL_COLUMNS}
+    for r in records:
+        for index, c in enumerate(r.calls, start=1):
+            cols["attempt_uid"].append(r.attempt_uid)
+            cols["run_id"].append(r.run_id)
+            cols["generation"].append(r.generation)
+            cols["task_index"].append(r.task_index)
+            cols["attempt_index"].append(r.attempt_index)
+            cols["call_index"].append(index)
+            for name in _CALL_COLUMNS[6:]:
+                cols[name].append(getattr(c, name))
+    return cols
+
+
+def append_attempts(con: duckdb.DuckDBPyConnection,
+                    items: Sequence[AttemptRecord | FeedbackFill]) -> None:
+    """Append whole attempts with their calls (and late feedback) in one transaction."""
+    if not items:
+        return
+    import pyarrow as pa
+
+    records = [r for r in items if isinstance(r, AttemptRecord)]
+    fills = [r for r in items if isinstance(r, FeedbackFill)]
+    attempts = pa.table(_attempt_columns(records))
+    calls = pa.table(_call_columns(records))
+    try:
+        with transaction(con):
+            fill_feedback(con, fills)
+            con.register("seqk_attempt_batch", attempts)
+            con.execute("INSERT INTO attempts BY NAME SELECT * FROM seqk_attempt_batch")
+            if calls.num_rows:
+                con.register("seqk_call_batch", calls)
+                con.execute("INSERT INTO calls BY NAME SELECT * FROM seqk_call_batch")
+    finally:
+        con.unregister("seqk_attempt_batch")
+        con.unregister("seqk_call_batch")
+
+
+def insert_tasks(con: duckdb.DuckDBPyConnection, run_id: str, rows: Sequence[dict[str, Any]]) -> None:
+    """Register tasks the run has not seen yet (rows: task_index, task_id, prompt, content_hash, meta)."""
+    if not rows:
+        return
+    import pyarrow as pa
+
+    table = pa.table({
+        "run_id": [run_id] * len(rows),
+        "task_index": [r["task_index"] for r in rows],
+        "task_id": [r["task_id"] for r in rows],
+        "prompt": [r["prompt"] for r in rows],
+        "content_hash": [r["content_hash"] for r in rows],
+        "meta": [json.dumps(r.get("meta") or {}, ensure_ascii=False, default=str) for r in rows],
+    })
+    con.register("seqk_task_batch", table)
+    try:
+        con.execute("INSERT INTO tasks BY NAME SELECT * FROM seqk_task_batch")
+    finally:
+        con.unregister("seqk_task_batch")
+
+
+def finish_run(con: duckdb.DuckDBPyConnection, run_id: str | None) -> None:
+    """A run's last write: stamp the run as updated, and fold the write-ahead log into the
+    file, since someone may copy the .duckdb without its .wal."""
+    if run_id is not None:
+        con.execute(q("touch_run"), {"run_id": run_id})
+    con.execute("CHECKPOINT")
+
+
+def insert_imported_run(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> None:
+    """Add a run rebuilt from an exported folder."""
+    con.execute(q("import_run"), row)
