@@ -41,6 +41,9 @@ def run(
         "--no-export", help="Do not export the run's folder tree at the end.")] = False,
     no_upload: Annotated[bool, typer.Option(
         "--no-upload", help="Do not upload to S3 at the end, whatever the variant says.")] = False,
+    no_wait: Annotated[bool, typer.Option(
+        "--no-wait", help="Batch mode: submit the next round of batches and return; a later "
+        "`seqk run` of the same variant collects them.")] = False,
 ) -> None:
     """Run one variant (resuming what the database already holds).
 
@@ -63,9 +66,15 @@ def run(
     _ignore_signals_once_stopping(progress_view)
     outcome = api.run_variant(spec, db, export=not no_export, upload=not no_upload,
                               on_event=progress_view.on_event, on_prepared=progress_view.on_prepared,
-                              on_interrupt=progress_view.on_interrupt)
+                              on_interrupt=progress_view.on_interrupt, no_wait=no_wait,
+                              on_batch=progress_view.on_batch)
     progress_view.stop()
     result = outcome.result
+    if getattr(result, "deferred", 0):
+        out.print(f"submitted: {result.deferred} batch(es) in flight at the provider, "
+                  f"{result.attempts_written} attempts written so far; run `seqk run {variant}` later "
+                  "to collect them (`seqk status` shows their state and age)", markup=False, highlight=False)
+        return
     print_run_summary(out, spec, result, outcome.db)
     _print_limits(out, result.model_limits)
     if result.interrupted:
@@ -144,6 +153,25 @@ def status(
                       str(r["n_error_attempts"]), f"{r['input_tokens']}/{r['output_tokens']}",
                       cost, str(r["updated_at"])[:19])
     _console().print(table)
+    batches = [b for r in rows for b in r["batches"]]
+    if batches:
+        shown = Table(title=f"{len(batches)} batch(es), newest first (age: since submitted, to the end "
+                            "for a finished one)")
+        for col in ("run", "role", "round", "provider", "batch id", "items done", "state", "age"):
+            shown.add_column(col)
+        for b in batches:
+            shown.add_row(b["run_id"], b["role"], str(b["round"]), b["provider"], b["batch_id"] or "-",
+                          f"{b['n_done'] or 0}/{b['n_items']}", b["state"], _age(b["age_s"]))
+        _console().print(shown)
+
+
+def _age(seconds: float | None) -> str:
+    """'42 s', '12 min', '3.5 h'."""
+    if seconds is None:
+        return "-"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
 @app.command()

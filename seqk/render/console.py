@@ -27,6 +27,8 @@ class RunProgress:
         self.bar: Any = None
         self.counts = {"passed": 0, "failed": 0, "error": 0}
         self.interrupted = False
+        self.batches = ""
+        self.limits = ""
 
     def on_interrupt(self) -> None:
         """The first Ctrl-C or SIGTERM: say what happens now."""
@@ -64,12 +66,19 @@ class RunProgress:
     def on_event(self, event: Any) -> None:
         if self.verbose:
             self.progress.console.print(self._describe(event.record), highlight=False)
-        limits = limits_text(event.limits)
+        self.limits = limits_text(event.limits)
+        limits = " ".join(x for x in (self.batches, self.limits) if x)
         if event.task_done:
             self.counts[event.task_outcome] += 1
             self.progress.update(self.bar, advance=1, limits=limits, **self.counts)
         else:
             self.progress.update(self.bar, limits=limits)
+
+    def on_batch(self, views: list[Any]) -> None:
+        """Batch mode: the batches not yet collected, with their state and age, on the line."""
+        self.batches = batches_text(views)
+        if self.progress is not None:
+            self.progress.update(self.bar, limits=" ".join(x for x in (self.batches, self.limits) if x))
 
     def _describe(self, r: Any) -> Any:
         """One attempt as printed by --verbose; model text is plain text, never markup."""
@@ -97,6 +106,20 @@ class RunProgress:
     def stop(self) -> None:
         if self.progress is not None:
             self.progress.stop()
+
+
+def batches_text(views: list[Any]) -> str:
+    """'batches: actor round 2 in_progress 3/6 items, 41 s' for each batch still open."""
+    import time
+    from datetime import UTC
+
+    shown = []
+    for v in views:
+        if v.state in ("ended", "failed", "expired", "cancelled", "lost"):
+            continue
+        age = time.time() - v.submitted_at.replace(tzinfo=UTC).timestamp()
+        shown.append(f"{v.role} round {v.round} {v.state} {v.n_done}/{v.n_items} items, {age:.0f} s")
+    return ("batches: " + "; ".join(shown)) if shown else ""
 
 
 def print_run_summary(out: Any, spec: Any, result: Any, db_path: Path | None) -> None:
