@@ -313,6 +313,13 @@ def plan(
                 else f"${p['actor_cost_high']:.4f}")
         out.print(f"  actor cost, rough (prompt chars/4; judge and critic not included): "
                   f"${p['actor_cost_low']:.4f} to {high}")
+        if p["tiers"]:
+            out.print(f"  actor cost if every attempt runs, {len(p['tiers'])} ways to pay (output at "
+                      f"max_tokens={spec.actor.max_tokens or 0}; caching: the task prefix written once "
+                      "per task, read by every later attempt):")
+            for t in p["tiers"]:
+                out.print(f"    {t['tier']:22} ${t['cost_usd']:.4f}   critical path: {t['critical_path']}",
+                          highlight=False)
     from seqk.run.budget import gate_for
 
     gate = gate_for(spec, db)

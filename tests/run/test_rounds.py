@@ -205,3 +205,22 @@ def test_anthropic_message_batches_mark_the_stable_prefix_and_price_cache_reads_
         assert (read, write, tier) == (20, 10, "batch")
         expected = ((inp - read - write) * 1.5 + read * 0.15 + write * 1.875 + out_tokens * 7.5) / 1e6
         assert abs(cost - expected) < 1e-12
+
+
+def test_plan_shows_the_cost_synchronous_batched_and_cached_with_critical_paths(tmp_path: Path, monkeypatch):
+    from typer.testing import CliRunner
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
+    from seqk.cli import app
+
+    path = write_variant(tmp_path, benchmark="toy", metric="seq@k", k=3, model="anthropic/claude-fake",
+                         max_tokens=10, actor={"price": {"input": 3.0, "cached_input": 0.3, "output": 15.0}})
+    out = CliRunner().invoke(app, ["plan", str(path), "--db", str(tmp_path / "x.duckdb")])
+    assert out.exit_code == 0, out.output
+    lines = {line.split("$")[0].strip(): line for line in out.output.splitlines() if "critical path" in line}
+    assert set(lines) == {"synchronous", "batch", "synchronous + caching", "batch + caching"}
+    cost = {name: float(line.split("$")[1].split()[0]) for name, line in lines.items()}
+    assert cost["batch"] == pytest.approx(cost["synchronous"] / 2, abs=1e-4)
+    assert cost["synchronous + caching"] < cost["synchronous"]
+    assert "3 batch round(s) × turnaround (≤ 24 h each" in lines["batch"]
+    assert "3 calls in a row per task" in lines["synchronous"]
