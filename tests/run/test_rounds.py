@@ -224,3 +224,33 @@ def test_plan_shows_the_cost_synchronous_batched_and_cached_with_critical_paths(
     assert cost["synchronous + caching"] < cost["synchronous"]
     assert "3 batch round(s) × turnaround (≤ 24 h each" in lines["batch"]
     assert "3 calls in a row per task" in lines["synchronous"]
+
+
+def test_flex_tier_is_sent_to_the_provider_and_priced_as_flex(tmp_path: Path):
+    db = tmp_path / "f.duckdb"
+    with FakeOpenAI() as fake:
+        path = variant(tmp_path, fake, metric="pass@k", k=1,
+                       actor={"price": PRICE | {"flex_output": 6.0}, "service_tier": "flex"})
+        api.run_variant(path, db, export=False)
+        assert fake.sync_calls and {c["service_tier"] for c in fake.sync_calls} == {"flex"}
+    calls = rows(db, "SELECT input_tokens, output_tokens, cost_usd, price_tier FROM calls")
+    # flex: input at half of $2 (no flex_input given), output at the given $6 per million.
+    assert calls and all(t == "flex" and abs(c - (i * 1.0 + o * 6.0) / 1e6) < 1e-12 for i, o, c, t in calls)
+
+
+def test_report_shows_the_share_of_input_served_from_cache(tmp_path: Path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from seqk.cli import app
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
+    db = tmp_path / "b.duckdb"
+    with FakeAnthropic(delay_s=0.05, cache={"write": 0, "read": 4}) as fake:
+        path = write_variant(tmp_path, benchmark="toy", metric="pass@k", k=2, model="anthropic/claude-fake",
+                             api_base=fake.url, actor={"price": {"input": 3.0, "output": 15.0}},
+                             options={"n": 2}, batch=True, batch_poll_s=0.05)
+        api.run_variant(path, db, export=False)
+    (inp,) = rows(db, "SELECT sum(input_tokens) FROM calls")[0]
+    out = CliRunner().invoke(app, ["report", "--db", str(db)])
+    assert out.exit_code == 0, out.output
+    assert f"cost $0.0001 · {16 / inp:.0%} of {inp:,} input tokens served from cache" in out.output
