@@ -223,4 +223,4 @@ def test_prices_come_from_the_provider_whether_or_not_litellm_was_imported():
             "hosted = m.price_of('openai/gpt-4o')\n"
             "print(free == [p.Price(0, 0, 0)] * 2, served, own, before, hosted is not None and hosted.input > 0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["True", "None", "Price(input=1,", "cached_input=1,", "output=2)", "False", "True"]
+    assert out.split() == ["True", "None", "True", "False", "True"]
