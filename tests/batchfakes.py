@@ -166,8 +166,8 @@ class FakeOpenAI(Fake):
                 cid = line["custom_id"]
                 if batch.expire and n >= len(batch.requests) // 2:
                     err.append(json.dumps({"id": f"r{n}", "custom_id": cid, "response": None,
-                                           "error": {"code": "batch_expired",
-                                                     "message": "This request could not be executed before the completion window expired."}}))
+                                           "error": {"code": "batch_expired", "message": "not run before the "
+                                                     "completion window expired"}}))
                 elif self.item_fails(cid):
                     err.append(json.dumps({"id": f"r{n}", "custom_id": cid, "error": None, "response": {
                         "status_code": 500, "request_id": "x",

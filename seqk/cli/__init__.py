@@ -155,23 +155,17 @@ def status(
     _console().print(table)
     batches = [b for r in rows for b in r["batches"]]
     if batches:
+        from seqk.render.console import age_text
+
         shown = Table(title=f"{len(batches)} batch(es), newest first (age: since submitted, to the end "
                             "for a finished one)")
         for col in ("run", "role", "round", "provider", "batch id", "items done", "state", "age"):
             shown.add_column(col)
         for b in batches:
             shown.add_row(b["run_id"], b["role"], str(b["round"]), b["provider"], b["batch_id"] or "-",
-                          f"{b['n_done'] or 0}/{b['n_items']}", b["state"], _age(b["age_s"]))
+                          f"{b['n_done'] or 0}/{b['n_items']}", b["state"], age_text(b["age_s"]))
         _console().print(shown)
 
-
-def _age(seconds: float | None) -> str:
-    """'42 s', '12 min', '3.5 h'."""
-    if seconds is None:
-        return "-"
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
 @app.command()

@@ -108,6 +108,15 @@ class RunProgress:
             self.progress.stop()
 
 
+def age_text(seconds: float | None) -> str:
+    """'42 s', '12 min', '3.5 h'."""
+    if seconds is None:
+        return "-"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
 def batches_text(views: list[Any]) -> str:
     """'batches: actor round 2 in_progress 3/6 items, 41 s' for each batch still open."""
     import time
@@ -118,7 +127,7 @@ def batches_text(views: list[Any]) -> str:
         if v.state in ("ended", "failed", "expired", "cancelled", "lost"):
             continue
         age = time.time() - v.submitted_at.replace(tzinfo=UTC).timestamp()
-        shown.append(f"{v.role} round {v.round} {v.state} {v.n_done}/{v.n_items} items, {age:.0f} s")
+        shown.append(f"{v.role} round {v.round} {v.state} {v.n_done}/{v.n_items} items, {age_text(age)}")
     return ("batches: " + "; ".join(shown)) if shown else ""
 
 

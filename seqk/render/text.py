@@ -42,13 +42,13 @@ def _figure(label: str, value: str) -> str:
     return f"  {label:<{_LABEL}}{value}"
 
 
-def _cache_share(run: RunMetrics) -> str:
-    """' · 12% of 4,321 input tokens served from cache' (cache reads over every input token of
-    the run's calls), or nothing when no call reported input."""
+def _cache_share(run: RunMetrics) -> list[str]:
+    """'  cache: 12% of 4,321 input tokens served from it' (cache reads over every input token of
+    the run's calls), or no line when no call reported input."""
     s = run.spend
     if s is None or not s.input_tokens:
-        return ""
-    return f" · {s.cached_tokens / s.input_tokens:.0%} of {s.input_tokens:,} input tokens served from cache"
+        return []
+    return [f"  cache: {s.cached_tokens / s.input_tokens:.0%} of {s.input_tokens:,} input tokens served from it"]
 
 
 def _run_block(run: RunMetrics) -> str:
@@ -56,7 +56,7 @@ def _run_block(run: RunMetrics) -> str:
     lines = [run.run_id,
              f"  {run.metric} · K={run.k} · {run.actor_model} · {run.feedback_label}",
              f"  {run.n_started} task(s) · {run.n_error_attempts} errored attempt(s) · "
-             f"cost {fmt_cost(run)}{_cache_share(run)}",
+             f"cost {fmt_cost(run)}", *_cache_share(run),
              f"  {'t':>3}  {name}"]
     lines += [f"  {p.t:>3}  {fmt_point(p)}" for p in run.curve]
     if run.delta is not None:

@@ -149,9 +149,9 @@ def test_expired_and_failed_items_go_into_the_next_batch_and_errors_stay_apart(t
 
 
 def test_an_item_that_keeps_failing_is_an_error_with_its_stage_not_a_wrong_answer(tmp_path: Path, monkeypatch):
-    from seqk.run import rounds
+    from seqk.run import batches
 
-    monkeypatch.setattr(rounds, "MAX_ITEM_TRIES", 1)
+    monkeypatch.setattr(batches, "MAX_ITEM_TRIES", 1)
     db = tmp_path / "b.duckdb"
     with FakeOpenAI(delay_s=0.1, fail=lambda cid: cid.startswith("t1-c1-a1-")) as fake:
         out = api.run_variant(variant(tmp_path, fake, metric="pass@k", k=2, batch=True), db, export=False)
@@ -253,4 +253,4 @@ def test_report_shows_the_share_of_input_served_from_cache(tmp_path: Path, monke
     (inp,) = rows(db, "SELECT sum(input_tokens) FROM calls")[0]
     out = CliRunner().invoke(app, ["report", "--db", str(db)])
     assert out.exit_code == 0, out.output
-    assert f"cost $0.0001 · {16 / inp:.0%} of {inp:,} input tokens served from cache" in out.output
+    assert f"  cache: {16 / inp:.0%} of {inp:,} input tokens served from it\n" in out.output
