@@ -46,11 +46,16 @@ def run_variant(variant: str | os.PathLike[str] | RunSpec, db: str | os.PathLike
                 overrides: dict[str, Any] | None = None, export: bool = True, upload: bool = True,
                 on_event: Callable[[Any], None] | None = None,
                 on_prepared: Callable[[Any], None] | None = None,
-                on_interrupt: Callable[[], None] | None = None) -> VariantRun:
+                on_interrupt: Callable[[], None] | None = None, no_wait: bool = False,
+                on_batch: Callable[[Any], None] | None = None) -> VariantRun:
     """Run (or resume) one variant, then export its folder tree and upload it when S3 sync is on.
 
     `db` defaults to the variant's `db:`, then $SEQK_DB, then runs/seqk.duckdb. An interrupted
     run (Ctrl-C, SIGTERM) is neither exported nor uploaded; the same call resumes it.
+
+    A variant with `batch: true` runs in rounds of provider batches (seqk.run.rounds); `on_batch`
+    gets the batches whenever one changes; `no_wait` returns once a round is sent (the result's
+    `deferred` counts the batches in flight) and a later call collects it.
     """
     from seqk import store
     from seqk.io import publish
@@ -59,10 +64,16 @@ def run_variant(variant: str | os.PathLike[str] | RunSpec, db: str | os.PathLike
     spec = variant if isinstance(variant, RunSpec) else load_variant(variant, overrides)
     db_path = store.default_db_path(db if db is not None else spec.db)
     publish.preflight(spec, no_upload=not upload, no_export=not export, db=db_path)
-    result = engine.run(spec, db_path, on_event=on_event, on_prepared=on_prepared,
-                        on_interrupt=on_interrupt)
+    if spec.batched:
+        from seqk.run import rounds
+
+        result = rounds.run(spec, db_path, no_wait=no_wait, on_batch=on_batch, on_event=on_event,
+                            on_prepared=on_prepared, on_interrupt=on_interrupt)
+    else:
+        result = engine.run(spec, db_path, on_event=on_event, on_prepared=on_prepared,
+                            on_interrupt=on_interrupt)
     outcome = VariantRun(spec, result, db_path)
-    if not result.interrupted:
+    if not result.interrupted and not getattr(result, "deferred", 0):
         try:
             publish.after_run(spec, db_path, no_export=not export, no_upload=not upload,
                                 report=outcome.messages.append)

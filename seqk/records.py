@@ -27,6 +27,10 @@ class CallRecord:
     retries: int
     error: str | None
     started_at: datetime
+    cache_write_tokens: int | None = None
+    """Input tokens written to the provider's prompt cache (part of input_tokens)."""
+    price_tier: str = "sync"
+    """'sync' | 'batch' (a provider's batch API) | 'flex' (OpenAI's flex tier)."""
 
 
 @dataclass

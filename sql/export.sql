@@ -19,7 +19,7 @@ ORDER BY a.task_index, a.attempt_index, a.finished_at;
 -- Every LLM call of a run's current generation, by attempt and call order.
 SELECT attempt_uid, task_index, attempt_index, call_index, role, model, prompt, output,
        input_tokens, cached_tokens, thinking_tokens, output_tokens, cost_usd, latency_s,
-       retries, error, started_at
+       retries, error, started_at, cache_write_tokens, price_tier
 FROM current_calls
 WHERE run_id = $run_id
 ORDER BY task_index, attempt_index, attempt_uid, call_index;

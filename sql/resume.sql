@@ -52,14 +52,16 @@ UPDATE attempts SET feedback = $feedback, error = $error WHERE attempt_uid = $at
 -- The highest call_index of an attempt's calls (0 when none): where a later call is numbered from.
 SELECT coalesce(max(call_index), 0) FROM calls WHERE attempt_uid = $attempt_uid;
 
--- name: insert_call(attempt_uid, run_id, generation, task_index, attempt_index, call_index, role, model, prompt, output, input_tokens, cached_tokens, thinking_tokens, output_tokens, cost_usd, latency_s, retries, error, started_at) -> none
+-- name: insert_call(attempt_uid, run_id, generation, task_index, attempt_index, call_index, role, model, prompt, output, input_tokens, cached_tokens, thinking_tokens, output_tokens, cost_usd, latency_s, retries, error, started_at, cache_write_tokens, price_tier) -> none
 -- Appends one call row (a critic call made for an earlier attempt's late feedback); returns nothing.
 INSERT INTO calls (attempt_uid, run_id, generation, task_index, attempt_index, call_index, role,
                    model, prompt, output, input_tokens, cached_tokens, thinking_tokens,
-                   output_tokens, cost_usd, latency_s, retries, error, started_at)
+                   output_tokens, cost_usd, latency_s, retries, error, started_at,
+                   cache_write_tokens, price_tier)
 VALUES ($attempt_uid, $run_id, $generation, $task_index, $attempt_index, $call_index, $role,
         $model, $prompt, $output, $input_tokens, $cached_tokens, $thinking_tokens,
-        $output_tokens, $cost_usd, $latency_s, $retries, $error, $started_at);
+        $output_tokens, $cost_usd, $latency_s, $retries, $error, $started_at,
+        $cache_write_tokens, $price_tier);
 
 -- name: kept_outputs(run_id, generation, task_indices) -> tuples
 -- (task_index, attempt_index, prompt, output, k) of the selected tasks' slots that have no valid

@@ -91,7 +91,9 @@ CREATE TABLE IF NOT EXISTS calls (
     latency_s       DOUBLE,
     retries         INTEGER NOT NULL,      -- transient failures retried before this outcome
     error           VARCHAR,
-    started_at      TIMESTAMP NOT NULL
+    started_at      TIMESTAMP NOT NULL,
+    cache_write_tokens BIGINT,             -- input tokens written to the provider's cache (part of input)
+    price_tier      VARCHAR                -- 'sync' | 'batch' | 'flex'; NULL before schema 4 (sync)
 );
 
 -- A re-judging run (seqk rejudge) grades answers another run paid for: each of its slots
@@ -104,4 +106,39 @@ CREATE TABLE IF NOT EXISTS rejudged_slots (
     source_run_id      VARCHAR NOT NULL,
     source_attempt_uid VARCHAR NOT NULL,   -- attempts.attempt_uid of the answer judged again
     PRIMARY KEY (run_id, task_index, attempt_index)
+);
+
+-- A provider batch (seqk.run.rounds): recorded with state 'submitting' before it is sent and
+-- updated after, so a run killed at any point finds it again (by batch_key, which the batch's
+-- metadata carries) instead of paying for it twice.
+CREATE TABLE IF NOT EXISTS batches (
+    batch_key     VARCHAR PRIMARY KEY,  -- seqk's idempotency key for this batch
+    run_id        VARCHAR NOT NULL,
+    generation    INTEGER NOT NULL,
+    provider      VARCHAR NOT NULL,     -- 'openai' | 'anthropic'
+    api_base      VARCHAR,
+    model         VARCHAR NOT NULL,
+    batch_id      VARCHAR,              -- the provider's id; NULL while 'submitting'
+    role          VARCHAR NOT NULL,     -- 'actor' | 'critic'
+    round         INTEGER NOT NULL,     -- seq@k: the attempt index; pass@k: 1
+    n_items       INTEGER NOT NULL,
+    state         VARCHAR NOT NULL,     -- 'submitting' | 'in_progress' | 'ended' | 'failed' | 'expired' | 'cancelled' | 'lost'
+    n_done        INTEGER,              -- items finished, as the provider counts them
+    submitted_at  TIMESTAMP NOT NULL,
+    updated_at    TIMESTAMP NOT NULL,
+    finished_at   TIMESTAMP
+);
+
+-- Each item of a batch and the slot it answers.
+CREATE TABLE IF NOT EXISTS batch_items (
+    batch_key     VARCHAR NOT NULL,
+    custom_id     VARCHAR NOT NULL,     -- the item's id inside the batch
+    run_id        VARCHAR NOT NULL,
+    generation    INTEGER NOT NULL,
+    task_index    INTEGER NOT NULL,
+    chain_index   INTEGER NOT NULL,     -- 1 until a run holds several chains per task
+    attempt_index INTEGER NOT NULL,
+    role          VARCHAR NOT NULL,
+    prompt_sha256 VARCHAR NOT NULL,     -- the result is used only for this exact prompt
+    PRIMARY KEY (batch_key, custom_id)
 );

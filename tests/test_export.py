@@ -28,7 +28,8 @@ TOKENS = ["input_tokens", "cached_tokens", "thinking_tokens", "output_tokens"]
 SEED_ATTEMPT = ["task_id", "task_index", "metric", "feedback_mode", "attempt_index",
                 "actor", "judge", "critic"]
 SEQK_ATTEMPT = {"attempt_uid", "k", "status", "error", "started_at", "finished_at"}
-SEQK_CALL = {"call_index", "cost_usd", "latency_s", "retries", "error", "started_at"}
+SEQK_CALL = {"call_index", "cost_usd", "latency_s", "retries", "error", "started_at", "cache_write_tokens",
+             "price_tier"}
 
 
 def make_run(tmp_path, db, **keys):

@@ -56,11 +56,12 @@ def reads(seq: str, pas: str, uid: str) -> dict[str, dict]:
         "view_runs": {"run_ids": None}, "view_partners": one,
         "view_run_tasks": one | {"seq_run_id": seq, "pass_run_id": pas, "filter": "all", "search": "",
                                  "limit": 10, "offset": 0, "upto": None},
+        "run_batch_items": one | {"generation": 1}, "list_batches": {"run_ids": None},
     }
 
 
 # Reads with nothing to return on this seed: no judge failed, and no run re-judges another.
-EMPTY = {"kept_outputs", "rejudge_pending"}
+EMPTY = {"kept_outputs", "rejudge_pending", "run_batch_items", "list_batches"}
 
 
 def writes(run: dict, uid: str) -> dict[str, dict]:
@@ -84,7 +85,16 @@ def writes(run: dict, uid: str) -> dict[str, dict]:
             "attempt_uid": uid, "run_id": run["run_id"], "generation": 1, "task_index": 1, "attempt_index": 1,
             "call_index": 2, "role": "critic", "model": "mock/critic", "prompt": "p", "output": "o",
             "input_tokens": 1, "cached_tokens": 0, "thinking_tokens": 0, "output_tokens": 1,
-            "cost_usd": 0.0, "latency_s": 0.1, "retries": 0, "error": None, "started_at": datetime(2026, 1, 1)},
+            "cost_usd": 0.0, "latency_s": 0.1, "retries": 0, "error": None, "started_at": datetime(2026, 1, 1),
+            "cache_write_tokens": None, "price_tier": "sync"},
+        "insert_batch": {"batch_key": "k1", "run_id": run["run_id"], "generation": 1, "provider": "openai",
+                         "api_base": None, "model": "openai/x", "role": "actor", "round": 1, "n_items": 1,
+                         "at": datetime(2026, 1, 1)},
+        "insert_batch_items": {"batch_key": "k1", "run_id": run["run_id"], "generation": 1,
+                               "custom_ids": ["t1-c1-a1-actor-1"], "task_indices": [1], "attempt_indices": [1],
+                               "roles": ["actor"], "prompt_sha256s": ["abc"]},
+        "set_batch_state": {"batch_key": "k1", "batch_id": "batch_1", "state": "ended", "n_done": 1,
+                            "at": datetime(2026, 1, 1, 1), "finished_at": datetime(2026, 1, 1, 1)},
     }
 
 
@@ -111,6 +121,10 @@ def test_every_named_query_runs_through_the_store(seeded):
             store.select_rows(con, name, **params)
         after = store.get_run(con, seq)
         assert (after["k"], after["generation"]) == (K + 2, 2)
+        batch = store.select(con, "list_batches", run_ids=[seq])
+        assert [(b["batch_id"], b["state"], b["n_done"], b["age_s"]) for b in batch] == [("batch_1", "ended", 1, 3600)]
+        assert [(i["custom_id"], i["task_index"], i["batch_id"]) for i in store.select(
+            con, "run_batch_items", run_id=seq, generation=1)] == [("t1-c1-a1-actor-1", 1, "batch_1")]
         assert {r["run_id"] for r in store.select(con, "list_runs")} == {seq, pas, "new-run", "imported-run"}
         assert store.select_rows(con, "last_call_index", attempt_uid=uid) == [(2,)]
         # The re-judging run links every slot of the source's attempts that count, and each is pending.

@@ -16,10 +16,17 @@ from seqk.errors import NotFound, QueryError
 
 
 def status(db: str | Path | None = None, runs: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """One dict per run (see sql/status.sql `run_status` for the fields)."""
+    """One dict per run (see sql/status.sql `run_status` for the fields), with `batches`: the
+    run's provider batches in batch mode, newest first (sql/batches.sql `list_batches`)."""
+    from seqk.store import queries
+
     with store.connect(db, read_only=True) as con:
         run_ids = store.resolve_run_ids(con, runs) if runs else []
-        return store.select(con, "run_status", run_ids=run_ids)
+        found = store.select(con, "run_status", run_ids=run_ids)
+        batches = queries.list_batches(con, run_ids=[r["run_id"] for r in found])
+    for row in found:
+        row["batches"] = [b for b in batches if b["run_id"] == row["run_id"]]
+    return found
 
 
 @dataclass

@@ -36,3 +36,11 @@ def actor_prompt(task_prompt: str, attempt_index: int, k: int, *, seq: bool,
         if item.feedback:
             parts.append(f"<Feedback {i}>\n{item.feedback}\n</Feedback {i}>")
     return "\n\n".join(parts)
+
+
+def stable_prefix(prompt: str) -> str:
+    """The start of an actor prompt that the next call repeats, for the providers' prompt cache:
+    a seq@k prompt changes at its "This is attempt t of K." note, so only the task before it
+    is shared with the next attempt; a pass@k prompt is repeated whole by its k samples."""
+    head, note, _ = prompt.partition("\n\nThis is attempt ")
+    return head if note else prompt

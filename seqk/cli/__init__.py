@@ -44,6 +44,9 @@ def run(
     restart: Annotated[bool, typer.Option(
         "--restart", help="With a larger k, restart the run and discard its paid attempts "
                           "(as `continue: false` does).")] = False,
+    no_wait: Annotated[bool, typer.Option(
+        "--no-wait", help="Batch mode: submit the next round of batches and return; a later "
+        "`seqk run` of the same variant collects them.")] = False,
 ) -> None:
     """Run one variant (resuming what the database already holds).
 
@@ -69,10 +72,16 @@ def run(
     try:
         outcome = api.run_variant(spec, db, export=not no_export, upload=not no_upload,
                                   on_event=progress_view.on_event, on_prepared=progress_view.on_prepared,
-                                  on_interrupt=progress_view.on_interrupt)
+                                  on_interrupt=progress_view.on_interrupt, no_wait=no_wait,
+                                  on_batch=progress_view.on_batch)
     finally:
         progress_view.stop()
     result = outcome.result
+    if getattr(result, "deferred", 0):
+        out.print(f"submitted: {result.deferred} batch(es) in flight at the provider, "
+                  f"{result.attempts_written} attempts written so far; run `seqk run {variant}` later "
+                  "to collect them (`seqk status` shows their state and age)", markup=False, highlight=False)
+        return
     print_run_summary(out, spec, result, outcome.db)
     _print_limits(out, result.model_limits)
     if result.interrupted:
@@ -140,6 +149,20 @@ def status(
 
     out = _console()
     out.print(status_view(rows, out.width))
+    batches = [b for r in rows for b in r["batches"]]
+    if batches:
+        from rich.table import Table
+
+        from seqk.render.console import age_text
+
+        shown = Table(title=f"{len(batches)} batch(es), newest first (age: since submitted, to the end "
+                            "for a finished one)")
+        for col in ("run", "role", "round", "provider", "batch id", "items done", "state", "age"):
+            shown.add_column(col)
+        for b in batches:
+            shown.add_row(b["run_id"], b["role"], str(b["round"]), b["provider"], b["batch_id"] or "-",
+                          f"{b['n_done'] or 0}/{b['n_items']}", b["state"], age_text(b["age_s"]))
+        out.print(shown)
 
 
 @app.command()
@@ -284,6 +307,13 @@ def plan(
                 else f"${p['actor_cost_high']:.4f}")
         out.print(f"  actor cost, rough (prompt chars/4; judge and critic not included): "
                   f"${p['actor_cost_low']:.4f} to {high}")
+        if p["tiers"]:
+            out.print(f"  actor cost if every attempt runs, {len(p['tiers'])} ways to pay (output at "
+                      f"max_tokens={spec.actor.max_tokens or 0}; caching: the task prefix written once "
+                      "per task, read by every later attempt):")
+            for t in p["tiers"]:
+                out.print(f"    {t['tier']:22} ${t['cost_usd']:.4f}   critical path: {t['critical_path']}",
+                          highlight=False)
     from seqk.run.budget import first_attempt_need, gate_for
 
     gate = gate_for(spec, db)

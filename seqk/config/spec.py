@@ -7,6 +7,7 @@ null for a non-LLM verifier; the critic is null for a template feedback mode.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
@@ -22,7 +23,6 @@ from seqk.config.identity import fingerprint, run_id
 from seqk.config.variant import RoleParams, Variant, pydantic_issues
 from seqk.errors import ConfigError, ConfigIssue
 from seqk.models import known_price
-from seqk.models.pricing import Price
 from seqk.models.retry import RetryPolicy
 from seqk.models.role import RoleSpec
 from seqk.seeds import SEED_SCHEME
@@ -62,6 +62,13 @@ class RunSpec:
     """Most the whole run may spend (every role, every invocation), in US dollars."""
     rejudge_of: str | None = None
     """For a re-judging run (seqk.run.rejudge): the run whose actor outputs it grades again."""
+    batch_poll_s: float = 30.0
+    """Batch mode: seconds between two polls of a batch in flight."""
+
+    @property
+    def batched(self) -> bool:
+        """True when a role's calls go through a batch API (seqk.run.rounds runs it)."""
+        return self.actor.batch or (self.seq and self.critic.batch)
 
     @property
     def feedback_mode(self) -> str:
@@ -137,9 +144,10 @@ def _role(role: str, model: str | None, variant: Variant, own: RoleParams,
         max_concurrency=own.max_concurrency,
         timeout_s=own.timeout_s,
         extra=dict(own.extra),
-        price=Price(own.price.input, own.price.input if own.price.cached_input is None
-                    else own.price.cached_input, own.price.output) if own.price else None,
+        price=own.price.resolve() if own.price else None,
         budget_usd=own.budget_usd,
+        batch=variant.batch if own.batch is None else own.batch,
+        service_tier=own.service_tier,
     )
 
 
@@ -212,6 +220,8 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
     actor = _role("actor", variant.model, variant, variant.actor, variant.temperature)
     judge = _role("judge", judge_model, variant, variant.judge, 0.0)
     critic = _role("critic", critic_model, variant, variant.critic, variant.temperature)
+    judge = dataclasses.replace(judge, batch=False)  # judges run synchronously (docs/batch.md)
+    issues += batch_issues(variant, bench, [actor, critic])
     called = [actor, judge, critic if variant.metric == "seq@k" else None]
     issues += unpriced_roles(called, variant.budget_usd)
     issues += uncapped_roles(called, variant.budget_usd)
@@ -228,8 +238,30 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
         retry=variant.retry, quota=dict(variant.quota),
         console_char_limit=variant.console_char_limit, db=variant.db, s3_sync=variant.s3_sync,
         s3_bucket=variant.s3_bucket, export_dir=variant.export_dir, source=source,
-        notes=tuple(notes), budget_usd=variant.budget_usd,
+        notes=tuple(notes), budget_usd=variant.budget_usd, batch_poll_s=variant.batch_poll_s,
     )
+
+
+def batch_issues(variant: Variant, bench: Benchmark, roles: list[RoleSpec]) -> list[ConfigIssue]:
+    """C03 for batch settings this run cannot honour: a batched judge, a batched model with no
+    batch API, an agent harness (it makes its own calls), flex and batch on one role."""
+    from seqk.models.batch import batch_problem
+
+    issues = []
+    if variant.judge.batch:
+        issues.append(ConfigIssue("C03", "judge.batch", "judges run synchronously (a verdict decides "
+                                  "whether the next round runs): remove judge.batch"))
+    for role in roles:
+        if role.model is None or not role.batch:
+            continue
+        problem = batch_problem(role)
+        if problem is None and bench.run_attempt is not None and role.role == "actor":
+            problem = f"{bench.name} runs its own agent harness, which makes its calls itself"
+        if problem is None and role.service_tier == "flex":
+            problem = "batch and service_tier: flex exclude each other (pick one discount)"
+        if problem:
+            issues.append(ConfigIssue("C03", f"{role.role}.batch", problem))
+    return issues
 
 
 def unpriced_roles(roles: list[RoleSpec | None], run_budget: float | None) -> list[ConfigIssue]:

@@ -26,6 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from seqk.errors import ConfigError, ConfigIssue
+from seqk.models.pricing import Price
 from seqk.models.retry import RetryPolicy
 
 _METRICS = {"pass@k": "pass@k", "passk": "pass@k", "seq@k": "seq@k", "seqk": "seq@k"}
@@ -42,6 +43,34 @@ class PriceParams(BaseModel):
     """Dollars per million cached input tokens; defaults to `input`."""
     output: float = Field(ge=0)
     """Dollars per million output tokens (thinking tokens included)."""
+    cache_write: float | None = Field(None, ge=0)
+    """Dollars per million input tokens written to the provider's cache; defaults to 1.25x
+    `input` for Anthropic models, `input` elsewhere."""
+    batch_input: float | None = Field(None, ge=0)
+    """Dollars per million input tokens through the batch API; defaults to half of `input`."""
+    batch_output: float | None = Field(None, ge=0)
+    """Dollars per million output tokens through the batch API; defaults to half of `output`."""
+    flex_input: float | None = Field(None, ge=0)
+    """Dollars per million input tokens at the flex tier; defaults to half of `input`."""
+    flex_output: float | None = Field(None, ge=0)
+    """Dollars per million output tokens at the flex tier; defaults to half of `output`."""
+
+    def resolve(self) -> Price:
+        """The Price the pool charges: cached input and cache writes follow each tier's
+        discount on input."""
+        cached = self.input if self.cached_input is None else self.cached_input
+
+        def tier(inp: float | None, out: float | None) -> Price | None:
+            if inp is None and out is None:
+                return None
+            inp = self.input / 2 if inp is None else inp
+            ratio = inp / self.input if self.input else 0.5
+            return Price(inp, cached * ratio, self.output / 2 if out is None else out,
+                         None if self.cache_write is None else self.cache_write * ratio)
+
+        return Price(self.input, cached, self.output, self.cache_write,
+                     batch=tier(self.batch_input, self.batch_output),
+                     flex=tier(self.flex_input, self.flex_output))
 
 
 API_BASE = r"^https?://[^/\s:]+"
@@ -75,6 +104,12 @@ class RoleParams(BaseModel):
     """This role's price, for a model seqk cannot price (a self-hosted server) or a negotiated rate."""
     budget_usd: float | None = Field(None, gt=0)
     """Most this role may spend on the run, in US dollars, across every invocation."""
+    batch: bool | None = None
+    """Send this role's calls through the provider's batch API (openai/ and anthropic/ models):
+    half price, results within the provider's window instead of seconds; defaults to the
+    variant's `batch`. Judges always run synchronously (docs/batch.md says why)."""
+    service_tier: Literal["flex"] | None = None
+    """'flex': OpenAI's flex tier (synchronous, about half price, slower, more 429s)."""
 
 
 class Variant(BaseModel):
@@ -140,6 +175,11 @@ class Variant(BaseModel):
     """Retry policy for transient provider errors."""
     budget_usd: float | None = Field(None, gt=0)
     """Most the whole run (every role) may spend, in US dollars, across every invocation."""
+    batch: bool = False
+    """Send the actor's and the critic's calls through their provider's batch API (see each
+    role's `batch`): pass@k is one batch, seq@k one batch per round of attempts."""
+    batch_poll_s: float = Field(30.0, gt=0)
+    """Seconds between two polls of a batch in flight."""
     quota: dict[str, int] = Field(default_factory=dict)
     """Per-model ceiling on calls in this invocation; past it, attempts wait for the next run."""
     options: dict[str, Any] = Field(default_factory=dict)

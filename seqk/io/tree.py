@@ -33,6 +33,8 @@ from seqk.records import AttemptRecord, CallRecord
 
 TOKEN_FIELDS = ("input_tokens", "cached_tokens", "thinking_tokens", "output_tokens")
 CALL_EXTRAS = ("call_index", "cost_usd", "latency_s", "retries", "error", "started_at")
+CALL_TIERS = ("cache_write_tokens", "price_tier")
+"""Per-call fields from schema 4 on; rows from other sources may lack them."""
 ERRORS_DIR = "errors"
 # seq_k's `last_updated` format: UTC, with '-' in place of ':' so it is safe in file names.
 STAMP_FORMAT = "%Y-%m-%dT%H-%M-%SZ"
@@ -144,6 +146,7 @@ def call_json(call: dict[str, Any]) -> dict[str, Any]:
                            "output": call["output"]}
     out |= {name: call[name] for name in TOKEN_FIELDS}
     out |= {name: call[name] for name in CALL_EXTRAS}
+    out |= {name: call.get(name) for name in CALL_TIERS}
     out["started_at"] = _iso(call["started_at"])
     return out
 
@@ -231,7 +234,10 @@ def _call_record(role: str, data: dict[str, Any], default_time: datetime,
         output_tokens=_int(data.get("output_tokens")),
         cost_usd=data.get("cost_usd"), latency_s=data.get("latency_s"),
         retries=int(data.get("retries") or 0), error=data.get("error"),
-        started_at=_time(data.get("started_at"), default_time))
+        started_at=_time(data.get("started_at"), default_time),
+        cache_write_tokens=_int(data.get("cache_write_tokens")),
+        # NULL (a call from before price tiers, or a seq_k tree) was synchronous.
+        price_tier=data.get("price_tier") or "sync")
 
 
 Price = Callable[[str, int | None, int | None, int | None], float | None]

@@ -24,6 +24,10 @@ class Completion:
     cost_usd: float | None = None
     """Set by the pool from the role's price (seqk.models.registry.price_of); providers leave it."""
     retries: int = 0
+    cache_write_tokens: int = 0
+    """Input tokens written to the provider's prompt cache (part of input_tokens)."""
+    price_tier: str = "sync"
+    """'sync' | 'batch' | 'flex': the tier the call is priced at."""
 
 
 class Provider(Protocol):

@@ -8,7 +8,8 @@ import time
 from typing import Any
 
 from seqk.models.base import Completion, key_env_problem, sampling
-from seqk.models.pricing import Price
+from seqk.models.batch.anthropic import anthropic_content
+from seqk.models.pricing import Price, is_anthropic
 from seqk.models.role import RoleSpec
 
 
@@ -30,16 +31,21 @@ class LiteLLMProvider:
     """Hosted APIs (OpenAI, Anthropic, Gemini, Bedrock, ...) through litellm.acompletion."""
 
     name = "litellm"
+    marks_cache = True
+    """Takes the prompt's stable prefix, to mark it cache_control for Anthropic models."""
 
     def serves(self, model: str, api_base: str | None) -> bool:
         """Everything: litellm is the provider of last resort."""
         return True
 
-    async def call(self, spec: RoleSpec, prompt: str) -> Completion:
-        """One litellm.acompletion, its own retries off (the pool retries)."""
+    async def call(self, spec: RoleSpec, prompt: str, cache_prefix: str | None = None) -> Completion:
+        """One litellm.acompletion, its own retries off (the pool retries). For an Anthropic
+        model the stable prefix carries cache_control (others cache without being asked)."""
         assert spec.model is not None
         litellm = import_litellm()
         kwargs: dict[str, Any] = {"num_retries": 0, **sampling(spec)}
+        if spec.service_tier:
+            kwargs["service_tier"] = spec.service_tier
         if spec.timeout_s is not None:
             kwargs["timeout"] = spec.timeout_s
         if spec.api_base:
@@ -50,8 +56,9 @@ class LiteLLMProvider:
             kwargs["api_key"] = os.environ.get(spec.api_key_env)
         kwargs.update(spec.extra)
         start = time.perf_counter()
+        content = anthropic_content(prompt, cache_prefix) if is_anthropic(spec.model) else prompt
         response = await litellm.acompletion(
-            model=spec.model, messages=[{"role": "user", "content": prompt}], **kwargs)
+            model=spec.model, messages=[{"role": "user", "content": content}], **kwargs)
         latency = time.perf_counter() - start
         text = response.choices[0].message.content or ""
         usage = getattr(response, "usage", None)
@@ -61,7 +68,8 @@ class LiteLLMProvider:
         thinking = _usage_field(getattr(usage, "completion_tokens_details", None), "reasoning_tokens")
         return Completion(
             text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=cached,
-            thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency)
+            thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency,
+            cache_write_tokens=_usage_field(usage, "cache_creation_input_tokens"))
 
     def credential_problem(self, role: RoleSpec) -> str | None:
         """The role's `api_key_env` when it names one; else none needed with an `api_base`;
@@ -98,8 +106,31 @@ class LiteLLMProvider:
                 break
         if not entry or entry.get("input_cost_per_token") is None:
             return None
-        per_m = 1_000_000
-        inp = float(entry["input_cost_per_token"]) * per_m
-        out = float(entry.get("output_cost_per_token") or 0.0) * per_m
-        cached = entry.get("cache_read_input_token_cost")
-        return Price(inp, float(cached) * per_m if cached is not None else inp, out)
+        return Price(*_tier_figures(entry, ""), batch=_tier_price(entry, "_batches"),
+                     flex=_tier_price(entry, "_flex"))
+
+
+def _tier_figures(entry: dict[str, Any], suffix: str) -> tuple[float, float, float, float | None]:
+    """(input, cached_input, output, cache_write) per million tokens from litellm's keys for a
+    tier ("" for synchronous, "_batches", "_flex")."""
+    inp = float(entry["input_cost_per_token" + suffix])
+    out = float(entry.get("output_cost_per_token" + suffix) or 0.0)
+    cached = entry.get("cache_read_input_token_cost" + suffix)
+    write = entry.get("cache_creation_input_token_cost" + suffix)
+    if suffix:
+        # Where litellm has no tier figure for the cache, the tier's discount applies to it too.
+        ratio = inp / float(entry["input_cost_per_token"] or inp or 1.0)
+        if cached is None and entry.get("cache_read_input_token_cost") is not None:
+            cached = float(entry["cache_read_input_token_cost"]) * ratio
+        if write is None and entry.get("cache_creation_input_token_cost") is not None:
+            write = float(entry["cache_creation_input_token_cost"]) * ratio
+    per_m = 1_000_000
+    return (inp * per_m, float(cached if cached is not None else inp) * per_m, out * per_m,
+            float(write) * per_m if write is not None else None)
+
+
+def _tier_price(entry: dict[str, Any], suffix: str) -> Price | None:
+    """litellm's batch or flex price of a model, when its map has one."""
+    if entry.get("input_cost_per_token" + suffix) is None:
+        return None
+    return Price(*_tier_figures(entry, suffix))

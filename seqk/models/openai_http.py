@@ -46,9 +46,7 @@ async def chat_completion(spec: RoleSpec, prompt: str, api_base: str) -> Complet
     import aiohttp
 
     assert spec.model is not None
-    body: dict[str, Any] = {"model": spec.model.removeprefix("openai/"),
-                            "messages": [{"role": "user", "content": prompt}], **sampling(spec)}
-    body.update(spec.extra)
+    body = request_body(spec, prompt)
     headers = {}
     key = os.environ.get(spec.api_key_env or "", "")
     if key:
@@ -60,7 +58,23 @@ async def chat_completion(spec: RoleSpec, prompt: str, api_base: str) -> Complet
         if response.status >= 400:
             raise HTTPStatusError(response.status, await response.text(), response.headers)
         data = await response.json(content_type=None)
-    latency = time.perf_counter() - start
+    return parse_chat_completion(data, spec.model, time.perf_counter() - start)
+
+
+def request_body(spec: RoleSpec, prompt: str) -> dict[str, Any]:
+    """The chat-completions body of one call: model, the prompt as one user message, the role's
+    sampling settings, its service tier and its extra parameters."""
+    assert spec.model is not None
+    body: dict[str, Any] = {"model": spec.model.removeprefix("openai/"),
+                            "messages": [{"role": "user", "content": prompt}], **sampling(spec)}
+    if spec.service_tier:
+        body["service_tier"] = spec.service_tier
+    body.update(spec.extra)
+    return body
+
+
+def parse_chat_completion(data: dict[str, Any], model: str, latency_s: float) -> Completion:
+    """A chat-completions response body as a Completion (the four token fields from its usage)."""
     usage = data.get("usage") or {}
     input_tokens = int(usage.get("prompt_tokens") or 0)
     output_tokens = int(usage.get("completion_tokens") or 0)
@@ -68,8 +82,8 @@ async def chat_completion(spec: RoleSpec, prompt: str, api_base: str) -> Complet
     thinking = int((usage.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
     text = data["choices"][0]["message"].get("content") or ""
     return Completion(
-        text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=cached,
-        thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency)
+        text=text, model=model, input_tokens=input_tokens, cached_tokens=cached,
+        thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency_s)
 
 
 class OpenAIHTTPProvider:

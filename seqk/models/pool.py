@@ -62,14 +62,21 @@ class ModelPool:
         return [LimitState(model, api_base, lim.limit, lim.ceiling, lim.lowest, lim.rate_limited)
                 for (model, api_base), lim in self._limits.items()]
 
-    async def complete(self, spec: RoleSpec, prompt: str) -> Completion:
+    async def complete(self, spec: RoleSpec, prompt: str, cache_prefix: str | None = None) -> Completion:
         """One call with retries. Raises ProviderError (with `.retries`) when it finally fails.
 
         Rate limits are retried apart from max_retries (up to max_rate_limit_retries): they say
-        "slower", not "broken", and the model's limit on calls in flight adapts to them."""
+        "slower", not "broken", and the model's limit on calls in flight adapts to them.
+        `cache_prefix`, the start of the prompt a later call repeats, goes to providers that mark
+        it for their cache (Anthropic's cache_control); the others cache by themselves or not at all."""
         model = spec.model
         assert model is not None
-        call = provider_of(spec).call
+        provider = provider_of(spec)
+        if cache_prefix and getattr(provider, "marks_cache", False):
+            async def call(spec: RoleSpec, prompt: str) -> Completion:
+                return await provider.call(spec, prompt, cache_prefix=cache_prefix)  # type: ignore[call-arg]
+        else:
+            call = provider.call
         limit = self._limit(spec)
         breaker = self._breaker(spec)
 
@@ -103,6 +110,9 @@ class ModelPool:
         sleep = self._sleep if breaker is None else breaker.sleeper(self._sleep)
         completion, retries = await with_retries(attempt, self.retry, rng=self._rng, sleep=sleep)
         completion.retries = retries
+        completion.price_tier = spec.price_tier
         completion.cost_usd = cost_usd(model, completion.input_tokens, completion.cached_tokens,
-                                       completion.output_tokens, spec.price, spec.api_base)
+                                       completion.output_tokens, spec.price, spec.api_base,
+                                       cache_write_tokens=completion.cache_write_tokens,
+                                       tier=completion.price_tier)
         return completion

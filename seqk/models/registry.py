@@ -52,9 +52,12 @@ known_price = price_of
 
 
 def cost_usd(model: str, input_tokens: int | None, cached_tokens: int | None, output_tokens: int | None,
-             own: Price | None = None, api_base: str | None = None) -> float | None:
-    """Dollar cost of one call; None (plus one warning per model) when the price is unknown."""
-    return cost_at(model, price_of(model, own, api_base), input_tokens, cached_tokens, output_tokens)
+             own: Price | None = None, api_base: str | None = None, *,
+             cache_write_tokens: int | None = None, tier: str = "sync") -> float | None:
+    """Dollar cost of one call at its price tier; None (plus one warning per model) when the
+    price is unknown."""
+    return cost_at(model, price_of(model, own, api_base), input_tokens, cached_tokens, output_tokens,
+                   cache_write_tokens, tier)
 
 
 def missing_credentials(role: RoleSpec) -> str | None:

@@ -33,6 +33,16 @@ class RoleSpec:
     """The variant's price for this role; None: seqk's table, then litellm's map."""
     budget_usd: float | None = None
     """Most this role may spend on the run (every invocation), in US dollars."""
+    batch: bool = False
+    """Send this role's calls through the provider's batch API (seqk.models.batch): half price,
+    answers within the provider's window (24 h) instead of seconds."""
+    service_tier: str | None = None
+    """'flex': OpenAI's flex tier (synchronous, cheaper, slower, more 429s); None: the default."""
+
+    @property
+    def price_tier(self) -> str:
+        """The tier this role's calls are priced at: 'batch', 'flex' or 'sync'."""
+        return "batch" if self.batch else "flex" if self.service_tier == "flex" else "sync"
 
     def result_fields(self) -> dict[str, Any]:
         """The settings that change what the model says (they go in the fingerprint)."""
@@ -44,4 +54,4 @@ class RoleSpec:
             "api_base": self.api_base, "api_key_env": self.api_key_env,
             "max_concurrency": self.max_concurrency, "timeout_s": self.timeout_s,
             "price": dataclasses.asdict(self.price) if self.price else None,
-            "budget_usd": self.budget_usd}
+            "budget_usd": self.budget_usd, "batch": self.batch, "service_tier": self.service_tier}

@@ -117,6 +117,8 @@ class RunProgress:
         self.interrupted = False
         self.plain: PlainProgress | None = None
         self.every_s = progress_every_s()
+        self.batches = ""
+        self.limits = ""
 
     def on_interrupt(self) -> None:
         """The first Ctrl-C or SIGTERM: say what happens now."""
@@ -156,7 +158,8 @@ class RunProgress:
     def on_event(self, event: Any) -> None:
         if self.verbose:
             self.progress.console.print(self._describe(event.record), highlight=False)
-        limits = limits_text(event.limits)
+        self.limits = limits_text(event.limits)
+        limits = " ".join(x for x in (self.batches, self.limits) if x)
         if event.task_done:
             self.counts[event.task_outcome] += 1
             self.progress.update(self.bar, advance=1, limits=limits, **self.counts)
@@ -164,6 +167,12 @@ class RunProgress:
             self.progress.update(self.bar, limits=limits)
         if self.plain is not None:
             self.plain.add(event)
+
+    def on_batch(self, views: list[Any]) -> None:
+        """Batch mode: the batches not yet collected, with their state and age, on the line."""
+        self.batches = batches_text(views)
+        if self.progress is not None:
+            self.progress.update(self.bar, limits=" ".join(x for x in (self.batches, self.limits) if x))
 
     def _describe(self, r: Any) -> Any:
         """One attempt as printed by --verbose; model text is plain text, never markup."""
@@ -193,6 +202,29 @@ class RunProgress:
             self.plain.stop()
         if self.progress is not None:
             self.progress.stop()
+
+
+def age_text(seconds: float | None) -> str:
+    """'42 s', '12 min', '3.5 h'."""
+    if seconds is None:
+        return "-"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
+def batches_text(views: list[Any]) -> str:
+    """'batches: actor round 2 in_progress 3/6 items, 41 s' for each batch still open."""
+    import time
+    from datetime import UTC
+
+    shown = []
+    for v in views:
+        if v.state in ("ended", "failed", "expired", "cancelled", "lost"):
+            continue
+        age = time.time() - v.submitted_at.replace(tzinfo=UTC).timestamp()
+        shown.append(f"{v.role} round {v.round} {v.state} {v.n_done}/{v.n_items} items, {age_text(age)}")
+    return ("batches: " + "; ".join(shown)) if shown else ""
 
 
 def print_run_summary(out: Any, spec: Any, result: Any, db_path: Path | None) -> None:

@@ -43,12 +43,21 @@ def _figure(label: str, value: str) -> str:
     return f"  {label:<{_LABEL}}{value}"
 
 
+def _cache_share(run: RunMetrics) -> list[str]:
+    """'  cache: 12% of 4,321 input tokens served from it' (cache reads over every input token of
+    the run's calls), or no line when no call reported input."""
+    s = run.spend
+    if s is None or not s.input_tokens:
+        return []
+    return [f"  cache: {s.cached_tokens / s.input_tokens:.0%} of {s.input_tokens:,} input tokens served from it"]
+
+
 def _run_block(run: RunMetrics) -> str:
     name = "seq@t" if run.metric == "seq@k" else "pass@t"
     lines = [run.run_id,
              f"  {run.metric} · K={run.k} · {run.actor_model} · {marked(run.feedback_label, run)}",
              f"  {run.n_started} task(s) · {run.n_error_attempts} errored attempt(s) · "
-             f"cost {fmt_cost(run)}",
+             f"cost {fmt_cost(run)}", *_cache_share(run),
              f"  {'t':>3}  {name}"]
     if run.rejudge_label:
         lines.insert(1, f"  {run.rejudge_label}")

@@ -245,16 +245,16 @@ class BudgetedPool:
         self.pool = pool
         self.gate = gate
 
-    async def complete(self, spec: RoleSpec, prompt: str) -> Any:
+    async def complete(self, spec: RoleSpec, prompt: str, cache_prefix: str | None = None) -> Any:
         """Call the model when its worst case fits; count what it cost."""
         ticket = _TICKET.get()
         if ticket is None:
-            return await self.pool.complete(spec, prompt)
+            return await self.pool.complete(spec, prompt, cache_prefix)
         worst = call_worst_usd(spec, tokens_bound(prompt))
         self.gate.take(ticket, spec.role, worst)
         cost = 0.0
         try:
-            completion = await self.pool.complete(spec, prompt)
+            completion = await self.pool.complete(spec, prompt, cache_prefix)
             cost = completion.cost_usd or 0.0
             return completion
         finally:

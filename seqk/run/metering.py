@@ -11,6 +11,7 @@ from typing import Any
 
 from seqk import seeds
 from seqk.benchmark import AgentUsage
+from seqk.benchmark.prompt import stable_prefix
 from seqk.errors import ProviderError
 from seqk.models import ModelPool, cost_usd, pricing
 from seqk.models.role import RoleSpec
@@ -65,13 +66,17 @@ class MeteredClient:
             raise RuntimeError(f"the {self.role} has no model in this run")
         started = now()
         try:
-            c = await self.pool.complete(self.spec, prompt)
+            # Only the actor's prompts repeat (k samples, or the task under each seq@k attempt);
+            # marking a one-off judge or critic prompt would pay a cache write for nothing.
+            prefix = stable_prefix(prompt) if self.role == "actor" else None
+            c = await self.pool.complete(self.spec, prompt, cache_prefix=prefix)
         except ProviderError as exc:
             self.calls.append(CallRecord(
                 self.role, self.spec.model, prompt, None, None, None, None, None, None, None,
-                getattr(exc, "retries", 0), str(exc), started))
+                getattr(exc, "retries", 0), str(exc), started, price_tier=self.spec.price_tier))
             raise
         self.calls.append(CallRecord(
             self.role, c.model, prompt, c.text, c.input_tokens, c.cached_tokens,
-            c.thinking_tokens, c.output_tokens, c.cost_usd, c.latency_s, c.retries, None, started))
+            c.thinking_tokens, c.output_tokens, c.cost_usd, c.latency_s, c.retries, None, started,
+            c.cache_write_tokens, c.price_tier))
         return c.text

@@ -47,6 +47,7 @@ def plan(spec: RunSpec, db: str | Path | None = None) -> dict[str, Any]:
         "attempts_min": low, "attempts_max": high,
         "critic_calls_max": high if (spec.seq and mode.llm_critic) else 0,
         "actor_cost_low": low_cost, "actor_cost_high": high_cost, "price_known": price_known,
+        "tiers": _tiers(spec, pending),
     }
 
 
@@ -82,3 +83,54 @@ def _actor_cost_range(spec: RunSpec, pending: dict[int, list[int]]) -> tuple[flo
     low = low_tokens * price.input / 1e6
     high = (high_in * price.input + high_out * price.output) / 1e6 if out_max else None
     return low, high, True
+
+
+TURNAROUND = "≤ 24 h each, typically minutes to hours"
+"""What the plan assumes of one batch's turnaround (the providers' completion window)."""
+
+
+def _tiers(spec: RunSpec, pending: dict[int, list[int]]) -> list[dict[str, Any]]:
+    """The actor's cost of the attempts left if every one runs (the high end), synchronous,
+    through the batch API and with prompt caching, and each one's critical path.
+
+    Caching: the stable prefix (the task for seq@k, the whole prompt for pass@k's k samples) is
+    written once per task at 1.25x input (Anthropic; 1x elsewhere) and read at `cached_input` by
+    every later attempt. Output is max_tokens per attempt (0 when unset: input only)."""
+    from seqk.models import price_of
+    from seqk.models.pricing import is_anthropic
+
+    model = spec.actor.model or ""
+    price = price_of(model, spec.actor.price, spec.actor.api_base)
+    if price is None:
+        return []
+    by_index = {t.task_index: t for t in spec.tasks}
+    out_max = spec.actor.max_tokens or 0
+    fresh = reused = written = outputs = 0.0
+    for task_index, indices in pending.items():
+        base = len(by_index[task_index].prompt) / _CHARS_PER_TOKEN
+        attempts = list(range(indices[0], spec.k + 1)) if spec.seq else indices
+        for n, attempt_index in enumerate(attempts):
+            history = (attempt_index - 1) * out_max if spec.seq else 0
+            fresh += history
+            written += base if n == 0 else 0
+            reused += base if n > 0 else 0
+            outputs += out_max
+
+    def cost(tier: str, cached: bool) -> float:
+        p = price.at(tier)
+        write = p.cache_write if p.cache_write is not None else p.input * (1.25 if is_anthropic(model) else 1.0)
+        if not cached:
+            return ((fresh + written + reused) * p.input + outputs * p.output) / 1e6
+        return (fresh * p.input + written * write + reused * p.cached_input + outputs * p.output) / 1e6
+
+    rounds = spec.k if spec.seq else 1
+    critic_rounds = spec.k - 1 if spec.seq and spec.mode.llm_critic and spec.critic.batch else 0
+    calls_in_a_row = f"{spec.k} calls in a row per task" if spec.seq else "one call per attempt, all at once"
+    return [
+        {"tier": "synchronous", "cost_usd": cost("sync", False), "critical_path": calls_in_a_row},
+        {"tier": "batch", "cost_usd": cost("batch", False),
+         "critical_path": f"{rounds + critic_rounds} batch round(s) × turnaround ({TURNAROUND})"},
+        {"tier": "synchronous + caching", "cost_usd": cost("sync", True), "critical_path": calls_in_a_row},
+        {"tier": "batch + caching", "cost_usd": cost("batch", True),
+         "critical_path": f"{rounds + critic_rounds} batch round(s) × turnaround"},
+    ]

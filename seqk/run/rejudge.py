@@ -78,8 +78,8 @@ def rejudge_spec(source_run_id: str, judge: RoleSpec, *, first_attempt_only: boo
     options = bench.Options.model_validate(json.loads(row["options"] or "{}"))
     tasks = _same_tasks(bench.load_tasks(options), stored_tasks, source_run_id)
     actor_config = config.get("actor") or {}
-    actor = RoleSpec(role="actor", model=row["actor_model"],
-                     **{name: actor_config.get(name) for name in _ACTOR_FIELDS if name != "extra"},
+    sampling: dict[str, Any] = {name: actor_config.get(name) for name in _ACTOR_FIELDS if name != "extra"}
+    actor = RoleSpec(role="actor", model=row["actor_model"], **sampling,
                      extra=actor_config.get("extra") or {})
     parts = source_run_id.split("/")
     slot = (path_safe(judge.model) if judge.model else bench.verifier) + \

@@ -333,27 +333,30 @@ class Engine:
 def run(spec: RunSpec, db: str | Path | None = None,
         on_event: Callable[[AttemptEvent], None] | None = None,
         on_prepared: Callable[[Prepared], None] | None = None,
-        on_interrupt: Callable[[], None] | None = None) -> RunResult:
+        on_interrupt: Callable[[], None] | None = None,
+        make_engine: Callable[..., Engine] | None = None) -> RunResult:
     """Run one variant to completion (or until Ctrl-C / SIGTERM), resuming what is stored.
 
     `on_interrupt` is called when the first signal arrives, before the final write; the
-    signal handlers that were in place before the run are back when it returns."""
+    signal handlers that were in place before the run are back when it returns. `make_engine`
+    builds the engine in place of Engine (batch mode: seqk.run.rounds)."""
     db = db if db is not None else spec.db
     preflight.before_run(spec)
     with store.run_lease(db, spec.run_id):
-        return _run_leased(spec, db, on_event, on_prepared, on_interrupt)
+        return _run_leased(spec, db, on_event, on_prepared, on_interrupt, make_engine)
 
 
 def _run_leased(spec: RunSpec, db: str | Path | None,
                 on_event: Callable[[AttemptEvent], None] | None,
                 on_prepared: Callable[[Prepared], None] | None,
-                on_interrupt: Callable[[], None] | None = None) -> RunResult:
+                on_interrupt: Callable[[], None] | None = None,
+                make_engine: Callable[..., Engine] | None = None) -> RunResult:
     prepared = prepare(spec, db)
     if on_prepared is not None:
         on_prepared(prepared)
 
     async def main() -> RunResult:
-        engine = Engine(spec, prepared, db, on_event, budget=gate_for(spec, db))
+        engine = (make_engine or Engine)(spec, prepared, db, on_event, budget=gate_for(spec, db))
         loop = asyncio.get_running_loop()
         current = asyncio.current_task()
         assert current is not None

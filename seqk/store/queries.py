@@ -102,7 +102,7 @@ def generation_paid(con: Connection, *, run_id: Any, generation: Any) -> list[di
     """What the attempts of one generation of a run paid, as a restart would discard it: n_attempts
     (every attempt row, errors included), cost_usd (the priced calls' sum; NULL when no call was
     priced), n_unpriced_calls (calls that returned tokens but have no price), input_tokens and
-    output_tokens (every call). (resume.sql:82)"""
+    output_tokens (every call). (resume.sql:84)"""
     return run(con, 'generation_paid', {'run_id': run_id, 'generation': generation}, 'rows')
 
 
@@ -184,6 +184,63 @@ def import_valid_slots(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]
     return run(con, 'import_valid_slots', {'run_id': run_id}, 'tuples')
 
 
+def insert_batch(
+    con: Connection,
+    *,
+    batch_key: Any,
+    run_id: Any,
+    generation: Any,
+    provider: Any,
+    api_base: Any,
+    model: Any,
+    role: Any,
+    round: Any,
+    n_items: Any,
+    at: Any,
+) -> None:
+    """Records a batch about to be submitted (state 'submitting', no provider id yet): written before
+    the provider is called, so a crash between the two leaves a row to look the batch up by.
+    (batches.sql:1)"""
+    return run(con, 'insert_batch', {
+        'batch_key': batch_key,
+        'run_id': run_id,
+        'generation': generation,
+        'provider': provider,
+        'api_base': api_base,
+        'model': model,
+        'role': role,
+        'round': round,
+        'n_items': n_items,
+        'at': at,
+    }, 'none')
+
+
+def insert_batch_items(
+    con: Connection,
+    *,
+    batch_key: Any,
+    custom_ids: Any,
+    run_id: Any,
+    generation: Any,
+    task_indices: Any,
+    attempt_indices: Any,
+    roles: Any,
+    prompt_sha256s: Any,
+) -> None:
+    """Records every item of a batch (the lists zip, one item per position) with the slot it answers.
+    (batches.sql:9)"""
+    return run(con, 'insert_batch_items', {
+        'batch_key': batch_key,
+        'custom_ids': custom_ids,
+        'run_id': run_id,
+        'generation': generation,
+        'task_indices': task_indices,
+        'attempt_indices': attempt_indices,
+        'roles': roles,
+        'prompt_sha256s': prompt_sha256s,
+    }, 'none')
+
+
 def insert_call(
     con: Connection,
     *,
@@ -206,6 +263,8 @@ def insert_call(
     retries: Any,
     error: Any,
     started_at: Any,
+    cache_write_tokens: Any,
+    price_tier: Any,
 ) -> None:
     """Appends one call row (a critic call made for an earlier attempt's late feedback); returns
     nothing. (resume.sql:55)"""
@@ -229,6 +288,8 @@ def insert_call(
         'retries': retries,
         'error': error,
         'started_at': started_at,
+        'cache_write_tokens': cache_write_tokens,
+        'price_tier': price_tier,
     }, 'none')
 
 
@@ -295,7 +356,7 @@ def kept_outputs(
     row and whose latest row is a judge-stage error that kept the actor's output: the next run asks
     the judge again on that output instead of sampling the actor anew (re-rolling the actor until
     the judge parses would bias success upward). k is the K the kept prompt was built with.
-    (resume.sql:64)"""
+    (resume.sql:66)"""
     return run(con, 'kept_outputs', {
         'run_id': run_id,
         'generation': generation,
@@ -315,6 +376,13 @@ def link_rejudged_slots(con: Connection, *, k: Any, run_id: Any, source_run_id: 
     judged too; an attempt whose actor failed has nothing to judge). Returns nothing.
     (rejudge.sql:1)"""
     return run(con, 'link_rejudged_slots', {'k': k, 'run_id': run_id, 'source_run_id': source_run_id}, 'none')
+
+
+def list_batches(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
+    """The batches of the given runs (all of them when run_ids is NULL), newest first: run_id, role,
+    round, provider, batch_id, n_items, n_done, state, submitted_at, updated_at, finished_at and
+    age_s (seconds from submission to now, or to the end for a finished batch). (batches.sql:34)"""
+    return run(con, 'list_batches', {'run_ids': run_ids}, 'rows')
 
 
 def list_runs(con: Connection) -> list[dict[str, Any]]:
@@ -407,6 +475,13 @@ def restart_run(con: Connection, *, k: Any, config: Any, run_id: Any) -> None:
     return run(con, 'restart_run', {'k': k, 'config': config, 'run_id': run_id}, 'none')
 
 
+def run_batch_items(con: Connection, *, run_id: Any, generation: Any) -> list[dict[str, Any]]:
+    """Every batch item of a run's generation with its batch (oldest batch first): custom_id, slot
+    (task_index, attempt_index, role), prompt_sha256, and the batch's key, provider id, provider,
+    api_base, model, state and submitted_at. (batches.sql:23)"""
+    return run(con, 'run_batch_items', {'run_id': run_id, 'generation': generation}, 'rows')
+
+
 def run_curves(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> list[dict[str, Any]]:
     """Every run_curve_of column for the given runs, one row per (run, t), by run then t.
     (metrics.sql:25)"""
@@ -436,6 +511,28 @@ def seq_history(con: Connection, *, run_id: Any, generation: Any, task_indices: 
         'generation': generation,
         'task_indices': task_indices,
     }, 'rows')
+
+
+def set_batch_state(
+    con: Connection,
+    *,
+    batch_id: Any,
+    state: Any,
+    n_done: Any,
+    at: Any,
+    finished_at: Any,
+    batch_key: Any,
+) -> None:
+    """Records what the provider said of a batch: its id (kept once known), state, items done.
+    (batches.sql:16)"""
+    return run(con, 'set_batch_state', {
+        'batch_id': batch_id,
+        'state': state,
+        'n_done': n_done,
+        'at': at,
+        'finished_at': finished_at,
+        'batch_key': batch_key,
+    }, 'none')
 
 
 def set_schema_info(con: Connection, *, key: Any, value: Any) -> None:

@@ -61,6 +61,7 @@ _CALL_COLUMNS = (
     "attempt_uid", "run_id", "generation", "task_index", "attempt_index", "call_index", "role",
     "model", "prompt", "output", "input_tokens", "cached_tokens", "thinking_tokens",
     "output_tokens", "cost_usd", "latency_s", "retries", "error", "started_at",
+    "cache_write_tokens", "price_tier",
 )
 
 

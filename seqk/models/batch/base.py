@@ -1,0 +1,77 @@
+"""What every batch API takes and gives: requests, a batch's status, per-item results, and the
+interface (BatchProvider) the rounds call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from seqk.errors import ProviderError
+from seqk.models.base import Completion
+from seqk.models.role import RoleSpec
+
+
+@dataclass(frozen=True)
+class BatchRequest:
+    """One call to make inside a batch."""
+
+    custom_id: str
+    """Unique inside its batch; seqk's slot of the call (seqk.run.rounds.custom_id)."""
+    spec: RoleSpec
+    prompt: str
+    cache_prefix: str | None = None
+    """The start of `prompt` the next request repeats (Anthropic: marked cache_control)."""
+
+
+@dataclass(frozen=True)
+class BatchStatus:
+    """A batch as the provider reports it."""
+
+    state: str
+    """'in_progress' (validating, running, finalizing) | 'ended' | 'failed' | 'expired' |
+    'cancelled': every state but in_progress is final, and results() reads what finished."""
+    n_done: int = 0
+    """Items finished (successfully or not), as the provider counts them."""
+    n_items: int = 0
+
+
+@dataclass
+class ItemResult:
+    """One item's outcome: a completion, or the error the provider gave it."""
+
+    custom_id: str
+    completion: Completion | None = None
+    error: ProviderError | None = None
+
+
+FINAL_STATES = ("ended", "failed", "expired", "cancelled")
+
+
+class BatchProvider(Protocol):
+    """One provider's batch API."""
+
+    name: str
+    max_items: int
+    """Most requests in one batch."""
+    max_bytes: int
+    """Most bytes of requests in one batch."""
+
+    def request_bytes(self, request: BatchRequest) -> int:
+        """Bytes this request adds to a batch (to split at max_bytes)."""
+        ...
+
+    async def submit(self, requests: list[BatchRequest], key: str) -> str:
+        """Create a batch of `requests` tagged with seqk's idempotency `key`; its batch id."""
+        ...
+
+    async def find(self, key: str, n_items: int, since_unix: float) -> str | None:
+        """The id of a batch submitted with `key` (after a crash between submit and record), or None."""
+        ...
+
+    async def poll(self, batch_id: str) -> BatchStatus:
+        """The batch's state now."""
+        ...
+
+    async def results(self, batch_id: str) -> dict[str, ItemResult]:
+        """custom_id -> outcome of every item the provider reports (final batches only)."""
+        ...
