@@ -206,7 +206,7 @@ def test_status_updated_is_the_last_attempts_time_else_the_runs_creation(tmp_pat
     run_toy(tmp_path, db)
     with duckdb.connect(str(db)) as con:
         # The run row's own timestamps are left far from any attempt's, so only the right one matches.
-        con.execute("UPDATE runs SET created_at = '2001-02-03 04:05:06', updated_at = '2000-01-01'")
+        con.execute("UPDATE run_rows SET created_at = '2001-02-03 04:05:06', updated_at = '2000-01-01'")
         last = con.execute("SELECT max(finished_at) FROM attempts").fetchone()[0]
     status = runner.invoke(app, ["status", "--db", str(db)])
     assert status.exit_code == 0 and str(last)[:19] in status.output and "2000-01-01" not in status.output

@@ -144,7 +144,7 @@ def test_lift_flips_framing_and_pairing(fixture_db):
 def seed_runs(db, seeds: dict[str, int | None]) -> None:
     with store.connect(db) as con:
         for run_id, seed in seeds.items():
-            con.execute("UPDATE runs SET config = ? WHERE run_id = ?",
+            con.execute("UPDATE run_rows SET config = ? WHERE run_id = ?",
                         [json.dumps({"actor": {"seed": seed}}), run_id])
 
 

@@ -1,4 +1,7 @@
-"""The one door to DuckDB.
+"""The one door to DuckDB, and to a DuckLake (seqk/store/lake.py) behind the same functions.
+
+`--db` / $SEQK_DB / `db:` name a DuckDB file (the default, runs/seqk.duckdb) or a lake
+(`ducklake:postgres:...`); `connect` dispatches on it, and every query runs unchanged on both.
 
 A run holds the database file only for short, batched transactions: open, write
 a batch of whole attempts, close. DuckDB lets one process hold a file at a time,
@@ -23,7 +26,7 @@ import duckdb
 
 from seqk.errors import BadInput, NotFound, QueryError, RunConflict, StoreBusy
 from seqk.records import AttemptRecord, FeedbackFill
-from seqk.store import queries
+from seqk.store import lake, queries
 from seqk.store.sqlfiles import migrations, q, schema, views
 
 DEFAULT_DB = "runs/seqk.duckdb"
@@ -33,6 +36,31 @@ _LOCK_MESSAGE = re.compile(r"lock", re.IGNORECASE)
 def default_db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     """The database path: explicit argument, else $SEQK_DB, else runs/seqk.duckdb."""
     return Path(explicit or os.environ.get("SEQK_DB") or DEFAULT_DB)
+
+
+def resolve(explicit: str | os.PathLike[str] | None = None) -> str | Path:
+    """The database: a lake URL as given (a Path would fold its `//`), else default_db_path."""
+    chosen = explicit or os.environ.get("SEQK_DB")
+    if lake.is_lake(chosen):
+        return str(chosen)
+    return default_db_path(chosen)
+
+
+def exists(db: str | os.PathLike[str] | None) -> bool:
+    """Whether the database is there to read (a lake is taken to be)."""
+    target = resolve(db)
+    return isinstance(target, str) or target.exists()
+
+
+def home(db: str | os.PathLike[str] | None) -> Path:
+    """The folder beside the database where run folders go by default (runs/ for a lake)."""
+    target = resolve(db)
+    return Path(DEFAULT_DB).parent if isinstance(target, str) else target.parent
+
+
+def display(db: str | os.PathLike[str] | None) -> str:
+    """The database as a user named it, for messages."""
+    return str(resolve(db))
 
 
 def _is_lock_conflict(exc: BaseException) -> bool:
@@ -50,7 +78,12 @@ def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = Fal
     (durable, replayed by the next open) and makes a batch write's close ~10x
     cheaper; DuckDB still checkpoints by itself once the log passes 16 MB.
     """
-    db = default_db_path(path)
+    target = resolve(path)
+    if isinstance(target, str):
+        with lake.session(target, read_only, _prepare_lake) as con:
+            yield con
+        return
+    db = target
     if read_only and not db.exists():
         raise NotFound(f"no database at {db} (set --db or SEQK_DB, or run `seqk run` first)")
     if db.is_dir():
@@ -94,6 +127,33 @@ def _open(db: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection
                 raise StoreBusy(f"{db} stayed locked by another process for {wait_s:.0f}s: {exc}") from None
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, 0.2)
+
+
+def _prepare_lake(con: duckdb.DuckDBPyConnection, url: lake.LakeUrl, read_only: bool) -> None:
+    """A new lake session: tables brought up to date (once, across processes), views in the session."""
+    try:
+        version = int(dict(queries.get_schema_info(con)).get("schema_version", 0))
+    except duckdb.CatalogException:
+        version = 0
+    if version > schema_version():
+        raise BadInput(f"this lake has schema {version}, made by a newer seqk than this one "
+                       f"(schema {schema_version()}): upgrade seqk to read it")
+    if version < schema_version():
+        if read_only:
+            raise NotFound(f"no seqk tables in the lake {url.display()} (run `seqk run` against it first)")
+        with lake.setup_lock(url):
+            try:
+                version = int(dict(queries.get_schema_info(con)).get("schema_version", 0))
+            except duckdb.CatalogException:
+                version = 0
+            with transaction(con):
+                if version == 0:
+                    con.execute(lake.lake_schema(schema()))
+                else:
+                    for _number, _name, sql in migrations()[version:]:
+                        con.execute(lake.lake_schema(sql))
+                queries.add_schema_info(con, key="schema_version", value=str(schema_version()))
+    con.execute(lake.temp_views(views()))
 
 
 def schema_version() -> int:
@@ -143,16 +203,23 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 
 @contextmanager
-def run_lease(path: str | os.PathLike[str] | None, run_id: str) -> Iterator[None]:
+def run_lease(path: str | os.PathLike[str] | None, run_id: str,
+              task_indices: Sequence[int] = ()) -> Iterator[None]:
     """Hold the right to run `run_id` against this database, for this process only.
 
     The database file is free between batches, so without this two `seqk run` of one
     variant would both schedule every missing attempt. An OS file lock, released by the
-    kernel if the process dies, under .seqk-locks/ beside the database.
+    kernel if the process dies, under .seqk-locks/ beside the database. On a lake, PostgreSQL
+    advisory locks on each of `task_indices`: other processes may run the run's other tasks.
     """
     import fcntl
 
-    db = default_db_path(path)
+    target = resolve(path)
+    if isinstance(target, str):
+        with lake.lease(target, run_id, task_indices):
+            yield
+        return
+    db = target
     folder = db.parent / ".seqk-locks"
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -230,9 +297,9 @@ def extend_run(con: duckdb.DuckDBPyConnection, run_id: str, k: int, config: str)
     con.execute(q("extend_run"), {"run_id": run_id, "k": k, "config": config})
 
 
-def restart_run(con: duckdb.DuckDBPyConnection, run_id: str, k: int, config: str) -> None:
-    """Raise the run's k in a fresh generation."""
-    con.execute(q("restart_run"), {"run_id": run_id, "k": k, "config": config})
+def restart_run(con: duckdb.DuckDBPyConnection, run_id: str, k: int, generation: int, config: str) -> None:
+    """Raise the run's k in a fresh generation (the next one, given)."""
+    con.execute(q("restart_run"), {"run_id": run_id, "k": k, "generation": generation, "config": config})
 
 
 def link_rejudged_slots(con: duckdb.DuckDBPyConnection, run_id: str, source_run_id: str, k: int) -> None:
@@ -338,12 +405,14 @@ def insert_tasks(con: duckdb.DuckDBPyConnection, run_id: str, rows: Sequence[dic
         con.unregister("seqk_task_batch")
 
 
-def finish_run(con: duckdb.DuckDBPyConnection, run_id: str | None) -> None:
+def finish_run(con: duckdb.DuckDBPyConnection, run_id: str | None, *, is_lake: bool = False) -> None:
     """A run's last write: stamp the run as updated, and fold the write-ahead log into the
-    file, since someone may copy the .duckdb without its .wal."""
+    file, since someone may copy the .duckdb without its .wal. (On a lake, CHECKPOINT would
+    compact the whole lake: `seqk lake compact` does that when asked.)"""
     if run_id is not None:
         con.execute(q("touch_run"), {"run_id": run_id})
-    con.execute("CHECKPOINT")
+    if not is_lake:
+        con.execute("CHECKPOINT")
 
 
 def insert_imported_run(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> None:
