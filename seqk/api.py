@@ -57,7 +57,7 @@ def run_variant(variant: str | os.PathLike[str] | RunSpec, db: str | os.PathLike
     from seqk.run import scheduler as engine
 
     spec = variant if isinstance(variant, RunSpec) else load_variant(variant, overrides)
-    db_path = store.default_db_path(db if db is not None else spec.db)
+    db_path = store.resolve(db if db is not None else spec.db)
     exporting.preflight(spec, no_upload=not upload)
     result = engine.run(spec, db_path, on_event=on_event, on_prepared=on_prepared,
                         on_interrupt=on_interrupt)

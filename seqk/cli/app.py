@@ -112,8 +112,10 @@ app = typer.Typer(
          "samples k times (pass@k)?",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
-DbOption = Annotated[Path | None, typer.Option(
-    "--db", metavar="FILE", help="DuckDB file (default: $SEQK_DB, else runs/seqk.duckdb).")]
+# A str, not a Path: a lake URL's `s3://` would lose a slash to Path.
+DbOption = Annotated[str | None, typer.Option(
+    "--db", metavar="FILE|URL", help="DuckDB file, or a lake (ducklake:postgres:...; docs/many-machines.md) "
+                                     "(default: $SEQK_DB, else runs/seqk.duckdb).")]
 
 
 def console(stderr: bool = False) -> Any:

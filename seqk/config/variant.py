@@ -128,7 +128,8 @@ class Variant(BaseModel):
     concurrency: int = Field(16, gt=0)
     """Tasks in flight at once."""
     db: str | None = None
-    """DuckDB file (else --db, $SEQK_DB, runs/seqk.duckdb)."""
+    """DuckDB file, or a lake URL `ducklake:postgres:<dsn>[;data=s3://bucket/prefix/]` (else --db,
+    $SEQK_DB, runs/seqk.duckdb)."""
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     """Retry policy for transient provider errors."""
     budget_usd: float | None = Field(None, gt=0)

@@ -158,8 +158,8 @@ def prior_estimate(spec: RunSpec) -> dict[str, float]:
 
 def stored_spend(spec: RunSpec, db: str | os.PathLike[str] | None) -> tuple[dict[str, float], int]:
     """What the run has spent so far, per role, and how many attempts made calls."""
-    path = store.default_db_path(db)
-    if not path.exists():
+    path = store.resolve(db)
+    if not store.exists(path):
         return {}, 0
     with store.connect(path, read_only=True) as con:
         rows = store.select_rows(con, "run_spend_by_role", run_id=spec.run_id)

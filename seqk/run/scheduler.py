@@ -95,7 +95,10 @@ class Engine:
         self.prepared = prepared
         self.pool = ModelPool(spec.retry, spec.quota,
                               default_concurrency=max(spec.concurrency * spec.k, 16))
-        self.writer = Writer(db, interval_s=flush_interval_s, run_id=spec.run_id)
+        # A lake commits about once a second: each commit is a catalog transaction that other
+        # writers may have to retry against.
+        self.writer = Writer(db, interval_s=max(flush_interval_s, 1.0) if store.is_lake(db) else flush_interval_s,
+                             run_id=spec.run_id)
         self.on_event = on_event
         self.budget = budget
         self.result = RunResult(prepared)
@@ -349,7 +352,7 @@ def run(spec: RunSpec, db: str | Path | None = None,
     db = db if db is not None else spec.db
     check_credentials(spec)
     check_models(spec)
-    with store.run_lease(db, spec.run_id):
+    with store.run_lease(db, spec.run_id, [t.task_index for t in spec.tasks]):
         return _run_leased(spec, db, on_event, on_prepared, on_interrupt)
 
 

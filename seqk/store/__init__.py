@@ -46,6 +46,11 @@ def resolve(explicit: str | os.PathLike[str] | None = None) -> str | Path:
     return default_db_path(chosen)
 
 
+def is_lake(db: object) -> bool:
+    """Whether the database named is a lake (a `ducklake:` URL)."""
+    return lake.is_lake(db)
+
+
 def exists(db: str | os.PathLike[str] | None) -> bool:
     """Whether the database is there to read (a lake is taken to be)."""
     target = resolve(db)
