@@ -93,8 +93,11 @@ def create_database(pg: Postgres, name: str) -> str:
 @contextlib.contextmanager
 def moto_s3() -> Iterator[str]:
     """moto's S3 on loopback; yields its endpoint URL (http://127.0.0.1:PORT)."""
+    import logging
+
     from moto.server import ThreadedMotoServer
 
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # a line per S3 request otherwise
     port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()

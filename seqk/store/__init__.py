@@ -146,18 +146,14 @@ def _prepare_lake(con: duckdb.DuckDBPyConnection, url: lake.LakeUrl, read_only: 
     if version < schema_version():
         if read_only:
             raise NotFound(f"no seqk tables in the lake {url.display()} (run `seqk run` against it first)")
-        with lake.setup_lock(url):
-            try:
-                version = int(dict(queries.get_schema_info(con)).get("schema_version", 0))
-            except duckdb.CatalogException:
-                version = 0
-            with transaction(con):
-                if version == 0:
-                    con.execute(lake.lake_schema(schema()))
-                else:
-                    for _number, _name, sql in migrations()[version:]:
-                        con.execute(lake.lake_schema(sql))
-                queries.add_schema_info(con, key="schema_version", value=str(schema_version()))
+        # Under lake.setup_lock (taken by lake.session for a writer): one process at a time.
+        with transaction(con):
+            if version == 0:
+                con.execute(lake.lake_schema(schema()))
+            else:
+                for _number, _name, sql in migrations()[version:]:
+                    con.execute(lake.lake_schema(sql))
+            queries.add_schema_info(con, key="schema_version", value=str(schema_version()))
     con.execute(lake.temp_views(views()))
 
 

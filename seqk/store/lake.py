@@ -39,7 +39,7 @@ from typing import Any
 
 import duckdb
 
-from seqk.errors import BadInput, MissingExtra, RunConflict, StoreBusy
+from seqk.errors import BadInput, MissingExtra, NotFound, RunConflict, StoreBusy
 
 PREFIX = "ducklake:"
 CATALOG = "lake"
@@ -161,6 +161,8 @@ def _attach(url: LakeUrl, read_only: bool) -> duckdb.DuckDBPyConnection:
     except duckdb.Error as exc:
         con.close()
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if read_only and "does not exist" in first:
+            raise NotFound(f"no lake at {url.display()} yet (run `seqk run` against it first)") from None
         raise BadInput(f"cannot open the lake {url.display()}: {first}") from None
     return con
 
@@ -178,12 +180,15 @@ def session(url_text: str, read_only: bool,
     with _lock:
         con = _sessions.get(key)
         if con is None:
-            con = _attach(url, read_only)
-            try:
-                prepare(con, url, read_only)
-            except BaseException:
-                con.close()
-                raise
+            # A fresh lake is initialised by the first ATTACH, and its tables created by the first
+            # session: writers starting at once must take turns, or PostgreSQL refuses the second.
+            with contextlib.nullcontext() if read_only else setup_lock(url):
+                con = _attach(url, read_only)
+                try:
+                    prepare(con, url, read_only)
+                except BaseException:
+                    con.close()
+                    raise
             _sessions[key] = con
         yield con
 
