@@ -23,12 +23,14 @@ SELECT r.* REPLACE (greatest(r.k, coalesce(e.k, r.k)) AS k,
 FROM registered r LEFT JOIN events e USING (run_id);
 
 -- Every attempt row once (a lake has no primary key: a batch written twice after an ambiguous
--- commit shows once), with the latest late feedback (feedback_fills) applied.
+-- commit shows once; see current_attempts_of), with the latest late feedback (feedback_fills)
+-- applied.
 CREATE OR REPLACE VIEW attempts_filled AS
 SELECT a.* REPLACE (CASE WHEN f.attempt_uid IS NULL THEN a.feedback ELSE f.feedback END AS feedback,
                     CASE WHEN f.attempt_uid IS NULL THEN a.error ELSE f.error END AS error)
 FROM (SELECT * FROM attempts
-      QUALIFY row_number() OVER (PARTITION BY run_id, attempt_uid ORDER BY finished_at) = 1) a
+--lake-only: QUALIFY row_number() OVER (PARTITION BY run_id, attempt_uid ORDER BY finished_at) = 1
+     ) a
 LEFT JOIN (SELECT attempt_uid, feedback, error FROM feedback_fills
            QUALIFY row_number() OVER (PARTITION BY attempt_uid ORDER BY filled_at DESC) = 1) f
        USING (attempt_uid);
@@ -54,6 +56,11 @@ SELECT a.attempt_uid, a.run_id, r.run_no, a.task_index, a.attempt_index, a.statu
 FROM attempts a
 JOIN numbered r ON a.run_id = r.run_id AND a.generation = r.generation
 WHERE a.status = 'ok'
+-- A lake has no primary key: a batch written twice (a commit that succeeded but reported
+-- failure, then retried) must still count once. A DuckDB file's key on attempt_uid rules that
+-- out, and this ranking doubles the memory of a million-attempt report, so only a lake's
+-- session (seqk/store/lake.py temp_views) turns the next line on.
+--lake-only: QUALIFY row_number() OVER (PARTITION BY a.attempt_uid ORDER BY a.finished_at) = 1
 UNION ALL
 SELECT attempt_uid, run_id, run_no, task_index, attempt_index, status, success, score, finished_at
 FROM (
@@ -70,9 +77,9 @@ FROM (
                                ORDER BY e.finished_at DESC, e.attempt_uid DESC) = 1
 );
 
--- The whole attempts row that counts in each slot, for every run.
+-- The whole attempts row that counts in each slot, for every run (late feedback applied).
 CREATE OR REPLACE VIEW current_attempts AS
-SELECT a.* FROM current_attempts_of() c JOIN attempts a USING (attempt_uid);
+SELECT a.* FROM current_attempts_of() c JOIN attempts_filled a USING (attempt_uid);
 
 -- Every call of the current generation, whatever its attempt's fate: what was paid for.
 CREATE OR REPLACE VIEW current_calls AS

@@ -27,45 +27,11 @@ import duckdb
 from seqk.errors import BadInput, NotFound, QueryError, RunConflict, StoreBusy
 from seqk.records import AttemptRecord, FeedbackFill
 from seqk.store import lake, queries
+from seqk.store.location import DEFAULT_DB, default_db_path, display, exists, home, is_lake, resolve
 from seqk.store.sqlfiles import migrations, q, schema, views
 
-DEFAULT_DB = "runs/seqk.duckdb"
+__all__ = ["DEFAULT_DB", "default_db_path", "display", "exists", "home", "is_lake", "resolve"]  # from .location
 _LOCK_MESSAGE = re.compile(r"lock", re.IGNORECASE)
-
-
-def default_db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The database path: explicit argument, else $SEQK_DB, else runs/seqk.duckdb."""
-    return Path(explicit or os.environ.get("SEQK_DB") or DEFAULT_DB)
-
-
-def resolve(explicit: str | os.PathLike[str] | None = None) -> str | Path:
-    """The database: a lake URL as given (a Path would fold its `//`), else default_db_path."""
-    chosen = explicit or os.environ.get("SEQK_DB")
-    if lake.is_lake(chosen):
-        return str(chosen)
-    return default_db_path(chosen)
-
-
-def is_lake(db: object) -> bool:
-    """Whether the database named is a lake (a `ducklake:` URL)."""
-    return lake.is_lake(db)
-
-
-def exists(db: str | os.PathLike[str] | None) -> bool:
-    """Whether the database is there to read (a lake is taken to be)."""
-    target = resolve(db)
-    return isinstance(target, str) or target.exists()
-
-
-def home(db: str | os.PathLike[str] | None) -> Path:
-    """The folder beside the database where run folders go by default (runs/ for a lake)."""
-    target = resolve(db)
-    return Path(DEFAULT_DB).parent if isinstance(target, str) else target.parent
-
-
-def display(db: str | os.PathLike[str] | None) -> str:
-    """The database as a user named it, for messages."""
-    return str(resolve(db))
 
 
 def _is_lock_conflict(exc: BaseException) -> bool:
@@ -85,7 +51,7 @@ def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = Fal
     """
     target = resolve(path)
     if isinstance(target, str):
-        with lake.session(target, read_only, _prepare_lake) as con:
+        with lake.session(target, read_only) as con:
             yield con
         return
     db = target
@@ -132,29 +98,6 @@ def _open(db: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection
                 raise StoreBusy(f"{db} stayed locked by another process for {wait_s:.0f}s: {exc}") from None
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, 0.2)
-
-
-def _prepare_lake(con: duckdb.DuckDBPyConnection, url: lake.LakeUrl, read_only: bool) -> None:
-    """A new lake session: tables brought up to date (once, across processes), views in the session."""
-    try:
-        version = int(dict(queries.get_schema_info(con)).get("schema_version", 0))
-    except duckdb.CatalogException:
-        version = 0
-    if version > schema_version():
-        raise BadInput(f"this lake has schema {version}, made by a newer seqk than this one "
-                       f"(schema {schema_version()}): upgrade seqk to read it")
-    if version < schema_version():
-        if read_only:
-            raise NotFound(f"no seqk tables in the lake {url.display()} (run `seqk run` against it first)")
-        # Under lake.setup_lock (taken by lake.session for a writer): one process at a time.
-        with transaction(con):
-            if version == 0:
-                con.execute(lake.lake_schema(schema()))
-            else:
-                for _number, _name, sql in migrations()[version:]:
-                    con.execute(lake.lake_schema(sql))
-            queries.add_schema_info(con, key="schema_version", value=str(schema_version()))
-    con.execute(lake.temp_views(views()))
 
 
 def schema_version() -> int:
@@ -467,3 +410,13 @@ def resolve_run_ids(con: duckdb.DuckDBPyConnection, patterns: Sequence[str]) -> 
             raise NotFound(f"no run matches {pattern!r}; `seqk status` lists the runs")
         chosen.extend(h for h in hits if h not in chosen)
     return chosen
+
+
+def compact_lake(db: str | os.PathLike[str] | None, keep_hours: float = 24.0) -> lake.Compaction:
+    """`seqk lake compact`: merge the lake's small files and expire snapshots older than
+    `keep_hours` (BadInput for a DuckDB file, which needs none of it)."""
+    target = resolve(db)
+    if not isinstance(target, str):
+        raise BadInput(f"--db {target} is a DuckDB file; `seqk lake compact` works on a lake (ducklake:...)")
+    with connect(target) as con:
+        return lake.compact(con, keep_hours)

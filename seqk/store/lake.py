@@ -167,14 +167,41 @@ def _attach(url: LakeUrl, read_only: bool) -> duckdb.DuckDBPyConnection:
     return con
 
 
-@contextlib.contextmanager
-def session(url_text: str, read_only: bool,
-            prepare: Any) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The process's connection to the lake (made once, kept), held by this thread for the block.
+def _prepare(con: duckdb.DuckDBPyConnection, url: LakeUrl, read_only: bool) -> None:
+    """A new session: the lake's tables brought up to date (under setup_lock, taken by session()
+    for a writer), this session's views created."""
+    from seqk.store import queries
+    from seqk.store.sqlfiles import migrations, schema, views
 
-    `prepare(con, url, read_only)` runs once per new connection: it brings the lake's tables up
-    to date and creates this session's views.
-    """
+    current = len(migrations())
+    try:
+        version = int(dict(queries.get_schema_info(con)).get("schema_version", 0))
+    except duckdb.CatalogException:
+        version = 0
+    if version > current:
+        raise BadInput(f"this lake has schema {version}, made by a newer seqk than this one "
+                       f"(schema {current}): upgrade seqk to read it")
+    if version < current:
+        if read_only:
+            raise NotFound(f"no seqk tables in the lake {url.display()} (run `seqk run` against it first)")
+        con.execute("BEGIN")
+        try:
+            if version == 0:
+                con.execute(lake_schema(schema()))
+            else:
+                for _number, _name, sql in migrations()[version:]:
+                    con.execute(lake_schema(sql))
+            queries.add_schema_info(con, key="schema_version", value=str(current))
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
+    con.execute(temp_views(views()))
+
+
+@contextlib.contextmanager
+def session(url_text: str, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The process's connection to the lake (made once, kept), held by this thread for the block."""
     url = parse(url_text)
     key = (url.display(), read_only)
     with _lock:
@@ -185,7 +212,7 @@ def session(url_text: str, read_only: bool,
             with contextlib.nullcontext() if read_only else setup_lock(url):
                 con = _attach(url, read_only)
                 try:
-                    prepare(con, url, read_only)
+                    _prepare(con, url, read_only)
                 except BaseException:
                     con.close()
                     raise
@@ -203,7 +230,9 @@ def close_all() -> None:
 
 
 def temp_views(text: str) -> str:
-    """sql/views.sql made to create its views and macros in the session's temporary catalog."""
+    """sql/views.sql made to create its views and macros in the session's temporary catalog,
+    with its `--lake-only:` lines (dedupes that a file's primary key makes needless) turned on."""
+    text = re.sub(r"(?m)^--lake-only: ", "", text)
     return re.sub(r"CREATE OR REPLACE (VIEW|MACRO)\b", r"CREATE OR REPLACE TEMP \1", text)
 
 
@@ -273,3 +302,44 @@ def lease(url_text: str, run_id: str, task_indices: Sequence[int]) -> Iterator[N
         yield
     finally:
         pg.close()
+
+
+# ---------------------------------------------------------------------------
+# Maintenance
+
+
+@cache
+def _maintenance() -> dict[str, str]:
+    from seqk.store.sqlfiles import parse as parse_sql
+
+    text = resources.files("seqk.sql").joinpath("lake", "maintenance.sql").read_text()
+    return {name: query.sql for name, query in parse_sql(text, "lake/maintenance.sql").items()}
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """What `seqk lake compact` did."""
+
+    files_before: int
+    """Parquet data files the current snapshot read before."""
+    files_after: int
+    snapshots_before: int
+    snapshots_after: int
+    seconds: float
+
+
+def compact(con: duckdb.DuckDBPyConnection, keep_hours: float) -> Compaction:
+    """Flush inlined rows, merge adjacent files, expire snapshots older than `keep_hours`, and
+    delete the files nothing reads any more."""
+    import time
+    from datetime import UTC, datetime, timedelta
+
+    sql = _maintenance()
+    start = time.perf_counter()
+    files, snaps = con.execute(sql["count_data_files"]).fetchone()[0], con.execute(sql["count_snapshots"]).fetchone()[0]
+    for name in ("flush_inlined", "merge_files"):
+        con.execute(sql[name])
+    con.execute(sql["expire_snapshots"], {"older_than": datetime.now(UTC) - timedelta(hours=keep_hours)})
+    con.execute(sql["cleanup_files"])
+    return Compaction(files, con.execute(sql["count_data_files"]).fetchone()[0], snaps,
+                      con.execute(sql["count_snapshots"]).fetchone()[0], time.perf_counter() - start)
