@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import duckdb
 import pytest
-from typer.testing import CliRunner
-
 from helpers import write_variant
 from scripts import solves_on
+from typer.testing import CliRunner
+
 from seqk import models, store
 from seqk.api import load_variant
 from seqk.cli import app
