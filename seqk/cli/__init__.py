@@ -374,10 +374,7 @@ def doctor(
 
 
 # After this module's commands, so `seqk --help` lists running before reporting.
-from seqk.cli import (
-    lake,  # noqa: E402, F401 - registers `seqk lake compact`
-    report,  # noqa: E402, F401 - registers rejudge, report, export, import, upload
-)
+from seqk.cli import lake, report  # noqa: E402, F401 - registers rejudge, report, export, import, upload; lake
 
 
 def main() -> None:
