@@ -27,7 +27,8 @@ class VariantRun:
     spec: RunSpec
     result: Any
     """seqk.run.scheduler.RunResult: counts, errors, whether it was interrupted or stopped."""
-    db: Path
+    db: str | Path
+    """The database: a DuckDB file, or a lake URL."""
     messages: list[str] = field(default_factory=list)
     """What the export and upload at the end did, one line each."""
     upload_error: Exception | None = None

@@ -108,3 +108,16 @@ def lake_url(lake_servers, monkeypatch) -> str:
     from seqk.store import lake
 
     lake.close_all()
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    """A local Ray instance (2 CPUs, loopback, no dashboard), shut down at the end of the session.
+    Its workers import the mock models in tests/scripts.py, so tests/ goes on their PYTHONPATH."""
+    import ray
+
+    path = os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])
+    ray.init(num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": path}})
+    yield ray
+    ray.shutdown()

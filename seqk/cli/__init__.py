@@ -41,6 +41,10 @@ def run(
         "--no-export", help="Do not export the run's folder tree at the end.")] = False,
     no_upload: Annotated[bool, typer.Option(
         "--no-upload", help="Do not upload to S3 at the end, whatever the variant says.")] = False,
+    executor: Annotated[str | None, typer.Option(
+        metavar="local|ray", help="Where attempts run (overrides the variant's executor:).")] = None,
+    ray_address: Annotated[str | None, typer.Option(
+        metavar="ADDR", help="Ray cluster for --executor ray (default: start a local one).")] = None,
 ) -> None:
     """Run one variant (resuming what the database already holds).
 
@@ -55,6 +59,11 @@ def run(
     if max_tasks is not None:
         overrides["max_tasks"] = max_tasks
         overrides["task_indices"] = None
+    if executor is not None:
+        check_choice(executor, "--executor", ("local", "ray"))
+        overrides["executor"] = executor
+    if ray_address is not None:
+        overrides["ray_address"] = ray_address
     spec = api.load_variant(variant, overrides)
     for note in spec.notes:
         _console(stderr=True).print(f"[dim]note: {note}[/]")

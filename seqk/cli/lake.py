@@ -6,9 +6,9 @@ from typing import Annotated
 
 import typer
 
-from seqk.cli.app import DbOption, app
+from seqk.cli.app import DbOption, Group, app
 
-lake_app = typer.Typer(help="Upkeep of a shared lake (ducklake:postgres:...).", no_args_is_help=True)
+lake_app = typer.Typer(cls=Group, help="Upkeep of a shared lake (ducklake:postgres:...).", no_args_is_help=True)
 app.add_typer(lake_app, name="lake")
 
 

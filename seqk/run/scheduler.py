@@ -29,6 +29,7 @@ from seqk.models import ModelPool, close_sessions
 from seqk.models.limiter import LimitState
 from seqk.records import AttemptRecord, CallRecord, FeedbackFill
 from seqk.run.budget import BudgetGate, gate_for
+from seqk.run.executor import Emit, executor_for
 from seqk.run.metering import MeteredClient, agent_call, error_record, now, seeded
 from seqk.run.prepare import MissingFeedback, Prepared, prepare
 from seqk.run.writer import Writer
@@ -102,6 +103,7 @@ class Engine:
         self.on_event = on_event
         self.budget = budget
         self.result = RunResult(prepared)
+        self.executor = executor_for(spec)
         self.mode = spec.mode
         self._tasks = {t.task_index: t for t in spec.tasks}
 
@@ -218,7 +220,10 @@ class Engine:
             except Exception:  # noqa: BLE001 - a display bug must not stop a paid-for run
                 log.exception("on_event failed; the run goes on")
 
-    async def _run_seq_task(self, task: Task, first: int) -> None:
+    async def _run_seq_task(self, task: Task, first: int, emit: Emit | None = None) -> None:
+        """A seq@k chain from attempt `first`; each record goes to `emit` (default: the writer and
+        progress of this process; a Ray worker streams them to the driver instead)."""
+        emit = emit or self._emit
         history = list(self.prepared.history.get(task.task_index, []))
         missing = self.prepared.missing_feedback.get(task.task_index)
         if missing is not None and history:
@@ -228,9 +233,9 @@ class Engine:
             fill = await self.late_feedback(task, missing)
             self._settle(reservation, fill)
             if fill.feedback is None:
-                self._emit(fill, True, "error")
+                emit(fill, True, "error")
                 return
-            self._emit(fill, False, None)
+            emit(fill, False, None)
             history[-1] = HistoryItem(missing.attempt_index, missing.output, fill.feedback)
         for attempt_index in range(first, self.spec.k + 1):
             reservation = await self._admit()
@@ -239,18 +244,19 @@ class Engine:
             record = await self.attempt(task, attempt_index, history)
             self._settle(reservation, record)
             if record.status == "error":
-                self._emit(record, True, "error")
+                emit(record, True, "error")
                 return
             if record.success or attempt_index == self.spec.k:
-                self._emit(record, True, "passed" if record.success else "failed")
+                emit(record, True, "passed" if record.success else "failed")
                 return
             if record.error:  # judged wrong, but the critic failed: go on next run
-                self._emit(record, True, "error")
+                emit(record, True, "error")
                 return
-            self._emit(record, False, None)
+            emit(record, False, None)
             history.append(HistoryItem(attempt_index, record.output or "", record.feedback))
 
-    async def _run_pass_task(self, task: Task, indices: list[int]) -> None:
+    async def _run_pass_task(self, task: Task, indices: list[int], emit: Emit | None = None) -> None:
+        emit = emit or self._emit
         remaining = len(indices)
         outcomes: list[str] = []
 
@@ -268,7 +274,7 @@ class Engine:
             if remaining == 0:
                 outcome = ("passed" if "passed" in outcomes
                            else "error" if "error" in outcomes else "failed")
-            self._emit(record, remaining == 0, outcome)
+            emit(record, remaining == 0, outcome)
 
         await asyncio.gather(*(one(i) for i in indices))
 
@@ -284,17 +290,16 @@ class Engine:
                     return
                 task = self._tasks[task_index]
                 try:
-                    if self.spec.seq:
-                        await self._run_seq_task(task, indices[0])
-                    else:
-                        await self._run_pass_task(task, indices)
+                    await self.executor.run_task(self, task, indices)
                 except Exception as exc:
                     # A bug: no other attempt starts while the run unwinds to show it.
                     self.result.stopped, self.result.stopped_by = f"{type(exc).__name__}: {exc}", "error"
                     raise
 
-        jobs = [asyncio.create_task(task_job(t, idx)) for t, idx in self.prepared.pending.items()]
+        jobs: list[asyncio.Task[None]] = []
         try:
+            await self.executor.start(self)
+            jobs = [asyncio.create_task(task_job(t, idx)) for t, idx in self.prepared.pending.items()]
             await asyncio.gather(*jobs)
         except asyncio.CancelledError:
             self.result.interrupted = True
@@ -304,6 +309,7 @@ class Engine:
             await _cancel(jobs)
             raise
         finally:
+            await self.executor.close()
             await self.writer.close()
             await close_sessions()
             self.result.attempts_written = self.writer.written

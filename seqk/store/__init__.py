@@ -413,10 +413,5 @@ def resolve_run_ids(con: duckdb.DuckDBPyConnection, patterns: Sequence[str]) -> 
 
 
 def compact_lake(db: str | os.PathLike[str] | None, keep_hours: float = 24.0) -> lake.Compaction:
-    """`seqk lake compact`: merge the lake's small files and expire snapshots older than
-    `keep_hours` (BadInput for a DuckDB file, which needs none of it)."""
-    target = resolve(db)
-    if not isinstance(target, str):
-        raise BadInput(f"--db {target} is a DuckDB file; `seqk lake compact` works on a lake (ducklake:...)")
-    with connect(target) as con:
-        return lake.compact(con, keep_hours)
+    """`seqk lake compact` (seqk.store.lake.compact_url)."""
+    return lake.compact_url(resolve(db), keep_hours)

@@ -87,12 +87,12 @@ def parse(url: str) -> LakeUrl:
     if re.search(r"(^|\s)password\s*=", dsn):
         raise BadInput(f"--db {url!r}: a password does not go in the URL (it would be shown and "
                        f"logged); set PGPASSWORD or use ~/.pgpass")
-    data = data.strip() or None
-    if data is not None and not data.startswith("s3://"):
-        data = os.path.abspath(data)
-    if data is not None and not data.endswith("/"):
-        data += "/"
-    return LakeUrl(dsn, data)
+    path = data.strip() or None
+    if path is not None and not path.startswith("s3://"):
+        path = os.path.abspath(path)
+    if path is not None and not path.endswith("/"):
+        path += "/"
+    return LakeUrl(dsn, path)
 
 
 # ---------------------------------------------------------------------------
@@ -293,7 +293,8 @@ def lease(url_text: str, run_id: str, task_indices: Sequence[int]) -> Iterator[N
     pg = _pg(url.catalog_dsn)
     try:
         keys = [_key(run_id, t) for t in sorted(set(task_indices))] or [_key(run_id, "whole")]
-        refused = pg.execute(_pg_queries()["try_lease_tasks"], {"keys": keys}).fetchone()[0]
+        row = pg.execute(_pg_queries()["try_lease_tasks"], {"keys": keys}).fetchone()
+        refused = int(row[0]) if row else len(keys)
         if refused:
             pg.execute(_pg_queries()["release_all"])
             raise RunConflict(
@@ -336,10 +337,22 @@ def compact(con: duckdb.DuckDBPyConnection, keep_hours: float) -> Compaction:
 
     sql = _maintenance()
     start = time.perf_counter()
-    files, snaps = con.execute(sql["count_data_files"]).fetchone()[0], con.execute(sql["count_snapshots"]).fetchone()[0]
+    def scalar(name: str) -> int:
+        row = con.execute(sql[name]).fetchone()
+        return int(row[0]) if row else 0
+
+    files, snaps = scalar("count_data_files"), scalar("count_snapshots")
     for name in ("flush_inlined", "merge_files"):
         con.execute(sql[name])
     con.execute(sql["expire_snapshots"], {"older_than": datetime.now(UTC) - timedelta(hours=keep_hours)})
     con.execute(sql["cleanup_files"])
-    return Compaction(files, con.execute(sql["count_data_files"]).fetchone()[0], snaps,
-                      con.execute(sql["count_snapshots"]).fetchone()[0], time.perf_counter() - start)
+    return Compaction(files, scalar("count_data_files"), snaps, scalar("count_snapshots"),
+                      time.perf_counter() - start)
+
+
+def compact_url(db: object, keep_hours: float) -> Compaction:
+    """Compact the lake `db` names (BadInput for a DuckDB file, which needs none of it)."""
+    if not isinstance(db, str) or not is_lake(db):
+        raise BadInput(f"--db {db} is a DuckDB file; `seqk lake compact` works on a lake (ducklake:...)")
+    with session(db, False) as con:
+        return compact(con, keep_hours)
