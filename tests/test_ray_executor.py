@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from pathlib import Path
 
 import duckdb
 import yaml
@@ -83,3 +84,27 @@ def test_a_killed_worker_leaves_errors_not_a_hang_and_the_next_run_redoes_them(t
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM current_attempts WHERE status = 'error'").fetchone() == (0,)
         assert con.execute("SELECT count(*) FROM current_attempts").fetchone() == (8 * 3,)
+
+
+def test_the_local_executor_is_the_default_and_imports_no_ray(tmp_path):
+    import subprocess
+    import sys
+
+    path = arc(tmp_path, "local.yaml")
+    code = ("import sys; from seqk.api import load_variant; from seqk.run.executor import executor_for; "
+            f"e = executor_for(load_variant({str(path)!r})); "
+            "print(type(e).__name__, 'ray' in sys.modules)")
+    tests = str(Path(__file__).parent)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert out.stdout.split() == ["LocalExecutor", "False"], out.stderr
+
+
+def test_an_unknown_executor_is_one_error_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from seqk.cli import app
+
+    out = CliRunner().invoke(app, ["run", str(arc(tmp_path, "x.yaml")), "--executor", "slurm",
+                                   "--db", str(tmp_path / "x.duckdb")])
+    assert out.exit_code == 2 and "'slurm' is not one of local, ray" in out.output
