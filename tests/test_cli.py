@@ -54,7 +54,7 @@ def test_every_commands_help_names_values_by_meaning_and_shows_an_example():
         if name:
             assert "Example: seqk " + name in result.output, f"seqk {name} --help lacks an example"
     status = runner.invoke(app, ["status", "--help"], env={"COLUMNS": "200"}).output
-    assert "[RUN_ID]..." in status and re.search(r"--db +FILE +DuckDB file", status)
+    assert "[RUN_ID]..." in status and re.search(r"--db +FILE\|URL +DuckDB file", status)
     assert re.search(r"--json +Print JSON", status)  # a flag shows no value at all
     assert re.search(r"--task-index +N ", runner.invoke(app, ["inspect", "--help"], env={"COLUMNS": "200"}).output)
 

@@ -8,7 +8,9 @@ import typer
 
 from seqk.cli.app import DbOption, Group, app
 
-lake_app = typer.Typer(cls=Group, help="Upkeep of a shared lake (ducklake:postgres:...).", no_args_is_help=True)
+lake_app = typer.Typer(cls=Group, no_args_is_help=True, help=(
+    "Upkeep of a shared lake (ducklake:postgres:...).\n\n"
+    'Example: seqk lake compact --db "ducklake:postgres:dbname=seqk host=db.lab user=seqk"'))
 app.add_typer(lake_app, name="lake")
 
 
