@@ -114,13 +114,18 @@ def test_compact_on_a_duckdb_file_is_refused(db):
 
 def test_runs_move_from_a_file_to_the_lake_and_back(tmp_path, lake_url, db):
     models.register_mock("mock/actor", solves_on({1: 1, 2: 3}))
-    run_toy(tmp_path, db, k=3)
+    run_id = run_toy(tmp_path, db, k=3).prepared.run_id
     tree = tmp_path / "moved"
     assert runner.invoke(app, ["export", "--db", str(db), "--to", str(tree)]).exit_code == 0
     into = runner.invoke(app, ["import", str(tree), "--db", lake_url])
     assert into.exit_code == 0, into.output
     in_file, in_lake = (runner.invoke(app, ["report", "--db", d]).output for d in (str(db), lake_url))
     assert in_lake == in_file and "seq@" in in_lake
+    inspected = [runner.invoke(app, ["inspect", run_id, "--task-index", "2", "--db", d]).output
+                 for d in (str(db), lake_url)]
+    assert inspected[0] == inspected[1] and "attempt 3" in inspected[0].lower()
+    parquet = runner.invoke(app, ["export", "--parquet", str(tmp_path / "pq"), "--db", lake_url])
+    assert parquet.exit_code == 0 and "attempts rows" in parquet.output
     back = tmp_path / "back"
     assert runner.invoke(app, ["export", "--db", lake_url, "--to", str(back)]).exit_code == 0
     other = tmp_path / "other.duckdb"
