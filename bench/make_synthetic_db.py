@@ -38,7 +38,7 @@ ALTER TABLE synth_runs ADD COLUMN run_id VARCHAR;
 UPDATE synth_runs SET run_id = 'synth-default/' || CASE WHEN is_pass THEN 'passk' ELSE 'seqk' END
     || '/' || replace(actor_model, '/', '__') || '/deterministic/' || feedback_mode;
 
-INSERT INTO runs
+INSERT INTO run_rows
 SELECT run_id, 'synth', 'synth-default', CASE WHEN is_pass THEN 'pass@k' ELSE 'seq@k' END,
        $k, 1, split_part(feedback_mode, '.', 1), actor_model, NULL,
        CASE WHEN feedback_mode LIKE '%.synth__critic' THEN 'synth/critic' END,

@@ -27,7 +27,8 @@ class VariantRun:
     spec: RunSpec
     result: Any
     """seqk.run.scheduler.RunResult: counts, errors, whether it was interrupted or stopped."""
-    db: Path
+    db: str | Path
+    """The database: a DuckDB file, or a lake URL."""
     messages: list[str] = field(default_factory=list)
     """What the export and upload at the end did, one line each."""
     upload_error: Exception | None = None
@@ -62,7 +63,7 @@ def run_variant(variant: str | os.PathLike[str] | RunSpec, db: str | os.PathLike
     from seqk.run import scheduler as engine
 
     spec = variant if isinstance(variant, RunSpec) else load_variant(variant, overrides)
-    db_path = store.default_db_path(db if db is not None else spec.db)
+    db_path = store.resolve(db if db is not None else spec.db)
     publish.preflight(spec, no_upload=not upload, no_export=not export, db=db_path)
     if spec.batched:
         from seqk.run import rounds

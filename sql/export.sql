@@ -9,7 +9,7 @@ WITH counting AS (SELECT attempt_uid FROM current_attempts_of(run_ids := [$run_i
 SELECT a.attempt_uid, a.task_index, a.attempt_index, a.k, a.status, a.success, a.score,
        a.prompt, a.output, a.raw_eval_output, a.judge_details, a.feedback, a.error,
        a.started_at, a.finished_at, c.attempt_uid IS NOT NULL AS counts
-FROM attempts a
+FROM attempts_filled a
 JOIN runs r ON a.run_id = r.run_id AND a.generation = r.generation
 LEFT JOIN counting c ON c.attempt_uid = a.attempt_uid
 WHERE a.run_id = $run_id AND (a.status = 'error' OR c.attempt_uid IS NOT NULL)
@@ -75,7 +75,7 @@ ORDER BY t.run_id, t.task_index;
 SELECT a.*,
        a.attempt_uid IN (SELECT attempt_uid FROM current_attempts_of(run_ids := $run_ids::VARCHAR[])) AS counts,
        r.benchmark, replace(a.run_id, '/', '~') AS run_key
-FROM attempts a JOIN runs r USING (run_id)
+FROM attempts_filled a JOIN runs r USING (run_id)
 WHERE list_contains($run_ids::VARCHAR[], a.run_id)
 ORDER BY a.run_id, a.generation, a.task_index, a.attempt_index, a.finished_at;
 
@@ -89,7 +89,7 @@ ORDER BY c.run_id, c.generation, c.task_index, c.attempt_index, c.attempt_uid, c
 
 -- name: import_run(run_id, benchmark, slice, metric, k, generation, feedback_mode, actor_model, judge_model, critic_model, verifier, temperature, options, config, fingerprint, fingerprint_fields, created_at, updated_at, seqk_version, shows_grading_info, soft_score_clipped) -> none
 -- Registers a run read from a folder tree, every column given; returns nothing.
-INSERT INTO runs (run_id, benchmark, slice, metric, k, generation, feedback_mode, actor_model,
+INSERT INTO run_rows (run_id, benchmark, slice, metric, k, generation, feedback_mode, actor_model,
                   judge_model, critic_model, verifier, temperature, options, config, fingerprint,
                   fingerprint_fields, created_at, updated_at, seqk_version, shows_grading_info,
                   soft_score_clipped)

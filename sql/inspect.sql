@@ -11,7 +11,7 @@ SELECT a.attempt_uid, a.attempt_index, a.k, a.status, a.success, a.score, a.prom
        a.raw_eval_output, a.judge_details, a.feedback, a.error, a.started_at, a.finished_at,
        a.attempt_uid IN (SELECT attempt_uid FROM current_attempts_of(run_ids := [$run_id])
                          WHERE task_index = $task_index) AS counts
-FROM attempts a JOIN runs r ON a.run_id = r.run_id AND a.generation = r.generation
+FROM attempts_filled a JOIN runs r ON a.run_id = r.run_id AND a.generation = r.generation
 WHERE a.run_id = $run_id AND a.task_index = $task_index
 ORDER BY a.attempt_index, a.finished_at;
 

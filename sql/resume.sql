@@ -38,15 +38,17 @@ ORDER BY task_index, attempt_index;
 -- verdict and uid so a failed attempt whose critic failed can get its feedback written later.
 SELECT task_index, attempt_index, output, feedback, attempt_uid, success, score,
        raw_eval_output, judge_details
-FROM attempts
+FROM attempts_filled
 WHERE run_id = $run_id AND generation = $generation AND status = 'ok'
   AND list_contains($task_indices::INTEGER[], task_index)
 ORDER BY task_index, attempt_index;
 
--- name: fill_feedback(feedback, error, attempt_uid) -> none
+-- name: fill_feedback(attempt_uid, feedback, error) -> none
 -- Writes the feedback of a valid, failed attempt whose critic had failed, once a retried critic
--- produced it (or records the new failure); the one update to an attempt row. Returns nothing.
-UPDATE attempts SET feedback = $feedback, error = $error WHERE attempt_uid = $attempt_uid;
+-- produced it (or records the new failure), appended to feedback_fills (attempts_filled applies
+-- the latest). Returns nothing.
+INSERT INTO feedback_fills (attempt_uid, feedback, error, filled_at)
+VALUES ($attempt_uid, $feedback, $error, now()::TIMESTAMP);
 
 -- name: last_call_index(attempt_uid) -> scalar
 -- The highest call_index of an attempt's calls (0 when none): where a later call is numbered from.

@@ -4,7 +4,7 @@ SELECT * FROM runs WHERE run_id = $run_id;
 
 -- name: insert_run(run_id, benchmark, slice, metric, k, feedback_mode, actor_model, judge_model, critic_model, verifier, temperature, options, config, fingerprint, fingerprint_fields, seqk_version, shows_grading_info, soft_score_clipped) -> none
 -- Registers a new run; returns nothing.
-INSERT INTO runs (run_id, benchmark, slice, metric, k, generation, feedback_mode, actor_model,
+INSERT INTO run_rows (run_id, benchmark, slice, metric, k, generation, feedback_mode, actor_model,
                   judge_model, critic_model, verifier, temperature, options, config, fingerprint,
                   fingerprint_fields, created_at, updated_at, seqk_version, shows_grading_info,
                   soft_score_clipped)
@@ -13,19 +13,22 @@ VALUES ($run_id, $benchmark, $slice, $metric, $k, 1, $feedback_mode, $actor_mode
         $fingerprint_fields, now()::TIMESTAMP, now()::TIMESTAMP, $seqk_version, $shows_grading_info,
         $soft_score_clipped);
 
--- name: extend_run(k, config, run_id) -> none
--- Raises k and keeps every attempt (continue: true); returns nothing.
-UPDATE runs SET k = $k, config = $config, updated_at = now()::TIMESTAMP WHERE run_id = $run_id;
+-- name: extend_run(run_id, k, config) -> none
+-- Raises k and keeps every attempt (continue: true), as an appended run event; returns nothing.
+INSERT INTO run_events (run_id, event, k, generation, config, event_at)
+VALUES ($run_id, 'extend', $k, NULL, $config, now()::TIMESTAMP);
 
--- name: restart_run(k, config, run_id) -> none
--- Starts a new generation at a larger k; old rows stay but no longer count. Returns nothing.
-UPDATE runs
-SET k = $k, generation = generation + 1, config = $config, updated_at = now()::TIMESTAMP
-WHERE run_id = $run_id;
+-- name: restart_run(run_id, k, generation, config) -> none
+-- Starts generation `generation` at a larger k, as an appended run event; old rows stay but no
+-- longer count. The new generation is given, not computed, so that two processes restarting
+-- one run at once agree on it. Returns nothing.
+INSERT INTO run_events (run_id, event, k, generation, config, event_at)
+VALUES ($run_id, 'restart', $k, $generation, $config, now()::TIMESTAMP);
 
 -- name: touch_run(run_id) -> none
--- Marks the run as updated now; returns nothing.
-UPDATE runs SET updated_at = now()::TIMESTAMP WHERE run_id = $run_id;
+-- Marks the run as updated now, as an appended run event; returns nothing.
+INSERT INTO run_events (run_id, event, k, generation, config, event_at)
+VALUES ($run_id, 'touch', NULL, NULL, NULL, now()::TIMESTAMP);
 
 -- name: list_runs() -> rows
 -- Every run: run_id, benchmark, metric, k, generation, actor_model, feedback_mode, updated_at.

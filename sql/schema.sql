@@ -11,14 +11,17 @@ CREATE TABLE IF NOT EXISTS schema_info (
     value VARCHAR NOT NULL
 );
 
--- One row per run. k and generation change (k-extension, restart); nothing else does.
-CREATE TABLE IF NOT EXISTS runs (
+-- One row per run, written once: what the run was when it was registered. k and generation
+-- change (k-extension, restart) by rows appended to run_events; the view `runs` (views.sql)
+-- gives each run as it is now. Over a lake, two processes starting one run at once may both
+-- register it: the view keeps the first.
+CREATE TABLE IF NOT EXISTS run_rows (
     run_id             VARCHAR PRIMARY KEY,  -- <slice>/<metric>/<agent>/<verifier>/<feedback>
     benchmark          VARCHAR NOT NULL,
     slice              VARCHAR NOT NULL,
     metric             VARCHAR NOT NULL,     -- 'pass@k' | 'seq@k'
-    k                  INTEGER NOT NULL,
-    generation         INTEGER NOT NULL,     -- bumped when a larger k restarts the run
+    k                  INTEGER NOT NULL,     -- at registration; run_events may raise it
+    generation         INTEGER NOT NULL,     -- 1 at registration; a restart appends a larger one
     feedback_mode      VARCHAR NOT NULL,
     actor_model        VARCHAR NOT NULL,
     judge_model        VARCHAR,              -- NULL for a non-LLM verifier
@@ -39,6 +42,19 @@ CREATE TABLE IF NOT EXISTS runs (
     -- (HealthBench): attempts keep their unclipped scores and the run's soft score is the clipped
     -- mean. NULL (runs recorded before schema 4, imported seq_k trees) reads FALSE.
     soft_score_clipped BOOLEAN
+);
+
+-- What happened to a run after it was registered, appended (never UPDATEd, so writers on
+-- several machines never conflict): 'extend' (k raised, attempts kept), 'restart' (k raised in a
+-- new generation), 'touch' (the run was written to; k and generation NULL). The view `runs`
+-- takes the largest k and generation (both only grow) and the latest config and time.
+CREATE TABLE IF NOT EXISTS run_events (
+    run_id     VARCHAR NOT NULL,
+    event      VARCHAR NOT NULL,   -- 'extend' | 'restart' | 'touch'
+    k          INTEGER,
+    generation INTEGER,
+    config     JSON,
+    event_at   TIMESTAMP NOT NULL
 );
 
 CREATE TABLE IF NOT EXISTS tasks (
@@ -141,4 +157,14 @@ CREATE TABLE IF NOT EXISTS batch_items (
     role          VARCHAR NOT NULL,
     prompt_sha256 VARCHAR NOT NULL,     -- the result is used only for this exact prompt
     PRIMARY KEY (batch_key, custom_id)
+);
+
+-- Late feedback: a valid failed seq@k attempt whose critic failed gets its feedback (or the
+-- critic's new failure) when a later run asks the critic again. Appended, never UPDATEd into
+-- attempts; the view attempts_filled applies the latest fill of each attempt.
+CREATE TABLE IF NOT EXISTS feedback_fills (
+    attempt_uid VARCHAR NOT NULL,
+    feedback    VARCHAR,
+    error       JSON,
+    filled_at   TIMESTAMP NOT NULL
 );

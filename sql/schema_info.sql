@@ -9,3 +9,8 @@ INSERT OR REPLACE INTO schema_info VALUES ($key, $value);
 -- name: count_tables(table_name) -> scalar
 -- How many tables of that name the database has (0 or 1).
 SELECT count(*) FROM information_schema.tables WHERE table_name = $table_name;
+
+-- name: add_schema_info(key, value) -> none
+-- Appends one schema_info entry where there is no primary key to replace on (a lake, written
+-- once when it is created); returns nothing.
+INSERT INTO schema_info VALUES ($key, $value);

@@ -70,3 +70,54 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         n, missing = config.stash[_DESELECTED]
         terminalreporter.write_line(f"{n} native tests deselected: {', '.join(missing)} not installed "
                                     f"(./install.sh test builds llama.cpp and installs the model)")
+
+
+# ---------------------------------------------------------------------------
+# A lake: PostgreSQL (Debian's package) and moto's S3, started once for the session on loopback
+# and stopped at its end; each test gets a fresh catalog database and S3 prefix.
+
+
+@pytest.fixture(scope="session")
+def lake_servers():
+    import servers
+
+    with servers.postgres() as pg, servers.moto_s3() as endpoint:
+        import boto3
+
+        boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="testing", aws_secret_access_key="testing",
+                     region_name="us-east-1").create_bucket(Bucket="seqk-lake")
+        yield pg, endpoint
+
+
+_LAKES = iter(range(1, 10_000))
+
+
+@pytest.fixture
+def lake_url(lake_servers, monkeypatch) -> str:
+    """A fresh lake: its own PostgreSQL database, data under its own S3 prefix; the S3
+    credentials in the environment (as a user sets them), inherited by `seqk` subprocesses."""
+    import servers
+
+    pg, endpoint = lake_servers
+    name = f"lake{next(_LAKES)}"
+    dsn = servers.create_database(pg, name)
+    for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                       "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint}.items():
+        monkeypatch.setenv(key, value)
+    yield f"ducklake:postgres:{dsn};data=s3://seqk-lake/{name}/"
+    from seqk.store import lake
+
+    lake.close_all()
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    """A local Ray instance (2 CPUs, loopback, no dashboard), shut down at the end of the session.
+    Its workers import the mock models in tests/scripts.py, so tests/ goes on their PYTHONPATH."""
+    import ray
+
+    path = os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])
+    ray.init(num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": path}})
+    yield ray
+    ray.shutdown()

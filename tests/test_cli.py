@@ -26,7 +26,7 @@ def run_toy(tmp_path, db, **keys):
 def test_help_is_fast_and_imports_neither_litellm_nor_boto3():
     code = ("import sys; from seqk.cli import app; from typer.testing import CliRunner; "
             "r = CliRunner().invoke(app, ['--help']); assert r.exit_code == 0, r.output; "
-            "print(sorted(m for m in ('litellm', 'boto3', 'duckdb', 'altair') if m in sys.modules))")
+            "print(sorted(m for m in ('litellm', 'boto3', 'duckdb', 'altair', 'ray', 'psycopg') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -54,7 +54,7 @@ def test_every_commands_help_names_values_by_meaning_and_shows_an_example():
         if name:
             assert "Example: seqk " + name in result.output, f"seqk {name} --help lacks an example"
     status = runner.invoke(app, ["status", "--help"], env={"COLUMNS": "200"}).output
-    assert "[RUN_ID]..." in status and re.search(r"--db +FILE +DuckDB file", status)
+    assert "[RUN_ID]..." in status and re.search(r"--db +FILE\|URL +DuckDB file", status)
     assert re.search(r"--json +Print JSON", status)  # a flag shows no value at all
     assert re.search(r"--task-index +N ", runner.invoke(app, ["inspect", "--help"], env={"COLUMNS": "200"}).output)
 
@@ -206,7 +206,7 @@ def test_status_updated_is_the_last_attempts_time_else_the_runs_creation(tmp_pat
     run_toy(tmp_path, db)
     with duckdb.connect(str(db)) as con:
         # The run row's own timestamps are left far from any attempt's, so only the right one matches.
-        con.execute("UPDATE runs SET created_at = '2001-02-03 04:05:06', updated_at = '2000-01-01'")
+        con.execute("UPDATE run_rows SET created_at = '2001-02-03 04:05:06', updated_at = '2000-01-01'")
         last = con.execute("SELECT max(finished_at) FROM attempts").fetchone()[0]
     status = runner.invoke(app, ["status", "--db", str(db)])
     assert status.exit_code == 0 and str(last)[:19] in status.output and "2000-01-01" not in status.output

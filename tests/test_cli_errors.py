@@ -40,7 +40,7 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
 CASES = [
     (["sql", "SELEC 1"], 'the query failed: Parser Error: syntax error at or near "SELEC"'),
     (["sql", "SELECT * FROM nope"], "Table with name nope does not exist"),
-    (["sql", "DELETE FROM runs"], "read-only mode"),
+    (["sql", "DELETE FROM attempts"], "read-only mode"),
     (["sql", "  "], "no SQL statement given"),
     (["sql", "SELECT 1", "--format", "xml"], "'xml' is not one of table, csv, json"),
     (["sql"], "Missing argument 'QUERY'"),

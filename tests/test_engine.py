@@ -284,9 +284,13 @@ def test_a_failed_critic_never_rerolls_a_judged_answer(tmp_path, db):
     models.register_mock("mock/critic", ["Try the word in the prompt."])
     again = engine.run(spec, db)
     assert actor.calls == 2  # attempt 1 once, then attempt 2: attempt 1 was never re-rolled
-    assert rows(db, "SELECT attempt_index, status, success, feedback, error FROM attempts "
+    assert rows(db, "SELECT attempt_index, status, success, feedback, error FROM attempts_filled "
                     "ORDER BY attempt_index") == [
         (1, "ok", False, "Try the word in the prompt.", None), (2, "ok", True, None, None)]
+    # Appended, not updated: the attempt row is as written, the late feedback a row of its own.
+    assert rows(db, "SELECT feedback, error->>'stage' FROM attempts WHERE attempt_index = 1") == [
+        (None, "critic")]
+    assert rows(db, "SELECT feedback, error FROM feedback_fills") == [("Try the word in the prompt.", None)]
     assert again.tasks_passed == 1
     prompt = rows(db, "SELECT prompt FROM attempts WHERE attempt_index = 2")[0][0]
     assert "<Feedback 1>\nTry the word in the prompt.\n</Feedback 1>" in prompt

@@ -149,7 +149,7 @@ def seed_runs(db, seeds: dict[str, int | None], schemes: dict[str, str | None] |
         for run_id, seed in seeds.items():
             scheme = schemes.get(run_id, SEED_SCHEME if seed is not None else None)
             config = {"actor": {"seed": seed}} | ({"seed_scheme": scheme} if scheme else {})
-            con.execute("UPDATE runs SET config = ? WHERE run_id = ?", [json.dumps(config), run_id])
+            con.execute("UPDATE run_rows SET config = ? WHERE run_id = ?", [json.dumps(config), run_id])
 
 
 def test_seeded_framing_compares_seq_1_with_pass_sample_1(fixture_db):

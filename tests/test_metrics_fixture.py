@@ -46,7 +46,7 @@ _T0 = datetime(2026, 1, 1)
 
 def _run(con, run_id: str, metric: str, k: int, feedback_mode: str) -> None:
     con.execute(
-        "INSERT INTO runs VALUES (?, 'toy', 'toy-plain', ?, ?, 1, ?, 'mock/a', NULL, NULL, "
+        "INSERT INTO run_rows VALUES (?, 'toy', 'toy-plain', ?, ?, 1, ?, 'mock/a', NULL, NULL, "
         "'deterministic', 0.7, '{}', '{}', 'fp', '{}', ?, ?, 'test', false, false)",
         [run_id, metric, k, feedback_mode, _T0, _T0])
 

@@ -77,9 +77,10 @@ def writes(run: dict, uid: str) -> dict[str, dict]:
                              "updated_at": run["updated_at"]},
         "link_rejudged_slots": {"run_id": "new-run", "source_run_id": run["run_id"], "k": K},
         "extend_run": config | {"k": K + 1},
-        "restart_run": config | {"k": K + 2},
+        "restart_run": config | {"k": K + 2, "generation": 2},
         "touch_run": {"run_id": run["run_id"]},
         "set_schema_info": {"key": "probe", "value": "written"},
+        "add_schema_info": {"key": "probe2", "value": "appended"},
         "fill_feedback": {"attempt_uid": uid, "feedback": "late feedback", "error": None},
         "insert_call": {
             "attempt_uid": uid, "run_id": run["run_id"], "generation": 1, "task_index": 1, "attempt_index": 1,

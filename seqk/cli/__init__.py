@@ -47,6 +47,10 @@ def run(
     no_wait: Annotated[bool, typer.Option(
         "--no-wait", help="Batch mode: submit the next round of batches and return; a later "
         "`seqk run` of the same variant collects them.")] = False,
+    executor: Annotated[str | None, typer.Option(
+        metavar="local|ray", help="Where attempts run (overrides the variant's executor:).")] = None,
+    ray_address: Annotated[str | None, typer.Option(
+        metavar="ADDR", help="Ray cluster for --executor ray (default: start a local one).")] = None,
 ) -> None:
     """Run one variant (resuming what the database already holds).
 
@@ -63,6 +67,11 @@ def run(
         overrides["task_indices"] = None
     if restart:
         overrides["continue"] = False
+    if executor is not None:
+        check_choice(executor, "--executor", ("local", "ray"))
+        overrides["executor"] = executor
+    if ray_address is not None:
+        overrides["ray_address"] = ray_address
     spec = api.load_variant(variant, overrides)
     for note in spec.notes:
         _console(stderr=True).print(f"[dim]note: {note}[/]")
@@ -399,7 +408,7 @@ def doctor(
 
 
 # After this module's commands, so `seqk --help` lists running before reporting.
-from seqk.cli import report  # noqa: E402, F401 - registers rejudge, report, export, import, upload
+from seqk.cli import lake, report  # noqa: E402, F401 - registers rejudge, report, export, import, upload; lake
 
 
 def main() -> None:

@@ -151,8 +151,10 @@ def _options(version: Annotated[bool, typer.Option(
     times (pass@k)?"""
 
 
-DbOption = Annotated[Path | None, typer.Option(
-    "--db", metavar="FILE", help="DuckDB file (default: $SEQK_DB, else runs/seqk.duckdb).")]
+# A str, not a Path: a lake URL's `s3://` would lose a slash to Path.
+DbOption = Annotated[str | None, typer.Option(
+    "--db", metavar="FILE|URL", help="DuckDB file, or a lake (ducklake:postgres:...; docs/many-machines.md) "
+                                     "(default: $SEQK_DB, else runs/seqk.duckdb).")]
 
 
 def console(stderr: bool = False) -> Any:

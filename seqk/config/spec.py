@@ -60,6 +60,10 @@ class RunSpec:
     """Settings the variant gives that this run does not use, said aloud rather than dropped."""
     budget_usd: float | None = None
     """Most the whole run may spend (every role, every invocation), in US dollars."""
+    executor: str = "local"
+    """'local' | 'ray' (seqk.run.executor); not part of the fingerprint."""
+    ray_address: str | None = None
+    """The Ray cluster for executor 'ray'; None starts a local one."""
     rejudge_of: str | None = None
     """For a re-judging run (seqk.run.rejudge): the run whose actor outputs it grades again."""
     batch_poll_s: float = 30.0
@@ -239,6 +243,7 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
         console_char_limit=variant.console_char_limit, db=variant.db, s3_sync=variant.s3_sync,
         s3_bucket=variant.s3_bucket, export_dir=variant.export_dir, source=source,
         notes=tuple(notes), budget_usd=variant.budget_usd, batch_poll_s=variant.batch_poll_s,
+        executor=variant.executor, ray_address=variant.ray_address,
     )
 
 

@@ -169,8 +169,14 @@ class Variant(BaseModel):
     """How much of each prompt/output --verbose prints; saved data is never cut."""
     concurrency: int = Field(16, gt=0)
     """Tasks in flight at once."""
+    executor: Literal["local", "ray"] = "local"
+    """Where attempts run: `local` (this process, asyncio) or `ray` (one worker per node of a Ray
+    cluster; a seq@k chain stays on one worker). Not part of the run's identity."""
+    ray_address: str | None = None
+    """The Ray cluster for `executor: ray` (e.g. ray://head:10001 or auto); None starts a local one."""
     db: str | None = None
-    """DuckDB file (else --db, $SEQK_DB, runs/seqk.duckdb)."""
+    """DuckDB file, or a lake URL `ducklake:postgres:<dsn>[;data=s3://bucket/prefix/]` (else --db,
+    $SEQK_DB, runs/seqk.duckdb)."""
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     """Retry policy for transient provider errors."""
     budget_usd: float | None = Field(None, gt=0)

@@ -68,7 +68,7 @@ class ExportResult:
 def export_root(db: str | os.PathLike[str] | None = None,
                 to: str | os.PathLike[str] | None = None) -> Path:
     """Where run folders go: `to`, else the database's folder (runs/ by default)."""
-    return Path(to) if to is not None else store.default_db_path(db).parent
+    return Path(to) if to is not None else store.home(db)
 
 
 # ---------------------------------------------------------------------------

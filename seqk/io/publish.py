@@ -100,8 +100,8 @@ def describe_upload(result: UploadResult) -> str:
 def after_run(spec: RunSpec, db_path: str | os.PathLike[str] | None, *, no_export: bool,
               no_upload: bool, report: Callable[[str], None]) -> None:
     """After `seqk run`: export the run's folder tree, then upload it when sync is on."""
-    db = store.default_db_path(db_path if db_path is not None else spec.db)
-    root = Path(spec.export_dir) if spec.export_dir else db.parent
+    db = store.resolve(db_path if db_path is not None else spec.db)
+    root = Path(spec.export_dir) if spec.export_dir else store.home(db)
     bucket = sync_bucket(spec, no_upload=no_upload)
     if not no_export:
         report(export_run(spec.run_id, root, db).describe())

@@ -227,7 +227,7 @@ def batches_text(views: list[Any]) -> str:
     return ("batches: " + "; ".join(shown)) if shown else ""
 
 
-def print_run_summary(out: Any, spec: Any, result: Any, db_path: Path | None) -> None:
+def print_run_summary(out: Any, spec: Any, result: Any, db_path: str | Path | None) -> None:
     out.print(f"\n[bold]{spec.run_id}[/]: {result.attempts_written} attempts written in "
               f"{result.elapsed_s:.1f}s; tasks this invocation: {result.tasks_passed} passed, "
               f"{result.tasks_failed} failed, {result.tasks_error} with errors")

@@ -275,8 +275,8 @@ def budgets_of(spec: RunSpec) -> dict[str, float]:
 
 def stored_spend(spec: RunSpec, db: str | os.PathLike[str] | None) -> dict[str, float]:
     """What the run has spent so far, per role."""
-    path = store.default_db_path(db)
-    if not path.exists():
+    path = store.resolve(db)
+    if not store.exists(path):
         return {}
     with store.connect(path, read_only=True) as con:
         rows = store.select_rows(con, "run_spend_by_role", run_id=spec.run_id)

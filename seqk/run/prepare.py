@@ -189,7 +189,7 @@ def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
         elif decision.action == "extend":
             store.extend_run(con, spec.run_id, spec.k, config)
         elif decision.action == "restart":
-            store.restart_run(con, spec.run_id, spec.k, config)
+            store.restart_run(con, spec.run_id, spec.k, decision.generation, config)
         generation = decision.generation
         _check_tasks(con, spec)
         pending = pending_attempts(con, spec, generation)

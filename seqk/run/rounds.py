@@ -39,6 +39,7 @@ from seqk.records import AttemptRecord, FeedbackFill
 from seqk.run import scheduler
 from seqk.run.batches import SLOT, BatchView, Collector, Deferred, custom_id, prompt_sha256
 from seqk.run.budget import Ticket
+from seqk.run.executor import Emit
 from seqk.run.prepare import MissingFeedback, Prepared
 
 __all__ = ["BatchRouter", "BatchView", "RoundsEngine", "RoundsResult", "custom_id", "prompt_sha256", "run"]
@@ -124,17 +125,17 @@ class RoundsEngine(scheduler.Engine):
             self.collector.slot_done(task_index)
         return reservation
 
-    async def _run_seq_task(self, task: Task, first: int) -> None:
+    async def _run_seq_task(self, task: Task, first: int, emit: Emit | None = None) -> None:
         _TASK.set(task.task_index)
         try:
-            await super()._run_seq_task(task, first)
+            await super()._run_seq_task(task, first, emit)
         finally:
             self.collector.task_done(task.task_index)
 
-    async def _run_pass_task(self, task: Task, indices: list[int]) -> None:
+    async def _run_pass_task(self, task: Task, indices: list[int], emit: Emit | None = None) -> None:
         _TASK.set(task.task_index)
         try:
-            await super()._run_pass_task(task, indices)
+            await super()._run_pass_task(task, indices, emit)
         finally:
             self.collector.task_done(task.task_index)
 

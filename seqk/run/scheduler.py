@@ -30,6 +30,7 @@ from seqk.models.limiter import LimitState
 from seqk.records import AttemptRecord, CallRecord, FeedbackFill
 from seqk.run import preflight
 from seqk.run.budget import BudgetedPool, BudgetGate, Ticket, gate_for
+from seqk.run.executor import Emit, executor_for
 from seqk.run.metering import MeteredClient, agent_call, error_record, now, seeded
 from seqk.run.prepare import MissingFeedback, Prepared, prepare
 from seqk.run.writer import Writer
@@ -96,12 +97,16 @@ class Engine:
         self.prepared = prepared
         self.pool = ModelPool(spec.retry, spec.quota,
                               default_concurrency=max(spec.concurrency * spec.k, 16))
-        self.writer = Writer(db, interval_s=flush_interval_s, run_id=spec.run_id)
+        # A lake commits about once a second: each commit is a catalog transaction that other
+        # writers may have to retry against.
+        self.writer = Writer(db, interval_s=max(flush_interval_s, 1.0) if store.is_lake(db) else flush_interval_s,
+                             run_id=spec.run_id)
         self.on_event = on_event
         self.budget = budget
         if budget is not None:
             self.pool = BudgetedPool(self.pool, budget)  # type: ignore[assignment]
         self.result = RunResult(prepared)
+        self.executor = executor_for(spec)
         self.mode = spec.mode
         self._tasks = {t.task_index: t for t in spec.tasks}
 
@@ -235,7 +240,10 @@ class Engine:
             except Exception:  # noqa: BLE001 - a display bug must not stop a paid-for run
                 log.exception("on_event failed; the run goes on")
 
-    async def _run_seq_task(self, task: Task, first: int) -> None:
+    async def _run_seq_task(self, task: Task, first: int, emit: Emit | None = None) -> None:
+        """A seq@k chain from attempt `first`; each record goes to `emit` (default: the writer and
+        progress of this process; a Ray worker streams them to the driver instead)."""
+        emit = emit or self._emit
         history = list(self.prepared.history.get(task.task_index, []))
         missing = self.prepared.missing_feedback.get(task.task_index)
         if missing is not None and history:
@@ -245,9 +253,9 @@ class Engine:
             fill = await self.late_feedback(task, missing)
             self._settle(reservation, fill)
             if fill.feedback is None:
-                self._emit(fill, True, "error")
+                emit(fill, True, "error")
                 return
-            self._emit(fill, False, None)
+            emit(fill, False, None)
             history[-1] = HistoryItem(missing.attempt_index, missing.output, fill.feedback)
         for attempt_index in range(first, self.spec.k + 1):
             reservation = await self._admit(task, attempt_index, history)
@@ -256,18 +264,19 @@ class Engine:
             record = await self.attempt(task, attempt_index, history)
             self._settle(reservation, record)
             if record.status == "error":
-                self._emit(record, True, "error")
+                emit(record, True, "error")
                 return
             if record.success or attempt_index == self.spec.k:
-                self._emit(record, True, "passed" if record.success else "failed")
+                emit(record, True, "passed" if record.success else "failed")
                 return
             if record.error:  # judged wrong, but the critic failed: go on next run
-                self._emit(record, True, "error")
+                emit(record, True, "error")
                 return
-            self._emit(record, False, None)
+            emit(record, False, None)
             history.append(HistoryItem(attempt_index, record.output or "", record.feedback))
 
-    async def _run_pass_task(self, task: Task, indices: list[int]) -> None:
+    async def _run_pass_task(self, task: Task, indices: list[int], emit: Emit | None = None) -> None:
+        emit = emit or self._emit
         remaining = len(indices)
         outcomes: list[str] = []
 
@@ -285,7 +294,7 @@ class Engine:
             if remaining == 0:
                 outcome = ("passed" if "passed" in outcomes
                            else "error" if "error" in outcomes else "failed")
-            self._emit(record, remaining == 0, outcome)
+            emit(record, remaining == 0, outcome)
 
         await asyncio.gather(*(one(i) for i in indices))
 
@@ -301,17 +310,16 @@ class Engine:
                     return
                 task = self._tasks[task_index]
                 try:
-                    if self.spec.seq:
-                        await self._run_seq_task(task, indices[0])
-                    else:
-                        await self._run_pass_task(task, indices)
+                    await self.executor.run_task(self, task, indices)
                 except Exception as exc:
                     # A bug: no other attempt starts while the run unwinds to show it.
                     self.result.stopped, self.result.stopped_by = f"{type(exc).__name__}: {exc}", "error"
                     raise
 
-        jobs = [asyncio.create_task(task_job(t, idx)) for t, idx in self.prepared.pending.items()]
+        jobs: list[asyncio.Task[None]] = []
         try:
+            await self.executor.start(self)
+            jobs = [asyncio.create_task(task_job(t, idx)) for t, idx in self.prepared.pending.items()]
             await asyncio.gather(*jobs)
         except asyncio.CancelledError:
             self.result.interrupted = True
@@ -321,6 +329,7 @@ class Engine:
             await _cancel(jobs)
             raise
         finally:
+            await self.executor.close()
             await self.writer.close()
             await self.pool.close()
             await close_sessions()
@@ -342,7 +351,7 @@ def run(spec: RunSpec, db: str | Path | None = None,
     builds the engine in place of Engine (batch mode: seqk.run.rounds)."""
     db = db if db is not None else spec.db
     preflight.before_run(spec)
-    with store.run_lease(db, spec.run_id):
+    with store.run_lease(db, spec.run_id, [t.task_index for t in spec.tasks]):
         return _run_leased(spec, db, on_event, on_prepared, on_interrupt, make_engine)
 
 

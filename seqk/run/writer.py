@@ -58,7 +58,7 @@ class Writer:
             store.append_attempts(con, batch)
             if final:
                 # Batches left their data in the write-ahead log.
-                store.finish_run(con, self.run_id)
+                store.finish_run(con, self.run_id, is_lake=store.is_lake(self.db))
 
     async def _flush(self, final: bool = False) -> bool:
         """Write what is buffered (the final flush also marks the run and checkpoints).
@@ -107,7 +107,7 @@ class Writer:
         while not await self._flush(final=True):
             if asyncio.get_running_loop().time() > deadline:
                 raise StoreBusy(
-                    f"{store.default_db_path(self.db)} stayed locked by another process for "
+                    f"{store.display(self.db)} stayed locked by another process for "
                     f"{self.close_wait_s:.0f} s: {len(self.buffer)} finished attempt(s) could not be "
                     "written; close the other process and run the same command to redo them")
             await asyncio.sleep(0.2)

@@ -1,4 +1,7 @@
-"""The one door to DuckDB.
+"""The one door to DuckDB, and to a DuckLake (seqk/store/lake.py) behind the same functions.
+
+`--db` / $SEQK_DB / `db:` name a DuckDB file (the default, runs/seqk.duckdb) or a lake
+(`ducklake:postgres:...`); `connect` dispatches on it, and every query runs unchanged on both.
 
 A run holds the database file only for short, batched transactions: open, write
 a batch of whole attempts, close. DuckDB lets one process hold a file at a time,
@@ -13,7 +16,7 @@ import os
 import random
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -21,8 +24,9 @@ from typing import Any
 import duckdb
 
 from seqk.errors import BadInput, NotFound, QueryError, RunConflict, StoreBusy
-from seqk.store import queries
+from seqk.store import lake, queries
 from seqk.store.execute import transaction
+from seqk.store.location import DEFAULT_DB, default_db_path, display, exists, home, is_lake, resolve
 from seqk.store.reads import attempt_uids, get_run, parquet_tables, resolve_run_ids, task_identities, valid_slots
 from seqk.store.sqlfiles import migrations, q, schema, views
 from seqk.store.writes import (
@@ -38,19 +42,13 @@ from seqk.store.writes import (
 )
 
 __all__ = [
-    'DEFAULT_DB', 'adhoc', 'append_attempts', 'attempt_uids', 'connect', 'default_db_path',
-    'extend_run', 'fill_feedback', 'finish_run', 'get_run', 'insert_imported_run', 'insert_run',
-    'insert_tasks', 'link_rejudged_slots', 'parquet_tables', 'queries', 'resolve_run_ids',
-    'restart_run', 'run_lease', 'schema_version', 'select', 'select_rows', 'task_identities',
+    'DEFAULT_DB', 'adhoc', 'append_attempts', 'attempt_uids', 'compact_lake', 'connect', 'default_db_path',
+    'display', 'exists', 'extend_run', 'fill_feedback', 'finish_run', 'get_run', 'home', 'insert_imported_run',
+    'insert_run', 'insert_tasks', 'is_lake', 'link_rejudged_slots', 'parquet_tables', 'queries', 'resolve',
+    'resolve_run_ids', 'restart_run', 'run_lease', 'schema_version', 'select', 'select_rows', 'task_identities',
     'transaction', 'valid_slots', 'views_current',
 ]
-DEFAULT_DB = "runs/seqk.duckdb"
 _LOCK_MESSAGE = re.compile(r"lock", re.IGNORECASE)
-
-
-def default_db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The database path: explicit argument, else $SEQK_DB, else runs/seqk.duckdb."""
-    return Path(explicit or os.environ.get("SEQK_DB") or DEFAULT_DB)
 
 
 def _is_lock_conflict(exc: BaseException) -> bool:
@@ -68,7 +66,12 @@ def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = Fal
     (durable, replayed by the next open) and makes a batch write's close ~10x
     cheaper; DuckDB still checkpoints by itself once the log passes 16 MB.
     """
-    db = default_db_path(path)
+    target = resolve(path)
+    if isinstance(target, str):
+        with lake.session(target, read_only) as con:
+            yield con
+        return
+    db = target
     if read_only and not db.exists():
         raise NotFound(f"no database at {db} (set --db or SEQK_DB, or run `seqk run` first)")
     if db.is_dir():
@@ -192,16 +195,23 @@ def _ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
 
 
 @contextmanager
-def run_lease(path: str | os.PathLike[str] | None, run_id: str) -> Iterator[None]:
+def run_lease(path: str | os.PathLike[str] | None, run_id: str,
+              task_indices: Sequence[int] = ()) -> Iterator[None]:
     """Hold the right to run `run_id` against this database, for this process only.
 
     The database file is free between batches, so without this two `seqk run` of one
     variant would both schedule every missing attempt. An OS file lock, released by the
-    kernel if the process dies, under .seqk-locks/ beside the database.
+    kernel if the process dies, under .seqk-locks/ beside the database. On a lake, PostgreSQL
+    advisory locks on each of `task_indices`: other processes may run the run's other tasks.
     """
     import fcntl
 
-    db = default_db_path(path)
+    target = resolve(path)
+    if isinstance(target, str):
+        with lake.lease(target, run_id, task_indices):
+            yield
+        return
+    db = target
     lock = _lock_folder(db) / (db.name + "." + hashlib.sha256(run_id.encode()).hexdigest()[:20] + ".lock")
     with open(lock, "a+") as handle:
         try:
@@ -263,3 +273,8 @@ def adhoc(con: duckdb.DuckDBPyConnection, text: str) -> tuple[list[str], list[tu
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         end = next((i for i, line in enumerate(lines) if line.startswith("LINE ")), len(lines))
         raise QueryError(f"the query failed: {' '.join(lines[:end])}") from None
+
+
+def compact_lake(db: str | os.PathLike[str] | None, keep_hours: float = 24.0) -> lake.Compaction:
+    """`seqk lake compact` (seqk.store.lake.compact_url)."""
+    return lake.compact_url(resolve(db), keep_hours)

@@ -14,6 +14,12 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
+def add_schema_info(con: Connection, *, key: Any, value: Any) -> None:
+    """Appends one schema_info entry where there is no primary key to replace on (a lake, written once
+    when it is created); returns nothing. (schema_info.sql:13)"""
+    return run(con, 'add_schema_info', {'key': key, 'value': value}, 'none')
+
+
 def count_tables(con: Connection, *, table_name: Any) -> Any:
     """How many tables of that name the database has (0 or 1). (schema_info.sql:9)"""
     return run(con, 'count_tables', {'table_name': table_name}, 'scalar')
@@ -77,19 +83,20 @@ def export_tokens(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     return run(con, 'export_tokens', {'run_id': run_id}, 'rows')
 
 
-def extend_run(con: Connection, *, k: Any, config: Any, run_id: Any) -> None:
-    """Raises k and keeps every attempt (continue: true); returns nothing. (runs.sql:16)"""
-    return run(con, 'extend_run', {'k': k, 'config': config, 'run_id': run_id}, 'none')
+def extend_run(con: Connection, *, run_id: Any, k: Any, config: Any) -> None:
+    """Raises k and keeps every attempt (continue: true), as an appended run event; returns nothing.
+    (runs.sql:16)"""
+    return run(con, 'extend_run', {'run_id': run_id, 'k': k, 'config': config}, 'none')
 
 
-def fill_feedback(con: Connection, *, feedback: Any, error: Any, attempt_uid: Any) -> None:
+def fill_feedback(con: Connection, *, attempt_uid: Any, feedback: Any, error: Any) -> None:
     """Writes the feedback of a valid, failed attempt whose critic had failed, once a retried critic
-    produced it (or records the new failure); the one update to an attempt row. Returns nothing.
-    (resume.sql:46)"""
+    produced it (or records the new failure), appended to feedback_fills (attempts_filled applies
+    the latest). Returns nothing. (resume.sql:46)"""
     return run(con, 'fill_feedback', {
+        'attempt_uid': attempt_uid,
         'feedback': feedback,
         'error': error,
-        'attempt_uid': attempt_uid,
     }, 'none')
 
 
@@ -102,7 +109,7 @@ def generation_paid(con: Connection, *, run_id: Any, generation: Any) -> list[di
     """What the attempts of one generation of a run paid, as a restart would discard it: n_attempts
     (every attempt row, errors included), cost_usd (the priced calls' sum; NULL when no call was
     priced), n_unpriced_calls (calls that returned tokens but have no price), input_tokens and
-    output_tokens (every call). (resume.sql:84)"""
+    output_tokens (every call). (resume.sql:86)"""
     return run(con, 'generation_paid', {'run_id': run_id, 'generation': generation}, 'rows')
 
 
@@ -118,7 +125,7 @@ def get_schema_info(con: Connection) -> list[tuple[Any, ...]]:
 
 
 def get_task_identities(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
-    """(task_index, task_id, content_hash) of the tasks a run has registered. (runs.sql:35)"""
+    """(task_index, task_id, content_hash) of the tasks a run has registered. (runs.sql:38)"""
     return run(con, 'get_task_identities', {'run_id': run_id}, 'tuples')
 
 
@@ -267,7 +274,7 @@ def insert_call(
     price_tier: Any,
 ) -> None:
     """Appends one call row (a critic call made for an earlier attempt's late feedback); returns
-    nothing. (resume.sql:55)"""
+    nothing. (resume.sql:57)"""
     return run(con, 'insert_call', {
         'attempt_uid': attempt_uid,
         'run_id': run_id,
@@ -356,7 +363,7 @@ def kept_outputs(
     row and whose latest row is a judge-stage error that kept the actor's output: the next run asks
     the judge again on that output instead of sampling the actor anew (re-rolling the actor until
     the judge parses would bias success upward). k is the K the kept prompt was built with.
-    (resume.sql:66)"""
+    (resume.sql:68)"""
     return run(con, 'kept_outputs', {
         'run_id': run_id,
         'generation': generation,
@@ -366,7 +373,7 @@ def kept_outputs(
 
 def last_call_index(con: Connection, *, attempt_uid: Any) -> Any:
     """The highest call_index of an attempt's calls (0 when none): where a later call is numbered from.
-    (resume.sql:51)"""
+    (resume.sql:53)"""
     return run(con, 'last_call_index', {'attempt_uid': attempt_uid}, 'scalar')
 
 
@@ -387,7 +394,7 @@ def list_batches(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
 
 def list_runs(con: Connection) -> list[dict[str, Any]]:
     """Every run: run_id, benchmark, metric, k, generation, actor_model, feedback_mode, updated_at.
-    (runs.sql:30)"""
+    (runs.sql:33)"""
     return run(con, 'list_runs', {}, 'rows')
 
 
@@ -469,10 +476,16 @@ def report_runs(con: Connection, *, run_ids: Any, benchmark: Any, model: Any) ->
     return run(con, 'report_runs', {'run_ids': run_ids, 'benchmark': benchmark, 'model': model}, 'rows')
 
 
-def restart_run(con: Connection, *, k: Any, config: Any, run_id: Any) -> None:
-    """Starts a new generation at a larger k; old rows stay but no longer count. Returns nothing.
-    (runs.sql:20)"""
-    return run(con, 'restart_run', {'k': k, 'config': config, 'run_id': run_id}, 'none')
+def restart_run(con: Connection, *, run_id: Any, k: Any, generation: Any, config: Any) -> None:
+    """Starts generation `generation` at a larger k, as an appended run event; old rows stay but no
+    longer count. The new generation is given, not computed, so that two processes restarting one
+    run at once agree on it. Returns nothing. (runs.sql:21)"""
+    return run(con, 'restart_run', {
+        'run_id': run_id,
+        'k': k,
+        'generation': generation,
+        'config': config,
+    }, 'none')
 
 
 def run_batch_items(con: Connection, *, run_id: Any, generation: Any) -> list[dict[str, Any]]:
@@ -559,7 +572,7 @@ def task_calls(con: Connection, *, run_id: Any, task_index: Any) -> list[dict[st
 
 
 def touch_run(con: Connection, *, run_id: Any) -> None:
-    """Marks the run as updated now; returns nothing. (runs.sql:26)"""
+    """Marks the run as updated now, as an appended run event; returns nothing. (runs.sql:28)"""
     return run(con, 'touch_run', {'run_id': run_id}, 'none')
 
 

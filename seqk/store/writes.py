@@ -27,9 +27,9 @@ def extend_run(con: duckdb.DuckDBPyConnection, run_id: str, k: int, config: str)
     con.execute(q("extend_run"), {"run_id": run_id, "k": k, "config": config})
 
 
-def restart_run(con: duckdb.DuckDBPyConnection, run_id: str, k: int, config: str) -> None:
-    """Raise the run's k in a fresh generation."""
-    con.execute(q("restart_run"), {"run_id": run_id, "k": k, "config": config})
+def restart_run(con: duckdb.DuckDBPyConnection, run_id: str, k: int, generation: int, config: str) -> None:
+    """Raise the run's k in a fresh generation (the next one, given)."""
+    con.execute(q("restart_run"), {"run_id": run_id, "k": k, "generation": generation, "config": config})
 
 
 def link_rejudged_slots(con: duckdb.DuckDBPyConnection, run_id: str, source_run_id: str, k: int) -> None:
@@ -136,12 +136,14 @@ def insert_tasks(con: duckdb.DuckDBPyConnection, run_id: str, rows: Sequence[dic
         con.unregister("seqk_task_batch")
 
 
-def finish_run(con: duckdb.DuckDBPyConnection, run_id: str | None) -> None:
+def finish_run(con: duckdb.DuckDBPyConnection, run_id: str | None, *, is_lake: bool = False) -> None:
     """A run's last write: stamp the run as updated, and fold the write-ahead log into the
-    file, since someone may copy the .duckdb without its .wal."""
+    file, since someone may copy the .duckdb without its .wal. (On a lake, CHECKPOINT would
+    compact the whole lake: `seqk lake compact` does that when asked.)"""
     if run_id is not None:
         con.execute(q("touch_run"), {"run_id": run_id})
-    con.execute("CHECKPOINT")
+    if not is_lake:
+        con.execute("CHECKPOINT")
 
 
 def insert_imported_run(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> None:

@@ -1,0 +1,110 @@
+"""`executor: ray` on a local Ray instance (2 CPUs, loopback): the same attempts as the local
+executor for a deterministic mock model, and a worker killed mid-run leaves errors, not a hang."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from pathlib import Path
+
+import duckdb
+import yaml
+
+from seqk.api import load_variant
+from seqk.run import scheduler as engine
+
+
+def arc(folder, name, **keys):
+    path = folder / "variants" / "arcagi2" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    base = dict(metric="seq@k", k=3, feedback_mode="cell_match", model="mock/py:scripts:arc_answer",
+                max_tasks=12, concurrency=4, options={"split": "evaluation"})
+    path.write_text(yaml.safe_dump(base | keys))
+    return path
+
+
+SLOTS = ("SELECT task_index, attempt_index, status, success, output, feedback FROM current_attempts "
+         "ORDER BY task_index, attempt_index")
+
+
+def slots(db):
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute(SLOTS).fetchall()
+
+
+def test_ray_gives_the_same_attempts_as_local(tmp_path, ray_local):
+    for metric in ("seq@k", "pass@k"):
+        path = arc(tmp_path, f"{metric[:3]}.yaml", metric=metric)
+        local, on_ray = tmp_path / f"local-{metric[:3]}.duckdb", tmp_path / f"ray-{metric[:3]}.duckdb"
+        a = engine.run(load_variant(path), local)
+        b = engine.run(load_variant(path, {"executor": "ray"}), on_ray)
+        assert (a.tasks_passed, a.tasks_failed, a.tasks_error) == (b.tasks_passed, b.tasks_failed, b.tasks_error)
+        assert slots(local) == slots(on_ray) and len(slots(local)) >= 12
+        assert b.attempts_written == a.attempts_written
+
+
+def test_a_killed_worker_leaves_errors_not_a_hang_and_the_next_run_redoes_them(tmp_path, ray_local):
+    import ray
+
+    path = arc(tmp_path, "slow.yaml", model="mock/py:scripts:slow_wrong", max_tasks=8, k=3, concurrency=4)
+    db = tmp_path / "seqk.duckdb"
+    killed = threading.Event()
+
+    def kill_a_worker() -> None:
+        names = [a for a in ray.util.list_named_actors(all_namespaces=True) if a["name"].startswith("seqk-worker-")]
+        worker = ray.get_actor(names[0]["name"], namespace=names[0]["namespace"])
+        os.kill(ray.get(worker.pid.remote()), signal.SIGKILL)
+        killed.set()
+
+    def on_event(event) -> None:
+        if not killed.is_set() and not getattr(on_event, "started", False):
+            on_event.started = True
+            threading.Thread(target=kill_a_worker, daemon=True).start()
+
+    spec = load_variant(path, {"executor": "ray"})
+    done = threading.Event()
+    outcome: dict = {}
+
+    def go() -> None:
+        outcome["result"] = engine.run(spec, db, on_event=on_event)
+        done.set()
+
+    runner = threading.Thread(target=go, daemon=True)
+    runner.start()
+    assert done.wait(180), "the run hung after its worker was killed"
+    result = outcome["result"]
+    assert killed.is_set()
+    assert result.error_kinds.get("worker:WorkerDied", 0) >= 1
+    with duckdb.connect(str(db), read_only=True) as con:
+        died = con.execute("SELECT count(*) FROM attempts WHERE error->>'stage' = 'worker'").fetchone()[0]
+    assert died == result.error_kinds["worker:WorkerDied"]
+    again = engine.run(load_variant(path), db)  # the local executor redoes what the worker lost
+    assert again.tasks_error == 0
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM current_attempts WHERE status = 'error'").fetchone() == (0,)
+        assert con.execute("SELECT count(*) FROM current_attempts").fetchone() == (8 * 3,)
+
+
+def test_the_local_executor_is_the_default_and_imports_no_ray(tmp_path):
+    import subprocess
+    import sys
+
+    path = arc(tmp_path, "local.yaml")
+    code = ("import sys; from seqk.api import load_variant; from seqk.run.executor import executor_for; "
+            f"e = executor_for(load_variant({str(path)!r})); "
+            "print(type(e).__name__, 'ray' in sys.modules)")
+    tests = str(Path(__file__).parent)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert out.stdout.split() == ["LocalExecutor", "False"], out.stderr
+
+
+def test_an_unknown_executor_is_one_error_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from seqk.cli import app
+
+    out = CliRunner().invoke(app, ["run", str(arc(tmp_path, "x.yaml")), "--executor", "slurm",
+                                   "--db", str(tmp_path / "x.duckdb")])
+    assert out.exit_code == 2 and "'slurm' is not one of local, ray" in out.output
