@@ -229,6 +229,13 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
     called = [actor, judge, critic if variant.metric == "seq@k" else None]
     issues += unpriced_roles(called, variant.budget_usd)
     issues += uncapped_roles(called, variant.budget_usd)
+    budgeted = variant.budget_usd is not None or any(r.budget_usd is not None for r in (actor, judge, critic))
+    if budgeted and variant.executor == "ray" and variant.metric == "seq@k":
+        # A chain runs whole on a Ray worker: the driver cannot stop it between attempts, so the
+        # budget's promise (never spend past it) would not hold.
+        issues.append(ConfigIssue("C03", "executor", "a budget cannot stop a seq@k chain running "
+                                  "whole on a Ray worker between attempts: run budgeted seq@k "
+                                  "variants with executor: local (pass@k on Ray keeps its budget)"))
     if issues:
         raise ConfigError(source, issues)
     slice_name = bench.slice_name(options)

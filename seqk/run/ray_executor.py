@@ -21,6 +21,7 @@ from typing import Any
 
 from seqk.errors import MissingExtra
 from seqk.records import AttemptRecord, FeedbackFill
+from seqk.run.budget import Ticket
 from seqk.run.metering import error_record, now
 
 log = logging.getLogger("seqk")
@@ -112,14 +113,15 @@ class RayExecutor:
     async def _run_chain(self, engine: Any, task: Any, first: int) -> None:
         import ray
 
-        reservation = await engine._admit()
+        # No budget reaches here for seq@k (refused when the variant loads): the ticket is empty.
+        reservation = await engine._admit(task, first, engine.prepared.history.get(task.task_index, []))
         if reservation is None:
             return
         expected = first
         try:
             async for record, done, outcome in self._stream(next(self._next), task.task_index, [first]):
                 engine._settle(reservation, record)
-                reservation = {}  # the chain's first attempt carried the reservation
+                reservation = Ticket({})  # the chain's first attempt carried the reservation
                 engine._emit(record, done, outcome)
                 if isinstance(record, AttemptRecord):
                     expected = record.attempt_index + 1
@@ -134,7 +136,7 @@ class RayExecutor:
 
         async def one(attempt_index: int) -> None:
             nonlocal remaining
-            reservation = await engine._admit()
+            reservation = await engine._admit(task, attempt_index)
             if reservation is None:
                 return
             records: list[Any] = []
