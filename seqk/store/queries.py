@@ -14,6 +14,24 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
+def append_attempt_batch(con: Connection) -> None:
+    """Appends every row of the Arrow table the writer registered as seqk_attempt_batch (columns by
+    name) to attempts; returns nothing. (attempts.sql:1)"""
+    return run(con, 'append_attempt_batch', {}, 'none')
+
+
+def append_call_batch(con: Connection) -> None:
+    """Appends every row of the Arrow table the writer registered as seqk_call_batch (columns by name)
+    to calls; returns nothing. (calls.sql:1)"""
+    return run(con, 'append_call_batch', {}, 'none')
+
+
+def append_task_batch(con: Connection) -> None:
+    """Appends every row of the Arrow table the writer registered as seqk_task_batch (columns by name)
+    to tasks; returns nothing. (tasks.sql:1)"""
+    return run(con, 'append_task_batch', {}, 'none')
+
+
 def count_tables(con: Connection, *, table_name: Any) -> Any:
     """How many tables of that name the database has (0 or 1). (schema_info.sql:9)"""
     return run(con, 'count_tables', {'table_name': table_name}, 'scalar')
