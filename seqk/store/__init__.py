@@ -24,7 +24,7 @@ from seqk.errors import BadInput, NotFound, QueryError, RunConflict, StoreBusy
 from seqk.store import queries
 from seqk.store.execute import transaction
 from seqk.store.reads import attempt_uids, get_run, parquet_tables, resolve_run_ids, task_identities, valid_slots
-from seqk.store.sqlfiles import migrations, q, schema, views
+from seqk.store.sqlfiles import migrations, schema, views
 from seqk.store.writes import (
     append_attempts,
     extend_run,
@@ -41,7 +41,7 @@ __all__ = [
     'DEFAULT_DB', 'adhoc', 'append_attempts', 'attempt_uids', 'connect', 'default_db_path',
     'extend_run', 'fill_feedback', 'finish_run', 'get_run', 'insert_imported_run', 'insert_run',
     'insert_tasks', 'link_rejudged_slots', 'parquet_tables', 'queries', 'resolve_run_ids',
-    'restart_run', 'run_lease', 'schema_version', 'select', 'select_rows', 'task_identities',
+    'restart_run', 'run_lease', 'schema_version', 'task_identities',
     'transaction', 'valid_slots', 'views_current',
 ]
 DEFAULT_DB = "runs/seqk.duckdb"
@@ -219,18 +219,6 @@ def run_lease(path: str | os.PathLike[str] | None, run_id: str) -> Iterator[None
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def select(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> list[dict[str, Any]]:
-    """The rows of the named query in sql/ as dicts, its `$parameters` given by name."""
-    cur = con.execute(q(name), params)
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
-
-
-def select_rows(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> list[tuple[Any, ...]]:
-    """The rows of the named query in sql/ as tuples, in its column order."""
-    return con.execute(q(name), params).fetchall()
 
 
 def views_current(con: duckdb.DuckDBPyConnection) -> bool:
