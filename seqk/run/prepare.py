@@ -1,5 +1,5 @@
 """Before a run: register it or check it against what the database holds, register
-its tasks, and ask SQL (sql/resume.sql) what is left to do.
+its tasks, and ask SQL (sql/attempts.sql) what is left to do.
 
 Refused (RunConflict): a changed fingerprint, a smaller k, or a canonical task index
 that now names different content. A larger k extends the run (`continue: true`) or
