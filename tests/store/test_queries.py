@@ -174,3 +174,27 @@ def run_task_hash(con, run_id: str) -> str:
 def test_a_renamed_parameter_fails_at_the_call():
     with pytest.raises(TypeError, match="unexpected keyword argument 'runs'"):
         queries.run_status(None, runs=[])  # type: ignore[arg-type, call-arg]
+
+
+def test_sql_runs_only_inside_the_store_and_named_queries_only_in_execute():
+    import ast
+    from pathlib import Path
+
+    import seqk
+
+    root = Path(seqk.__file__).parent
+    outside, loaders = [], []
+    for path in sorted(root.rglob("*.py")):
+        where = path.relative_to(root).as_posix()
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            call = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            if call and node.func.attr in ("execute", "executemany", "sql", "query") \
+                    and not where.startswith("store/"):
+                outside.append(f"{where}:{node.lineno}")
+            if isinstance(node, ast.ImportFrom) and node.module == "seqk.store.sqlfiles" \
+                    and any(alias.name == "queries" for alias in node.names):
+                loaders.append(where)
+    assert outside == [], "SQL executed outside seqk/store"
+    # Named queries' text is read by the one function that runs them, and by the code generator.
+    assert sorted(loaders) == ["store/codegen.py", "store/execute.py"]
