@@ -4,6 +4,9 @@ A run holds the database file only for short, batched transactions: open, write
 a batch of whole attempts, close. DuckDB lets one process hold a file at a time,
 so between those writes `seqk status`, `seqk inspect` or a notebook can open it;
 whoever finds it held retries with backoff instead of failing.
+
+The named queries of sql/ are called as functions, `queries.<name>(con, param=...)`
+(seqk.store.queries, generated from sql/; see docs/queries.md); `adhoc` runs a user's own SQL.
 """
 
 from __future__ import annotations
