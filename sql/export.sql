@@ -1,5 +1,12 @@
--- Queries behind `seqk export`, `seqk import` and the summaries of the canonical folder tree
--- (seqk/export.py, seqk/importing.py).
+-- The reads behind `seqk export`: the canonical folder tree's files and summaries
+-- (seqk/io/export.py) and the Parquet tables.
+
+-- name: export_tasks(run_id) -> rows
+-- (task_index, task_id, prompt, content_hash, meta) of every task a run registered.
+SELECT task_index, task_id, prompt, content_hash, meta
+FROM tasks
+WHERE run_id = $run_id
+ORDER BY task_index;
 
 -- name: export_attempts(run_id) -> rows
 -- The attempt rows of a run's current generation that the folder tree holds: the row that
@@ -23,13 +30,6 @@ SELECT attempt_uid, task_index, attempt_index, call_index, role, model, prompt, 
 FROM current_calls
 WHERE run_id = $run_id
 ORDER BY task_index, attempt_index, attempt_uid, call_index;
-
--- name: export_tasks(run_id) -> rows
--- (task_index, task_id, prompt, content_hash, meta) of every task a run registered.
-SELECT task_index, task_id, prompt, content_hash, meta
-FROM tasks
-WHERE run_id = $run_id
-ORDER BY task_index;
 
 -- name: export_tokens(run_id) -> rows
 -- Token totals and cost per model of a run's current generation: one row per (task_index,
@@ -86,24 +86,3 @@ SELECT c.*, r.benchmark, replace(c.run_id, '/', '~') AS run_key
 FROM calls c JOIN runs r USING (run_id)
 WHERE list_contains($run_ids::VARCHAR[], c.run_id)
 ORDER BY c.run_id, c.generation, c.task_index, c.attempt_index, c.attempt_uid, c.call_index;
-
--- name: import_run(run_id, benchmark, slice, metric, k, generation, feedback_mode, actor_model, judge_model, critic_model, verifier, temperature, options, config, fingerprint, fingerprint_fields, created_at, updated_at, seqk_version, shows_grading_info, soft_score_clipped) -> none
--- Registers a run read from a folder tree, every column given; returns nothing.
-INSERT INTO run_rows (run_id, benchmark, slice, metric, k, generation, feedback_mode, actor_model,
-                  judge_model, critic_model, verifier, temperature, options, config, fingerprint,
-                  fingerprint_fields, created_at, updated_at, seqk_version, shows_grading_info,
-                  soft_score_clipped)
-VALUES ($run_id, $benchmark, $slice, $metric, $k, $generation, $feedback_mode, $actor_model,
-        $judge_model, $critic_model, $verifier, $temperature, $options, $config, $fingerprint,
-        $fingerprint_fields, $created_at, $updated_at, $seqk_version, $shows_grading_info,
-        $soft_score_clipped);
-
--- name: import_known_attempts(run_id) -> tuples
--- The attempt_uid of every attempt row a run already has (any generation).
-SELECT attempt_uid FROM attempts WHERE run_id = $run_id;
-
--- name: import_valid_slots(run_id) -> tuples
--- (generation, task_index, attempt_index) of every valid attempt a run already has: a slot
--- holds one valid attempt, so an imported one for a filled slot is skipped.
-SELECT generation, task_index, attempt_index FROM attempts
-WHERE run_id = $run_id AND status = 'ok';

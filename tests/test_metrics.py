@@ -15,7 +15,7 @@ from seqk import stats, store
 from seqk.analysis import metrics, report
 from seqk.render import text as report_text
 from seqk.seeds import SEED_SCHEME
-from seqk.store.sqlfiles import queries
+from seqk.store import queries, sqlfiles
 
 Z = 1.959963984540054
 
@@ -290,20 +290,19 @@ def test_type_bootstrap_matches_resampling_tasks():
 
 
 def test_every_metrics_query_runs_on_the_fixture(fixture_db):
-    params = {
-        "report_runs": {"run_ids": None, "benchmark": "toy", "model": "mock/a"},
-        "run_curves": {"errors_as_failures": False, "run_ids": [fx.SEQ]},
-        "point_types": {"errors_as_failures": False, "run_ids": [fx.SEQ]},
-        "pair_choices": {"run_ids": [fx.SEQ]},
-        "spend_by_role": {"run_ids": [fx.PASS]},
-        "paired_run_types": {"errors_as_failures": False, "run_a": fx.SEQ, "run_b": fx.PASS,
-                             "t": 3},
-    }
-    mine = {name for name, query in queries().items() if query.where.startswith("metrics.sql")}
-    assert mine == set(params)
     with store.connect(fixture_db, read_only=True) as con:
-        for name, p in params.items():
-            assert store.select_rows(con, name, **p), name
+        found = {
+            "report_runs": queries.report_runs(con, run_ids=None, benchmark="toy", model="mock/a"),
+            "run_curves": queries.run_curves(con, errors_as_failures=False, run_ids=[fx.SEQ]),
+            "point_types": queries.point_types(con, errors_as_failures=False, run_ids=[fx.SEQ]),
+            "pair_choices": queries.pair_choices(con, run_ids=[fx.SEQ]),
+            "spend_by_role": queries.spend_by_role(con, run_ids=[fx.PASS]),
+            "paired_run_types": queries.paired_run_types(con, errors_as_failures=False, run_a=fx.SEQ,
+                                                         run_b=fx.PASS, t=3),
+        }
+    mine = {name for name, query in sqlfiles.queries().items() if query.where.startswith("metrics.sql")}
+    assert mine == set(found)
+    assert all(found.values()), [name for name, rows in found.items() if not rows]
 
 
 def test_compare_runs_pairs_by_task(fixture_db):

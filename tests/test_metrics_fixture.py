@@ -75,7 +75,7 @@ def _attempt(con, run_id: str, task: int, slot: int, code: str, clock: list[int]
         calls.append(("critic", "mock/critic", 20, 3, 0.0005, None))
     for index, (role, model, tokens_in, tokens_out, cost, err) in enumerate(calls, start=1):
         con.execute("INSERT INTO calls VALUES (?, ?, 1, ?, ?, ?, ?, ?, NULL, NULL, ?, 0, 0, ?, ?, "
-                    "0.0, 0, ?, ?)",
+                    "0.0, 0, ?, ?, NULL, 'sync')",
                     [uid, run_id, task, slot, index, role, model, tokens_in, tokens_out, cost,
                      err, at])
 

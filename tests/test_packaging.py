@@ -16,7 +16,7 @@ def test_wheel_ships_sql_and_benchmarks_and_works_outside_the_checkout(tmp_path)
                    check=True, capture_output=True)
     wheel = next((tmp_path / "dist").glob("seqk-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    assert "seqk/sql/schema.sql" in names and "seqk/sql/resume.sql" in names
+    assert "seqk/sql/schema.sql" in names and "seqk/sql/attempts.sql" in names
     assert "benchmarks/arcagi2/__init__.py" in names
     target = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(target)

@@ -12,6 +12,7 @@ import view_db
 
 from seqk import store, view
 from seqk.errors import NotFound
+from seqk.store import queries
 from seqk.view import pages, publish, render, story, svg
 
 
@@ -40,7 +41,7 @@ def test_run_list_curves_are_run_curves_figures(runs):
     db, ids = runs
     page = view.runs_page(db)
     with store.connect(db, read_only=True) as con:
-        expected = store.select(con, "run_curves", errors_as_failures=False, run_ids=list(ids.values()))
+        expected = queries.run_curves(con, errors_as_failures=False, run_ids=list(ids.values()))
     listed = {r.run_id: r.curve for g in page.groups for r in [g.pass_run, *g.seq_runs]}
     got = [(run_id, p.t, p.n_tasks, p.n_left_out, p.value, p.low, p.high) for run_id, curve in listed.items()
            for p in curve]

@@ -13,6 +13,7 @@ from typing import Any
 
 from seqk import store
 from seqk.errors import NotFound
+from seqk.store import queries
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ def compare_judges(run_a: str, run_b: str | None = None, db: str | Path | None =
         run_a = _one_run(con, run_a)
         run_b = None if run_b is None else _one_run(con, run_b)
         if run_b is None:
-            found = store.select_rows(con, "rejudge_source", run_id=run_a)
+            found = queries.rejudge_source(con, run_id=run_a)
             source = found[0] if found else None
             if source is None or source[0] is None:
                 raise NotFound(f"{run_a} is not a re-judging run: name the two runs to compare")
@@ -80,8 +81,8 @@ def compare_judges(run_a: str, run_b: str | None = None, db: str | Path | None =
             if row is None:
                 raise NotFound(f"no run {run_id!r}; `seqk status` lists them")
             names.append(row["judge_model"] or row["verifier"])
-        [(n, both_pass, a_only, b_only, both_fail)] = store.select_rows(
-            con, "judge_agreement", run_a=run_a, run_b=run_b)
+        [(n, both_pass, a_only, b_only, both_fail)] = queries.judge_agreement(
+            con, run_a=run_a, run_b=run_b)
     return JudgeComparison(run_a, run_b, names[0], names[1], n, both_pass, a_only, b_only, both_fail)
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from seqk import stats, store
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate, Types
+from seqk.store import queries
 
 
 @dataclass(frozen=True)
@@ -169,9 +170,8 @@ def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = Fals
         "run_id", "benchmark", "slice", "metric", "k", "actor_model", "feedback_mode",
         "judge_model", "critic_model", "shows_grading_info", "soft_score_clipped", "shared_seeds", "rejudge_of",
         "verifier")})
-        for r in store.select(
-            con, "report_runs", run_ids=ids, benchmark=None, model=None)}
-    for row in store.select(con, "run_curves", **params):
+        for r in queries.report_runs(con, run_ids=ids, benchmark=None, model=None)}
+    for row in queries.run_curves(con, **params):
         run = runs[row["run_id"]]
         run.n_started, run.n_error_attempts = int(row["n_started"]), int(row["n_error_attempts"])
         run.curve.append(CurvePoint(**{name: row[name] for name in CurvePoint.__dataclass_fields__}))
@@ -192,12 +192,12 @@ def run_metrics(run_id: str, db: str | Path | None) -> RunMetrics | None:
 def _add_estimates(con: Any, runs: dict[str, RunMetrics], params: dict[str, Any], seed: int,
                    n_boot: int) -> None:
     """ΔSeq@K, EGS, LGS, lift and framing of the seq@k runs in params["run_ids"]."""
-    for row in store.select(con, "pair_choices", run_ids=params["run_ids"]):
+    for row in queries.pair_choices(con, run_ids=params["run_ids"]):
         run = runs[row["seq_run_id"]]
         run.pass_run_id, run.n_pass_candidates = row["pass_run_id"], int(row["n_candidates"])
         run.framing_vs = FRAMING_SAME_SEED if row["same_seed"] else FRAMING_CHEN
     found: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
-    for kind, run_id, _pass_run_id, *values in store.select_rows(con, "point_types", **params):
+    for kind, run_id, _pass_run_id, *values in queries.point_types(con, **params):
         if kind == "seq":
             del values[4]  # a_5 (Chen's pass@1) is a pair's column
         found.setdefault((kind, run_id), []).append(tuple(values))
@@ -229,7 +229,7 @@ def _add_estimates(con: Any, runs: dict[str, RunMetrics], params: dict[str, Any]
 
 
 def _add_spend(con: Any, runs: dict[str, RunMetrics], ids: list[str]) -> None:
-    for row in store.select(con, "spend_by_role", run_ids=ids):
+    for row in queries.spend_by_role(con, run_ids=ids):
         run = runs[row.pop("run_id")]
         run.spend_by_role.append(Spend(**row))
     for run in runs.values():
@@ -271,8 +271,8 @@ def compare_runs(run_a: str, run_b: str, *, t: int | None = None, db: str | Path
     with store.connect(db, read_only=True) as con:
         a_id, b_id = (_one_run(con, pattern) for pattern in (run_a, run_b))
         if t is None:
-            t = min(r["k"] for r in store.select(con, "report_runs", run_ids=[a_id, b_id], benchmark=None,
-                                                 model=None))
+            t = min(r["k"] for r in queries.report_runs(con, run_ids=[a_id, b_id], benchmark=None,
+                                                                        model=None))
         return compare_on(con, a_id, b_id, t, errors_as_failures=errors_as_failures, seed=seed,
                           n_boot=n_boot)
 
@@ -280,8 +280,8 @@ def compare_runs(run_a: str, run_b: str, *, t: int | None = None, db: str | Path
 def compare_on(con: Any, a_id: str, b_id: str, t: int, *, errors_as_failures: bool = False,
                seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT) -> Comparison:
     """compare_runs on an open connection, for exact run ids."""
-    rows = store.select_rows(con, "paired_run_types", errors_as_failures=errors_as_failures,
-                             run_a=a_id, run_b=b_id, t=t)
+    rows = queries.paired_run_types(con, errors_as_failures=errors_as_failures,
+                                    run_a=a_id, run_b=b_id, t=t)
     return paired(Types.from_rows(rows), a_id, b_id, t, name=f"compare:{a_id}:{b_id}:{t}",
                   seed=seed, n_boot=n_boot)
 

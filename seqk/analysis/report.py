@@ -25,6 +25,7 @@ from seqk.analysis import metrics
 from seqk.analysis.metrics import Comparison, RunMetrics
 from seqk.errors import NotFound
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate
+from seqk.store import queries
 
 FORMATS = ("table", "markdown", "csv", "json")
 
@@ -63,12 +64,12 @@ def report(runs: Sequence[str] = (), *, compare: bool = False, benchmark: str | 
     (benchmark or slice) and `model` (actor model)."""
     with store.connect(db, read_only=True) as con:
         ids = store.resolve_run_ids(con, runs)
-        ids = [r["run_id"] for r in store.select(con, "report_runs", run_ids=ids, benchmark=benchmark,
-                                                 model=model)]
+        ids = [r["run_id"] for r in queries.report_runs(con, run_ids=ids, benchmark=benchmark,
+                                                                model=model)]
         if not ids:
             raise NotFound("no run matches the filters; `seqk status` lists the runs")
         if compare:
-            partners = store.select(con, "pair_choices", run_ids=ids)
+            partners = queries.pair_choices(con, run_ids=ids)
             ids = sorted(set(ids) | {p["pass_run_id"] for p in partners})
         found = metrics.compute(con, ids, errors_as_failures=errors_as_failures, seed=seed,
                                 n_boot=n_boot)

@@ -13,16 +13,15 @@ from typing import Any
 
 from seqk import store
 from seqk.errors import NotFound, QueryError
+from seqk.store import queries
 
 
 def status(db: str | Path | None = None, runs: Sequence[str] = ()) -> list[dict[str, Any]]:
     """One dict per run (see sql/status.sql `run_status` for the fields), with `batches`: the
     run's provider batches in batch mode, newest first (sql/batches.sql `list_batches`)."""
-    from seqk.store import queries
-
     with store.connect(db, read_only=True) as con:
         run_ids = store.resolve_run_ids(con, runs) if runs else []
-        found = store.select(con, "run_status", run_ids=run_ids)
+        found = queries.run_status(con, run_ids=run_ids)
         batches = queries.list_batches(con, run_ids=[r["run_id"] for r in found])
     for row in found:
         row["batches"] = [b for b in batches if b["run_id"] == row["run_id"]]
@@ -50,14 +49,14 @@ def inspect(run: str, *, task_index: int | None = None, task_id: str | None = No
             raise NotFound(f"{run!r} matches {len(ids)} runs; name one: " + ", ".join(ids[:10]))
         run_row = store.get_run(con, ids[0])
         assert run_row is not None
-        tasks = store.select(con, "find_task", run_id=ids[0], task_index=task_index, task_id=task_id)
+        tasks = queries.find_task(con, run_id=ids[0], task_index=task_index, task_id=task_id)
         if not tasks:
             which = f"index {task_index}" if task_index is not None else f"id {task_id!r}"
             raise NotFound(f"run {ids[0]} has no task with {which}")
         task = tasks[0]
         params = {"run_id": ids[0], "task_index": task["task_index"]}
-        attempts = store.select(con, "task_attempts", **params)
-        calls = store.select(con, "task_calls", **params)
+        attempts = queries.task_attempts(con, **params)
+        calls = queries.task_calls(con, **params)
     by_uid: dict[str, list[dict[str, Any]]] = {}
     for call in calls:
         by_uid.setdefault(call["attempt_uid"], []).append(call)

@@ -32,6 +32,7 @@ from seqk import store
 from seqk.errors import NotFound
 from seqk.io import tree
 from seqk.models.pricing import PRICING_LAST_UPDATED
+from seqk.store import queries
 
 if TYPE_CHECKING:
     pass
@@ -98,11 +99,11 @@ def _fetch(con: Any, run_id: str) -> _RunData:
     params = {"run_id": run_id}
     return _RunData(
         run=run,
-        tasks=store.select(con, "export_tasks", **params),
-        attempts=store.select(con, "export_attempts", **params),
-        calls=store.select(con, "export_calls", **params),
-        tokens=store.select(con, "export_tokens", **params),
-        curve=store.select(con, "export_metric_curve", **params),
+        tasks=queries.export_tasks(con, **params),
+        attempts=queries.export_attempts(con, **params),
+        calls=queries.export_calls(con, **params),
+        tokens=queries.export_tokens(con, **params),
+        curve=queries.export_metric_curve(con, **params),
         gains=_gains(con, run),
     )
 

@@ -39,6 +39,7 @@ from seqk.models import known_price
 from seqk.models.pricing import call_cost
 from seqk.models.role import RoleSpec
 from seqk.records import CallRecord
+from seqk.store import queries
 
 RUN = "run"
 """The scope of the whole run's budget; the others are role names."""
@@ -279,7 +280,7 @@ def stored_spend(spec: RunSpec, db: str | os.PathLike[str] | None) -> dict[str, 
     if not store.exists(path):
         return {}
     with store.connect(path, read_only=True) as con:
-        rows = store.select_rows(con, "run_spend_by_role", run_id=spec.run_id)
+        rows = queries.run_spend_by_role(con, run_id=spec.run_id)
     return {role: float(cost) for role, cost, _ in rows}
 
 

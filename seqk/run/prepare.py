@@ -1,5 +1,5 @@
 """Before a run: register it or check it against what the database holds, register
-its tasks, and ask SQL (sql/resume.sql) what is left to do.
+its tasks, and ask SQL (sql/attempts.sql) what is left to do.
 
 Refused (RunConflict): a changed fingerprint, a smaller k, or a canonical task index
 that now names different content. A larger k extends the run (`continue: true`) or
@@ -19,6 +19,7 @@ from seqk.benchmark import HistoryItem, Verdict
 from seqk.config.identity import differing_fields
 from seqk.config.spec import RunSpec
 from seqk.errors import RunConflict
+from seqk.store import queries
 from seqk.version import __version__
 
 
@@ -157,7 +158,7 @@ def decide_in(con: Any, spec: RunSpec) -> tuple[dict[str, Any] | None, Decision]
     row = store.get_run(con, spec.run_id)
     paid = None
     if row is not None and spec.k > row["k"] and spec.continue_ is None:
-        (found,) = store.select(con, "generation_paid", run_id=spec.run_id, generation=row["generation"])
+        (found,) = queries.generation_paid(con, run_id=spec.run_id, generation=row["generation"])
         paid = Paid(**found)
     return row, decide(row, spec, paid)
 
@@ -198,8 +199,8 @@ def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
         missing_feedback: dict[int, MissingFeedback] = {}
         resumed = [t for t, idx in pending.items() if spec.seq and idx[0] > 1]
         if resumed:
-            for row in store.select(con, "seq_history", run_id=spec.run_id, generation=generation,
-                                    task_indices=resumed):
+            for row in queries.seq_history(con, run_id=spec.run_id, generation=generation,
+                                           task_indices=resumed):
                 history.setdefault(row["task_index"], []).append(
                     HistoryItem(row["attempt_index"], row["output"] or "", row["feedback"]))
                 last[row["task_index"]] = row
@@ -211,8 +212,8 @@ def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
                         Verdict(False, row["score"] or 0.0, row["raw_eval_output"] or "",
                                 json.loads(details) if isinstance(details, str) else details or {}))
         kept_outputs = {
-            (t, a): KeptOutput(prompt, output, k) for t, a, prompt, output, k in store.select_rows(
-                con, "kept_outputs", run_id=spec.run_id, generation=generation, task_indices=list(pending))}
+            (t, a): KeptOutput(prompt, output, k) for t, a, prompt, output, k in queries.kept_outputs(
+                con, run_id=spec.run_id, generation=generation, task_indices=list(pending))}
     return Prepared(spec.run_id, decision.action, generation, spec.k, decision.previous_k, pending, history,
                     len(selected), missing_feedback, kept_outputs)
 
@@ -220,8 +221,8 @@ def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
 def pending_attempts(con: Any, spec: RunSpec, generation: int) -> dict[int, list[int]]:
     """task_index -> attempt indices to run now in this generation (seq@k: just the next one)."""
     pending: dict[int, list[int]] = {}
-    for task_index, attempt_index in store.select_rows(
-            con, "pending_attempts", run_id=spec.run_id, generation=generation, k=spec.k, is_seq=spec.seq,
+    for task_index, attempt_index in queries.pending_attempts(
+            con, run_id=spec.run_id, generation=generation, k=spec.k, is_seq=spec.seq,
             task_indices=[t.task_index for t in spec.tasks]):
         pending.setdefault(task_index, []).append(attempt_index)
     return pending

@@ -40,6 +40,7 @@ from seqk.run.budget import gate_for
 from seqk.run.metering import MeteredClient, error_record, now
 from seqk.run.prepare import Prepared, prepare
 from seqk.run.scheduler import AttemptEvent, Engine, RunResult
+from seqk.store import queries
 
 _ACTOR_FIELDS = ("temperature", "max_tokens", "top_p", "seed", "extra")
 
@@ -54,7 +55,7 @@ def rejudge_spec(source_run_id: str, judge: RoleSpec, *, first_attempt_only: boo
         row = store.get_run(con, source_run_id)
         if row is None:
             raise NotFound(f"no run {source_run_id!r} in {store.default_db_path(db)}; `seqk status` lists them")
-        stored_tasks = store.select_rows(con, "get_task_identities", run_id=source_run_id)
+        stored_tasks = queries.get_task_identities(con, run_id=source_run_id)
     config = json.loads(row["config"] or "{}")
     if config.get("rejudge_of"):
         raise RejudgeRefused(f"{source_run_id} is itself a re-judging of {config['rejudge_of']}: "
@@ -157,7 +158,7 @@ def rejudge(spec: RunSpec, db: str | Path | None = None,
         prepared = prepare(spec, db)
         with store.connect(db, checkpoint=False) as con:
             store.link_rejudged_slots(con, spec.run_id, spec.rejudge_of, spec.k)
-            rows = store.select(con, "rejudge_pending", run_id=spec.run_id, generation=prepared.generation)
+            rows = queries.rejudge_pending(con, run_id=spec.run_id, generation=prepared.generation)
         pending: dict[int, list[int]] = {}
         for r in rows:
             pending.setdefault(r["task_index"], []).append(r["attempt_index"])

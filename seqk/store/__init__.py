@@ -7,6 +7,9 @@ A run holds the database file only for short, batched transactions: open, write
 a batch of whole attempts, close. DuckDB lets one process hold a file at a time,
 so between those writes `seqk status`, `seqk inspect` or a notebook can open it;
 whoever finds it held retries with backoff instead of failing.
+
+The named queries of sql/ are called as functions, `queries.<name>(con, param=...)`
+(seqk.store.queries, generated from sql/; see docs/queries.md); `adhoc` runs a user's own SQL.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from seqk.store import lake, queries
 from seqk.store.execute import transaction
 from seqk.store.location import DEFAULT_DB, default_db_path, display, exists, home, is_lake, resolve
 from seqk.store.reads import attempt_uids, get_run, parquet_tables, resolve_run_ids, task_identities, valid_slots
-from seqk.store.sqlfiles import migrations, q, schema, views
+from seqk.store.sqlfiles import migrations, schema, views
 from seqk.store.writes import (
     append_attempts,
     extend_run,
@@ -45,7 +48,7 @@ __all__ = [
     'DEFAULT_DB', 'adhoc', 'append_attempts', 'attempt_uids', 'compact_lake', 'connect', 'default_db_path',
     'display', 'exists', 'extend_run', 'fill_feedback', 'finish_run', 'get_run', 'home', 'insert_imported_run',
     'insert_run', 'insert_tasks', 'is_lake', 'link_rejudged_slots', 'parquet_tables', 'queries', 'resolve',
-    'resolve_run_ids', 'restart_run', 'run_lease', 'schema_version', 'select', 'select_rows', 'task_identities',
+    'resolve_run_ids', 'restart_run', 'run_lease', 'schema_version', 'task_identities',
     'transaction', 'valid_slots', 'views_current',
 ]
 _LOCK_MESSAGE = re.compile(r"lock", re.IGNORECASE)
@@ -229,18 +232,6 @@ def run_lease(path: str | os.PathLike[str] | None, run_id: str,
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def select(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> list[dict[str, Any]]:
-    """The rows of the named query in sql/ as dicts, its `$parameters` given by name."""
-    cur = con.execute(q(name), params)
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
-
-
-def select_rows(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> list[tuple[Any, ...]]:
-    """The rows of the named query in sql/ as tuples, in its column order."""
-    return con.execute(q(name), params).fetchall()
 
 
 def views_current(con: duckdb.DuckDBPyConnection) -> bool:

@@ -20,6 +20,24 @@ def add_schema_info(con: Connection, *, key: Any, value: Any) -> None:
     return run(con, 'add_schema_info', {'key': key, 'value': value}, 'none')
 
 
+def append_attempt_batch(con: Connection) -> None:
+    """Appends every row of the Arrow table the writer registered as seqk_attempt_batch (columns by
+    name) to attempts; returns nothing. (attempts.sql:5)"""
+    return run(con, 'append_attempt_batch', {}, 'none')
+
+
+def append_call_batch(con: Connection) -> None:
+    """Appends every row of the Arrow table the writer registered as seqk_call_batch (columns by name)
+    to calls; returns nothing. (calls.sql:3)"""
+    return run(con, 'append_call_batch', {}, 'none')
+
+
+def append_task_batch(con: Connection) -> None:
+    """Appends every row of the Arrow table the writer registered as seqk_task_batch (columns by name)
+    to tasks; returns nothing. (tasks.sql:3)"""
+    return run(con, 'append_task_batch', {}, 'none')
+
+
 def count_tables(con: Connection, *, table_name: Any) -> Any:
     """How many tables of that name the database has (0 or 1). (schema_info.sql:9)"""
     return run(con, 'count_tables', {'table_name': table_name}, 'scalar')
@@ -28,12 +46,12 @@ def count_tables(con: Connection, *, table_name: Any) -> Any:
 def export_attempts(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     """The attempt rows of a run's current generation that the folder tree holds: the row that counts
     in each (task, attempt) slot, plus every error row (superseded ones included, since their calls
-    were paid for). `counts` says whether the row is the one the metrics use. (export.sql:4)"""
+    were paid for). `counts` says whether the row is the one the metrics use. (export.sql:11)"""
     return run(con, 'export_attempts', {'run_id': run_id}, 'rows')
 
 
 def export_calls(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
-    """Every LLM call of a run's current generation, by attempt and call order. (export.sql:18)"""
+    """Every LLM call of a run's current generation, by attempt and call order. (export.sql:25)"""
     return run(con, 'export_calls', {'run_id': run_id}, 'rows')
 
 
@@ -70,8 +88,7 @@ def export_parquet_tasks(con: Connection, *, run_ids: Any) -> pa.Table:
 
 
 def export_tasks(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
-    """(task_index, task_id, prompt, content_hash, meta) of every task a run registered.
-    (export.sql:27)"""
+    """(task_index, task_id, prompt, content_hash, meta) of every task a run registered. (export.sql:4)"""
     return run(con, 'export_tasks', {'run_id': run_id}, 'rows')
 
 
@@ -85,14 +102,14 @@ def export_tokens(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
 
 def extend_run(con: Connection, *, run_id: Any, k: Any, config: Any) -> None:
     """Raises k and keeps every attempt (continue: true), as an appended run event; returns nothing.
-    (runs.sql:16)"""
+    (runs.sql:35)"""
     return run(con, 'extend_run', {'run_id': run_id, 'k': k, 'config': config}, 'none')
 
 
 def fill_feedback(con: Connection, *, attempt_uid: Any, feedback: Any, error: Any) -> None:
     """Writes the feedback of a valid, failed attempt whose critic had failed, once a retried critic
     produced it (or records the new failure), appended to feedback_fills (attempts_filled applies
-    the latest). Returns nothing. (resume.sql:46)"""
+    the latest). Returns nothing. (attempts.sql:73)"""
     return run(con, 'fill_feedback', {
         'attempt_uid': attempt_uid,
         'feedback': feedback,
@@ -101,7 +118,7 @@ def fill_feedback(con: Connection, *, attempt_uid: Any, feedback: Any, error: An
 
 
 def find_task(con: Connection, *, run_id: Any, task_index: Any, task_id: Any) -> list[dict[str, Any]]:
-    """(task_index, task_id, prompt, meta) of a run's task chosen by index or by id. (inspect.sql:1)"""
+    """(task_index, task_id, prompt, meta) of a run's task chosen by index or by id. (tasks.sql:12)"""
     return run(con, 'find_task', {'run_id': run_id, 'task_index': task_index, 'task_id': task_id}, 'rows')
 
 
@@ -109,12 +126,12 @@ def generation_paid(con: Connection, *, run_id: Any, generation: Any) -> list[di
     """What the attempts of one generation of a run paid, as a restart would discard it: n_attempts
     (every attempt row, errors included), cost_usd (the priced calls' sum; NULL when no call was
     priced), n_unpriced_calls (calls that returned tokens but have no price), input_tokens and
-    output_tokens (every call). (resume.sql:86)"""
+    output_tokens (every call). (runs.sql:47)"""
     return run(con, 'generation_paid', {'run_id': run_id, 'generation': generation}, 'rows')
 
 
 def get_run(con: Connection, *, run_id: Any) -> dict[str, Any] | None:
-    """The run's row (all columns of runs), or nothing. (runs.sql:1)"""
+    """The run's row (all columns of runs), or nothing. (runs.sql:4)"""
     return run(con, 'get_run', {'run_id': run_id}, 'one')
 
 
@@ -125,12 +142,12 @@ def get_schema_info(con: Connection) -> list[tuple[Any, ...]]:
 
 
 def get_task_identities(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
-    """(task_index, task_id, content_hash) of the tasks a run has registered. (runs.sql:38)"""
+    """(task_index, task_id, content_hash) of the tasks a run has registered. (tasks.sql:8)"""
     return run(con, 'get_task_identities', {'run_id': run_id}, 'tuples')
 
 
 def import_known_attempts(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
-    """The attempt_uid of every attempt row a run already has (any generation). (export.sql:101)"""
+    """The attempt_uid of every attempt row a run already has (any generation). (attempts.sql:91)"""
     return run(con, 'import_known_attempts', {'run_id': run_id}, 'tuples')
 
 
@@ -159,7 +176,7 @@ def import_run(
     shows_grading_info: Any,
     soft_score_clipped: Any,
 ) -> None:
-    """Registers a run read from a folder tree, every column given; returns nothing. (export.sql:90)"""
+    """Registers a run read from a folder tree, every column given; returns nothing. (runs.sql:24)"""
     return run(con, 'import_run', {
         'run_id': run_id,
         'benchmark': benchmark,
@@ -187,7 +204,7 @@ def import_run(
 
 def import_valid_slots(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
     """(generation, task_index, attempt_index) of every valid attempt a run already has: a slot holds
-    one valid attempt, so an imported one for a filled slot is skipped. (export.sql:105)"""
+    one valid attempt, so an imported one for a filled slot is skipped. (attempts.sql:95)"""
     return run(con, 'import_valid_slots', {'run_id': run_id}, 'tuples')
 
 
@@ -274,7 +291,7 @@ def insert_call(
     price_tier: Any,
 ) -> None:
     """Appends one call row (a critic call made for an earlier attempt's late feedback); returns
-    nothing. (resume.sql:57)"""
+    nothing. (calls.sql:8)"""
     return run(con, 'insert_call', {
         'attempt_uid': attempt_uid,
         'run_id': run_id,
@@ -322,7 +339,7 @@ def insert_run(
     shows_grading_info: Any,
     soft_score_clipped: Any,
 ) -> None:
-    """Registers a new run; returns nothing. (runs.sql:5)"""
+    """Registers a new run; returns nothing. (runs.sql:13)"""
     return run(con, 'insert_run', {
         'run_id': run_id,
         'benchmark': benchmark,
@@ -348,7 +365,7 @@ def insert_run(
 def judge_agreement(con: Connection, *, run_a: Any, run_b: Any) -> list[tuple[Any, ...]]:
     """Two runs' verdicts on identical answers: slots valid in both whose answer is the same source
     attempt (a re-judged slot's answer is its source attempt; any other slot's is itself). Returns
-    one row: n, both_pass, a_only (run A passed, B failed), b_only, both_fail. (judges.sql:1)"""
+    one row: n, both_pass, a_only (run A passed, B failed), b_only, both_fail. (judges.sql:31)"""
     return run(con, 'judge_agreement', {'run_a': run_a, 'run_b': run_b}, 'tuples')
 
 
@@ -363,7 +380,7 @@ def kept_outputs(
     row and whose latest row is a judge-stage error that kept the actor's output: the next run asks
     the judge again on that output instead of sampling the actor anew (re-rolling the actor until
     the judge parses would bias success upward). k is the K the kept prompt was built with.
-    (resume.sql:68)"""
+    (attempts.sql:55)"""
     return run(con, 'kept_outputs', {
         'run_id': run_id,
         'generation': generation,
@@ -373,15 +390,14 @@ def kept_outputs(
 
 def last_call_index(con: Connection, *, attempt_uid: Any) -> Any:
     """The highest call_index of an attempt's calls (0 when none): where a later call is numbered from.
-    (resume.sql:53)"""
+    (calls.sql:19)"""
     return run(con, 'last_call_index', {'attempt_uid': attempt_uid}, 'scalar')
 
 
 def link_rejudged_slots(con: Connection, *, k: Any, run_id: Any, source_run_id: Any) -> None:
     """Links each slot (attempt_index <= $k) of a re-judging run not linked yet to the source run's
     attempt that counts in that slot, when it has an actor output (an answer whose judge failed is
-    judged too; an attempt whose actor failed has nothing to judge). Returns nothing.
-    (rejudge.sql:1)"""
+    judged too; an attempt whose actor failed has nothing to judge). Returns nothing. (judges.sql:4)"""
     return run(con, 'link_rejudged_slots', {'k': k, 'run_id': run_id, 'source_run_id': source_run_id}, 'none')
 
 
@@ -394,7 +410,7 @@ def list_batches(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
 
 def list_runs(con: Connection) -> list[dict[str, Any]]:
     """Every run: run_id, benchmark, metric, k, generation, actor_model, feedback_mode, updated_at.
-    (runs.sql:33)"""
+    (runs.sql:8)"""
     return run(con, 'list_runs', {}, 'rows')
 
 
@@ -433,7 +449,7 @@ def pending_attempts(
 ) -> list[tuple[Any, ...]]:
     """(task_index, attempt_index) still to run for the selected tasks of one run, in order. pass@k:
     every sample index in 1..k that has no valid attempt (errors are redone). seq@k: the one attempt
-    after the valid prefix, unless a valid attempt succeeded or k is reached. (resume.sql:1)"""
+    after the valid prefix, unless a valid attempt succeeded or k is reached. (attempts.sql:10)"""
     return run(con, 'pending_attempts', {
         'task_indices': task_indices,
         'run_id': run_id,
@@ -457,12 +473,12 @@ def point_types(con: Connection, *, run_ids: Any, errors_as_failures: Any) -> li
 def rejudge_pending(con: Connection, *, run_id: Any, generation: Any) -> list[dict[str, Any]]:
     """The linked slots of a re-judging run that have no valid attempt in its current generation, with
     the source answer: task_index, attempt_index, source_attempt_uid, prompt, output.
-    (rejudge.sql:11)"""
+    (judges.sql:14)"""
     return run(con, 'rejudge_pending', {'run_id': run_id, 'generation': generation}, 'rows')
 
 
 def rejudge_source(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
-    """The run a re-judging run grades again (NULL for any other run): source_run_id. (rejudge.sql:24)"""
+    """The run a re-judging run grades again (NULL for any other run): source_run_id. (judges.sql:27)"""
     return run(con, 'rejudge_source', {'run_id': run_id}, 'tuples')
 
 
@@ -479,7 +495,7 @@ def report_runs(con: Connection, *, run_ids: Any, benchmark: Any, model: Any) ->
 def restart_run(con: Connection, *, run_id: Any, k: Any, generation: Any, config: Any) -> None:
     """Starts generation `generation` at a larger k, as an appended run event; old rows stay but no
     longer count. The new generation is given, not computed, so that two processes restarting one
-    run at once agree on it. Returns nothing. (runs.sql:21)"""
+    run at once agree on it. Returns nothing. (runs.sql:40)"""
     return run(con, 'restart_run', {
         'run_id': run_id,
         'k': k,
@@ -504,7 +520,7 @@ def run_curves(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> lis
 def run_spend_by_role(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
     """Per role, what a run has spent over all its generations (a restart does not refund what the old
     attempts cost): role, cost_usd (calls of unknown price count 0), and n_attempts, the attempts of
-    the run with at least one call (the same on every row). (budget.sql:1)"""
+    the run with at least one call (the same on every row). (calls.sql:32)"""
     return run(con, 'run_spend_by_role', {'run_id': run_id}, 'tuples')
 
 
@@ -518,7 +534,7 @@ def run_status(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
 def seq_history(con: Connection, *, run_id: Any, generation: Any, task_indices: Any) -> list[dict[str, Any]]:
     """The valid attempts of the given tasks, in order: what the next seq@k prompt shows, with the
     verdict and uid so a failed attempt whose critic failed can get its feedback written later.
-    (resume.sql:36)"""
+    (attempts.sql:45)"""
     return run(con, 'seq_history', {
         'run_id': run_id,
         'generation': generation,
@@ -561,18 +577,18 @@ def spend_by_role(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
 
 def task_attempts(con: Connection, *, run_id: Any, task_index: Any) -> list[dict[str, Any]]:
     """Every attempt row of one task in the run's current generation, superseded errors included, in
-    attempt order; `counts` says whether it is the row the metrics use. (inspect.sql:7)"""
+    attempt order; `counts` says whether it is the row the metrics use. (attempts.sql:80)"""
     return run(con, 'task_attempts', {'run_id': run_id, 'task_index': task_index}, 'rows')
 
 
 def task_calls(con: Connection, *, run_id: Any, task_index: Any) -> list[dict[str, Any]]:
     """Every LLM call of one task in the run's current generation, by attempt and call order.
-    (inspect.sql:18)"""
+    (calls.sql:23)"""
     return run(con, 'task_calls', {'run_id': run_id, 'task_index': task_index}, 'rows')
 
 
 def touch_run(con: Connection, *, run_id: Any) -> None:
-    """Marks the run as updated now, as an appended run event; returns nothing. (runs.sql:28)"""
+    """Marks the run as updated now, as an appended run event; returns nothing. (runs.sql:60)"""
     return run(con, 'touch_run', {'run_id': run_id}, 'none')
 
 

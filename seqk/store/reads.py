@@ -10,30 +10,33 @@ import duckdb
 
 from seqk.errors import NotFound
 from seqk.store import queries
-from seqk.store.sqlfiles import q
 
 
 def task_identities(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[int, tuple[str, str]]:
     """task_index -> (task_id, content_hash) of the run's known tasks."""
-    rows = con.execute(q("get_task_identities"), {"run_id": run_id}).fetchall()
+    rows = queries.get_task_identities(con, run_id=run_id)
     return {r[0]: (r[1], r[2]) for r in rows}
 
 
 def attempt_uids(con: duckdb.DuckDBPyConnection, run_id: str) -> set[str]:
     """Every attempt_uid the run holds (any generation, any status)."""
-    return {r[0] for r in con.execute(q("import_known_attempts"), {"run_id": run_id}).fetchall()}
+    return {r[0] for r in queries.import_known_attempts(con, run_id=run_id)}
 
 
 def valid_slots(con: duckdb.DuckDBPyConnection, run_id: str) -> set[tuple[int, int, int]]:
     """(generation, task_index, attempt_index) of the run's slots that hold a valid attempt."""
-    return set(con.execute(q("import_valid_slots"), {"run_id": run_id}).fetchall())
+    return set(queries.import_valid_slots(con, run_id=run_id))
 
 
 def parquet_tables(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str],
                    names: Sequence[str]) -> dict[str, Any]:
-    """The named export tables (export_parquet_<name>) of these runs, as Arrow tables."""
-    return {name: con.execute(q("export_parquet_" + name), {"run_ids": list(run_ids)}).to_arrow_table()
-            for name in names}
+    """The named export tables (runs, tasks, attempts, calls) of these runs, as Arrow tables."""
+    ids = list(run_ids)
+    return {name: _PARQUET[name](con, run_ids=ids) for name in names}
+
+
+_PARQUET = {"runs": queries.export_parquet_runs, "tasks": queries.export_parquet_tasks,
+            "attempts": queries.export_parquet_attempts, "calls": queries.export_parquet_calls}
 
 
 def get_run(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any] | None:

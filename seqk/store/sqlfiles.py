@@ -149,14 +149,6 @@ def queries() -> dict[str, Query]:
     return found
 
 
-def q(name: str) -> str:
-    """The SQL text of the named query."""
-    try:
-        return queries()[name].sql
-    except KeyError:
-        raise SqlFileError(f"no query named {name!r} in sql/") from None
-
-
 @cache
 def schema() -> str:
     """The whole current schema, sql/schema.sql."""

@@ -14,42 +14,39 @@ import duckdb
 from seqk.records import AttemptRecord, FeedbackFill
 from seqk.store import queries
 from seqk.store.execute import transaction
-from seqk.store.sqlfiles import q
 
 
 def insert_run(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> None:
-    """Register a new run (row: the columns of sql/runs.sql `insert_run`)."""
-    con.execute(q("insert_run"), row)
+    """Register a new run (row: the parameters of sql/runs.sql `insert_run`)."""
+    queries.insert_run(con, **row)
 
 
 def extend_run(con: duckdb.DuckDBPyConnection, run_id: str, k: int, config: str) -> None:
     """Raise the run's k in its current generation."""
-    con.execute(q("extend_run"), {"run_id": run_id, "k": k, "config": config})
+    queries.extend_run(con, run_id=run_id, k=k, config=config)
 
 
 def restart_run(con: duckdb.DuckDBPyConnection, run_id: str, k: int, generation: int, config: str) -> None:
     """Raise the run's k in a fresh generation (the next one, given)."""
-    con.execute(q("restart_run"), {"run_id": run_id, "k": k, "generation": generation, "config": config})
+    queries.restart_run(con, run_id=run_id, k=k, generation=generation, config=config)
 
 
 def link_rejudged_slots(con: duckdb.DuckDBPyConnection, run_id: str, source_run_id: str, k: int) -> None:
     """Point a rejudge run's slots at the source run's attempts it judges again."""
-    con.execute(q("link_rejudged_slots"), {"run_id": run_id, "source_run_id": source_run_id, "k": k})
+    queries.link_rejudged_slots(con, run_id=run_id, source_run_id=source_run_id, k=k)
 
 
 def fill_feedback(con: duckdb.DuckDBPyConnection, fills: Sequence[FeedbackFill]) -> None:
     """Write late feedback and its calls (inside the caller's transaction)."""
     for fill in fills:
-        con.execute(q("fill_feedback"), {
-            "attempt_uid": fill.attempt_uid, "feedback": fill.feedback,
-            "error": json.dumps(fill.error) if fill.error is not None else None})
+        queries.fill_feedback(con, attempt_uid=fill.attempt_uid, feedback=fill.feedback,
+                              error=json.dumps(fill.error) if fill.error is not None else None)
         first = queries.last_call_index(con, attempt_uid=fill.attempt_uid) or 0
         for offset, c in enumerate(fill.calls, start=1):
-            con.execute(q("insert_call"), {
-                "attempt_uid": fill.attempt_uid, "run_id": fill.run_id,
-                "generation": fill.generation, "task_index": fill.task_index,
-                "attempt_index": fill.attempt_index, "call_index": first + offset}
-                | {name: getattr(c, name) for name in _CALL_COLUMNS[6:]})
+            queries.insert_call(
+                con, attempt_uid=fill.attempt_uid, run_id=fill.run_id, generation=fill.generation,
+                task_index=fill.task_index, attempt_index=fill.attempt_index, call_index=first + offset,
+                **{name: getattr(c, name) for name in _CALL_COLUMNS[6:]})
 
 
 _ATTEMPT_COLUMNS = (
@@ -106,10 +103,10 @@ def append_attempts(con: duckdb.DuckDBPyConnection,
         with transaction(con):
             fill_feedback(con, fills)
             con.register("seqk_attempt_batch", attempts)
-            con.execute("INSERT INTO attempts BY NAME SELECT * FROM seqk_attempt_batch")
+            queries.append_attempt_batch(con)
             if calls.num_rows:
                 con.register("seqk_call_batch", calls)
-                con.execute("INSERT INTO calls BY NAME SELECT * FROM seqk_call_batch")
+                queries.append_call_batch(con)
     finally:
         con.unregister("seqk_attempt_batch")
         con.unregister("seqk_call_batch")
@@ -131,7 +128,7 @@ def insert_tasks(con: duckdb.DuckDBPyConnection, run_id: str, rows: Sequence[dic
     })
     con.register("seqk_task_batch", table)
     try:
-        con.execute("INSERT INTO tasks BY NAME SELECT * FROM seqk_task_batch")
+        queries.append_task_batch(con)
     finally:
         con.unregister("seqk_task_batch")
 
@@ -141,11 +138,11 @@ def finish_run(con: duckdb.DuckDBPyConnection, run_id: str | None, *, is_lake: b
     file, since someone may copy the .duckdb without its .wal. (On a lake, CHECKPOINT would
     compact the whole lake: `seqk lake compact` does that when asked.)"""
     if run_id is not None:
-        con.execute(q("touch_run"), {"run_id": run_id})
+        queries.touch_run(con, run_id=run_id)
     if not is_lake:
         con.execute("CHECKPOINT")
 
 
 def insert_imported_run(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> None:
     """Add a run rebuilt from an exported folder."""
-    con.execute(q("import_run"), row)
+    queries.import_run(con, **row)

@@ -12,6 +12,7 @@ from typing import Any
 
 from seqk import store
 from seqk.errors import NotFound
+from seqk.store import queries
 
 PAGE_SIZE = 100
 """Tasks per page of a run's task table."""
@@ -168,7 +169,7 @@ class RunPage:
 
 def _summaries(con: Any, run_ids: list[str] | None) -> list[RunSummary]:
     runs = []
-    for r in store.select(con, "view_runs", run_ids=run_ids):
+    for r in queries.view_runs(con, run_ids=run_ids):
         r["curve"] = [CurvePoint(**p) for p in r["curve"]]
         runs.append(RunSummary(**r))
     return runs
@@ -204,7 +205,7 @@ def run_page(run_id: str, db: str | Path | None = None, *, filter: str = "all", 
         run = store.get_run(con, run_id)
         if run is None:
             raise NotFound(f"no run {run_id!r} in {store.default_db_path(db)}")
-        partners = store.select(con, "view_partners", run_id=run_id)
+        partners = queries.view_partners(con, run_id=run_id)
         seq_id: str | None
         pass_id: str | None
         if run["metric"] == "seq@k":
@@ -215,9 +216,9 @@ def run_page(run_id: str, db: str | Path | None = None, *, filter: str = "all", 
             seq_id = partners[0]["seq_run_id"] if partners else None
             others = [p["seq_run_id"] for p in partners[1:]]
         summaries = {r.run_id: r for r in _summaries(con, [i for i in (seq_id, pass_id) if i is not None])}
-        rows = store.select(con, "view_run_tasks", run_id=run_id, seq_run_id=seq_id, pass_run_id=pass_id,
-                            filter=filter, search=search.strip(), limit=PAGE_SIZE,
-                            offset=(page - 1) * PAGE_SIZE, upto=upto)
+        rows = queries.view_run_tasks(con, run_id=run_id, seq_run_id=seq_id, pass_run_id=pass_id,
+                                      filter=filter, search=search.strip(), limit=PAGE_SIZE,
+                                      offset=(page - 1) * PAGE_SIZE, upto=upto)
     n_matching = rows[0]["n_matching"] if rows else 0
     tasks = [TaskRow(cells=[Cell(**c) for c in r["cells"]],
                      **{k: v for k, v in r.items() if k not in ("cells", "n_matching")}) for r in rows]

@@ -15,6 +15,7 @@ from typing import Any
 
 from seqk import store
 from seqk.errors import BadInput
+from seqk.store import queries
 from seqk.view import pages, render, story
 
 
@@ -70,7 +71,7 @@ def bundle(folder: Path, db: str | Path | None = None, runs: tuple[str, ...] | l
     if folder.exists() and not folder.is_dir():
         raise BadInput(f"--bundle {folder} is a file; it names a folder to write the site into")
     with store.connect(db, read_only=True, wait_s=pages.WAIT_S) as con:
-        chosen = store.resolve_run_ids(con, runs) if runs else [r["run_id"] for r in store.select(con, "list_runs")]
+        chosen = store.resolve_run_ids(con, runs) if runs else [r["run_id"] for r in queries.list_runs(con)]
     listing = pages.runs_page(db)
     kept = frozenset(chosen)
     groups = []

@@ -13,6 +13,7 @@ from typing import Any
 
 from seqk import store
 from seqk.errors import NotFound
+from seqk.store import queries
 from seqk.view.pages import WAIT_S
 
 _FENCE = re.compile(r"```[a-z]*\s*(.*?)```", re.S)
@@ -189,14 +190,14 @@ def task_page(run_id: str, task_index: int, db: str | Path | None = None) -> Tas
         if run is None:
             raise NotFound(f"no run {run_id!r} in {store.default_db_path(db)}")
         identities = store.task_identities(con, run_id)
-        tasks = store.select(con, "find_task", run_id=run_id, task_index=task_index, task_id=None)
+        tasks = queries.find_task(con, run_id=run_id, task_index=task_index, task_id=None)
         if not tasks:
             raise NotFound(f"run {run_id} has no task {task_index} (it has {len(identities)} tasks)")
         task = tasks[0]
         params = {"run_id": run_id, "task_index": task_index}
-        rows = store.select(con, "task_attempts", **params)
-        calls = store.select(con, "task_calls", **params)
-        partners = store.select(con, "view_partners", run_id=run_id)
+        rows = queries.task_attempts(con, **params)
+        calls = queries.task_calls(con, **params)
+        partners = queries.view_partners(con, run_id=run_id)
         partner = None
         if partners:
             other = partners[0]["pass_run_id" if run["metric"] == "seq@k" else "seq_run_id"]
@@ -204,8 +205,8 @@ def task_page(run_id: str, task_index: int, db: str | Path | None = None) -> Tas
             other_params = {"run_id": other, "task_index": task_index}
             same = other_ids.get(task_index, (None, None))[1] == identities[task_index][1]
             other_run = store.get_run(con, other)
-            partner_rows = store.select(con, "task_attempts", **other_params) if same else []
-            partner_calls = store.select(con, "task_calls", **other_params) if same else []
+            partner_rows = queries.task_attempts(con, **other_params) if same else []
+            partner_calls = queries.task_calls(con, **other_params) if same else []
             partner = PartnerSamples(other, other_run["metric"] if other_run else "",
                                      _attempts(partner_rows, partner_calls, task["prompt"]), same)
     before = [i for i in identities if i < task_index]

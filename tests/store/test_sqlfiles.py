@@ -9,7 +9,7 @@ from seqk import models, store
 from seqk.config import spec as runspec
 from seqk.errors import SqlFileError
 from seqk.run import scheduler as engine
-from seqk.store import sqlfiles
+from seqk.store import queries, sqlfiles
 
 
 def test_parse_names_docs_bodies_parameters_and_shapes():
@@ -54,32 +54,31 @@ def test_core_queries_run_against_a_seeded_database(tmp_path, db):
     spec = runspec.load(write_variant(tmp_path, metric="seq@k", k=2, model="mock/actor",
                                       options={"n": 3}))
     engine.run(spec, db)
-    params = {"run_id": spec.run_id}
+    run_id = spec.run_id
     with store.connect(db, read_only=True) as con:
-        assert store.get_run(con, spec.run_id)["k"] == 2
-        assert store.select_rows(con, "list_runs")[0][0] == spec.run_id
-        assert len(store.select_rows(con, "get_task_identities", **params)) == 3
-        pending = store.select_rows(con, "pending_attempts", **(params | {
-            "generation": 1, "k": 3, "is_seq": True, "task_indices": [1, 2, 3]}))
+        assert store.get_run(con, run_id)["k"] == 2
+        assert queries.list_runs(con)[0]["run_id"] == run_id
+        assert len(queries.get_task_identities(con, run_id=run_id)) == 3
+        pending = queries.pending_attempts(con, run_id=run_id, generation=1, k=3, is_seq=True,
+                                           task_indices=[1, 2, 3])
         assert pending == [(1, 3), (3, 3)]  # task 2 solved on attempt 2
-        pending = store.select_rows(con, "pending_attempts", **(params | {
-            "generation": 1, "k": 3, "is_seq": False, "task_indices": [1, 2]}))
+        pending = queries.pending_attempts(con, run_id=run_id, generation=1, k=3, is_seq=False,
+                                           task_indices=[1, 2])
         assert pending == [(1, 3), (2, 3)]
-        history = store.select_rows(con, "seq_history", **(params | {
-            "generation": 1, "task_indices": [1]}))
-        assert [h[:4] + h[5:7] for h in history] == [
-            (1, 1, "not-w1", "Incorrect.", False, 0.0), (1, 2, "not-w1", "Incorrect.", False, 0.0)]
-        uid = history[0][4]
-        assert store.select_rows(con, "last_call_index", attempt_uid=uid) == [(1,)]
-        slots = store.select_rows(con, "import_valid_slots", **params)
+        history = queries.seq_history(con, run_id=run_id, generation=1, task_indices=[1])
+        assert [(h["task_index"], h["attempt_index"], h["output"], h["feedback"], h["success"], h["score"])
+                for h in history] == [(1, 1, "not-w1", "Incorrect.", False, 0.0),
+                                      (1, 2, "not-w1", "Incorrect.", False, 0.0)]
+        uid = history[0]["attempt_uid"]
+        assert queries.last_call_index(con, attempt_uid=uid) == 1
+        slots = queries.import_valid_slots(con, run_id=run_id)
         assert len(slots) == 6 and (1, 2, 2) in slots
-        status = store.select(con, "run_status", run_ids=[])
+        status = queries.run_status(con, run_ids=[])
         assert (status[0]["n_tasks"], status[0]["n_finished"], status[0]["n_passed"]) == (3, 3, 1)
         assert status[0]["n_valid_attempts"] == 6
-        task = store.select_rows(con, "find_task", **(params | {"task_index": None,
-                                                              "task_id": "t2"}))
-        assert task[0][0] == 2
-        attempts = store.select_rows(con, "task_attempts", **(params | {"task_index": 2}))
-        assert [a[1] for a in attempts] == [1, 2]
-        calls = store.select_rows(con, "task_calls", **(params | {"task_index": 2}))
-        assert [c[3] for c in calls] == ["actor", "actor"]
+        task = queries.find_task(con, run_id=run_id, task_index=None, task_id="t2")
+        assert task[0]["task_index"] == 2
+        attempts = queries.task_attempts(con, run_id=run_id, task_index=2)
+        assert [a["attempt_index"] for a in attempts] == [1, 2]
+        calls = queries.task_calls(con, run_id=run_id, task_index=2)
+        assert [c["role"] for c in calls] == ["actor", "actor"]

@@ -1,3 +1,12 @@
+-- The attempts table: what a run still has to do (pending), what the next seq@k prompt
+-- shows (history), outputs kept for a judge retry, late feedback, one task's attempts,
+-- and the checks an import makes before appending.
+
+-- name: append_attempt_batch() -> none
+-- Appends every row of the Arrow table the writer registered as seqk_attempt_batch (columns by
+-- name) to attempts; returns nothing.
+INSERT INTO attempts BY NAME SELECT * FROM seqk_attempt_batch;
+
 -- name: pending_attempts(task_indices, run_id, generation, k, is_seq) -> tuples
 -- (task_index, attempt_index) still to run for the selected tasks of one run, in order.
 -- pass@k: every sample index in 1..k that has no valid attempt (errors are redone).
@@ -43,28 +52,6 @@ WHERE run_id = $run_id AND generation = $generation AND status = 'ok'
   AND list_contains($task_indices::INTEGER[], task_index)
 ORDER BY task_index, attempt_index;
 
--- name: fill_feedback(attempt_uid, feedback, error) -> none
--- Writes the feedback of a valid, failed attempt whose critic had failed, once a retried critic
--- produced it (or records the new failure), appended to feedback_fills (attempts_filled applies
--- the latest). Returns nothing.
-INSERT INTO feedback_fills (attempt_uid, feedback, error, filled_at)
-VALUES ($attempt_uid, $feedback, $error, now()::TIMESTAMP);
-
--- name: last_call_index(attempt_uid) -> scalar
--- The highest call_index of an attempt's calls (0 when none): where a later call is numbered from.
-SELECT coalesce(max(call_index), 0) FROM calls WHERE attempt_uid = $attempt_uid;
-
--- name: insert_call(attempt_uid, run_id, generation, task_index, attempt_index, call_index, role, model, prompt, output, input_tokens, cached_tokens, thinking_tokens, output_tokens, cost_usd, latency_s, retries, error, started_at, cache_write_tokens, price_tier) -> none
--- Appends one call row (a critic call made for an earlier attempt's late feedback); returns nothing.
-INSERT INTO calls (attempt_uid, run_id, generation, task_index, attempt_index, call_index, role,
-                   model, prompt, output, input_tokens, cached_tokens, thinking_tokens,
-                   output_tokens, cost_usd, latency_s, retries, error, started_at,
-                   cache_write_tokens, price_tier)
-VALUES ($attempt_uid, $run_id, $generation, $task_index, $attempt_index, $call_index, $role,
-        $model, $prompt, $output, $input_tokens, $cached_tokens, $thinking_tokens,
-        $output_tokens, $cost_usd, $latency_s, $retries, $error, $started_at,
-        $cache_write_tokens, $price_tier);
-
 -- name: kept_outputs(run_id, generation, task_indices) -> tuples
 -- (task_index, attempt_index, prompt, output, k) of the selected tasks' slots that have no valid
 -- row and whose latest row is a judge-stage error that kept the actor's output: the next run asks
@@ -83,15 +70,30 @@ SELECT task_index, attempt_index, prompt, output, k FROM (
 WHERE status = 'error' AND stage = 'judge' AND output IS NOT NULL
 ORDER BY task_index, attempt_index;
 
--- name: generation_paid(run_id, generation) -> rows
--- What the attempts of one generation of a run paid, as a restart would discard it:
--- n_attempts (every attempt row, errors included), cost_usd (the priced calls' sum; NULL when
--- no call was priced), n_unpriced_calls (calls that returned tokens but have no price),
--- input_tokens and output_tokens (every call).
-SELECT (SELECT count(*) FROM attempts WHERE run_id = $run_id AND generation = $generation) AS n_attempts,
-       sum(cost_usd) AS cost_usd,
-       count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL) AS n_unpriced_calls,
-       coalesce(sum(input_tokens), 0) AS input_tokens,
-       coalesce(sum(output_tokens), 0) AS output_tokens
-FROM calls
-WHERE run_id = $run_id AND generation = $generation;
+-- name: fill_feedback(attempt_uid, feedback, error) -> none
+-- Writes the feedback of a valid, failed attempt whose critic had failed, once a retried critic
+-- produced it (or records the new failure), appended to feedback_fills (attempts_filled applies
+-- the latest). Returns nothing.
+INSERT INTO feedback_fills (attempt_uid, feedback, error, filled_at)
+VALUES ($attempt_uid, $feedback, $error, now()::TIMESTAMP);
+
+-- name: task_attempts(run_id, task_index) -> rows
+-- Every attempt row of one task in the run's current generation, superseded errors included,
+-- in attempt order; `counts` says whether it is the row the metrics use.
+SELECT a.attempt_uid, a.attempt_index, a.k, a.status, a.success, a.score, a.prompt, a.output,
+       a.raw_eval_output, a.judge_details, a.feedback, a.error, a.started_at, a.finished_at,
+       a.attempt_uid IN (SELECT attempt_uid FROM current_attempts_of(run_ids := [$run_id])
+                         WHERE task_index = $task_index) AS counts
+FROM attempts_filled a JOIN runs r ON a.run_id = r.run_id AND a.generation = r.generation
+WHERE a.run_id = $run_id AND a.task_index = $task_index
+ORDER BY a.attempt_index, a.finished_at;
+
+-- name: import_known_attempts(run_id) -> tuples
+-- The attempt_uid of every attempt row a run already has (any generation).
+SELECT attempt_uid FROM attempts WHERE run_id = $run_id;
+
+-- name: import_valid_slots(run_id) -> tuples
+-- (generation, task_index, attempt_index) of every valid attempt a run already has: a slot
+-- holds one valid attempt, so an imported one for a filled slot is skipped.
+SELECT generation, task_index, attempt_index FROM attempts
+WHERE run_id = $run_id AND status = 'ok';

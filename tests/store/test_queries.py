@@ -1,0 +1,201 @@
+"""Every named query in sql/ runs through its generated function in seqk.store.queries, against a
+database seeded by real runs of the engine. Each is called with its parameters by keyword, so a
+parameter renamed, added or dropped in sql/ fails here; a query added to sql/ without an entry
+here fails the test too."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import pytest
+from helpers import write_variant
+from scripts import solves_on
+
+from seqk import models, store
+from seqk.config import spec as runspec
+from seqk.run import scheduler as engine
+from seqk.store import queries, sqlfiles
+
+K = 2
+Calls = list[tuple[Callable[..., Any], dict[str, Any]]]
+
+
+@pytest.fixture
+def seeded(tmp_path, db):
+    """A seq@k run (task 2 solved on attempt 2) and its pass@k partner, on 3 toy tasks."""
+    models.register_mock("mock/actor", solves_on({2: 2}))
+    ids = {}
+    for metric in ("seq@k", "pass@k"):
+        spec = runspec.load(write_variant(tmp_path, metric.replace("@", "_") + ".yaml", benchmark="toy",
+                                          metric=metric, k=K, model="mock/actor", options={"n": 3}))
+        engine.run(spec, db)
+        ids[metric] = spec.run_id
+    return db, ids["seq@k"], ids["pass@k"]
+
+
+def reads(seq: str, pas: str, uid: str) -> Calls:
+    """Every query that reads, with its parameters."""
+    one, both = {"run_id": seq}, {"run_ids": [seq, pas]}
+    return [
+        (queries.get_run, one), (queries.list_runs, {}), (queries.get_task_identities, one),
+        (queries.pending_attempts, one | {"generation": 1, "k": K + 1, "is_seq": True, "task_indices": [1, 2, 3]}),
+        (queries.seq_history, one | {"generation": 1, "task_indices": [1]}),
+        (queries.last_call_index, {"attempt_uid": uid}),
+        (queries.kept_outputs, one | {"generation": 1, "task_indices": [1, 2, 3]}),
+        (queries.generation_paid, one | {"generation": 1}),
+        (queries.run_status, {"run_ids": []}),
+        (queries.find_task, one | {"task_index": None, "task_id": "t2"}),
+        (queries.task_attempts, one | {"task_index": 2}), (queries.task_calls, one | {"task_index": 2}),
+        (queries.report_runs, {"run_ids": [seq, pas], "benchmark": None, "model": None}),
+        (queries.run_curves, {"errors_as_failures": False} | both),
+        (queries.point_types, {"errors_as_failures": False} | both),
+        (queries.pair_choices, {"run_ids": [seq]}), (queries.spend_by_role, both),
+        (queries.paired_run_types, {"errors_as_failures": False, "run_a": seq, "run_b": pas, "t": 1}),
+        (queries.run_spend_by_role, one), (queries.judge_agreement, {"run_a": seq, "run_b": pas}),
+        (queries.rejudge_source, one), (queries.rejudge_pending, one | {"generation": 1}),
+        (queries.export_tasks, one), (queries.export_attempts, one), (queries.export_calls, one),
+        (queries.export_tokens, one), (queries.export_metric_curve, one),
+        (queries.export_parquet_runs, both), (queries.export_parquet_tasks, both),
+        (queries.export_parquet_attempts, both), (queries.export_parquet_calls, both),
+        (queries.import_known_attempts, one), (queries.import_valid_slots, one),
+        (queries.get_schema_info, {}), (queries.count_tables, {"table_name": "runs"}),
+        (queries.view_runs, {"run_ids": None}), (queries.view_partners, one),
+        (queries.view_run_tasks, one | {"seq_run_id": seq, "pass_run_id": pas, "filter": "all", "search": "",
+                                        "limit": 10, "offset": 0, "upto": None}),
+        (queries.run_batch_items, one | {"generation": 1}), (queries.list_batches, {"run_ids": None}),
+    ]
+
+
+# Reads with nothing to return on this seed: no judge failed, no run re-judges another, no batch.
+EMPTY = {"kept_outputs", "rejudge_pending", "run_batch_items", "list_batches"}
+
+
+def writes(run: dict, uid: str) -> Calls:
+    """Every query that writes, with its parameters, in the order the test runs them."""
+    config = {"run_id": run["run_id"], "config": run["config"]}
+    new = {key: run[key] for key in (
+        "benchmark", "slice", "metric", "k", "feedback_mode", "actor_model", "judge_model", "critic_model",
+        "verifier", "temperature", "options", "config", "fingerprint", "fingerprint_fields", "seqk_version",
+        "shows_grading_info", "soft_score_clipped")}
+    return [
+        (queries.insert_run, new | {"run_id": "new-run"}),
+        (queries.import_run, new | {"run_id": "imported-run", "generation": 2, "created_at": run["created_at"],
+                                    "updated_at": run["updated_at"]}),
+        (queries.link_rejudged_slots, {"run_id": "new-run", "source_run_id": run["run_id"], "k": K}),
+        (queries.extend_run, config | {"k": K + 1}),
+        (queries.restart_run, config | {"k": K + 2, "generation": 2}),
+        (queries.touch_run, {"run_id": run["run_id"]}),
+        (queries.set_schema_info, {"key": "probe", "value": "written"}),
+        (queries.add_schema_info, {"key": "added", "value": "appended"}),
+        (queries.fill_feedback, {"attempt_uid": uid, "feedback": "late feedback", "error": None}),
+        (queries.insert_call, {
+            "attempt_uid": uid, "run_id": run["run_id"], "generation": 1, "task_index": 1, "attempt_index": 1,
+            "call_index": 2, "role": "critic", "model": "mock/critic", "prompt": "p", "output": "o",
+            "input_tokens": 1, "cached_tokens": 0, "thinking_tokens": 0, "output_tokens": 1,
+            "cost_usd": 0.0, "latency_s": 0.1, "retries": 0, "error": None, "started_at": datetime(2026, 1, 1),
+            "cache_write_tokens": None, "price_tier": "sync"}),
+        (queries.insert_batch, {"batch_key": "k1", "run_id": run["run_id"], "generation": 1, "provider": "openai",
+                                "api_base": None, "model": "openai/x", "role": "actor", "round": 1, "n_items": 1,
+                                "at": datetime(2026, 1, 1)}),
+        (queries.insert_batch_items, {"batch_key": "k1", "run_id": run["run_id"], "generation": 1,
+                                      "custom_ids": ["t1-c1-a1-actor-1"], "task_indices": [1],
+                                      "attempt_indices": [1], "roles": ["actor"], "prompt_sha256s": ["abc"]}),
+        (queries.set_batch_state, {"batch_key": "k1", "batch_id": "batch_1", "state": "ended", "n_done": 1,
+                                   "at": datetime(2026, 1, 1, 1), "finished_at": datetime(2026, 1, 1, 1)}),
+        # The writer's Arrow appends read the table it registered under a fixed name.
+        (queries.append_task_batch, {}), (queries.append_attempt_batch, {}), (queries.append_call_batch, {}),
+    ]
+
+
+def register_batches(con, uid: str) -> None:
+    """Arrow tables under the names the writer registers: a copy of one task, attempt and call,
+    moved to the run "imported-run"."""
+    copies = {
+        "seqk_task_batch": "SELECT * REPLACE ('imported-run' AS run_id) FROM tasks WHERE task_index = 1 LIMIT 1",
+        "seqk_attempt_batch": "SELECT * REPLACE ('imported-run' AS run_id, 'copied-uid' AS attempt_uid) "
+                              "FROM attempts WHERE attempt_uid = $uid",
+        "seqk_call_batch": "SELECT * REPLACE ('imported-run' AS run_id, 'copied-uid' AS attempt_uid) "
+                           "FROM calls WHERE attempt_uid = $uid AND call_index = 1",
+    }
+    for name, sql in copies.items():
+        con.register(name, con.execute(sql, {"uid": uid} if "$uid" in sql else None).to_arrow_table())
+
+
+def test_every_named_query_runs_through_its_generated_function(seeded):
+    db, seq, pas = seeded
+    with store.connect(db) as con:
+        uid = queries.seq_history(con, run_id=seq, generation=1, task_indices=[1])[0]["attempt_uid"]
+        run = store.get_run(con, seq)
+        assert run is not None
+        read, write = reads(seq, pas, uid), writes(run, uid)
+        names = [fn.__name__ for fn, _ in read + write]
+        assert len(names) == len(set(names))
+        missing = set(sqlfiles.queries()) - set(names)
+        assert not missing, f"named queries with no call in tests/store/test_queries.py: {sorted(missing)}"
+        results = {fn.__name__: fn(con, **params) for fn, params in read}
+        assert {name for name, found in results.items() if not found} == EMPTY
+        # Status of one run reads only that run's attempts, and says the same of it as status of all.
+        every = queries.run_status(con, run_ids=[])
+        assert queries.run_status(con, run_ids=[seq]) == [r for r in every if r["run_id"] == seq]
+        assert [(r["n_tasks"], r["n_passed"], r["n_valid_attempts"]) for r in every] == [(3, 0, 6), (3, 1, 6)]
+        # What a restart would discard: every attempt row of the generation and its calls' spend.
+        assert [tuple(r.values()) for r in results["generation_paid"]] == con.execute(
+            "SELECT (SELECT count(*) FROM attempts WHERE run_id = $r AND generation = 1), sum(cost_usd), "
+            "count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL), sum(input_tokens), "
+            "sum(output_tokens) FROM calls WHERE run_id = $r AND generation = 1", {"r": seq}).fetchall()
+        assert results["last_call_index"] == 1 and results["count_tables"] == 1
+        assert results["get_run"] == run and results["export_parquet_runs"].num_rows == 2
+        register_batches(con, uid)
+        for fn, params in write:
+            assert fn(con, **params) is None
+        after = store.get_run(con, seq)
+        assert after is not None and (after["k"], after["generation"]) == (K + 2, 2)
+        batch = queries.list_batches(con, run_ids=[seq])
+        assert [(b["batch_id"], b["state"], b["n_done"], b["age_s"]) for b in batch] == [("batch_1", "ended", 1, 3600)]
+        assert [(i["custom_id"], i["task_index"], i["batch_id"]) for i in queries.run_batch_items(
+            con, run_id=seq, generation=1)] == [("t1-c1-a1-actor-1", 1, "batch_1")]
+        assert {r["run_id"] for r in queries.list_runs(con)} == {seq, pas, "new-run", "imported-run"}
+        assert queries.last_call_index(con, attempt_uid=uid) == 2
+        # The Arrow appends landed whole: one task, one attempt with its one call.
+        assert queries.get_task_identities(con, run_id="imported-run") == [(1, "t1", run_task_hash(con, seq))]
+        assert queries.import_known_attempts(con, run_id="imported-run") == [("copied-uid",)]
+        assert queries.last_call_index(con, attempt_uid="copied-uid") == 1
+        # The re-judging run links every slot of the source's attempts that count, and each is pending.
+        pending = queries.rejudge_pending(con, run_id="new-run", generation=1)
+        assert len(pending) == len(queries.import_valid_slots(con, run_id=seq)) == 6
+
+
+def run_task_hash(con, run_id: str) -> str:
+    """The content hash of the run's task 1."""
+    return next(h for i, _, h in queries.get_task_identities(con, run_id=run_id) if i == 1)
+
+
+def test_a_renamed_parameter_fails_at_the_call():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'runs'"):
+        queries.run_status(None, runs=[])  # type: ignore[arg-type, call-arg]
+
+
+def test_sql_runs_only_inside_the_store_and_named_queries_only_in_execute():
+    import ast
+    from pathlib import Path
+
+    import seqk
+
+    root = Path(seqk.__file__).parent
+    outside, loaders = [], []
+    for path in sorted(root.rglob("*.py")):
+        where = path.relative_to(root).as_posix()
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            call = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            if call and node.func.attr in ("execute", "executemany", "sql", "query") \
+                    and not where.startswith("store/"):
+                outside.append(f"{where}:{node.lineno}")
+            if isinstance(node, ast.ImportFrom) and node.module == "seqk.store.sqlfiles" \
+                    and any(alias.name == "queries" for alias in node.names):
+                loaders.append(where)
+    assert outside == [], "SQL executed outside seqk/store"
+    # Named queries' text is read by the one function that runs them, and by the code generator.
+    assert sorted(loaders) == ["store/codegen.py", "store/execute.py"]
