@@ -240,6 +240,11 @@ class Engine:
 
         await asyncio.gather(*(one(i) for i in indices))
 
+    async def _close(self) -> None:
+        await self.writer.close()
+        await self.pool.close()
+        await close_sessions()
+
     async def run(self) -> RunResult:
         """Run every pending attempt; on cancellation keep what finished."""
         start = time.perf_counter()
@@ -272,9 +277,10 @@ class Engine:
             await _cancel(jobs)
             raise
         finally:
-            await self.writer.close()
-            await self.pool.close()
-            await close_sessions()
+            # A signal landing on the final write (the last attempt just finished) must not cut
+            # it short: it completes, and the run counts as interrupted.
+            if await signals.uninterrupted(self._close()):
+                self.result.interrupted = True
             self.result.attempts_written = self.writer.written
             self.result.model_limits = self.pool.limit_states()
             self.result.elapsed_s = time.perf_counter() - start

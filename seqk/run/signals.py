@@ -3,8 +3,8 @@
 During a run (`run_until_signalled`, used by every run: the scheduler's, batch rounds', rejudge's):
 the first signal cancels the run, which then writes the attempts that finished; the observer hears
 it at once. Later signals are ignored until the run returns, so an impatient user cannot cancel
-the final write. The handlers in place before the run are back when it returns, so a notebook's
-Ctrl-C works as before.
+the final write; nor can a first signal that lands on it (`uninterrupted`). The handlers in
+place before the run are back when it returns, so a notebook's Ctrl-C works as before.
 
 Around a command (`outlast`, used by the CLI): before a run is stopped, signals do what Python
 does by default; once one is, more signals cannot kill the process before it has said what it
@@ -57,6 +57,21 @@ def run_until_signalled(job: Callable[[], Awaitable[T]], on_first: Callable[[], 
                     signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
     return asyncio.run(main())
+
+
+async def uninterrupted(job: Awaitable[None]) -> bool:
+    """Await `job` to its end even when this task is cancelled meanwhile (a first signal that
+    lands on a run's final write); True when it was. The job's own errors are raised."""
+    task = asyncio.ensure_future(job)
+    cancelled = False
+    while True:
+        try:
+            await asyncio.shield(task)
+            return cancelled
+        except asyncio.CancelledError:
+            if task.done():  # the job itself was cancelled, not this task
+                raise
+            cancelled = True
 
 
 @contextlib.contextmanager

@@ -83,6 +83,52 @@ def test_the_first_signal_stops_the_run_once_and_the_old_handlers_come_back(tmp_
     assert scheduler.run(spec, db).attempts_written == 60 - result.attempts_written
 
 
+def test_a_first_signal_during_the_final_write_cannot_cut_it_short(tmp_path, db, own_handlers, monkeypatch):
+    """The run's work is done and its last batch is being written when Ctrl-C comes."""
+    import time
+
+    from seqk import store
+
+    finish_run = store.finish_run
+
+    def signalled_while_writing(con, run_id):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.3)  # the signal is handled by now, while this write is still going on
+        finish_run(con, run_id)
+
+    monkeypatch.setattr(store, "finish_run", signalled_while_writing)
+    models.register_mock("mock/actor", solves_on({}))
+    spec = runspec.load(write_variant(tmp_path, benchmark="toy", metric="pass@k", k=1, concurrency=1,
+                                      model="mock/actor", options={"n": 3}))
+    seen = Impatient(after=0, sent=())
+    result = scheduler.run(spec, db, seen)
+    assert result.interrupted and seen.events == ["interrupted", "finished"]
+    assert result.attempts_written == 3 == rows(db, "SELECT count(*) FROM attempts")[0][0]
+    assert rows(db, "SELECT count(*) FROM calls WHERE attempt_uid NOT IN "
+                    "(SELECT attempt_uid FROM attempts)") == [(0,)]
+
+
+def test_uninterrupted_finishes_its_job_through_a_cancellation():
+    import asyncio
+
+    done: list[str] = []
+
+    async def final_write() -> None:
+        await asyncio.sleep(0.2)
+        done.append("written")
+
+    async def closing() -> bool:
+        return await signals.uninterrupted(final_write())
+
+    async def main() -> bool:
+        task = asyncio.create_task(closing())
+        await asyncio.sleep(0.05)
+        task.cancel()
+        return await task
+
+    assert asyncio.run(main()) is True and done == ["written"]
+
+
 def test_rejudge_stops_on_a_signal_like_any_run(tmp_path, db, own_handlers):
     models.register_mock("mock/actor", solves_on({1: 1}))
     models.register_mock("mock/judge1", lambda p: "NO")
