@@ -203,29 +203,30 @@ def test_upload_needs_an_exported_folder_and_a_bucket(tmp_path, db, monkeypatch)
 
 
 def spec_with(tmp_path, **keys):
+    """The run and this invocation's settings, read from a variant with these keys."""
     from seqk.config import spec as runspec
 
     keys = {"benchmark": "toy", "metric": "seq@k", "k": 2, "model": "mock/actor",
             "options": {"n": 2}} | keys
-    return runspec.load(write_variant(tmp_path, **keys))
+    return runspec.load_with_settings(write_variant(tmp_path, **keys))
 
 
 def test_sync_is_on_only_with_a_bucket_and_turns_off_three_ways(tmp_path, monkeypatch):
     models.register_mock("mock/actor", ["w1"])
     monkeypatch.delenv("SEQK_S3_BUCKET", raising=False)
     monkeypatch.delenv("SEQK_S3_SYNC", raising=False)
-    assert publish.sync_bucket(spec_with(tmp_path), no_upload=False) is None
-    assert publish.sync_bucket(spec_with(tmp_path, s3_bucket="b1"), no_upload=False) == "b1"
+    assert publish.sync_bucket(*spec_with(tmp_path), no_upload=False) is None
+    assert publish.sync_bucket(*spec_with(tmp_path, s3_bucket="b1"), no_upload=False) == "b1"
     monkeypatch.setenv("SEQK_S3_BUCKET", "b2")
-    assert publish.sync_bucket(spec_with(tmp_path), no_upload=False) == "b2"
-    assert publish.sync_bucket(spec_with(tmp_path), no_upload=True) is None
-    assert publish.sync_bucket(spec_with(tmp_path, s3_sync=False), no_upload=False) is None
+    assert publish.sync_bucket(*spec_with(tmp_path), no_upload=False) == "b2"
+    assert publish.sync_bucket(*spec_with(tmp_path), no_upload=True) is None
+    assert publish.sync_bucket(*spec_with(tmp_path, s3_sync=False), no_upload=False) is None
     monkeypatch.setenv("SEQK_S3_SYNC", "0")
-    assert publish.sync_bucket(spec_with(tmp_path), no_upload=False) is None
+    assert publish.sync_bucket(*spec_with(tmp_path), no_upload=False) is None
     monkeypatch.delenv("SEQK_S3_SYNC")
     monkeypatch.delenv("SEQK_S3_BUCKET")
     with pytest.raises(ConfigError, match="s3_sync: is true, but no bucket is configured"):
-        publish.sync_bucket(spec_with(tmp_path, s3_sync=True), no_upload=False)
+        publish.sync_bucket(*spec_with(tmp_path, s3_sync=True), no_upload=False)
 
 
 def test_run_checks_s3_before_the_first_call_and_uploads_at_the_end(endpoint, tmp_path, db):

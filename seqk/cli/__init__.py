@@ -57,7 +57,9 @@ def run(
     Example: seqk run variants/arcagi2/seqk.cell_match.yaml --db runs/seqk.duckdb
     """
     from seqk import api
+    from seqk.config import spec as runspec
     from seqk.render.console import RunProgress, print_run_summary
+    from seqk.run import signals
 
     overrides: dict[str, Any] = {}
     if concurrency is not None:
@@ -72,22 +74,21 @@ def run(
         overrides["executor"] = executor
     if ray_address is not None:
         overrides["ray_address"] = ray_address
-    spec = api.load_variant(variant, overrides)
+    spec, settings = runspec.load_with_settings(variant, overrides)
     for note in spec.notes:
         _console(stderr=True).print(f"[dim]note: {note}[/]")
     out = _console()
-    progress_view = RunProgress(_console(stderr=True), spec, verbose, out)
-    _ignore_signals_once_stopping(progress_view)
-    try:
-        outcome = api.run_variant(spec, db, export=not no_export, upload=not no_upload,
-                                  on_event=progress_view.on_event, on_prepared=progress_view.on_prepared,
-                                  on_interrupt=progress_view.on_interrupt, no_wait=no_wait,
-                                  on_batch=progress_view.on_batch)
-    finally:
-        progress_view.stop()
+    progress_view = RunProgress(_console(stderr=True), spec, verbose, out, settings.console_char_limit)
+    with signals.outlast(lambda: progress_view.stopping):
+        try:
+            outcome = api.run_variant(spec, db, settings=settings, export=not no_export,
+                                      upload=not no_upload, observer=progress_view, no_wait=no_wait)
+        finally:
+            progress_view.stop()
     result = outcome.result
-    if getattr(result, "deferred", 0):
-        out.print(f"submitted: {result.deferred} batch(es) in flight at the provider, "
+    deferred = getattr(result, "deferred", 0)  # a RoundsResult's, in batch mode
+    if deferred:
+        out.print(f"submitted: {deferred} batch(es) in flight at the provider, "
                   f"{result.attempts_written} attempts written so far; run `seqk run {variant}` later "
                   "to collect them (`seqk status` shows their state and age)", markup=False, highlight=False)
         return
@@ -95,12 +96,6 @@ def run(
     _print_limits(out, result.model_limits)
     if result.interrupted:
         out.print("[yellow]Interrupted[/]: finished attempts are saved; run the same command to resume.")
-        # Ignored, not handled: Python resets handled signals to their default while it shuts
-        # down, and one more Ctrl-C then would kill the process instead of exiting with 130.
-        import signal
-
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         raise typer.Exit(130)
     for line in outcome.messages:
         out.print(line, markup=False, highlight=False)
@@ -116,25 +111,6 @@ def run(
         _console(stderr=True).print(f"[red]error:[/] every one of the {result.attempts_run} attempts of "
                                     "this invocation failed with an error (see above)", highlight=False)
         raise typer.Exit(1)
-
-
-def _ignore_signals_once_stopping(progress_view: Any) -> None:
-    """After the first Ctrl-C or SIGTERM the run stops and writes what finished; more signals
-    from an impatient user must not kill the process before it says so. Before that, they
-    do what they always do."""
-    import os
-    import signal
-
-    def handler(signum: int, frame: Any) -> None:
-        if progress_view.interrupted:
-            return
-        if signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, handler)
 
 
 @app.command()
@@ -290,8 +266,9 @@ def plan(
     from seqk.config import spec as runspec
     from seqk.run.plan import plan as make_plan
 
-    spec = runspec.load(variant, {"continue": False} if restart else None)
-    p = make_plan(spec, db)
+    spec, settings = runspec.load_with_settings(variant, {"continue": False} if restart else None)
+    database = settings.database(db)
+    p = make_plan(spec, database)
     out = _console()
     out.print(f"[bold]{p['run_id']}[/]  ({p['state']})")
     for role in ("actor", "judge", "critic"):
@@ -325,7 +302,7 @@ def plan(
                           highlight=False)
     from seqk.run.budget import first_attempt_need, gate_for
 
-    gate = gate_for(spec, db)
+    gate = gate_for(spec, database)
     if gate is not None:
         import asyncio
 

@@ -38,6 +38,7 @@ def rejudge(
     from seqk.models.role import RoleSpec
     from seqk.render.console import RunProgress, print_run_summary
     from seqk.run import rejudge as rejudging
+    from seqk.run import signals
 
     judge = RoleSpec(role="judge", model=judge_model, temperature=0.0 if judge_model else None,
                      max_tokens=judge_max_tokens, api_base=judge_api_base, api_key_env=judge_api_key_env)
@@ -45,9 +46,11 @@ def rejudge(
                                   concurrency=concurrency, db=db)
     out, err = _console(), _console(stderr=True)
     progress_view = RunProgress(err, spec, False, out)
-    result = rejudging.rejudge(spec, db, on_event=progress_view.on_event,
-                               on_prepared=progress_view.on_prepared)
-    progress_view.stop()
+    with signals.outlast(lambda: progress_view.stopping):
+        try:
+            result = rejudging.rejudge(spec, db, progress_view)
+        finally:
+            progress_view.stop()
     print_run_summary(out, spec, result, db)
     _print_limits(out, result.model_limits)
     for line in judges.describe(judges.compare_judges(spec.run_id, db=db)):

@@ -1,5 +1,6 @@
 """A validated variant resolved against its benchmark: the run's id, its three
-roles with their settings, its selected tasks and its fingerprint.
+roles with their settings, its selected tasks and its fingerprint (RunSpec), apart from this
+invocation's settings (RunSettings: the database, what --verbose prints, export and upload).
 
 Role defaults chain as in seq_k: judge <- actor, critic <- judge. The judge is
 null for a non-LLM verifier; the critic is null for a template feedback mode.
@@ -30,8 +31,34 @@ from seqk.version import __version__
 
 
 @dataclass(frozen=True)
+class RunSettings:
+    """Where this invocation writes and what it shows: never part of the run's identity nor
+    stored with it, so two invocations of one run may differ here. Notebooks and `seqk
+    rejudge` take the defaults."""
+
+    db: str | None = None
+    """The variant's `db:`; the command line's --db (or a function's `db` argument) wins."""
+    console_char_limit: int = 3000
+    """How much of each prompt and output --verbose prints; saved data is never cut."""
+    s3_sync: bool | None = None
+    """Upload the exported run to S3 at the end; None: only when a bucket is configured."""
+    s3_bucket: str | None = None
+    """Bucket for s3_sync (else $SEQK_S3_BUCKET)."""
+    export_dir: str | None = None
+    """Where the run's folder tree is exported at the end (None: beside the database)."""
+
+    def database(self, db: str | os.PathLike[str] | None) -> Path | None:
+        """The database this invocation uses: `db` when given, else the variant's `db:`
+        (None: seqk.store picks $SEQK_DB, then runs/seqk.duckdb)."""
+        chosen = db if db is not None else self.db
+        return Path(chosen) if chosen is not None else None
+
+
+@dataclass(frozen=True)
 class RunSpec:
-    """Everything the engine needs to run one variant."""
+    """The run: its identity (run id, fingerprint fields), its tasks and k, and how it is carried
+    out (concurrency, retry, quota, budget), all stored with it. This invocation's own settings
+    are a RunSettings."""
 
     run_id: str
     benchmark: Benchmark
@@ -50,12 +77,8 @@ class RunSpec:
     concurrency: int
     retry: RetryPolicy
     quota: dict[str, int]
-    console_char_limit: int
-    db: str | None
-    s3_sync: bool | None
-    s3_bucket: str | None
-    export_dir: str | None
     source: str
+    """Where the run was defined: the variant's path, or the command that made it."""
     notes: tuple[str, ...] = ()
     """Settings the variant gives that this run does not use, said aloud rather than dropped."""
     budget_usd: float | None = None
@@ -246,9 +269,7 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
         run_id=rid, benchmark=bench, slice_name=slice_name, metric=variant.metric, k=variant.k,
         mode=mode, actor=actor, judge=judge, critic=critic, options=options,
         tasks=tasks, continue_=variant.continue_, concurrency=variant.concurrency,
-        retry=variant.retry, quota=dict(variant.quota),
-        console_char_limit=variant.console_char_limit, db=variant.db, s3_sync=variant.s3_sync,
-        s3_bucket=variant.s3_bucket, export_dir=variant.export_dir, source=source,
+        retry=variant.retry, quota=dict(variant.quota), source=source,
         notes=tuple(notes), budget_usd=variant.budget_usd, batch_poll_s=variant.batch_poll_s,
         executor=variant.executor, ray_address=variant.ray_address,
     )
@@ -360,8 +381,21 @@ def _select(all_tasks: list[Task], variant: Variant, issues: list[ConfigIssue]) 
     return all_tasks
 
 
+def settings_of(variant: Variant) -> RunSettings:
+    """The variant's settings for this invocation."""
+    return RunSettings(db=variant.db, console_char_limit=variant.console_char_limit,
+                       s3_sync=variant.s3_sync, s3_bucket=variant.s3_bucket, export_dir=variant.export_dir)
+
+
 def load(path: str | os.PathLike[str], overrides: dict[str, Any] | None = None) -> RunSpec:
     """Read, validate and resolve a variant YAML in one step."""
+    return load_with_settings(path, overrides)[0]
+
+
+def load_with_settings(path: str | os.PathLike[str],
+                       overrides: dict[str, Any] | None = None) -> tuple[RunSpec, RunSettings]:
+    """Read, validate and resolve a variant YAML: the run, and this invocation's settings."""
     from seqk.config.variant import load_variant
 
-    return resolve(load_variant(path, overrides), Path(path))
+    variant = load_variant(path, overrides)
+    return resolve(variant, Path(path)), settings_of(variant)

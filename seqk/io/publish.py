@@ -16,44 +16,44 @@ from seqk.io.export import export_root, export_run
 from seqk.io.s3 import UploadError, UploadResult, check_access, upload_dir
 
 if TYPE_CHECKING:
-    from seqk.config.spec import RunSpec
+    from seqk.config.spec import RunSettings, RunSpec
 
 _SYNC_OFF = {"0", "false", "no", "off"}
 __all__ = ["UploadError", "UploadResult", "after_run", "describe_upload", "preflight", "sync_bucket", "upload"]
 
 
-def sync_bucket(spec: RunSpec, *, no_upload: bool) -> str | None:
+def sync_bucket(spec: RunSpec, settings: RunSettings, *, no_upload: bool) -> str | None:
     """The bucket to upload the run to at its end, or None when sync is off."""
-    if no_upload or spec.s3_sync is False:
+    if no_upload or settings.s3_sync is False:
         return None
     if os.environ.get("SEQK_S3_SYNC", "").strip().lower() in _SYNC_OFF:
         return None
-    bucket = spec.s3_bucket or os.environ.get("SEQK_S3_BUCKET") or None
-    if bucket is None and spec.s3_sync:
+    bucket = settings.s3_bucket or os.environ.get("SEQK_S3_BUCKET") or None
+    if bucket is None and settings.s3_sync:
         raise ConfigError(spec.source, [ConfigIssue(
             "S01", "s3_sync", "is true, but no bucket is configured: set s3_bucket in the "
             "variant or SEQK_S3_BUCKET")])
     return bucket
 
 
-def preflight(spec: RunSpec, *, no_upload: bool, no_export: bool = False,
-              db: str | os.PathLike[str] | None = None) -> None:
+def preflight(spec: RunSpec, settings: RunSettings, db: str | os.PathLike[str] | None, *,
+              no_upload: bool, no_export: bool = False) -> None:
     """Before the first LLM call: every output path can be written (the database's folder, the
     export folder), and when sync is on, credentials and bucket access are good."""
-    db_path = store.default_db_path(db if db is not None else spec.db)
+    db_path = store.default_db_path(db)
     problem = tree.unwritable_folder(db_path.absolute().parent)
     if problem:
         raise BadInput(f"the database {db_path} cannot be written: {problem}")
     if not no_export:
-        root = Path(spec.export_dir) if spec.export_dir else db_path.parent
+        root = Path(settings.export_dir) if settings.export_dir else db_path.parent
         problem = tree.unwritable_folder(root.absolute())
-        if problem and spec.export_dir:
+        if problem and settings.export_dir:
             raise ConfigError(spec.source, [ConfigIssue(
                 "C03", "export_dir", f"expected a folder seqk can write the run's files into: {problem}")])
         if problem:
             raise BadInput(f"the run's export folder {root} cannot be written: {problem} "
                            f"(set export_dir, or pass --no-export)")
-    bucket = sync_bucket(spec, no_upload=no_upload)
+    bucket = sync_bucket(spec, settings, no_upload=no_upload)
     if bucket is not None:
         check_access(bucket, spec.run_id)
 
@@ -97,12 +97,12 @@ def describe_upload(result: UploadResult) -> str:
     return line
 
 
-def after_run(spec: RunSpec, db_path: str | os.PathLike[str] | None, *, no_export: bool,
-              no_upload: bool, report: Callable[[str], None]) -> None:
+def after_run(spec: RunSpec, settings: RunSettings, db_path: str | os.PathLike[str] | None, *,
+              no_export: bool, no_upload: bool, report: Callable[[str], None]) -> None:
     """After `seqk run`: export the run's folder tree, then upload it when sync is on."""
-    db = store.resolve(db_path if db_path is not None else spec.db)
-    root = Path(spec.export_dir) if spec.export_dir else store.home(db)
-    bucket = sync_bucket(spec, no_upload=no_upload)
+    db = store.resolve(db_path)
+    root = Path(settings.export_dir) if settings.export_dir else store.home(db)
+    bucket = sync_bucket(spec, settings, no_upload=no_upload)
     if not no_export:
         report(export_run(spec.run_id, root, db).describe())
     if bucket is None:

@@ -1,7 +1,7 @@
 """What `seqk run` shows while it runs: a progress bar with passed / failed / error
 counts and an ETA (or, when stderr is not a terminal, a plain progress line every few
 seconds), each attempt's prompt and output with --verbose, and the closing summary.
-Rendering only; the engine reports through its `on_event` callback.
+Rendering only: RunProgress is the run's observer (seqk.run.observer), the engine reports to it.
 """
 
 from __future__ import annotations
@@ -107,25 +107,30 @@ def cut(text: str | None, limit: int) -> str:
 
 
 class RunProgress:
-    """A progress bar with passed / failed / error counts and an ETA, plus --verbose output."""
+    """A progress bar with passed / failed / error counts and an ETA, plus --verbose output: the
+    run's observer (seqk.run.observer.RunObserver) for `seqk run` and `seqk rejudge`."""
 
-    def __init__(self, err: Any, spec: Any, verbose: bool, out: Any):
+    def __init__(self, err: Any, spec: Any, verbose: bool, out: Any, char_limit: int = 3000):
         self.err, self.spec, self.verbose, self.out = err, spec, verbose, out
+        self.char_limit = char_limit
+        """--verbose cuts each prompt and output here (the variant's console_char_limit)."""
         self.progress: Any = None
         self.bar: Any = None
         self.counts = {"passed": 0, "failed": 0, "error": 0}
-        self.interrupted = False
+        self.stopping = False
+        """True once the first Ctrl-C or SIGTERM stopped the run (seqk.run.signals.outlast reads it)."""
         self.plain: PlainProgress | None = None
         self.every_s = progress_every_s()
         self.batches = ""
         self.limits = ""
 
-    def on_interrupt(self) -> None:
+    def interrupted(self) -> None:
         """The first Ctrl-C or SIGTERM: say what happens now."""
-        self.interrupted = True
+        self.stopping = True
         self.err.print("[yellow]stopping[/]: writing the finished attempts (attempts in flight are dropped)")
 
-    def on_prepared(self, prepared: Any) -> None:
+    def prepared(self, prepared: Any) -> None:
+        """What the run does (new, resume, ...), then the bar (or, off a terminal, plain lines)."""
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -155,7 +160,8 @@ class RunProgress:
         if not self.err.is_terminal:
             self.plain = PlainProgress(self.err, prepared, self.spec.seq, self.every_s)
 
-    def on_event(self, event: Any) -> None:
+    def attempt(self, event: Any) -> None:
+        """Advance the bar when a task is done; --verbose prints the attempt."""
         if self.verbose:
             self.progress.console.print(self._describe(event.record), highlight=False)
         self.limits = limits_text(event.limits)
@@ -168,7 +174,7 @@ class RunProgress:
         if self.plain is not None:
             self.plain.add(event)
 
-    def on_batch(self, views: list[Any]) -> None:
+    def batch(self, views: list[Any]) -> None:
         """Batch mode: the batches not yet collected, with their state and age, on the line."""
         self.batches = batches_text(views)
         if self.progress is not None:
@@ -178,7 +184,7 @@ class RunProgress:
         """One attempt as printed by --verbose; model text is plain text, never markup."""
         from rich.text import Text
 
-        limit = self.spec.console_char_limit
+        limit = self.char_limit
         if not hasattr(r, "prompt"):  # late feedback for an earlier attempt
             what = "ERROR " + json.dumps(r.error) if r.error else "written"
             text = Text.assemble((f"\n── task {r.task_index} · feedback for attempt "
@@ -197,9 +203,15 @@ class RunProgress:
             text.append(cut(r.feedback, limit))
         return text
 
+    def finished(self, result: Any) -> None:
+        """The run returned: the bar stops before the summary is printed."""
+        self.stop()
+
     def stop(self) -> None:
+        """Stop the bar and the plain lines (again: nothing more)."""
         if self.plain is not None:
             self.plain.stop()
+            self.plain = None
         if self.progress is not None:
             self.progress.stop()
 

@@ -9,7 +9,6 @@ import asyncio
 import contextvars
 import dataclasses
 import hashlib
-import logging
 import time
 import uuid
 from collections import defaultdict
@@ -29,8 +28,6 @@ from seqk.models.role import RoleSpec
 from seqk.run.metering import now
 from seqk.run.prepare import Prepared
 from seqk.store import queries
-
-log = logging.getLogger("seqk")
 
 MAX_ITEM_TRIES = 3
 """Tries of one call in one invocation: an item that failed transiently or expired goes into
@@ -356,7 +353,4 @@ class Collector:
 
     def _emit(self) -> None:
         if self.on_batch is not None:
-            try:
-                self.on_batch(list(self.views))
-            except Exception:  # noqa: BLE001 - a display bug must not stop a paid-for run
-                log.exception("on_batch failed; the run goes on")
+            self.on_batch(list(self.views))  # the engine's guarded observer: it never raises

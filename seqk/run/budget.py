@@ -289,7 +289,7 @@ def gate_for(spec: RunSpec, db: str | Path | None) -> BudgetGate | None:
     budgets = budgets_of(spec)
     if not budgets:
         return None
-    return BudgetGate(spec, budgets, stored_spend(spec, db if db is not None else spec.db))
+    return BudgetGate(spec, budgets, stored_spend(spec, db))
 
 
 async def first_attempt_need(gate: BudgetGate) -> dict[str, float]:

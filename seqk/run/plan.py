@@ -16,7 +16,7 @@ def plan(spec: RunSpec, db: str | Path | None = None) -> dict[str, Any]:
     """Run id, roles, fingerprint, state and the range of attempts and calls still to make."""
     selected = [t.task_index for t in spec.tasks]
     state, pending = "new run", {i: [1] if spec.seq else list(range(1, spec.k + 1)) for i in selected}
-    path = store.resolve(db if db is not None else spec.db)
+    path = store.resolve(db)
     if store.exists(path):
         with store.connect(path, read_only=True) as con:
             row, decision = decide_in(con, spec)

@@ -7,11 +7,17 @@ from __future__ import annotations
 from seqk.config.spec import RunSpec
 from seqk.errors import ConfigError
 from seqk.models import check_endpoints, check_installed, credential_problems, ensure_ready
+from seqk.models.role import RoleSpec
+
+
+def _roles(spec: RunSpec) -> list[RoleSpec]:
+    # A re-judging run calls its judge alone: the actor's answers are the source run's.
+    return [spec.judge] if spec.rejudge_of else [spec.actor, spec.judge, spec.critic]
 
 
 def check_credentials(spec: RunSpec) -> None:
     """Fail when a role's key is missing (ConfigError, rule C10)."""
-    issues = credential_problems([spec.actor, spec.judge, spec.critic])
+    issues = credential_problems(_roles(spec))
     if issues:
         raise ConfigError(spec.source, issues)
 
@@ -30,6 +36,6 @@ def before_run(spec: RunSpec) -> None:
     and the rebuild command, when it cannot); every role's server accepts a connection
     (EndpointUnreachable, naming role, model and URL)."""
     check_credentials(spec)
-    for role in (spec.actor, spec.judge, spec.critic):
+    for role in _roles(spec):
         ensure_ready(role)
-    check_endpoints([spec.actor, spec.judge, spec.critic])
+    check_endpoints(_roles(spec))

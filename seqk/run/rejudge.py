@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +35,12 @@ from seqk.errors import ConfigError, ConfigIssue, NotFound, RejudgeRefused, RunC
 from seqk.models.retry import RetryPolicy
 from seqk.models.role import RoleSpec
 from seqk.records import AttemptRecord, CallRecord
-from seqk.run.budget import gate_for
+from seqk.run import scheduler
+from seqk.run.budget import BudgetGate
 from seqk.run.metering import MeteredClient, error_record, now
-from seqk.run.prepare import Prepared, prepare
-from seqk.run.scheduler import AttemptEvent, Engine, RunResult
+from seqk.run.observer import RunObserver, RunResult
+from seqk.run.prepare import Prepared
+from seqk.run.scheduler import Engine
 from seqk.store import queries
 
 _ACTOR_FIELDS = ("temperature", "max_tokens", "top_p", "seed", "extra")
@@ -92,7 +93,6 @@ def rejudge_spec(source_run_id: str, judge: RoleSpec, *, first_attempt_only: boo
         critic=RoleSpec(role="critic", model=None), options=options, tasks=tasks,
         # A source extended to a larger k later: the re-judging run extends with it.
         continue_=True, concurrency=concurrency, retry=retry or RetryPolicy(), quota={},
-        console_char_limit=3000, db=None, s3_sync=False, s3_bucket=None, export_dir=None,
         source=f"seqk rejudge {source_run_id}", rejudge_of=source_run_id)
 
 
@@ -108,13 +108,25 @@ def _same_tasks(loaded: list[Task], stored: list[tuple[int, str, str]], source_r
 
 
 class RejudgeEngine(Engine):
-    """The engine with the actor replaced by the stored answers: each attempt is one verdict."""
+    """The engine with the actor replaced by the stored answers: each attempt is one verdict.
+
+    Its slots come from the source run: each (task, attempt) the source answered and this run
+    has not judged yet, linked in `rejudged_slots` first (made inside the run's lease)."""
 
     def __init__(self, spec: RunSpec, prepared: Prepared, db: str | Path | None,
-                 sources: dict[tuple[int, int], dict[str, Any]],
-                 on_event: Callable[[AttemptEvent], None] | None = None):
-        super().__init__(spec, prepared, db, on_event, budget=gate_for(spec, db))
-        self.sources = sources
+                 observer: RunObserver | None = None, flush_interval_s: float = 0.2,
+                 budget: BudgetGate | None = None):
+        assert spec.rejudge_of is not None
+        with store.connect(db, checkpoint=False) as con:
+            store.link_rejudged_slots(con, spec.run_id, spec.rejudge_of, spec.k)
+            rows = queries.rejudge_pending(con, run_id=spec.run_id, generation=prepared.generation)
+        pending: dict[int, list[int]] = {}
+        for r in rows:
+            pending.setdefault(r["task_index"], []).append(r["attempt_index"])
+        prepared.pending, prepared.history, prepared.missing_feedback = pending, {}, {}
+        super().__init__(spec, prepared, db, observer, flush_interval_s, budget)
+        self.sources: dict[tuple[int, int], dict[str, Any]] = {
+            (r["task_index"], r["attempt_index"]): r for r in rows}
 
     async def attempt(self, task: Task, attempt_index: int, history: list[HistoryItem]) -> AttemptRecord:
         """Judge the stored answer of this slot; no actor, no critic."""
@@ -144,27 +156,8 @@ class RejudgeEngine(Engine):
 
 
 def rejudge(spec: RunSpec, db: str | Path | None = None,
-            on_event: Callable[[AttemptEvent], None] | None = None,
-            on_prepared: Callable[[Prepared], None] | None = None) -> RunResult:
-    """Run (or resume) a re-judging run made by `rejudge_spec`: judge calls only."""
-    from seqk.models import check_endpoints, credential_problems
-
+            observer: RunObserver | None = None) -> RunResult:
+    """Run (or resume) a re-judging run made by `rejudge_spec`: judge calls only, through the
+    same path as any run (preflight, lease, signals, observer)."""
     assert spec.rejudge_of is not None
-    issues = credential_problems([spec.judge])
-    if issues:
-        raise ConfigError(spec.source, issues)
-    check_endpoints([spec.judge])
-    with store.run_lease(db, spec.run_id):
-        prepared = prepare(spec, db)
-        with store.connect(db, checkpoint=False) as con:
-            store.link_rejudged_slots(con, spec.run_id, spec.rejudge_of, spec.k)
-            rows = queries.rejudge_pending(con, run_id=spec.run_id, generation=prepared.generation)
-        pending: dict[int, list[int]] = {}
-        for r in rows:
-            pending.setdefault(r["task_index"], []).append(r["attempt_index"])
-        prepared.pending, prepared.history, prepared.missing_feedback = pending, {}, {}
-        if on_prepared is not None:
-            on_prepared(prepared)
-        sources = {(r["task_index"], r["attempt_index"]): r for r in rows}
-        engine = RejudgeEngine(spec, prepared, db, sources, on_event)
-        return asyncio.run(engine.run())
+    return scheduler.run(spec, db, observer, make_engine=RejudgeEngine)

@@ -24,7 +24,6 @@ import contextlib
 import contextvars
 import dataclasses
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +39,7 @@ from seqk.run import scheduler
 from seqk.run.batches import SLOT, BatchView, Collector, Deferred, custom_id, prompt_sha256
 from seqk.run.budget import Ticket
 from seqk.run.executor import Emit
+from seqk.run.observer import RunObserver
 from seqk.run.prepare import MissingFeedback, Prepared
 
 __all__ = ["BatchRouter", "BatchView", "RoundsEngine", "RoundsResult", "custom_id", "prompt_sha256", "run"]
@@ -86,14 +86,14 @@ class RoundsEngine(scheduler.Engine):
     """The scheduler's engine with every task in flight and batched roles answered in rounds."""
 
     def __init__(self, spec: RunSpec, prepared: Prepared, db: str | Path | None,
-                 on_event: Callable[[scheduler.AttemptEvent], None] | None = None,
+                 observer: RunObserver | None = None,
                  flush_interval_s: float = 0.2, budget: Any = None, *, no_wait: bool = False,
-                 poll_s: float = 30.0, on_batch: Callable[[list[BatchView]], None] | None = None):
+                 poll_s: float = 30.0):
         # Every task at once: a round is as wide as the run, whatever `concurrency` says.
         wide = dataclasses.replace(spec, concurrency=max(len(prepared.pending), 1))
-        super().__init__(wide, prepared, db, on_event, flush_interval_s, budget)
+        super().__init__(wide, prepared, db, observer, flush_interval_s, budget)
         self.result = RoundsResult(prepared)
-        self.collector = Collector(spec, prepared, db, poll_s, no_wait, on_batch)
+        self.collector = Collector(spec, prepared, db, poll_s, no_wait, self.observer.batch)
         self.pool = BatchRouter(self.pool, self.collector)  # type: ignore[assignment]
 
     async def attempt(self, task: Task, attempt_index: int, history: list[HistoryItem]) -> AttemptRecord:
@@ -159,8 +159,9 @@ class RoundsEngine(scheduler.Engine):
         return result
 
 
-def run(spec: RunSpec, db: str | Path | None = None, *, no_wait: bool = False,
-        on_batch: Callable[[list[BatchView]], None] | None = None, **kwargs: Any) -> scheduler.RunResult:
-    """seqk.run.scheduler.run in batch mode (the variant's `batch_poll_s` between polls)."""
-    make = functools.partial(RoundsEngine, no_wait=no_wait, poll_s=spec.batch_poll_s, on_batch=on_batch)
-    return scheduler.run(spec, db, make_engine=make, **kwargs)
+def run(spec: RunSpec, db: str | Path | None = None, observer: RunObserver | None = None, *,
+        no_wait: bool = False) -> scheduler.RunResult:
+    """seqk.run.scheduler.run in batch mode (the variant's `batch_poll_s` between polls); the
+    observer also hears of each batch (`batch`)."""
+    make = functools.partial(RoundsEngine, no_wait=no_wait, poll_s=spec.batch_poll_s)
+    return scheduler.run(spec, db, observer, make_engine=make)

@@ -10,13 +10,9 @@ attempts in flight, and the database is free for readers between batches.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
-import signal
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,16 +22,14 @@ from seqk.benchmark.prompt import actor_prompt
 from seqk.config.spec import RunSpec
 from seqk.errors import AgentRunError, CriticError, JudgeError, ProviderError
 from seqk.models import ModelPool, close_sessions
-from seqk.models.limiter import LimitState
 from seqk.records import AttemptRecord, CallRecord, FeedbackFill
-from seqk.run import preflight
+from seqk.run import preflight, signals
 from seqk.run.budget import BudgetedPool, BudgetGate, Ticket, gate_for
 from seqk.run.executor import Emit, executor_for
 from seqk.run.metering import MeteredClient, agent_call, error_record, now, seeded
+from seqk.run.observer import AttemptEvent, RunObserver, RunResult, guarded
 from seqk.run.prepare import MissingFeedback, Prepared, prepare
 from seqk.run.writer import Writer
-
-log = logging.getLogger("seqk")
 
 ATTEMPT_ERRORS = (ProviderError, JudgeError, CriticError, AgentRunError)
 """The failures an attempt records as its error (SandboxError is a JudgeError); anything else
@@ -48,50 +42,11 @@ async def _cancel(jobs: list[asyncio.Task[None]]) -> None:
     await asyncio.gather(*jobs, return_exceptions=True)
 
 
-@dataclass
-class AttemptEvent:
-    """Sent to `on_event` after each attempt (and once more when its task is done)."""
-
-    record: AttemptRecord | FeedbackFill
-    """FeedbackFill: late feedback for an earlier attempt whose critic had failed."""
-    task_done: bool
-    task_outcome: str | None
-    """When the task is done: 'passed' | 'failed' | 'error'."""
-    limits: list[LimitState] = field(default_factory=list)
-    """Each model's limit on calls in flight now (the progress line shows the rate-limited)."""
-
-
-@dataclass
-class RunResult:
-    """What one `seqk run` did."""
-
-    prepared: Prepared
-    attempts_written: int = 0
-    tasks_passed: int = 0
-    tasks_failed: int = 0
-    tasks_error: int = 0
-    interrupted: bool = False
-    stopped: str | None = None
-    """Why the run stopped early: a fatal error (the embedded model crashed, ...) that no
-    later call could get past, or the budget. Attempts in flight were recorded; the rest were not started."""
-    stopped_by: str | None = None
-    """'error' (a fatal error: exit 1) or 'budget' (the budget gate: exit 3) when `stopped` is set."""
-    model_limits: list[LimitState] = field(default_factory=list)
-    """Each model's limit on calls in flight at the end, and the rate limits that moved it."""
-    elapsed_s: float = 0.0
-    error_kinds: dict[str, int] = field(default_factory=dict)
-    """'stage:type' -> how many records of this invocation had that error."""
-    error_examples: dict[str, str] = field(default_factory=dict)
-    """'stage:type' -> the first message of that kind, so the console can show the cause."""
-    attempts_run: int = 0
-    attempts_errored: int = 0
-
-
 class Engine:
     """Runs the pending attempts of one prepared run."""
 
     def __init__(self, spec: RunSpec, prepared: Prepared, db: str | Path | None,
-                 on_event: Callable[[AttemptEvent], None] | None = None,
+                 observer: RunObserver | None = None,
                  flush_interval_s: float = 0.2, budget: BudgetGate | None = None):
         self.spec = spec
         self.prepared = prepared
@@ -101,7 +56,7 @@ class Engine:
         # writers may have to retry against.
         self.writer = Writer(db, interval_s=max(flush_interval_s, 1.0) if store.is_lake(db) else flush_interval_s,
                              run_id=spec.run_id)
-        self.on_event = on_event
+        self.observer = guarded(observer)
         self.budget = budget
         if budget is not None:
             self.pool = BudgetedPool(self.pool, budget)  # type: ignore[assignment]
@@ -234,11 +189,7 @@ class Engine:
                 self.result.tasks_failed += 1
             else:
                 self.result.tasks_error += 1
-        if self.on_event is not None:
-            try:
-                self.on_event(AttemptEvent(record, done, outcome, self.pool.limit_states()))
-            except Exception:  # noqa: BLE001 - a display bug must not stop a paid-for run
-                log.exception("on_event failed; the run goes on")
+        self.observer.attempt(AttemptEvent(record, done, outcome, self.pool.limit_states()))
 
     async def _run_seq_task(self, task: Task, first: int, emit: Emit | None = None) -> None:
         """A seq@k chain from attempt `first`; each record goes to `emit` (default: the writer and
@@ -298,6 +249,12 @@ class Engine:
 
         await asyncio.gather(*(one(i) for i in indices))
 
+    async def _close(self) -> None:
+        await self.executor.close()
+        await self.writer.close()
+        await self.pool.close()
+        await close_sessions()
+
     async def run(self) -> RunResult:
         """Run every pending attempt; on cancellation keep what finished."""
         start = time.perf_counter()
@@ -329,67 +286,34 @@ class Engine:
             await _cancel(jobs)
             raise
         finally:
-            await self.executor.close()
-            await self.writer.close()
-            await self.pool.close()
-            await close_sessions()
+            # A signal landing on the final write (the last attempt just finished) must not cut
+            # it short: it completes, and the run counts as interrupted.
+            if await signals.uninterrupted(self._close()):
+                self.result.interrupted = True
             self.result.attempts_written = self.writer.written
             self.result.model_limits = self.pool.limit_states()
             self.result.elapsed_s = time.perf_counter() - start
         return self.result
 
 
-def run(spec: RunSpec, db: str | Path | None = None,
-        on_event: Callable[[AttemptEvent], None] | None = None,
-        on_prepared: Callable[[Prepared], None] | None = None,
-        on_interrupt: Callable[[], None] | None = None,
+def run(spec: RunSpec, db: str | Path | None = None, observer: RunObserver | None = None,
         make_engine: Callable[..., Engine] | None = None) -> RunResult:
     """Run one variant to completion (or until Ctrl-C / SIGTERM), resuming what is stored.
 
-    `on_interrupt` is called when the first signal arrives, before the final write; the
-    signal handlers that were in place before the run are back when it returns. `make_engine`
-    builds the engine in place of Engine (batch mode: seqk.run.rounds)."""
-    db = db if db is not None else spec.db
+    `observer` hears each event (seqk.run.observer); the first signal stops the run
+    (seqk.run.signals). `make_engine` builds the engine in place of Engine, with Engine's
+    arguments (batch mode: seqk.run.rounds; re-judging: seqk.run.rejudge)."""
     preflight.before_run(spec)
+    watch = guarded(observer)
     with store.run_lease(db, spec.run_id, [t.task_index for t in spec.tasks]):
-        return _run_leased(spec, db, on_event, on_prepared, on_interrupt, make_engine)
+        prepared = prepare(spec, db)
 
+        async def job() -> RunResult:
+            engine = (make_engine or Engine)(spec, prepared, db, watch, budget=gate_for(spec, db))
+            # After the engine is made: an engine may narrow the slots it runs (rejudge's do).
+            watch.prepared(engine.prepared)
+            return await engine.run()
 
-def _run_leased(spec: RunSpec, db: str | Path | None,
-                on_event: Callable[[AttemptEvent], None] | None,
-                on_prepared: Callable[[Prepared], None] | None,
-                on_interrupt: Callable[[], None] | None = None,
-                make_engine: Callable[..., Engine] | None = None) -> RunResult:
-    prepared = prepare(spec, db)
-    if on_prepared is not None:
-        on_prepared(prepared)
-
-    async def main() -> RunResult:
-        engine = (make_engine or Engine)(spec, prepared, db, on_event, budget=gate_for(spec, db))
-        loop = asyncio.get_running_loop()
-        current = asyncio.current_task()
-        assert current is not None
-        runner = asyncio.create_task(engine.run())
-        # Not every platform or thread can take signal handlers; then Ctrl-C is Python's own.
-        no_handlers = (NotImplementedError, RuntimeError, ValueError)
-        def stop() -> None:
-            # The first signal cancels the run; later ones must not cancel the final write.
-            if not runner.cancelling():
-                runner.cancel()
-                if on_interrupt is not None:
-                    on_interrupt()
-
-        previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-        for sig in previous:
-            with contextlib.suppress(*no_handlers):
-                loop.add_signal_handler(sig, stop)
-        try:
-            return await runner
-        finally:
-            for sig, handler in previous.items():
-                with contextlib.suppress(*no_handlers):
-                    loop.remove_signal_handler(sig)
-                    # remove_signal_handler installs Python's default, not what was there.
-                    signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
-
-    return asyncio.run(main())
+        result = signals.run_until_signalled(job, watch.interrupted)
+    watch.finished(result)
+    return result

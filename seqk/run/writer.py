@@ -56,6 +56,9 @@ class Writer:
         wait_s = min(60.0, self.close_wait_s) if final else 10.0
         with store.connect(self.db, wait_s=wait_s, checkpoint=False) as con:
             store.append_attempts(con, batch)
+            # Committed: a failure from here on (the final stamp) must not write them again.
+            self.written += len(batch)
+            batch.clear()
             if final:
                 # Batches left their data in the write-ahead log.
                 store.finish_run(con, self.run_id, is_lake=store.is_lake(self.db))
@@ -82,7 +85,6 @@ class Writer:
                 raise
             return False
         self.failures = 0
-        self.written += len(batch)
         return True
 
     async def _loop(self) -> None:

@@ -254,3 +254,35 @@ def test_report_shows_the_share_of_input_served_from_cache(tmp_path: Path, monke
     out = CliRunner().invoke(app, ["report", "--db", str(db)])
     assert out.exit_code == 0, out.output
     assert f"  cache: {16 / inp:.0%} of {inp:,} input tokens served from it\n" in out.output
+
+
+def test_the_observer_hears_each_batch_between_prepared_and_finished(tmp_path: Path):
+    from seqk.run.observer import RunObserver
+
+    class Recorder(RunObserver):
+        def __init__(self) -> None:
+            self.events: list[str] = []
+            self.states: set[tuple[str, int, str]] = set()
+
+        def prepared(self, prepared) -> None:
+            self.events.append("prepared")
+
+        def batch(self, views) -> None:
+            self.events.append("batch")
+            self.states |= {(v.role, v.round, v.state) for v in views}
+
+        def attempt(self, event) -> None:
+            self.events.append("attempt")
+
+        def finished(self, result) -> None:
+            self.events.append("finished")
+
+    seen = Recorder()
+    with FakeOpenAI(delay_s=0.1) as fake:
+        out = api.run_variant(variant(tmp_path, fake, metric="pass@k", k=2, batch=True), tmp_path / "b.duckdb",
+                              export=False, observer=seen)
+    assert seen.events[0] == "prepared" and seen.events[-1] == "finished"
+    assert seen.events.count("attempt") == out.result.attempts_written == 12
+    # The batch was heard before any attempt it answered, and once it had ended.
+    assert seen.events.index("batch") < seen.events.index("attempt")
+    assert ("actor", 1, "ended") in seen.states

@@ -1,0 +1,138 @@
+"""What a run tells whoever watches it: one observer with a method per event, instead of loose
+callbacks threaded through every layer (inspect_ai's `Hooks`).
+
+    class Count(RunObserver):
+        def __init__(self): self.passed = 0
+        def attempt(self, event): self.passed += event.task_outcome == "passed"
+
+    seqk.run_variant("variants/quickstart/seqk.yaml", observer=Count())
+
+A run calls, in this order: `prepared` once (what it is about to run), then `attempt` after each
+attempt (and `batch` whenever a provider batch changes, in batch mode), `interrupted` at the first
+Ctrl-C or SIGTERM, and `finished` once with the result when the run returns normally. Every call
+goes through `Guarded`: an observer that raises is logged and the run goes on, since a display
+bug must never stop a paid-for run. The progress bar of `seqk run` (seqk.render.console) is one
+observer; a subclass of RunObserver overrides only the events it cares about.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from seqk.models.limiter import LimitState
+from seqk.records import AttemptRecord, FeedbackFill
+from seqk.run.prepare import Prepared
+
+if TYPE_CHECKING:
+    from seqk.run.batches import BatchView
+
+log = logging.getLogger("seqk")
+
+
+@dataclass
+class AttemptEvent:
+    """Sent to `RunObserver.attempt` after each attempt (and once more when its task is done)."""
+
+    record: AttemptRecord | FeedbackFill
+    """FeedbackFill: late feedback for an earlier attempt whose critic had failed."""
+    task_done: bool
+    task_outcome: str | None
+    """When the task is done: 'passed' | 'failed' | 'error'."""
+    limits: list[LimitState] = field(default_factory=list)
+    """Each model's limit on calls in flight now (the progress line shows the rate-limited)."""
+
+
+@dataclass
+class RunResult:
+    """What one `seqk run` did."""
+
+    prepared: Prepared
+    attempts_written: int = 0
+    tasks_passed: int = 0
+    tasks_failed: int = 0
+    tasks_error: int = 0
+    interrupted: bool = False
+    stopped: str | None = None
+    """Why the run stopped early: a fatal error (the embedded model crashed, ...) that no
+    later call could get past, or the budget. Attempts in flight were recorded; the rest were not started."""
+    stopped_by: str | None = None
+    """'error' (a fatal error: exit 1) or 'budget' (the budget gate: exit 3) when `stopped` is set."""
+    model_limits: list[LimitState] = field(default_factory=list)
+    """Each model's limit on calls in flight at the end, and the rate limits that moved it."""
+    elapsed_s: float = 0.0
+    error_kinds: dict[str, int] = field(default_factory=dict)
+    """'stage:type' -> how many records of this invocation had that error."""
+    error_examples: dict[str, str] = field(default_factory=dict)
+    """'stage:type' -> the first message of that kind, so the console can show the cause."""
+    attempts_run: int = 0
+    attempts_errored: int = 0
+
+
+class RunObserver(Protocol):
+    """Watches one run. Subclass it and override what you need (the others do nothing), or pass
+    any object with these five methods (the console's progress view is one)."""
+
+    def prepared(self, prepared: Prepared) -> None:
+        """Once, before the first call: the run's id, what it does (new, resume, extend,
+        restart) and the attempts still to run."""
+        return None
+
+    def attempt(self, event: AttemptEvent) -> None:
+        """After each finished attempt (or late feedback), with the task's outcome once it is done."""
+        return None
+
+    def batch(self, views: list[BatchView]) -> None:
+        """Batch mode: the batches of this invocation, whenever one is sent or changes state."""
+        return None
+
+    def interrupted(self) -> None:
+        """At the first Ctrl-C or SIGTERM, before the finished attempts are written."""
+        return None
+
+    def finished(self, result: RunResult) -> None:
+        """Once, when the run returns (interrupted, stopped or complete); not when it raises."""
+        return None
+
+
+class Guarded:
+    """An observer as the run calls it: no observer is no-op, and an observer's exception is
+    logged, never raised into the run."""
+
+    def __init__(self, observer: RunObserver | None):
+        self.observer = observer
+
+    def _call(self, event: str, *args: object) -> None:
+        method = getattr(self.observer, event, None)
+        if method is None:
+            return
+        try:
+            method(*args)
+        except Exception:  # noqa: BLE001 - a display bug must not stop a paid-for run
+            log.exception("the run's observer failed on %r; the run goes on", event)
+
+    def prepared(self, prepared: Prepared) -> None:
+        """See RunObserver.prepared."""
+        self._call("prepared", prepared)
+
+    def attempt(self, event: AttemptEvent) -> None:
+        """See RunObserver.attempt."""
+        self._call("attempt", event)
+
+    def batch(self, views: list[BatchView]) -> None:
+        """See RunObserver.batch."""
+        self._call("batch", views)
+
+    def interrupted(self) -> None:
+        """See RunObserver.interrupted."""
+        self._call("interrupted")
+
+    def finished(self, result: RunResult) -> None:
+        """See RunObserver.finished."""
+        self._call("finished", result)
+
+
+def guarded(observer: RunObserver | Guarded | None) -> Guarded:
+    """`observer` wrapped once (wrapping a Guarded again adds nothing)."""
+    return observer if isinstance(observer, Guarded) else Guarded(observer)
