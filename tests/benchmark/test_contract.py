@@ -168,3 +168,17 @@ def test_every_shipped_benchmark_follows_the_contract():
     assert {name: contract_problem(bench) for name, bench in shipped.items()} == dict.fromkeys(shipped)
     assert isinstance(shipped["terminalbench"], AgenticBenchmark)
     assert not any(isinstance(b, AgenticBenchmark) for n, b in shipped.items() if n != "terminalbench")
+
+
+def test_every_benchmark_folder_has_a_readme_naming_its_modes_and_leaks():
+    for name, bench in benchmarks.registry().items():
+        if name.startswith("toy"):
+            continue
+        text = (ROOT / "benchmarks" / name / "README.md").read_text()
+        assert text.startswith(f"# {name}\n")
+        for heading in ("**Data**", "**Success**", "**Feedback modes**"):
+            assert heading in text, (name, heading)
+        for mode in bench.feedback_modes:
+            assert f"`{mode.name}`" in text, (name, mode.name)
+        if any(mode.shows_grading_info for mode in bench.feedback_modes):
+            assert "leak" in text.lower(), name
