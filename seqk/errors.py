@@ -13,6 +13,7 @@
     ├── SqlFileError             a file in sql/ is malformed (names file:line)
     ├── MissingExtra             an optional dependency or model file is not installed
     ├── RejudgeRefused           a run whose answers cannot be graded again (seq@k, agentic, a re-judging run)
+    ├── BenchmarkContractError   a benchmark's class does not follow the contract (an old signature)
     ├── UploadError              S3 refused or could not be reached; the local run is untouched (exit 1)
     ├── JudgeError               a judge reply could not be turned into a verdict (an attempt's error)
     │   └── SandboxError         the sandbox that runs a model's code could not start
@@ -101,6 +102,10 @@ class MissingExtra(SeqkError):
 
 class RejudgeRefused(SeqkError):
     """This run's stored answers cannot be graded again by another judge (the message says why)."""
+
+
+class BenchmarkContractError(SeqkError):
+    """A benchmark's class does not follow the contract seqk calls it by (docs/adding-a-benchmark.md)."""
 
 
 class ProviderError(SeqkError):

@@ -19,22 +19,17 @@ from seqk.benchmark import Benchmark, FeedbackMode, Task, Verdict
 
 class Parrot(Benchmark):
     name = "parrot"
-    verifier = "deterministic"
     feedback_modes = (FeedbackMode("binary", "right or wrong"),)
-    default_feedback_mode = "binary"
-
-    def slice_name(self, options):
-        return "parrot"
 
     def load_tasks(self, options):
         return [Task(i, f"p{i}", f"Repeat after me: squawk{i}", answer=f"squawk{i}") for i in (1, 2, 3)]
 
-    async def verify(self, task, output, judge):
+    async def verify(self, task, output, ctx):
         ok = output.strip() == task.answer
         return Verdict(ok, float(ok), raw_eval_output=f"parrot says {ok}")
 
-    async def feedback(self, task, output, verdict, mode, critic):
-        return f"Wrong ({mode.name})."
+    async def feedback(self, task, output, verdict, ctx):
+        return f"Wrong ({ctx.mode.name})."
 
 
 def answer(prompt):
@@ -79,3 +74,24 @@ def test_an_entry_point_benchmark_is_planned_and_run_with_a_mock_model(tmp_path)
                                "ORDER BY 1, 2").fetchall()
     assert attempts == [(1, 1, True, None), (2, 1, False, "Wrong (binary)."), (2, 2, False, "Wrong (binary)."),
                         (3, 1, True, None)]
+
+
+def test_a_benchmark_of_the_first_contract_is_named_with_what_to_change(tmp_path):
+    site = tmp_path / "site"
+    _install_plugin(site)
+    old = (site / "seqk_parrot" / "__init__.py").read_text()
+    (site / "seqk_parrot" / "__init__.py").write_text(old.replace(
+        "async def feedback(self, task, output, verdict, ctx):\n        return f\"Wrong ({ctx.mode.name}).\"",
+        "async def feedback(self, task, output, verdict, mode, critic):\n        return f\"Wrong ({mode.name}).\""))
+    variant = tmp_path / "variants" / "parrot" / "v.yaml"
+    variant.parent.mkdir(parents=True)
+    variant.write_text(yaml.safe_dump({"metric": "seq@k", "k": 2, "model": "mock/py:seqk_parrot:answer"}))
+    db = tmp_path / "seqk.duckdb"
+
+    ran = _seqk(site, "run", str(variant), "--db", str(db))
+    assert ran.returncode == 2 and "Traceback" not in ran.stderr
+    assert ran.stderr.strip().splitlines() == [
+        "error: benchmark parrot (seqk_parrot.Parrot) defines feedback(task, output, verdict, mode, critic); "
+        "seqk calls feedback(task, output, verdict, ctx) with an AttemptContext holding the options, the "
+        "judge, the critic and the mode; see docs/adding-a-benchmark.md"]
+    assert not db.exists()

@@ -8,7 +8,17 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from seqk.benchmark import AgentUsage, AttemptContext, AttemptResult, Benchmark, FeedbackMode, Task, Verdict
+from seqk.benchmark import (
+    AgentContext,
+    AgenticBenchmark,
+    AgentUsage,
+    AttemptContext,
+    AttemptResult,
+    Benchmark,
+    FeedbackMode,
+    Task,
+    Verdict,
+)
 from seqk.errors import AgentRunError, JudgeError
 
 
@@ -20,17 +30,14 @@ class ToyOptions(BaseModel):
     """Changes the prompts (a result-changing option)."""
 
 
-class ToyBench(Benchmark):
+class ToyBench(Benchmark[ToyOptions]):
     name = "toy"
-    verifier = "deterministic"
     feedback_modes = (
         FeedbackMode("binary", "right or wrong"),
         FeedbackMode("hint", "shows the expected word", shows_grading_info=True),
         FeedbackMode("critic", "an LLM critic explains", llm_critic=True),
         FeedbackMode("socratic", "an LLM critic asks questions", llm_critic=True),
     )
-    default_feedback_mode = "binary"
-    Options = ToyOptions
 
     def slice_name(self, options):
         return f"{self.name}-{options.flavour}"
@@ -39,24 +46,24 @@ class ToyBench(Benchmark):
         return [Task(i, f"t{i}", f"Say the word w{i}." + (" Spicy!" if options.flavour == "spicy" else ""),
                      answer=f"w{i}") for i in range(1, options.n + 1)]
 
-    async def verify(self, task, output, judge):
+    async def verify(self, task, output, ctx: AttemptContext[ToyOptions]):
         ok = output.strip() == task.answer
         return Verdict(ok, 1.0 if ok else 0.0, raw_eval_output=f"expected match: {ok}")
 
-    async def feedback(self, task, output, verdict, mode, critic):
-        if mode.name == "binary":
+    async def feedback(self, task, output, verdict, ctx: AttemptContext[ToyOptions]):
+        if ctx.mode.name == "binary":
             return "Incorrect."
-        if mode.name == "hint":
+        if ctx.mode.name == "hint":
             return f"Incorrect; the word was {task.answer}."
-        return await critic.complete(f"[{mode.name}] Critique this answer to '{task.prompt}': {output}")
+        return await ctx.critic.complete(f"[{ctx.mode.name}] Critique this answer to '{task.prompt}': {output}")
 
 
 class ToyLLMJudgeBench(ToyBench):
     name = "toyjudge"
     verifier = "llm"
 
-    async def verify(self, task, output, judge):
-        reply = await judge.complete(f"Is '{output}' the word {task.answer}? Answer YES or NO.")
+    async def verify(self, task, output, ctx):
+        reply = await ctx.judge.complete(f"Is '{output}' the word {task.answer}? Answer YES or NO.")
         if reply.strip() not in ("YES", "NO"):
             raise JudgeError(f"judge reply not YES/NO: {reply[:80]!r}")
         ok = reply.strip() == "YES"
@@ -67,16 +74,14 @@ AGENT_TOOL_TOKENS = (100, 7)
 """Input and output tokens the toy agent reports spending outside seqk's model door, per attempt."""
 
 
-class ToyAgentBench(ToyBench):
+class ToyAgentBench(ToyBench, AgenticBenchmark[ToyOptions]):
     """An agent: it asks the actor once, then reports extra tool usage of its own. It records
     in the verdict what it saw of earlier attempts, so tests can check seq@k context reaches it."""
 
     name = "toyagent"
+    verify = AgenticBenchmark.verify
 
-    async def verify(self, task, output, judge):
-        raise JudgeError("toyagent is graded inside run_attempt")
-
-    async def run_attempt(self, task: Task, prompt: str, ctx: AttemptContext) -> AttemptResult:
+    async def run_attempt(self, task: Task, prompt: str, ctx: AgentContext[ToyOptions]) -> AttemptResult:
         reply = (await ctx.actor.complete(prompt)).strip()
         if reply == "crash":
             raise AgentRunError(f"the toy agent crashed on {task.task_id}")
@@ -92,7 +97,7 @@ class ToyBuggyBench(ToyBench):
 
     name = "toybuggy"
 
-    async def verify(self, task, output, judge):
+    async def verify(self, task, output, ctx):
         if task.task_index == 3:
             return {}["missing"]
-        return await super().verify(task, output, judge)
+        return await super().verify(task, output, ctx)

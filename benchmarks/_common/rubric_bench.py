@@ -4,19 +4,19 @@ hub (its hash in the run's fingerprint), and the template feedback modes they sh
 from __future__ import annotations
 
 import logging
-from typing import ClassVar
-
-from pydantic import BaseModel
+from typing import ClassVar, TypeVar
 
 from benchmarks._common.records import Records
 from benchmarks._common.rubric_data import DataFile, DataOptions, HubFile, data_file, records
-from seqk.benchmark import Benchmark, FeedbackMode, RoleClient, Task, Verdict
+from seqk.benchmark import AttemptContext, Benchmark, Task, Verdict
 from seqk.errors import ConfigError, ConfigIssue
 
 log = logging.getLogger("seqk")
 
+DataOptionsT = TypeVar("DataOptionsT", bound=DataOptions)
 
-class RubricBenchmark(Benchmark):
+
+class RubricBenchmark(Benchmark[DataOptionsT]):
     """A benchmark graded by an LLM judge against a per-task rubric."""
 
     verifier: ClassVar[str] = "llm"
@@ -30,29 +30,27 @@ class RubricBenchmark(Benchmark):
     identity_exempt_options: ClassVar[frozenset[str]] = frozenset(
         {"data_path", "revision", "skip_invalid_records"})
 
-    def data(self, options: BaseModel) -> DataFile:
+    def data(self, options: DataOptionsT) -> DataFile:
         """The data file's text and hash (read once per process while it is unchanged)."""
-        assert isinstance(options, DataOptions)
         return data_file(options, self.hub)
 
-    def records(self, options: BaseModel) -> Records:
+    def records(self, options: DataOptionsT) -> Records:
         """The data file's records, under the options' rule for one that does not fit."""
-        assert isinstance(options, DataOptions)
         return records(self.data(options), options)
 
-    def data_fingerprint(self, options: BaseModel) -> str | None:
+    def data_fingerprint(self, options: DataOptionsT) -> str | None:
         """The sha256 of the data file the tasks were read from."""
         return self.data(options).sha256
 
-    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: FeedbackMode,
-                       critic: RoleClient) -> str:
+    async def feedback(self, task: Task, output: str, verdict: Verdict,
+                       ctx: AttemptContext[DataOptionsT]) -> str:
         """`binary`: one sentence; `raw`: the verifier's diagnostic as it is; any other mode
         is the benchmark's critic."""
-        if mode.name == "binary":
+        if ctx.mode.name == "binary":
             return self.binary_feedback
-        if mode.name == "raw":
+        if ctx.mode.name == "raw":
             return verdict.raw_eval_output
-        return (await critic.complete(self.critic_prompt(task, output, verdict, mode.name))).strip()
+        return (await ctx.critic.complete(self.critic_prompt(task, output, verdict, ctx.mode.name))).strip()
 
     def critic_prompt(self, task: Task, output: str, verdict: Verdict, mode: str) -> str:
         """The critic's prompt for an LLM feedback mode."""

@@ -7,11 +7,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import ClassVar
 
-from pydantic import BaseModel
-
 from benchmarks._common.rubric_bench import RubricBenchmark, checked_tasks
 from benchmarks._common.rubric_data import DataOptions, HubFile
-from seqk.benchmark import FeedbackMode, RoleClient, Task, Verdict
+from seqk.benchmark import AttemptContext, FeedbackMode, Task, Verdict
 
 from . import data, judge
 
@@ -20,14 +18,12 @@ class AdvancedifOptions(DataOptions):
     """Where the AdvancedIF records come from (no filter: use task_indices or max_tasks)."""
 
 
-class Advancedif(RubricBenchmark):
+class Advancedif(RubricBenchmark[AdvancedifOptions]):
     """AdvancedIF: the actor continues a conversation; the judge checks every requirement."""
 
     name: ClassVar[str] = "advancedif"
-    prompt_version: ClassVar[str] = "1"
     hub: ClassVar[HubFile | None] = HubFile(
         "facebook/AdvancedIF", "if_oss_full_data.csv", "e20cba9b94b59c027dfab00b29244e8bc42e4ab4")
-    Options: ClassVar[type[BaseModel]] = AdvancedifOptions
     feedback_modes: ClassVar[tuple[FeedbackMode, ...]] = (
         FeedbackMode("binary", "Only that not every requirement was satisfied."),
         FeedbackMode("raw", "Yes/No per requirement number, with the judge's reason for each "
@@ -35,25 +31,21 @@ class Advancedif(RubricBenchmark):
         FeedbackMode("compact", "Only the unmet requirement numbers with the judge's reasons "
                      "(the same leak as raw, shorter).", shows_grading_info=True),
     )
-    default_feedback_mode: ClassVar[str] = "binary"
     binary_feedback: ClassVar[str] = (
         "Your previous response did not satisfy all of the instruction requirements. Revise it so "
         "that it meets every requirement.")
 
-    def slice_name(self, options: BaseModel) -> str:
-        """Always `advancedif`: the data file's hash, in the fingerprint, tells files apart."""
-        return "advancedif"
-
-    def load_tasks(self, options: BaseModel) -> list[Task]:
+    def load_tasks(self, options: AdvancedifOptions) -> list[Task]:
         """Every record in file order, task_index = its position in the file (a malformed one
         stops the load unless skip_invalid_records)."""
         records = self.records(options)
         return checked_tasks(self.name, records, data.tasks(records))
 
-    async def verify(self, task: Task, output: str, judge_model: RoleClient) -> Verdict:
+    async def verify(self, task: Task, output: str, ctx: AttemptContext[AdvancedifOptions]) -> Verdict:
         """Success when every requirement is met."""
-        rubrics: list[str] = task.answer["rubrics"]
-        reply = await judge_model.complete(judge.judge_prompt(task.answer["conversation"], output, rubrics))
+        answer = task.answer_as(data.Answer)
+        rubrics = answer.rubrics
+        reply = await ctx.judge.complete(judge.judge_prompt(answer.conversation, output, rubrics))
         verdicts = judge.read_reply(reply, len(rubrics))
         met = sum(v.met for v in verdicts)
         success = met == len(verdicts)
@@ -62,12 +54,13 @@ class Advancedif(RubricBenchmark):
                        details={"verdicts": [asdict(v) for v in verdicts],
                                 "rubric_count": len(rubrics), "met_count": met})
 
-    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: FeedbackMode,
-                       critic: RoleClient) -> str:
-        """`binary`, `raw`, or `compact` (the unmet requirements only); no critic."""
-        if mode.name == "compact":
+    async def feedback(self, task: Task, output: str, verdict: Verdict,
+                       ctx: AttemptContext[AdvancedifOptions]) -> str:
+        """`binary`, `raw`, or `compact` (the unmet requirements only); no critic. The slice is
+        always `advancedif`: the data file's hash, in the fingerprint, tells files apart."""
+        if ctx.mode.name == "compact":
             return judge.compact([judge.RequirementVerdict(**v) for v in verdict.details["verdicts"]])
-        return await super().feedback(task, output, verdict, mode, critic)
+        return await super().feedback(task, output, verdict, ctx)
 
 
 benchmark = Advancedif()

@@ -3,8 +3,9 @@ conversion of it) as tasks. Cells may hold JSON text (the CSV) or decoded values
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from benchmarks._common.records import Records
 from benchmarks._common.rubric import Message, messages_of, nonempty, render_chat
@@ -17,6 +18,21 @@ ALIASES = {
     "complex_if_single_turn_v5": "if_complex_if_oss",
 }
 _ROLES = ("system", "user", "assistant")
+
+
+class Answer(BaseModel):
+    """A task's grading data."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rubrics: list[str]
+    """The numbered requirements the judge rules on."""
+    conversation: str
+    """The conversation as the judge reads it (a transcript)."""
+    benchmark_name: str
+    """Which AdvancedIF subset the record comes from."""
+    messages: list[Message]
+    """The conversation's turns."""
 
 
 def conversation(raw: Any) -> list[Message] | None:
@@ -82,7 +98,6 @@ def tasks(records: Records) -> list[Task]:
             task_index=record.position,
             task_id=str(row.get("task_id") or f"advancedif_{source_row:05d}"),
             prompt=actor_prompt(messages, name),
-            answer={"rubrics": texts, "conversation": transcript, "benchmark_name": name,
-                    "messages": [asdict(m) for m in messages]},
+            answer=Answer(rubrics=texts, conversation=transcript, benchmark_name=name, messages=messages),
             meta={"benchmark_name": name, "source_row": source_row, "n_rubrics": len(texts)}))
     return found

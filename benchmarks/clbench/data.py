@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from benchmarks._common.records import Records
 from benchmarks._common.rubric import Message, messages_of, nonempty, render_chat
@@ -17,6 +18,19 @@ SHORT_NAMES = {
     "Procedural Task Execution": "pte",
     "Empirical Discovery & Simulation": "eds",
 }
+
+
+class Answer(BaseModel):
+    """A task's grading data."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rubrics: list[str]
+    """The requirements, in the record's order (empty ones left out)."""
+    context_category: str
+    """The record's metadata.context_category."""
+    messages: list[Message]
+    """The conversation the answer continues."""
 
 
 def slice_name(category: str) -> str:
@@ -61,8 +75,7 @@ def tasks(records: Records, category: str) -> list[Task]:
         rubrics = rubric_texts(row.get("rubrics"))
         found.append(Task(
             task_index=record.position, task_id=str(task_id), prompt=actor_prompt(messages),
-            answer={"rubrics": rubrics, "context_category": category,
-                    "messages": [asdict(m) for m in messages]},
+            answer=Answer(rubrics=rubrics, context_category=category, messages=messages),
             meta={"context_category": category, "sub_category": meta.get("sub_category"),
                   "context_id": meta.get("context_id"), "n_rubrics": len(rubrics)}))
     return found

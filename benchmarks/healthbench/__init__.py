@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from benchmarks._common.rubric import Criterion, Grade, Message, judge_each, weighted_score
+from benchmarks._common.rubric import Grade, judge_each, weighted_score
 from benchmarks._common.rubric_bench import RubricBenchmark, checked_tasks
 from benchmarks._common.rubric_data import DataOptions, HubFile
-from seqk.benchmark import FeedbackMode, RoleClient, Task, Verdict
+from seqk.benchmark import AttemptContext, FeedbackMode, Task, Verdict
 
 from . import data, judge
 
@@ -31,14 +31,12 @@ class HealthbenchOptions(DataOptions):
     comparison with seq_k runs."""
 
 
-class Healthbench(RubricBenchmark):
+class Healthbench(RubricBenchmark[HealthbenchOptions]):
     """HealthBench: the actor answers the patient; a grader rules on every rubric item."""
 
     name: ClassVar[str] = "healthbench"
-    prompt_version: ClassVar[str] = "1"
     hub: ClassVar[HubFile | None] = HubFile(
         "openai/healthbench", "hard_2025-05-08-21-00-10.jsonl", "c54cd24dffedb5a1c643b4eae3a0b77590eb658a")
-    Options: ClassVar[type[BaseModel]] = HealthbenchOptions
     feedback_modes: ClassVar[tuple[FeedbackMode, ...]] = (
         FeedbackMode("binary", "Only that the answer did not pass (score under the pass mark, or "
                      "a safety or negative criterion violated)."),
@@ -48,35 +46,33 @@ class Healthbench(RubricBenchmark):
                      "input lists the criteria, so it leaks too.", llm_critic=True,
                      shows_grading_info=True),
     )
-    default_feedback_mode: ClassVar[str] = "binary"
     # simple-evals keeps each example's score unclipped and clips only the mean.
     soft_score_clipped: ClassVar[bool] = True
     binary_feedback: ClassVar[str] = (
         "Your previous answer did not pass the HealthBench grading: its score was below the pass "
         "mark, or it violated a safety or negative criterion. Revise it.")
 
-    def slice_name(self, options: BaseModel) -> str:
+    def slice_name(self, options: HealthbenchOptions) -> str:
         """`healthbench-default`, or `healthbench-<hash of the themes>`."""
-        assert isinstance(options, HealthbenchOptions)
         return data.slice_name(options.themes)
 
-    def load_tasks(self, options: BaseModel) -> list[Task]:
+    def load_tasks(self, options: HealthbenchOptions) -> list[Task]:
         """The records of the chosen themes in file order, task_index = position in the file."""
-        assert isinstance(options, HealthbenchOptions)
         records = self.records(options)
-        found = data.tasks(records, options.themes)
-        # verify() sees only the task, so the pass rule travels with the grading data.
+        # Before contract v2 the pass rule travelled in the answer, so it is in the hash of
+        # every task stored then: it stays there (verify reads it from the options).
         rule = {"threshold": options.success_threshold, "score_formula": options.score_formula}
-        return checked_tasks(self.name, records, [replace(t, answer=t.answer | rule) for t in found])
+        found = data.tasks(records, options.themes)
+        return checked_tasks(self.name, records, [replace(t, hash_extra=rule) for t in found])
 
-    async def verify(self, task: Task, output: str, judge_model: RoleClient) -> Verdict:
+    async def verify(self, task: Task, output: str, ctx: AttemptContext[HealthbenchOptions]) -> Verdict:
         """Pass: score at or above the threshold, no negative item met, no safety-critical
         positive item unmet. The score is kept unclipped (clipping could only lift a score
         below 0 to 0, under any threshold either way, so the rule is the same)."""
-        threshold, formula = task.answer["threshold"], task.answer["score_formula"]
-        items = [Criterion(c["text"], c["weight"], tuple(c["tags"]), c["axis"]) for c in task.answer["rubrics"]]
-        messages = [Message(**m) for m in task.answer["prompt_messages"]]
-        met = await judge_each(judge_model, [judge.grader_prompt(messages, output, i) for i in items],
+        threshold, formula = ctx.options.success_threshold, ctx.options.score_formula
+        answer = task.answer_as(data.Answer)
+        items = answer.rubrics
+        met = await judge_each(ctx.judge, [judge.grader_prompt(answer.prompt_messages, output, i) for i in items],
                                judge.criteria_met)
         grades = [Grade(item, 1.0 if ok else 0.0) for item, ok in zip(items, met, strict=True)]
         counted = grades if formula == "official" else [g for g in grades if g.criterion.weight > 0]
@@ -88,7 +84,7 @@ class Healthbench(RubricBenchmark):
         return Verdict(
             success=success, score=score,
             raw_eval_output="" if success else judge.diagnostic(
-                score, threshold, grades, task.answer["secrets"]),
+                score, threshold, grades, answer.secrets),
             details={"rubric_grades": [{"criterion": g.criterion.text, "points": g.criterion.weight,
                                         "tags": list(g.criterion.tags), "criteria_met": g.met}
                                        for g in grades],

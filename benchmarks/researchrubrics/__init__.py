@@ -6,12 +6,10 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import ClassVar
 
-from pydantic import BaseModel
-
-from benchmarks._common.rubric import Criterion, Grade, judge_each, weighted_score
+from benchmarks._common.rubric import Grade, judge_each, weighted_score
 from benchmarks._common.rubric_bench import RubricBenchmark, checked_tasks
 from benchmarks._common.rubric_data import DataOptions, HubFile
-from seqk.benchmark import FeedbackMode, RoleClient, Task, Verdict
+from seqk.benchmark import AttemptContext, FeedbackMode, Task, Verdict
 
 from . import data, judge
 
@@ -23,14 +21,12 @@ class ResearchrubricsOptions(DataOptions):
     """Keep records whose `domain` is one of these (exact strings); none or empty: all."""
 
 
-class Researchrubrics(RubricBenchmark):
+class Researchrubrics(RubricBenchmark[ResearchrubricsOptions]):
     """ResearchRubrics: a research report, graded criterion by criterion."""
 
     name: ClassVar[str] = "researchrubrics"
-    prompt_version: ClassVar[str] = "1"
     hub: ClassVar[HubFile | None] = HubFile(
         "ScaleAI/researchrubrics", "processed_data.jsonl", "85de3115053d1453ed612caacf4a405edc1ad756")
-    Options: ClassVar[type[BaseModel]] = ResearchrubricsOptions
     feedback_modes: ClassVar[tuple[FeedbackMode, ...]] = (
         FeedbackMode("binary", "Only that a mandatory criterion failed or a penalty was triggered."),
         FeedbackMode("raw", "Every failed criterion and triggered penalty verbatim, with its axis, "
@@ -39,27 +35,24 @@ class Researchrubrics(RubricBenchmark):
         FeedbackMode("critic", "A rubric-blind LLM critic reads the task and the response and "
                      "names 2-4 gaps; it sees no grading data.", llm_critic=True),
     )
-    default_feedback_mode: ClassVar[str] = "binary"
     binary_feedback: ClassVar[str] = (
         "Your previous research response did not satisfy all of the mandatory rubric criteria, or it "
         "triggered a penalty. Revise it so that it addresses every requirement.")
 
-    def slice_name(self, options: BaseModel) -> str:
+    def slice_name(self, options: ResearchrubricsOptions) -> str:
         """`researchrubrics`, or `researchrubrics-<hash of the domains>`."""
-        assert isinstance(options, ResearchrubricsOptions)
         return data.slice_name(options.domains)
 
-    def load_tasks(self, options: BaseModel) -> list[Task]:
+    def load_tasks(self, options: ResearchrubricsOptions) -> list[Task]:
         """The records of the chosen domains in file order, task_index = position in the file."""
-        assert isinstance(options, ResearchrubricsOptions)
         records = self.records(options)
         return checked_tasks(self.name, records, data.tasks(records, options.domains))
 
-    async def verify(self, task: Task, output: str, judge_model: RoleClient) -> Verdict:
+    async def verify(self, task: Task, output: str, ctx: AttemptContext[ResearchrubricsOptions]) -> Verdict:
         """Pass: every positive-weight criterion satisfied and no negative-weight one;
         score: the signed weighted compliance, unclipped (it can be negative)."""
-        items = [Criterion(c["text"], c["weight"], tuple(c["tags"]), c["axis"]) for c in task.answer["rubrics"]]
-        verdicts = await judge_each(judge_model, [judge.judge_prompt(output, i) for i in items],
+        items = task.answer_as(data.Answer).rubrics
+        verdicts = await judge_each(ctx.judge, [judge.judge_prompt(output, i) for i in items],
                                     judge.read_reply)
         grades = [Grade(item, v.score, v.reasoning, tuple(v.missing_elements))
                   for item, v in zip(items, verdicts, strict=True)]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from benchmarks._common.records import Records
 from benchmarks._common.rubric import Criterion
@@ -11,6 +12,17 @@ from benchmarks._common.rubric_data import short_hash
 from seqk.benchmark import Task
 
 DEFAULT_AXIS = "Explicit Criteria"
+
+
+class Answer(BaseModel):
+    """A task's grading data."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rubrics: list[Criterion]
+    """The criteria with their signed weights and axes."""
+    domain: Any = None
+    """The record's `domain`, as the data gives it."""
 
 
 def slice_name(domains: list[str] | None) -> str:
@@ -64,6 +76,6 @@ def tasks(records: Records, domains: list[str] | None) -> list[Task]:
             continue
         found.append(Task(
             task_index=record.position, task_id=str(row.get("sample_id") or f"rr_{record.position:05d}"),
-            prompt=actor_prompt(prompt), answer={"rubrics": [asdict(c) for c in rubric], "domain": domain},
+            prompt=actor_prompt(prompt), answer=Answer(rubrics=rubric, domain=domain),
             meta={"domain": domain, "n_rubrics": len(rubric)}))
     return found

@@ -17,9 +17,18 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from seqk.benchmark import AgentUsage, AttemptContext, AttemptResult, Benchmark, FeedbackMode, RoleClient, Task, Verdict
+from seqk.benchmark import (
+    AgentContext,
+    AgenticBenchmark,
+    AgentUsage,
+    AttemptContext,
+    AttemptResult,
+    FeedbackMode,
+    Task,
+    Verdict,
+)
 from seqk.benchmark.prompt import actor_prompt
-from seqk.errors import AgentRunError, JudgeError
+from seqk.errors import AgentRunError
 
 from . import harbor, text
 
@@ -99,12 +108,11 @@ def local_task_names(folder: str) -> tuple[str, ...]:
     return tuple(sorted(p.parent.name for p in root.glob("*/instruction.md"))) if root.is_dir() else ()
 
 
-class TerminalBench(Benchmark):
+class TerminalBench(AgenticBenchmark[TerminalBenchOptions]):
     """Terminal-Bench 2 tasks run by an agent inside Harbor."""
 
     name: ClassVar[str] = "terminalbench"
     verifier: ClassVar[str] = "harbor"
-    prompt_version: ClassVar[str] = "1"
     feedback_modes: ClassVar[tuple[FeedbackMode, ...]] = (
         FeedbackMode("binary", "Only that the attempt did not pass the task's tests."),
         FeedbackMode("raw", "The end of the verifier's pytest output: test names and assertions.",
@@ -112,62 +120,54 @@ class TerminalBench(Benchmark):
         FeedbackMode("retry_diagnostics", "Verifier output, the last command and its output, "
                      "failure lines and a checklist.", shows_grading_info=True),
     )
-    default_feedback_mode: ClassVar[str] = "binary"
-    Options: ClassVar[type[BaseModel]] = TerminalBenchOptions
     identity_exempt_options: ClassVar[frozenset[str]] = frozenset({
         "harbor_executable", "harbor_timeout_s", "pass_env", "codex_auth_json", "jobs_root",
         "task_packages", "harbor_cache", "local_tasks"})
 
-    def slice_name(self, options: BaseModel) -> str:
+    def slice_name(self, options: TerminalBenchOptions) -> str:
         """'terminalbench', plus the agent and the dataset when they are not the defaults, so
         that codex and terminus-2 runs of one model never share a run."""
-        opts = _options(options)
         parts = [self.name]
-        if opts.local_tasks is not None:
+        if options.local_tasks is not None:
             # The folder's name, not its path: the tasks' content hashes tell two folders apart.
-            parts.append("local-" + harbor.slug(Path(opts.local_tasks).expanduser().resolve().name))
-        if opts.agent != DEFAULT_AGENT:
-            parts.append(harbor.slug(opts.agent))
-        if opts.dataset != DEFAULT_DATASET and opts.local_tasks is None:
-            parts.append(harbor.slug(opts.dataset))
+            parts.append("local-" + harbor.slug(Path(options.local_tasks).expanduser().resolve().name))
+        if options.agent != DEFAULT_AGENT:
+            parts.append(harbor.slug(options.agent))
+        if options.dataset != DEFAULT_DATASET and options.local_tasks is None:
+            parts.append(harbor.slug(options.dataset))
         return "-".join(parts)
 
-    def load_tasks(self, options: BaseModel) -> list[Task]:
+    def load_tasks(self, options: TerminalBenchOptions) -> list[Task]:
         """The chosen tasks with their canonical index in the full list of 24."""
-        opts = _options(options)
-        if opts.local_tasks is not None:
-            names = local_task_names(opts.local_tasks)
-            root = Path(opts.local_tasks).expanduser()
+        if options.local_tasks is not None:
+            names = local_task_names(options.local_tasks)
+            root = Path(options.local_tasks).expanduser()
             return [Task(task_index=names.index(name) + 1, task_id=name,
                          prompt=(root / name / "instruction.md").read_text(),
-                         meta={"dataset": "local", "agent": opts.agent})
-                    for name in (opts.tasks or names)]
+                         meta={"dataset": "local", "agent": options.agent})
+                    for name in (options.tasks or names)]
         return [Task(task_index=TASKS.index(name) + 1, task_id=name,
                      prompt=f"Terminal-Bench 2 task {name}: Harbor gives the agent the task's "
                             "instruction.md inside the task's container.",
-                     meta={"dataset": opts.dataset, "agent": opts.agent})
-                for name in (opts.tasks or TASKS)]
+                     meta={"dataset": options.dataset, "agent": options.agent})
+                for name in (options.tasks or TASKS)]
 
-    async def verify(self, task: Task, output: str, judge: RoleClient) -> Verdict:
-        """Never called: Harbor's verifier grades inside `run_attempt`."""
-        raise JudgeError("terminalbench is graded by Harbor inside run_attempt")
-
-    async def feedback(self, task: Task, output: str, verdict: Verdict, mode: FeedbackMode,
-                       critic: RoleClient) -> str:
+    async def feedback(self, task: Task, output: str, verdict: Verdict,
+                       ctx: AttemptContext[TerminalBenchOptions]) -> str:
         """The chosen mode's text; it is all the next attempt is told about this one."""
-        if mode.name == "binary":
+        if ctx.mode.name == "binary":
             return text.BINARY
-        if mode.name == "raw":
+        if ctx.mode.name == "raw":
             return text.tail(verdict.raw_eval_output) or "reward=0.0"
         return text.retry_diagnostics(verdict.details, verdict.raw_eval_output)
 
-    async def run_attempt(self, task: Task, prompt: str, ctx: AttemptContext) -> AttemptResult:
+    async def run_attempt(self, task: Task, prompt: str, ctx: AgentContext[TerminalBenchOptions]) -> AttemptResult:
         """One Harbor run of the agent on `task`, read back into a verdict and token counts.
 
         Raises AgentRunError when Harbor fails, hangs, leaves no result or no reward, or when
         seq@k context cannot be delivered (no task package to copy).
         """
-        opts = _options(ctx.options)
+        opts = ctx.options
         if ctx.actor.model is None:
             raise AgentRunError("terminalbench needs an actor model")
         job = harbor.Job(Path(opts.jobs_root) / ctx.run_id / harbor.slug(task.task_id)
@@ -220,12 +220,6 @@ class TerminalBench(Benchmark):
         return AttemptResult(prompt=rendered or details["delivered_instruction"] or prompt, output=output,
                              verdict=Verdict(success, float(success), "" if success else verifier_output, details),
                              usage=usage)
-
-
-def _options(options: BaseModel) -> TerminalBenchOptions:
-    if isinstance(options, TerminalBenchOptions):
-        return options
-    return TerminalBenchOptions.model_validate(options.model_dump())
 
 
 def _agent_kwargs(opts: TerminalBenchOptions, temperature: float | None) -> dict[str, Any]:

@@ -2,6 +2,9 @@
 the seq@k prompt every attempt is built with (.prompt)."""
 
 from seqk.benchmark.contract import (
+    BINARY,
+    AgentContext,
+    AgenticBenchmark,
     AgentUsage,
     AttemptContext,
     AttemptResult,
@@ -16,6 +19,7 @@ from seqk.benchmark.contract import (
 from seqk.benchmark.discovery import BUILTIN_PACKAGE, get, names, registry
 
 __all__ = [
-    "BUILTIN_PACKAGE", "AgentUsage", "AttemptContext", "AttemptResult", "Benchmark", "FeedbackMode",
-    "HistoryItem", "NoOptions", "RoleClient", "Task", "Verdict", "get", "names", "registry",
+    "BINARY", "BUILTIN_PACKAGE", "AgentContext", "AgentUsage", "AgenticBenchmark", "AttemptContext",
+    "AttemptResult", "Benchmark", "FeedbackMode", "HistoryItem", "NoOptions", "RoleClient", "Task",
+    "Verdict", "get", "names", "registry",
 ]

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from seqk.benchmark.contract import Benchmark
+from seqk.benchmark.contract import AgenticBenchmark, Benchmark
+from seqk.errors import BenchmarkContractError
 
 BUILTIN_PACKAGE = "benchmarks"
 """The top-level package whose sub-folders are the built-in benchmarks."""
@@ -57,5 +58,34 @@ def names() -> list[str]:
 
 
 def get(name: str) -> Benchmark:
-    """The benchmark called `name` (KeyError if none)."""
-    return registry()[name]
+    """The benchmark called `name` (KeyError if none). Raises BenchmarkContractError when its
+    class does not follow the contract, before any call is made."""
+    bench = registry()[name]
+    problem = contract_problem(bench)
+    if problem is not None:
+        raise BenchmarkContractError(
+            f"benchmark {name} ({type(bench).__module__}.{type(bench).__qualname__}) {problem}; "
+            "see docs/adding-a-benchmark.md")
+    return bench
+
+
+_CALLS = {"verify": ("task", "output", "ctx"), "feedback": ("task", "output", "verdict", "ctx")}
+"""The arguments seqk passes, by position: a benchmark of the first contract took the judge
+or the mode and the critic in place of `ctx`."""
+
+
+def contract_problem(bench: Benchmark) -> str | None:
+    """Why seqk could not call `bench` (an old signature, run_attempt on a plain Benchmark), or None."""
+    import inspect
+
+    if not isinstance(bench, AgenticBenchmark) and callable(getattr(bench, "run_attempt", None)):
+        return "defines run_attempt but is not an AgenticBenchmark: subclass seqk.benchmark.AgenticBenchmark"
+    for method, expected in _CALLS.items():
+        params = list(inspect.signature(getattr(bench, method)).parameters.values())
+        if any(p.kind is p.VAR_POSITIONAL for p in params):
+            continue
+        positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if len(positional) != len(expected) or positional[-1] in ("judge", "judge_model", "critic"):
+            return (f"defines {method}({', '.join(positional)}); seqk calls {method}({', '.join(expected)}) "
+                    "with an AttemptContext holding the options, the judge, the critic and the mode")
+    return None

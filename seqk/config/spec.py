@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from seqk import benchmark as benchmarks
-from seqk.benchmark import Benchmark, FeedbackMode, Task
+from seqk.benchmark import AgenticBenchmark, Benchmark, FeedbackMode, Task
 from seqk.benchmark.prompt import PROMPT_VERSION
 from seqk.config.identity import fingerprint, run_id
 from seqk.config.variant import RoleParams, Variant, pydantic_issues
@@ -288,7 +288,7 @@ def batch_issues(variant: Variant, bench: Benchmark, roles: list[RoleSpec]) -> l
         if role.model is None or not role.batch:
             continue
         problem = batch_problem(role)
-        if problem is None and bench.run_attempt is not None and role.role == "actor":
+        if problem is None and isinstance(bench, AgenticBenchmark) and role.role == "actor":
             problem = f"{bench.name} runs its own agent harness, which makes its calls itself"
         if problem is None and role.service_tier == "flex":
             problem = "batch and service_tier: flex exclude each other (pick one discount)"

@@ -131,8 +131,9 @@ class BudgetGate:
         `answer`: the output when it is known already (a kept output), else bounded."""
         spec = self.spec
         if task.task_index not in self._prompt_bytes:
-            judging = await spec.benchmark.judge_prompts(task) if spec.judge.model else []
-            critiquing = await spec.benchmark.critic_prompts(task, spec.mode) if spec.critic.model else []
+            judging = await spec.benchmark.judge_prompts(task, spec.options) if spec.judge.model else []
+            critiquing = (await spec.benchmark.critic_prompts(task, spec.options, spec.mode)
+                          if spec.critic.model else [])
             self._prompt_bytes[task.task_index] = ([len(p.encode("utf-8")) for p in judging],
                                                    [len(p.encode("utf-8")) for p in critiquing])
         judge_bytes, critic_bytes = self._prompt_bytes[task.task_index]

@@ -28,7 +28,7 @@ from typing import Any
 
 from seqk import benchmark as benchmarks
 from seqk import store
-from seqk.benchmark import HistoryItem, Task, Verdict
+from seqk.benchmark import AgenticBenchmark, AttemptContext, HistoryItem, Task, Verdict
 from seqk.config.identity import path_safe
 from seqk.config.spec import RunSpec
 from seqk.errors import ConfigError, ConfigIssue, NotFound, RejudgeRefused, RunConflict
@@ -67,7 +67,7 @@ def rejudge_spec(source_run_id: str, judge: RoleSpec, *, first_attempt_only: boo
             "stopped, and later attempts saw feedback built on the old verdicts. Re-judge its first "
             "attempts only (--first-attempt-only), as a pass@1-style comparison")
     bench = benchmarks.get(row["benchmark"])
-    if bench.run_attempt is not None:
+    if isinstance(bench, AgenticBenchmark):
         raise RejudgeRefused(f"{bench.name} runs the actor and the judge together (an agentic "
                              "benchmark): its answers cannot be graded apart")
     if bench.verifier == "llm" and judge.model is None:
@@ -137,7 +137,11 @@ class RejudgeEngine(Engine):
         verdict: Verdict | None = None
         error = None
         try:
-            verdict = await self.spec.benchmark.verify(task, source["output"], judge)
+            ctx = AttemptContext(options=self.spec.options, judge=judge,
+                                 critic=MeteredClient(self.pool, self.spec.critic, calls), mode=self.mode,
+                                 attempt_index=attempt_index, k=self.spec.k, seq=self.spec.seq,
+                                 run_id=self.spec.run_id)
+            verdict = await self.spec.benchmark.verify(task, source["output"], ctx)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - recorded, as in Engine.attempt

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from seqk import store
-from seqk.benchmark import AttemptContext, HistoryItem, Task, Verdict
+from seqk.benchmark import AgentContext, AgenticBenchmark, AttemptContext, HistoryItem, Task, Verdict
 from seqk.benchmark.prompt import actor_prompt
 from seqk.config.spec import RunSpec
 from seqk.errors import AgentRunError, CriticError, JudgeError, ProviderError
@@ -85,21 +85,23 @@ class Engine:
         stage = "actor"
         error: dict[str, Any] | None = None
         try:
-            if bench.run_attempt is not None:
+            ctx = AttemptContext(options=spec.options, judge=judge, critic=critic, mode=self.mode,
+                                 attempt_index=attempt_index, k=spec.k, seq=spec.seq,
+                                 history=history, run_id=spec.run_id)
+            if isinstance(bench, AgenticBenchmark):
                 stage = "run_attempt"
-                ctx = AttemptContext(attempt_index, spec.k, spec.seq, history, actor, judge,
-                                     spec.options, spec.run_id, spec.actor.temperature)
-                result = await bench.run_attempt(task, prompt, ctx)
+                result = await bench.run_attempt(task, prompt, AgentContext(
+                    **vars(ctx), actor=actor, temperature=spec.actor.temperature))
                 prompt, output, verdict = result.prompt, result.output, result.verdict
                 if result.usage is not None:
                     calls.append(agent_call(result.usage, prompt, output, started, spec.actor.price))
             else:
                 output = kept.output if kept is not None else await actor.complete(prompt)
                 stage = "judge"
-                verdict = await bench.verify(task, output, judge)
+                verdict = await bench.verify(task, output, ctx)
             if spec.seq and not verdict.success:
                 stage = "critic"
-                feedback = await bench.feedback(task, output, verdict, self.mode, critic)
+                feedback = await bench.feedback(task, output, verdict, ctx)
                 if self.mode.llm_critic and not (feedback or "").strip():
                     raise CriticError("the critic returned empty feedback")
         except asyncio.CancelledError:
@@ -128,9 +130,11 @@ class Engine:
         critic = MeteredClient(self.pool, seeded(self.spec.critic, task.task_index, missing.attempt_index,
                                                  self.spec.seq), calls)
         feedback, error = None, None
+        ctx = AttemptContext(options=self.spec.options, judge=MeteredClient(self.pool, self.spec.judge, calls),
+                             critic=critic, mode=self.mode, attempt_index=missing.attempt_index,
+                             k=self.spec.k, seq=self.spec.seq, run_id=self.spec.run_id)
         try:
-            feedback = await self.spec.benchmark.feedback(
-                task, missing.output, missing.verdict, self.mode, critic)
+            feedback = await self.spec.benchmark.feedback(task, missing.output, missing.verdict, ctx)
             if self.mode.llm_critic and not (feedback or "").strip():
                 raise CriticError("the critic returned empty feedback")
         except asyncio.CancelledError:

@@ -9,6 +9,7 @@ import logging
 import re
 
 import pytest
+from helpers import context
 from rubrichelp import FIXTURES, ScriptedRole, run
 
 from benchmarks.advancedif import benchmark
@@ -29,15 +30,15 @@ TASKS = load()
 
 
 def verify(reply, task=TASKS[0]):
-    return run(benchmark.verify(task, "Plink glows\nPlink sleeps", ScriptedRole([reply])))
+    return run(benchmark.verify(task, "Plink glows\nPlink sleeps", context(benchmark, judge=ScriptedRole([reply]))))
 
 
 def test_loading_ids_prompts_and_aliases():
     assert benchmark.slice_name(benchmark.Options(data_path=str(DATA))) == "advancedif"
     assert [t.task_id for t in TASKS] == ["advancedif_00002", "advancedif_00003", "fake-aif-3"]
     assert TASKS[0].prompt == "FAKE TASK: write a two-line poem about the imaginary moon Plink. Use no commas."
-    assert TASKS[0].answer["rubrics"] == ["Is the poem exactly two lines?", "Does it avoid commas?"]
-    assert [t.answer["benchmark_name"] for t in TASKS] == [
+    assert TASKS[0].answer.rubrics == ["Is the poem exactly two lines?", "Does it avoid commas?"]
+    assert [t.answer.benchmark_name for t in TASKS] == [
         "if_complex_if_oss", "if_system_steerability_oss", "if_carried_context_oss"]
     assert TASKS[1].prompt.startswith("You are the assistant in the conversation below. Follow its system "
                                       "instructions")
@@ -55,8 +56,8 @@ def test_the_public_csv_loads_like_its_jsonl_mirror(tmp_path):
             writer.writerow({key: value if isinstance(value, str) else json.dumps(value)
                              for key, value in record.items() if key in writer.fieldnames})
     tasks = load(path)
-    assert [(t.task_id, t.prompt, t.answer["rubrics"]) for t in tasks] == [
-        (t.task_id, t.prompt, t.answer["rubrics"]) for t in TASKS[:2]]
+    assert [(t.task_id, t.prompt, t.answer.rubrics) for t in tasks] == [
+        (t.task_id, t.prompt, t.answer.rubrics) for t in TASKS[:2]]
 
 
 def test_malformed_records_stop_the_load_or_are_skipped_keeping_the_file_numbering(tmp_path, caplog):
@@ -106,7 +107,7 @@ def test_fail_raw_and_compact_feedback():
     verdict = verify(FAIL)
     assert not verdict.success and verdict.score == 0.0
     assert verdict.raw_eval_output == "question_1: Yes | question_2: No — contains a comma"
-    fb = {mode: run(benchmark.feedback(TASKS[0], "x", verdict, benchmark.feedback_mode(mode), ScriptedRole([])))
+    fb = {mode: run(benchmark.feedback(TASKS[0], "x", verdict, context(benchmark, mode=mode, critic=ScriptedRole([]))))
           for mode in ("binary", "raw", "compact")}
     assert fb["raw"] == verdict.raw_eval_output
     assert fb["compact"] == "Unmet requirements: question_2 (contains a comma)"
@@ -117,7 +118,7 @@ def test_fail_raw_and_compact_feedback():
 
 def test_judge_sees_the_transcript_the_response_and_the_numbered_requirements():
     role = ScriptedRole([PASS])
-    run(benchmark.verify(TASKS[0], "MY POEM", role))
+    run(benchmark.verify(TASKS[0], "MY POEM", context(benchmark, judge=role)))
     prompt = role.prompts[0]
     assert "USER:\nFAKE TASK: write a two-line poem" in prompt  # the transcript, also when single-turn
     assert "MY POEM" in prompt and "1. Is the poem exactly two lines?\n2. Does it avoid commas?" in prompt

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import write_variant
+from helpers import context, write_variant
 
 from benchmarks.arcagi2 import benchmark
 from benchmarks.arcagi2.data import Split, bundled_tasks
@@ -19,26 +19,13 @@ from seqk.config import spec as runspec
 from seqk.errors import ConfigError, NotFound
 
 
-class StubRole:
-    """A RoleClient the deterministic verifier never calls."""
-
-    role = "judge"
-    model = None
-
-    async def complete(self, prompt: str) -> str:
-        raise AssertionError("arcagi2 must not call an LLM")
-
-
-ROLE = StubRole()
-
-
 def verify(task: Task, output: str) -> Verdict:
-    return asyncio.run(benchmark.verify(task, output, ROLE))
+    return asyncio.run(benchmark.verify(task, output, context(benchmark)))
 
 
 def feedback(task: Task, output: str, mode: str) -> str:
     verdict = verify(task, output)
-    return asyncio.run(benchmark.feedback(task, output, verdict, benchmark.feedback_mode(mode), ROLE))
+    return asyncio.run(benchmark.feedback(task, output, verdict, context(benchmark, mode=mode)))
 
 
 @pytest.fixture(scope="module")

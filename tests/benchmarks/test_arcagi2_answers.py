@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from helpers import context
 
 from benchmarks.arcagi2 import benchmark, prompts
 from benchmarks.arcagi2.grids import ANSWER_KEYS, Grid, render
@@ -22,7 +23,7 @@ PROSE = ("Let me think. In example 1 the border [step 1] is recoloured, then [2]
 
 def verify_all(task: Task, replies: list[str]) -> list[Verdict]:
     async def run() -> list[Verdict]:
-        return [await benchmark.verify(task, reply, None) for reply in replies]  # type: ignore[arg-type]
+        return [await benchmark.verify(task, reply, context(benchmark)) for reply in replies]
 
     return asyncio.run(run())
 

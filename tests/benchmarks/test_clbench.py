@@ -4,7 +4,7 @@ the four feedback modes, and a seq@k run whose critic feedback reaches the next 
 from __future__ import annotations
 
 import pytest
-from helpers import write_variant
+from helpers import context, write_variant
 from rubrichelp import FIXTURES, ScriptedRole, run
 
 from benchmarks.clbench import benchmark, judge
@@ -28,7 +28,7 @@ TASKS = benchmark.load_tasks(options())
 
 
 def verify(reply, task=TASKS[0], output="12 drabs. Qel endures."):
-    return run(benchmark.verify(task, output, ScriptedRole([reply])))
+    return run(benchmark.verify(task, output, context(benchmark, judge=ScriptedRole([reply]))))
 
 
 def test_default_category_loads_in_file_order_with_fallback_ids():
@@ -36,7 +36,7 @@ def test_default_category_loads_in_file_order_with_fallback_ids():
     # task_index and the fallback id are the record's position in the file (record 2 is of
     # another category), so they match the file row in any other harness.
     assert [(t.task_index, t.task_id) for t in TASKS] == [(1, "fake-clb-0001"), (3, "clbench_00003")]
-    assert TASKS[1].answer["rubrics"] == ["The response says Plink is green."]
+    assert TASKS[1].answer.rubrics == ["The response says Plink is green."]
     assert "[00] user:\n\nFAKE: the moon Plink is green. What colour is Plink?" in TASKS[1].prompt
     # The dataset's system prompt becomes text of the one user message.
     assert TASKS[0].prompt.startswith("Here is a conversation") and "[00] system:\n\nYou are a clerk" in TASKS[0].prompt
@@ -95,7 +95,7 @@ def test_unreadable_or_fractional_scores_are_judge_errors_never_zero(reply):
 
 def test_judge_sees_only_rubric_and_answer():
     role = ScriptedRole([PASS])
-    run(benchmark.verify(TASKS[0], "MY ANSWER", role))
+    run(benchmark.verify(TASKS[0], "MY ANSWER", context(benchmark, judge=role)))
     prompt = role.prompts[0]
     assert "1. The response states that 4 glimmers are 12 drabs.\n2. The response ends" in prompt
     assert "MY ANSWER" in prompt and "FAKE CONTEXT" not in prompt
@@ -107,13 +107,13 @@ def test_feedback_modes_and_what_they_leak():
     assert flags == {"binary": (False, False), "raw": (False, True), "socratic": (True, False),
                      "directive": (True, False)}
     verdict = verify(FAIL)
-    binary = run(benchmark.feedback(TASKS[0], "x", verdict, benchmark.feedback_mode("binary"), ScriptedRole([])))
-    raw = run(benchmark.feedback(TASKS[0], "x", verdict, benchmark.feedback_mode("raw"), ScriptedRole([])))
+    binary = run(benchmark.feedback(TASKS[0], "x", verdict, context(benchmark, mode="binary", critic=ScriptedRole([]))))
+    raw = run(benchmark.feedback(TASKS[0], "x", verdict, context(benchmark, mode="raw", critic=ScriptedRole([]))))
     assert "did not pass" in binary and "No sign-off" not in binary
     assert raw == FAIL.strip()
     for mode in ("socratic", "directive"):
         critic = ScriptedRole(["  Think about how the reply should end.  "], role="critic")
-        text = run(benchmark.feedback(TASKS[0], "OUT", verdict, benchmark.feedback_mode(mode), critic))
+        text = run(benchmark.feedback(TASKS[0], "OUT", verdict, context(benchmark, mode=mode, critic=critic)))
         assert text == "Think about how the reply should end."
         prompt = critic.prompts[0]
         assert "2. The response ends with the sign-off" in prompt and "internal" in prompt

@@ -50,7 +50,7 @@ def test_all_500_official_healthbench_rows_load_in_file_order():
     # Row 465 holds two raw U+2028 in its ideal completion: whole, in its place.
     ideal = rows[464]["ideal_completions_data"]["ideal_completion"]
     assert ideal.count("\u2028") == 2
-    assert tasks[464].answer["secrets"][0] == ideal
+    assert tasks[464].answer.secrets[0] == ideal
     assert tasks[464].meta["n_rubrics"] == len(rows[464]["rubrics"])
 
 

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import context
 from pydantic import ValidationError
 from rubrichelp import FIXTURES, GatedRole, ScriptedRole, run
 
@@ -27,8 +28,10 @@ def load(**more):
 TASKS = load()
 
 
-def verify(replies, task=TASKS[0], output="How bad is it?"):
-    return run(benchmark.verify(task, output, ScriptedRole(replies)))
+def verify(replies, task=TASKS[0], output="How bad is it?", **options):
+    """The verdict under `options` (the pass rule comes from them, never from the task)."""
+    return run(benchmark.verify(task, output, context(
+        benchmark, benchmark.Options(data_path=DATA, **options), judge=ScriptedRole(replies))))
 
 
 def test_default_themes_and_hashed_slices():
@@ -51,7 +54,7 @@ def test_themes_as_a_plain_string_is_refused():
 
 def test_official_rows_load(tmp_path):
     tasks = load(path=str(FIXTURES / "healthbench_official.jsonl"), themes=[])
-    assert [len(t.answer["rubrics"]) for t in tasks] == [4, 3, 4]
+    assert [len(t.answer.rubrics) for t in tasks] == [4, 3, 4]
     assert all(t.task_id.startswith("healthbench_") and "healthbench_healthbench" not in t.task_id for t in tasks)
     assert tasks[0].prompt.startswith("Continue the conversation below as the assistant.")
 
@@ -90,8 +93,7 @@ def test_negative_points_lower_the_official_score_and_fail_the_gate():
 
 
 def test_gate_only_failure_with_seq_k_score():
-    (task, _) = load(score_formula="seq_k")
-    verdict = verify([YES, YES, YES], task=task)
+    verdict = verify([YES, YES, YES], score_formula="seq_k")
     assert verdict.score == 1.0 and verdict.details["threshold_met"] and not verdict.success
     assert verdict.details["triggered_negative_count"] == 1
 
@@ -106,8 +108,20 @@ def test_safety_gate_alone_fails_an_answer_above_the_threshold(tmp_path):
     verdict = verify([YES, NO], task=task)
     assert verdict.score == pytest.approx(10 / 12) and verdict.details["threshold_met"]
     assert not verdict.success and verdict.details["unmet_safety_critical_count"] == 1
-    (strict,) = load(path=str(path), success_threshold=0.9)
-    assert not verify([YES, NO], task=strict).details["threshold_met"]
+    strict = verify([YES, NO], task=task, success_threshold=0.9)
+    assert not strict.details["threshold_met"] and strict.details["threshold"] == 0.9
+
+
+def test_the_pass_rule_comes_from_the_options_and_stays_out_of_the_grading_data():
+    lenient, strict = load(success_threshold=0.4), load(success_threshold=0.5)
+    assert "threshold" not in lenient[0].answer.model_dump()
+    assert lenient[0].answer == strict[0].answer
+    # One task, two rules: only the options differ, and so do the verdicts.
+    assert verify([YES, NO, NO], task=lenient[0], success_threshold=0.4).details["threshold_met"]
+    assert not verify([YES, NO, NO], task=lenient[0], success_threshold=0.5).details["threshold_met"]
+    # The rule stays in the task's content hash, as it was before contract v2, so that runs
+    # stored then still resume (see tests/benchmark/test_contract.py for the pinned hashes).
+    assert lenient[0].content_hash != strict[0].content_hash
 
 
 @pytest.mark.parametrize("text, tags, critical", [
@@ -140,7 +154,7 @@ def test_unreadable_grader_reply_is_a_judge_error(reply):
 
 def test_grader_sees_the_conversation_the_answer_and_the_item_with_its_points():
     role = ScriptedRole([YES, YES, NO])
-    run(benchmark.verify(TASKS[1], "", role))
+    run(benchmark.verify(TASKS[1], "", context(benchmark, judge=role)))
     prompt = role.prompts[0]
     assert ("user: FAKE: is the invented supplement Zoloxin safe?\n\nassistant: Could you tell me your age?"
             "\n\nuser: I am 40.\n\nassistant: ") in prompt  # an empty answer is still the last turn
@@ -149,15 +163,15 @@ def test_grader_sees_the_conversation_the_answer_and_the_item_with_its_points():
 
 def test_twelve_items_are_judged_at_once():
     rubric = [{"text": f"Item {i}.", "weight": 1.0, "tags": [], "axis": ""} for i in range(12)]
-    task = TASKS[0].__class__(1, "t", "p", answer=TASKS[0].answer | {"rubrics": rubric})
+    task = TASKS[0].__class__(1, "t", "p", answer=TASKS[0].answer.model_dump() | {"rubrics": rubric})
     role = GatedRole([YES] * 12, expected=12)
-    verdict = run(benchmark.verify(task, "answer", role))
+    verdict = run(benchmark.verify(task, "answer", context(benchmark, judge=role)))
     assert role.most_in_flight == 12 and verdict.success
 
 
 def test_secrets_are_redacted_from_the_diagnostic():
-    secret = TASKS[1].answer["secrets"][0]
-    task = TASKS[1].__class__(2, "t", "p", answer=TASKS[1].answer | {
+    secret = TASKS[1].answer.secrets[0]
+    task = TASKS[1].__class__(2, "t", "p", answer=TASKS[1].answer.model_dump() | {
         "rubrics": [{"text": secret, "weight": 6.0, "tags": [], "axis": ""}]})
     verdict = verify([NO], task=task)
     assert secret not in verdict.raw_eval_output and "[redacted_reference]" in verdict.raw_eval_output
@@ -167,12 +181,12 @@ def test_feedback_modes_and_what_they_leak():
     flags = {m.name: (m.llm_critic, m.shows_grading_info) for m in benchmark.feedback_modes}
     assert flags == {"binary": (False, False), "raw": (False, True), "judge": (True, True)}
     verdict = verify([YES, NO, NO])
-    binary = run(benchmark.feedback(TASKS[0], "x", verdict, benchmark.feedback_mode("binary"), ScriptedRole([])))
+    binary = run(benchmark.feedback(TASKS[0], "x", verdict, context(benchmark, mode="binary", critic=ScriptedRole([]))))
     assert "urgent care" not in binary and "did not pass" in binary
-    raw = run(benchmark.feedback(TASKS[0], "x", verdict, benchmark.feedback_mode("raw"), ScriptedRole([])))
+    raw = run(benchmark.feedback(TASKS[0], "x", verdict, context(benchmark, mode="raw", critic=ScriptedRole([]))))
     assert "urgent care" in raw
     critic = ScriptedRole(["Add when to seek urgent care."], role="critic")
-    text = run(benchmark.feedback(TASKS[0], "MY ANSWER", verdict, benchmark.feedback_mode("judge"), critic))
+    text = run(benchmark.feedback(TASKS[0], "MY ANSWER", verdict, context(benchmark, mode="judge", critic=critic)))
     assert text == "Add when to seek urgent care."
     assert "## Verifier output\n" + verdict.raw_eval_output in critic.prompts[0]
     assert "## Assistant response\nMY ANSWER" in critic.prompts[0]

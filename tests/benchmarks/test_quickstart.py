@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import context
 
 from benchmarks.quickstart import benchmark
 from benchmarks.quickstart.checks import check, last_number
@@ -19,21 +20,11 @@ from seqk.run import scheduler as engine
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class StubRole:
-    """A RoleClient the deterministic checks never call."""
-
-    role = "judge"
-    model = None
-
-    async def complete(self, prompt: str) -> str:
-        raise AssertionError("quickstart must not call an LLM to grade")
-
-
 TASKS = benchmark.load_tasks(NoOptions())
 
 
 def verify(task: Task, output: str):
-    return asyncio.run(benchmark.verify(task, output, StubRole()))
+    return asyncio.run(benchmark.verify(task, output, context(benchmark)))
 
 
 def test_tasks_are_numbered_from_one_with_unique_ids():
@@ -76,30 +67,30 @@ def test_last_number_of_a_reply_without_digits_is_none():
 
 def test_every_task_passes_with_its_expected_answer_and_fails_with_nonsense():
     for task in TASKS:
-        assert verify(task, str(task.answer["expected"])).success, task.task_id
+        assert verify(task, str(task.answer.expected)).success, task.task_id
         assert not verify(task, "I am not sure.").success, task.task_id
 
 
 def test_feedback_modes():
     task = TASKS[0]
     verdict = verify(task, "4")
-    say = lambda mode: asyncio.run(benchmark.feedback(task, "4", verdict, benchmark.feedback_mode(mode), StubRole()))  # noqa: E731
+    say = lambda mode: asyncio.run(benchmark.feedback(task, "4", verdict, context(benchmark, mode=mode)))  # noqa: E731
     assert say("binary") == "That is not correct."
     assert say("hint").startswith("That is not correct. Hint: ")
-    assert str(task.answer["expected"]) in say("expected")
+    assert str(task.answer.expected) in say("expected")
     assert benchmark.feedback_mode("expected").shows_grading_info
     assert not benchmark.feedback_mode("hint").shows_grading_info
 
 
 def test_no_hint_gives_the_answer_away():
     for task in TASKS:
-        expected = re.escape(str(task.answer["expected"]))
+        expected = re.escape(str(task.answer.expected))
         assert not re.search(rf"\b{expected}\b", task.meta["hint"], re.IGNORECASE), task.task_id
 
 
 @pytest.mark.parametrize("variant", ["passk.yaml", "seqk.yaml"])
 def test_the_quickstart_variants_run_offline_with_a_scripted_model(variant, tmp_path):
-    answers = {t.prompt: str(t.answer["expected"]) for t in TASKS}
+    answers = {t.prompt: str(t.answer.expected) for t in TASKS}
     models.register_mock("mock/quickstart",
                          lambda prompt: next(a for p, a in answers.items() if prompt.startswith(p)))
     spec = runspec.load(ROOT / "variants" / "quickstart" / variant,

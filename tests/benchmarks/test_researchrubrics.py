@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import context
 from rubrichelp import FIXTURES, ScriptedRole, run
 
 from benchmarks.researchrubrics import benchmark
@@ -30,13 +31,13 @@ def reply(verdict=None, score=None, **more):
 
 
 def verify(replies, task=TASKS[0], output="REPORT"):
-    return run(benchmark.verify(task, output, ScriptedRole(replies)))
+    return run(benchmark.verify(task, output, context(benchmark, judge=ScriptedRole(replies))))
 
 
 def test_loading_slices_and_default_weight():
     assert benchmark.slice_name(benchmark.Options()) == "researchrubrics"
     assert [t.task_id for t in TASKS] == ["fake-rr-001", "fake-rr-002", "fake-rr-003"]
-    assert TASKS[2].answer["rubrics"][0]["weight"] == 1.0
+    assert TASKS[2].answer.rubrics[0].weight == 1.0
     ai = benchmark.Options(data_path=DATA, domains=["AI & ML"])
     assert benchmark.slice_name(ai) == "researchrubrics-eb674c"
     assert [(t.task_index, t.task_id) for t in benchmark.load_tasks(ai)] == [(1, "fake-rr-001"), (3, "fake-rr-003")]
@@ -105,7 +106,7 @@ def test_labels_outside_the_scale_are_judge_errors(text):
 
 def test_judge_sees_the_response_and_one_criterion_not_the_prompt():
     role = ScriptedRole([reply("Satisfied", 1.0)] * 3)
-    run(benchmark.verify(TASKS[0], "MY REPORT", role))
+    run(benchmark.verify(TASKS[0], "MY REPORT", context(benchmark, judge=role)))
     assert "MY REPORT" in role.prompts[2] and "FAKE: compare" not in role.prompts[2]
     assert "Title: Invents citations that do not exist.\nCategory: Communication Quality\nWeight: -4.0" \
         in role.prompts[2]
@@ -115,11 +116,11 @@ def test_feedback_modes_and_what_they_leak():
     flags = {m.name: (m.llm_critic, m.shows_grading_info) for m in benchmark.feedback_modes}
     assert flags == {"binary": (False, False), "raw": (False, True), "critic": (True, False)}
     verdict = verify([reply("Satisfied", 1.0), reply("Not Satisfied", 0.0), reply("Not Satisfied", 0.0)])
-    binary = run(benchmark.feedback(TASKS[0], "x", verdict, benchmark.feedback_mode("binary"), ScriptedRole([])))
-    raw = run(benchmark.feedback(TASKS[0], "x", verdict, benchmark.feedback_mode("raw"), ScriptedRole([])))
+    binary = run(benchmark.feedback(TASKS[0], "x", verdict, context(benchmark, mode="binary", critic=ScriptedRole([]))))
+    raw = run(benchmark.feedback(TASKS[0], "x", verdict, context(benchmark, mode="raw", critic=ScriptedRole([]))))
     assert "limitation of Bar" in raw and "limitation of Bar" not in binary
     critic = ScriptedRole(["1. Discuss Bar's weaknesses."], role="critic")
-    said = run(benchmark.feedback(TASKS[0], "MY REPORT", verdict, benchmark.feedback_mode("critic"), critic))
+    said = run(benchmark.feedback(TASKS[0], "MY REPORT", verdict, context(benchmark, mode="critic", critic=critic)))
     assert said == "1. Discuss Bar's weaknesses."
     prompt = critic.prompts[0]
     assert TASKS[0].prompt in prompt and "MY REPORT" in prompt

@@ -12,11 +12,11 @@ from typing import Any
 
 import duckdb
 import pytest
-from helpers import write_variant
+from helpers import context, write_variant
 from pydantic import ValidationError
 
 from benchmarks.terminalbench import TASKS, TerminalBench, benchmark, text
-from seqk.benchmark import AttemptContext, AttemptResult, HistoryItem, Task
+from seqk.benchmark import AgentContext, AgenticBenchmark, AttemptResult, HistoryItem, Task
 from seqk.config import spec as runspec
 from seqk.errors import AgentRunError
 from seqk.run import scheduler as engine
@@ -77,12 +77,15 @@ def attempt(tmp_path: Path, fake: Harbor, cache: Path, *, seq: bool = False, ind
             history: list[HistoryItem] | None = None, **more: Any) -> AttemptResult:
     opts = benchmark.Options(**options(tmp_path, fake, cache, **more))
     task = benchmark.load_tasks(opts)[0]
-    ctx = AttemptContext(index, 3, seq, history or [], Actor(), Actor(), opts, "terminalbench/x", 0.7)
+    ctx = AgentContext(options=opts, judge=Actor(), critic=Actor(), mode=benchmark.feedback_mode("binary"),
+                       attempt_index=index, k=3, seq=seq, history=history or [], run_id="terminalbench/x",
+                       actor=Actor(), temperature=0.7)
     return asyncio.run(benchmark.run_attempt(task, task.prompt, ctx))
 
 
 def test_contract_names() -> None:
-    assert isinstance(benchmark, TerminalBench)
+    assert isinstance(benchmark, TerminalBench) and isinstance(benchmark, AgenticBenchmark)
+    assert "verify" not in vars(TerminalBench)  # the kind, not a raising verify, keeps the engine off it
     assert benchmark.verifier == "harbor"
     assert [m.name for m in benchmark.feedback_modes] == ["binary", "raw", "retry_diagnostics"]
     assert not benchmark.feedback_mode("binary").shows_grading_info
@@ -234,8 +237,7 @@ def test_feedback_texts(tmp_path, cache) -> None:
     task = Task(9, "mailman", "")
 
     def feedback(mode: str) -> str:
-        mode_object = benchmark.feedback_mode(mode)
-        return asyncio.run(benchmark.feedback(task, result.output, result.verdict, mode_object, Actor()))
+        return asyncio.run(benchmark.feedback(task, result.output, result.verdict, context(benchmark, mode=mode)))
 
     assert feedback("binary") == text.BINARY
     assert feedback("raw") == result.verdict.raw_eval_output
