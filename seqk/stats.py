@@ -181,7 +181,7 @@ def paired_difference(both: int, seq_only: int, pass_only: int, neither: int, *,
 
     Why this procedure: uncorrected, Tango's interval covers only 92.6% in the worst cell of
     the grid with one-way flips and n from 10 to 100; corrected, at least 95.3%, and the
-    test's size at d = 0 stays at most 4.6% (README, "What `seqk report` adds"). Newcombe's
+    test's size at d = 0 stays at most 4.6% (docs/metrics-and-statistics.md). Newcombe's
     hybrid interval used before came from another construction than McNemar's exact test and
     disagreed with it on 628 of the 23,750 tables of up to 25 tasks; an interval from the
     exact conditional test on seq_only / (seq_only + pass_only) ignores the uncertainty of

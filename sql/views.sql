@@ -104,7 +104,7 @@ GROUP BY run_id, task_index;
 CREATE OR REPLACE VIEW task_progress AS SELECT * FROM task_progress_of();
 
 -- ---------------------------------------------------------------------------
--- Metrics (seqk/metrics.py, seqk/report.py; every view is described in the README).
+-- Metrics (seqk/analysis/metrics.py, seqk/analysis/report.py; every view is described in docs/views.md).
 -- A task's outcome within t attempts is known when it was solved by attempt t, or when
 -- attempts 1..t are all valid; otherwise the task is left out at t (and counted as left
 -- out), never scored as a failure. The `*_of(...)` table macros take that switch

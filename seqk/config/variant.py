@@ -1,7 +1,7 @@
 """A variant YAML, validated whole: every key checked, every problem listed at
 once with a rule id and its field path, before anything touches the database.
 
-Rule ids (stable; the README lists them):
+Rule ids (stable; docs/variants.md lists them, and tests/test_docs.py checks the two agree):
     C01 the file is missing or is not valid YAML (with its line)
     C02 unknown key
     C03 wrong type or value (a mock/... model that nothing answers included)

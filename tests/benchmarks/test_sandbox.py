@@ -14,7 +14,7 @@ from benchmarks._common.sandbox import Limits, Outcome, run_python
 from seqk.errors import JudgeError, SandboxError
 
 ISOLATING = ["bwrap", "unshare"]
-"""Both start on this project's machines (measured; see the README)."""
+"""Both start on this project's machines (measured; see docs/benchmarks.md, the sandbox)."""
 
 
 def run(program: str, backend: sandbox.BackendChoice = "auto", **limits: float) -> Outcome:
