@@ -51,6 +51,8 @@ class AttemptRecord:
     started_at: datetime
     finished_at: datetime
     calls: list[CallRecord] = field(default_factory=list)
+    chain_index: int = 1
+    """1-based; a seq@k run with `chains: n` runs n independent chains per task."""
 
 
 @dataclass
@@ -66,3 +68,4 @@ class FeedbackFill:
     feedback: str | None
     error: dict[str, Any] | None
     calls: list[CallRecord] = field(default_factory=list)
+    chain_index: int = 1

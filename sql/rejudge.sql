@@ -1,11 +1,13 @@
 -- name: link_rejudged_slots(run_id, source_run_id, k) -> none
--- Links each slot (attempt_index <= $k) of a re-judging run not linked yet to the source run's
+-- Links each slot (chain 1, attempt_index <= $k: a re-judging run has one chain) of a
+-- re-judging run not linked yet to the source run's
 -- attempt that counts in that slot, when it has an actor output (an answer whose judge failed
 -- is judged too; an attempt whose actor failed has nothing to judge). Returns nothing.
 INSERT INTO rejudged_slots (run_id, task_index, attempt_index, source_run_id, source_attempt_uid)
 SELECT $run_id, a.task_index, a.attempt_index, a.run_id, a.attempt_uid
 FROM current_attempts_of(run_ids := [$source_run_id]) c JOIN attempts a USING (attempt_uid)
 WHERE a.run_id = $source_run_id AND a.output IS NOT NULL AND a.attempt_index <= $k
+  AND a.chain_index = 1
 ON CONFLICT DO NOTHING;
 
 -- name: rejudge_pending(run_id, generation) -> rows

@@ -2,12 +2,13 @@
 -- The run's row (all columns of runs), or nothing.
 SELECT * FROM runs WHERE run_id = $run_id;
 
--- name: insert_run(run_id, benchmark, slice, metric, k, feedback_mode, actor_model, judge_model, critic_model, verifier, temperature, options, config, fingerprint, fingerprint_fields, seqk_version, shows_grading_info) -> none
+-- name: insert_run(run_id, benchmark, slice, metric, k, chains, feedback_mode, actor_model, judge_model, critic_model, verifier, temperature, options, config, fingerprint, fingerprint_fields, seqk_version, shows_grading_info) -> none
 -- Registers a new run; returns nothing.
-INSERT INTO runs (run_id, benchmark, slice, metric, k, generation, feedback_mode, actor_model,
-                  judge_model, critic_model, verifier, temperature, options, config, fingerprint,
-                  fingerprint_fields, created_at, updated_at, seqk_version, shows_grading_info)
-VALUES ($run_id, $benchmark, $slice, $metric, $k, 1, $feedback_mode, $actor_model,
+INSERT INTO runs (run_id, benchmark, slice, metric, k, chains, generation, feedback_mode,
+                  actor_model, judge_model, critic_model, verifier, temperature, options, config,
+                  fingerprint, fingerprint_fields, created_at, updated_at, seqk_version,
+                  shows_grading_info)
+VALUES ($run_id, $benchmark, $slice, $metric, $k, $chains, 1, $feedback_mode, $actor_model,
         $judge_model, $critic_model, $verifier, $temperature, $options, $config, $fingerprint,
         $fingerprint_fields, now()::TIMESTAMP, now()::TIMESTAMP, $seqk_version, $shows_grading_info);
 
@@ -19,6 +20,11 @@ UPDATE runs SET k = $k, config = $config, updated_at = now()::TIMESTAMP WHERE ru
 -- Starts a new generation at a larger k; old rows stay but no longer count. Returns nothing.
 UPDATE runs
 SET k = $k, generation = generation + 1, config = $config, updated_at = now()::TIMESTAMP
+WHERE run_id = $run_id;
+
+-- name: set_run_chains(chains, config, run_id) -> none
+-- Raises a seq@k run's chains (kept attempts count, like tasks added); returns nothing.
+UPDATE runs SET chains = $chains, config = $config, updated_at = now()::TIMESTAMP
 WHERE run_id = $run_id;
 
 -- name: touch_run(run_id) -> none

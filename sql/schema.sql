@@ -34,7 +34,10 @@ CREATE TABLE IF NOT EXISTS runs (
     seqk_version       VARCHAR NOT NULL,
     -- TRUE when the run's feedback mode shows the actor information derived from the grading
     -- data (its results are not comparable with blind modes); NULL for runs recorded before schema 3.
-    shows_grading_info BOOLEAN
+    shows_grading_info BOOLEAN,
+    -- seq@k: independent chains per task (`chains:`), raised by an extension, never lowered;
+    -- 1 for pass@k and for every run recorded before schema 4.
+    chains             INTEGER NOT NULL DEFAULT 1
 );
 
 CREATE TABLE IF NOT EXISTS tasks (
@@ -64,7 +67,8 @@ CREATE TABLE IF NOT EXISTS attempts (
     feedback        VARCHAR,               -- exact text the next attempt's prompt includes
     error           JSON,                  -- {stage, type, message, status_code} when status = 'error'
     started_at      TIMESTAMP NOT NULL,
-    finished_at     TIMESTAMP NOT NULL
+    finished_at     TIMESTAMP NOT NULL,
+    chain_index     INTEGER NOT NULL DEFAULT 1  -- 1-based; a slot is (task, chain, attempt)
 );
 
 -- One row per LLM call, whatever the role. Failed calls are kept, with error set.
@@ -87,7 +91,8 @@ CREATE TABLE IF NOT EXISTS calls (
     latency_s       DOUBLE,
     retries         INTEGER NOT NULL,      -- transient failures retried before this outcome
     error           VARCHAR,
-    started_at      TIMESTAMP NOT NULL
+    started_at      TIMESTAMP NOT NULL,
+    chain_index     INTEGER NOT NULL DEFAULT 1  -- the chain of the call's attempt
 );
 
 -- A re-judging run (seqk rejudge) grades answers another run paid for: each of its slots

@@ -36,7 +36,8 @@ def reads(seq: str, pas: str, uid: str) -> dict[str, dict]:
     paired = {"errors_as_failures": False, "run_a": seq, "run_b": pas}
     return {
         "get_run": one, "list_runs": {}, "get_task_identities": one,
-        "pending_attempts": one | {"generation": 1, "k": K + 1, "is_seq": True, "task_indices": [1, 2, 3]},
+        "pending_attempts": one | {"generation": 1, "k": K + 1, "is_seq": True, "chains": 1,
+                                   "task_indices": [1, 2, 3]},
         "seq_history": one | {"generation": 1, "task_indices": [1]},
         "last_call_index": {"attempt_uid": uid},
         "kept_outputs": one | {"generation": 1, "task_indices": [1, 2, 3]},
@@ -65,19 +66,22 @@ def writes(run: dict, uid: str) -> dict[str, dict]:
     new = {key: run[key] for key in (
         "benchmark", "slice", "metric", "k", "feedback_mode", "actor_model", "judge_model", "critic_model",
         "verifier", "temperature", "options", "config", "fingerprint", "fingerprint_fields", "seqk_version",
-        "shows_grading_info")}
+        "shows_grading_info", "chains")}
     return {
         "insert_run": new | {"run_id": "new-run"},
-        "import_run": new | {"run_id": "imported-run", "generation": 2, "created_at": run["created_at"],
+        # a folder tree holds chain 1 only, so an imported run has one chain (the column's default)
+        "import_run": {k: v for k, v in new.items() if k != "chains"} | {"run_id": "imported-run", "generation": 2, "created_at": run["created_at"],
                              "updated_at": run["updated_at"]},
         "link_rejudged_slots": {"run_id": "new-run", "source_run_id": run["run_id"], "k": K},
         "extend_run": config | {"k": K + 1},
         "restart_run": config | {"k": K + 2},
         "touch_run": {"run_id": run["run_id"]},
+        "set_run_chains": config | {"chains": 2},
         "set_schema_info": {"key": "probe", "value": "written"},
         "fill_feedback": {"attempt_uid": uid, "feedback": "late feedback", "error": None},
         "insert_call": {
             "attempt_uid": uid, "run_id": run["run_id"], "generation": 1, "task_index": 1, "attempt_index": 1,
+            "chain_index": 1,
             "call_index": 2, "role": "critic", "model": "mock/critic", "prompt": "p", "output": "o",
             "input_tokens": 1, "cached_tokens": 0, "thinking_tokens": 0, "output_tokens": 1,
             "cost_usd": 0.0, "latency_s": 0.1, "retries": 0, "error": None, "started_at": datetime(2026, 1, 1)},

@@ -176,7 +176,8 @@ def inspect(
         headline, message = _error_text(a["error"]) if a["status"] == "error" else ("", None)
         verdict = (f"[yellow]ERROR[/] {escape(headline)}" if a["status"] == "error"
                    else ("[green]PASS[/]" if a["success"] else "[red]FAIL[/]") + f" score={a['score']}")
-        out.print(f"\n[bold]━━ attempt {a['attempt_index']} of {a['k']}[/] {verdict}{tag}")
+        chain = f"chain {a['chain_index']} · " if t.run["chains"] > 1 else ""
+        out.print(f"\n[bold]━━ {chain}attempt {a['attempt_index']} of {a['k']}[/] {verdict}{tag}")
         if message:
             out.print(f"  {message}", markup=False)
         out.print("[cyan]prompt[/]", markup=True)

@@ -60,6 +60,9 @@ class RunSpec:
     """Most the whole run may spend (every role, every invocation), in US dollars."""
     rejudge_of: str | None = None
     """For a re-judging run (seqk.run.rejudge): the run whose actor outputs it grades again."""
+    chains: int = 1
+    """seq@k: independent chains per task. Not in the fingerprint: like max_tasks, more of it
+    extends the run."""
 
     @property
     def feedback_mode(self) -> str:
@@ -103,7 +106,7 @@ class RunSpec:
         """The resolved variant as stored with the run (no secrets: only key variable names)."""
         return {
             "source": self.source, "benchmark": self.benchmark.name, "metric": self.metric,
-            "k": self.k, "feedback_mode": self.feedback_mode,
+            "k": self.k, "chains": self.chains, "feedback_mode": self.feedback_mode,
             "actor": self.actor.public(), "judge": self.judge.public(),
             "critic": self.critic.public(), "options": self.options.model_dump(mode="json"),
             "task_indices": [t.task_index for t in self.tasks], "continue": self.continue_,
@@ -177,6 +180,9 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
 
     if variant.task_indices is not None and variant.max_tasks is not None:
         issues.append(ConfigIssue("C06", "task_indices", "set either task_indices or max_tasks, not both"))
+    if variant.metric == "pass@k" and variant.chains != 1:
+        issues.append(ConfigIssue("C03", "chains", f"chains is for seq@k (got {variant.chains} with "
+                                  "pass@k, whose k samples are already independent: raise k instead)"))
 
     tasks: list[Task] = []
     if options is not None:
@@ -217,7 +223,7 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
         retry=variant.retry, quota=dict(variant.quota),
         console_char_limit=variant.console_char_limit, db=variant.db, s3_sync=variant.s3_sync,
         s3_bucket=variant.s3_bucket, export_dir=variant.export_dir, source=source,
-        notes=tuple(notes), budget_usd=variant.budget_usd,
+        notes=tuple(notes), budget_usd=variant.budget_usd, chains=variant.chains,
     )
 
 

@@ -28,12 +28,18 @@ def error_record(stage: str, exc: BaseException) -> dict[str, Any]:
             "message": str(exc)[:4000], "status_code": getattr(exc, "status_code", None)}
 
 
-def seeded(role: RoleSpec, attempt_index: int) -> RoleSpec:
-    """Attempt t samples with seed + t - 1: one seed for every attempt would make the k
-    "independent" pass@k samples of a seeded model one sample repeated k times."""
+CHAIN_SEED_STRIDE = 100_003
+"""Seeds of chain c start (c - 1) strides after chain 1's: distinct for any k below it."""
+
+
+def seeded(role: RoleSpec, attempt_index: int, chain_index: int = 1) -> RoleSpec:
+    """Attempt t of chain c samples with seed + (c - 1) * stride + t - 1: one seed for every
+    attempt would make the k "independent" pass@k samples of a seeded model one sample repeated
+    k times, and the chains of a task one chain repeated. Chain 1 keeps seed + t - 1."""
     if role.seed is None:
         return role
-    return dataclasses.replace(role, seed=role.seed + attempt_index - 1)
+    return dataclasses.replace(
+        role, seed=role.seed + (chain_index - 1) * CHAIN_SEED_STRIDE + attempt_index - 1)
 
 
 def agent_call(usage: AgentUsage, prompt: str, output: str, started: datetime,

@@ -1,7 +1,8 @@
 """The asyncio scheduler that runs one variant.
 
 Tasks run concurrently (up to `concurrency`); the pass@k samples of a task run
-concurrently; seq@k attempts run in order and stop at the first success. Each
+concurrently, and so do the chains of a seq@k task (`chains:`); within a chain, seq@k
+attempts run in order and stop at the first success. Each
 finished attempt, with every call it made, goes to a writer that appends whole
 attempts in short batched transactions, so a crash or Ctrl-C loses only the
 attempts in flight, and the database is free for readers between batches.
@@ -103,16 +104,16 @@ class Engine:
         self._tasks = {t.task_index: t for t in spec.tasks}
 
     async def attempt(self, task: Task, attempt_index: int,
-                      history: list[HistoryItem]) -> AttemptRecord:
+                      history: list[HistoryItem], chain_index: int = 1) -> AttemptRecord:
         """Actor, judge and (for a failed seq@k attempt) critic, recorded whole. A slot whose
         judge failed in an earlier run is judged again on the kept output, without the actor."""
         spec, bench = self.spec, self.spec.benchmark
         calls: list[CallRecord] = []
-        actor = MeteredClient(self.pool, seeded(spec.actor, attempt_index), calls)
+        actor = MeteredClient(self.pool, seeded(spec.actor, attempt_index, chain_index), calls)
         judge = MeteredClient(self.pool, spec.judge, calls)
-        critic = MeteredClient(self.pool, seeded(spec.critic, attempt_index), calls)
+        critic = MeteredClient(self.pool, seeded(spec.critic, attempt_index, chain_index), calls)
         started = now()
-        kept = self.prepared.kept_outputs.get((task.task_index, attempt_index))
+        kept = self.prepared.kept_outputs.get((task.task_index, chain_index, attempt_index))
         prompt = kept.prompt if kept is not None else actor_prompt(
             task.prompt, attempt_index, spec.k, seq=spec.seq, history=history)
         output: str | None = None
@@ -156,12 +157,14 @@ class Engine:
             score=verdict.score if verdict else None, prompt=prompt, output=output,
             raw_eval_output=verdict.raw_eval_output if verdict else None,
             judge_details=verdict.details if verdict else None, feedback=feedback, error=error,
-            started_at=started, finished_at=now(), calls=calls)
+            started_at=started, finished_at=now(), calls=calls, chain_index=chain_index)
 
-    async def late_feedback(self, task: Task, missing: MissingFeedback) -> FeedbackFill:
+    async def late_feedback(self, task: Task, missing: MissingFeedback,
+                            chain_index: int = 1) -> FeedbackFill:
         """Ask the critic again for a valid failed attempt whose critic had failed."""
         calls: list[CallRecord] = []
-        critic = MeteredClient(self.pool, seeded(self.spec.critic, missing.attempt_index), calls)
+        critic = MeteredClient(
+            self.pool, seeded(self.spec.critic, missing.attempt_index, chain_index), calls)
         feedback, error = None, None
         try:
             feedback = await self.spec.benchmark.feedback(
@@ -173,7 +176,8 @@ class Engine:
         except ATTEMPT_ERRORS as exc:
             feedback, error = None, error_record("critic", exc)
         return FeedbackFill(missing.attempt_uid, self.spec.run_id, self.prepared.generation,
-                            task.task_index, missing.attempt_index, feedback, error, calls)
+                            task.task_index, missing.attempt_index, feedback, error, calls,
+                            chain_index)
 
     async def _admit(self) -> dict[str, float] | None:
         """May one more attempt start? Its cost estimate is reserved until `_settle`."""
@@ -215,17 +219,36 @@ class Engine:
             except Exception:  # noqa: BLE001 - a display bug must not stop a paid-for run
                 log.exception("on_event failed; the run goes on")
 
-    async def _run_seq_task(self, task: Task, first: int) -> None:
-        history = list(self.prepared.history.get(task.task_index, []))
-        missing = self.prepared.missing_feedback.get(task.task_index)
+    async def _run_seq_task(self, task: Task, slots: list[tuple[int, int]]) -> None:
+        """The task's unfinished chains, concurrently; the task is done when the last one ends
+        (passed if any chain passed, else error if any chain ended on one, else failed)."""
+        remaining = len(slots)
+        outcomes: list[str] = []
+
+        def finish(record: AttemptRecord | FeedbackFill, outcome: str) -> None:
+            nonlocal remaining
+            remaining -= 1
+            outcomes.append(outcome)
+            done = remaining == 0
+            self._emit(record, done, None if not done else (
+                "passed" if "passed" in outcomes else "error" if "error" in outcomes else "failed"))
+
+        await asyncio.gather(*(self._run_seq_chain(task, chain, first, finish)
+                               for chain, first in slots))
+
+    async def _run_seq_chain(self, task: Task, chain_index: int, first: int,
+                             finish: Callable[[AttemptRecord | FeedbackFill, str], None]) -> None:
+        slot = (task.task_index, chain_index)
+        history = list(self.prepared.history.get(slot, []))
+        missing = self.prepared.missing_feedback.get(slot)
         if missing is not None and history:
             reservation = await self._admit()
             if reservation is None:
                 return
-            fill = await self.late_feedback(task, missing)
+            fill = await self.late_feedback(task, missing, chain_index)
             self._settle(reservation, fill)
             if fill.feedback is None:
-                self._emit(fill, True, "error")
+                finish(fill, "error")
                 return
             self._emit(fill, False, None)
             history[-1] = HistoryItem(missing.attempt_index, missing.output, fill.feedback)
@@ -233,16 +256,16 @@ class Engine:
             reservation = await self._admit()
             if reservation is None:
                 return
-            record = await self.attempt(task, attempt_index, history)
+            record = await self.attempt(task, attempt_index, history, chain_index)
             self._settle(reservation, record)
             if record.status == "error":
-                self._emit(record, True, "error")
+                finish(record, "error")
                 return
             if record.success or attempt_index == self.spec.k:
-                self._emit(record, True, "passed" if record.success else "failed")
+                finish(record, "passed" if record.success else "failed")
                 return
             if record.error:  # judged wrong, but the critic failed: go on next run
-                self._emit(record, True, "error")
+                finish(record, "error")
                 return
             self._emit(record, False, None)
             history.append(HistoryItem(attempt_index, record.output or "", record.feedback))
@@ -282,7 +305,7 @@ class Engine:
                 task = self._tasks[task_index]
                 try:
                     if self.spec.seq:
-                        await self._run_seq_task(task, indices[0])
+                        await self._run_seq_task(task, self.prepared.slots(task_index))
                     else:
                         await self._run_pass_task(task, indices)
                 except Exception as exc:

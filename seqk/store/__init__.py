@@ -251,18 +251,19 @@ def fill_feedback(con: duckdb.DuckDBPyConnection, fills: Sequence[FeedbackFill])
             con.execute(q("insert_call"), {
                 "attempt_uid": fill.attempt_uid, "run_id": fill.run_id,
                 "generation": fill.generation, "task_index": fill.task_index,
-                "attempt_index": fill.attempt_index, "call_index": first + offset}
-                | {name: getattr(c, name) for name in _CALL_COLUMNS[6:]})
+                "attempt_index": fill.attempt_index, "call_index": first + offset,
+                "chain_index": fill.chain_index}
+                | {name: getattr(c, name) for name in _CALL_COLUMNS[7:]})
 
 
 _ATTEMPT_COLUMNS = (
     "attempt_uid", "run_id", "generation", "task_index", "attempt_index", "k", "status",
     "success", "score", "prompt", "output", "raw_eval_output", "judge_details", "feedback",
-    "error", "started_at", "finished_at",
+    "error", "started_at", "finished_at", "chain_index",
 )
 _CALL_COLUMNS = (
-    "attempt_uid", "run_id", "generation", "task_index", "attempt_index", "call_index", "role",
-    "model", "prompt", "output", "input_tokens", "cached_tokens", "thinking_tokens",
+    "attempt_uid", "run_id", "generation", "task_index", "attempt_index", "call_index",
+    "chain_index", "role", "model", "prompt", "output", "input_tokens", "cached_tokens", "thinking_tokens",
     "output_tokens", "cost_usd", "latency_s", "retries", "error", "started_at",
 )
 
@@ -288,7 +289,8 @@ def _call_columns(records: Sequence[AttemptRecord]) -> dict[str, list[Any]]:
             cols["task_index"].append(r.task_index)
             cols["attempt_index"].append(r.attempt_index)
             cols["call_index"].append(index)
-            for name in _CALL_COLUMNS[6:]:
+            cols["chain_index"].append(r.chain_index)
+            for name in _CALL_COLUMNS[7:]:
                 cols[name].append(getattr(c, name))
     return cols
 

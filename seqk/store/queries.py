@@ -22,70 +22,72 @@ def count_tables(con: Connection, *, table_name: Any) -> Any:
 def export_attempts(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     """The attempt rows of a run's current generation that the folder tree holds: the row that counts
     in each (task, attempt) slot, plus every error row (superseded ones included, since their calls
-    were paid for). `counts` says whether the row is the one the metrics use. (export.sql:4)"""
+    were paid for). `counts` says whether the row is the one the metrics use. Chain 1 only: seq_k's
+    layout has one chain per task (Parquet carries every chain). (export.sql:4)"""
     return run(con, 'export_attempts', {'run_id': run_id}, 'rows')
 
 
 def export_calls(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
-    """Every LLM call of a run's current generation, by attempt and call order. (export.sql:18)"""
+    """Every LLM call of chain 1 of a run's current generation (the folder tree's chain), by attempt
+    and call order. (export.sql:19)"""
     return run(con, 'export_calls', {'run_id': run_id}, 'rows')
 
 
 def export_metric_curve(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     """(t, value, se, n_tasks) of one run for summary.json, from the run_curve view: on success, over
     the tasks whose outcome at t is known (errors left out, never scored as failures).
-    (export.sql:52)"""
+    (export.sql:55)"""
     return run(con, 'export_metric_curve', {'run_id': run_id}, 'rows')
 
 
 def export_parquet_attempts(con: Connection, *, run_ids: Any) -> pa.Table:
     """Every attempt row of the given run ids (all generations, superseded rows included), plus
     `counts` (the row the metrics use) and the partition columns benchmark and run_key.
-    (export.sql:72)"""
+    (export.sql:75)"""
     return run(con, 'export_parquet_attempts', {'run_ids': run_ids}, 'arrow')
 
 
 def export_parquet_calls(con: Connection, *, run_ids: Any) -> pa.Table:
     """Every call row of the given run ids (all generations), plus the partition columns benchmark and
-    run_key. (export.sql:82)"""
+    run_key. (export.sql:85)"""
     return run(con, 'export_parquet_calls', {'run_ids': run_ids}, 'arrow')
 
 
 def export_parquet_runs(con: Connection, *, run_ids: Any) -> pa.Table:
     """The runs rows of the given run ids, plus the partition columns run_key (run_id with '/' written
-    '~', path-safe) and benchmark. (export.sql:57)"""
+    '~', path-safe) and benchmark. (export.sql:60)"""
     return run(con, 'export_parquet_runs', {'run_ids': run_ids}, 'arrow')
 
 
 def export_parquet_tasks(con: Connection, *, run_ids: Any) -> pa.Table:
     """The tasks rows of the given run ids, plus the partition columns benchmark and run_key.
-    (export.sql:65)"""
+    (export.sql:68)"""
     return run(con, 'export_parquet_tasks', {'run_ids': run_ids}, 'arrow')
 
 
 def export_tasks(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     """(task_index, task_id, prompt, content_hash, meta) of every task a run registered.
-    (export.sql:27)"""
+    (export.sql:29)"""
     return run(con, 'export_tasks', {'run_id': run_id}, 'rows')
 
 
 def export_tokens(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
-    """Token totals and cost per model of a run's current generation: one row per (task_index, model),
-    and one per model with task_index NULL for the whole run. cost_usd sums the priced calls (a
-    lower bound when n_unpriced_calls > 0; NULL when none was priced, never 0), as report and status
-    count it. (export.sql:34)"""
+    """Token totals and cost per model of chain 1 of a run's current generation (what the folder tree
+    holds): one row per (task_index, model), and one per model with task_index NULL for the whole
+    run. cost_usd sums the priced calls (a lower bound when n_unpriced_calls > 0; NULL when none was
+    priced, never 0), as report and status count it. (export.sql:36)"""
     return run(con, 'export_tokens', {'run_id': run_id}, 'rows')
 
 
 def extend_run(con: Connection, *, k: Any, config: Any, run_id: Any) -> None:
-    """Raises k and keeps every attempt (continue: true); returns nothing. (runs.sql:14)"""
+    """Raises k and keeps every attempt (continue: true); returns nothing. (runs.sql:15)"""
     return run(con, 'extend_run', {'k': k, 'config': config, 'run_id': run_id}, 'none')
 
 
 def fill_feedback(con: Connection, *, feedback: Any, error: Any, attempt_uid: Any) -> None:
     """Writes the feedback of a valid, failed attempt whose critic had failed, once a retried critic
     produced it (or records the new failure); the one update to an attempt row. Returns nothing.
-    (resume.sql:46)"""
+    (resume.sql:49)"""
     return run(con, 'fill_feedback', {
         'feedback': feedback,
         'error': error,
@@ -110,12 +112,12 @@ def get_schema_info(con: Connection) -> list[tuple[Any, ...]]:
 
 
 def get_task_identities(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
-    """(task_index, task_id, content_hash) of the tasks a run has registered. (runs.sql:33)"""
+    """(task_index, task_id, content_hash) of the tasks a run has registered. (runs.sql:39)"""
     return run(con, 'get_task_identities', {'run_id': run_id}, 'tuples')
 
 
 def import_known_attempts(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
-    """The attempt_uid of every attempt row a run already has (any generation). (export.sql:99)"""
+    """The attempt_uid of every attempt row a run already has (any generation). (export.sql:103)"""
     return run(con, 'import_known_attempts', {'run_id': run_id}, 'tuples')
 
 
@@ -143,7 +145,7 @@ def import_run(
     seqk_version: Any,
     shows_grading_info: Any,
 ) -> None:
-    """Registers a run read from a folder tree, every column given; returns nothing. (export.sql:90)"""
+    """Registers a run read from a folder tree, every column given; returns nothing. (export.sql:94)"""
     return run(con, 'import_run', {
         'run_id': run_id,
         'benchmark': benchmark,
@@ -169,8 +171,9 @@ def import_run(
 
 
 def import_valid_slots(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
-    """(generation, task_index, attempt_index) of every valid attempt a run already has: a slot holds
-    one valid attempt, so an imported one for a filled slot is skipped. (export.sql:103)"""
+    """(generation, task_index, attempt_index) of every valid chain-1 attempt a run already has (a
+    folder tree holds chain 1): a slot holds one valid attempt, so an imported one for a filled slot
+    is skipped. (export.sql:107)"""
     return run(con, 'import_valid_slots', {'run_id': run_id}, 'tuples')
 
 
@@ -181,6 +184,7 @@ def insert_call(
     run_id: Any,
     generation: Any,
     task_index: Any,
+    chain_index: Any,
     attempt_index: Any,
     call_index: Any,
     role: Any,
@@ -198,12 +202,13 @@ def insert_call(
     started_at: Any,
 ) -> None:
     """Appends one call row (a critic call made for an earlier attempt's late feedback); returns
-    nothing. (resume.sql:55)"""
+    nothing. (resume.sql:58)"""
     return run(con, 'insert_call', {
         'attempt_uid': attempt_uid,
         'run_id': run_id,
         'generation': generation,
         'task_index': task_index,
+        'chain_index': chain_index,
         'attempt_index': attempt_index,
         'call_index': call_index,
         'role': role,
@@ -230,6 +235,7 @@ def insert_run(
     slice: Any,
     metric: Any,
     k: Any,
+    chains: Any,
     feedback_mode: Any,
     actor_model: Any,
     judge_model: Any,
@@ -250,6 +256,7 @@ def insert_run(
         'slice': slice,
         'metric': metric,
         'k': k,
+        'chains': chains,
         'feedback_mode': feedback_mode,
         'actor_model': actor_model,
         'judge_model': judge_model,
@@ -279,11 +286,11 @@ def kept_outputs(
     generation: Any,
     task_indices: Any,
 ) -> list[tuple[Any, ...]]:
-    """(task_index, attempt_index, prompt, output, k) of the selected tasks' slots that have no valid
-    row and whose latest row is a judge-stage error that kept the actor's output: the next run asks
-    the judge again on that output instead of sampling the actor anew (re-rolling the actor until
-    the judge parses would bias success upward). k is the K the kept prompt was built with.
-    (resume.sql:64)"""
+    """(task_index, chain_index, attempt_index, prompt, output, k) of the selected tasks' slots that
+    have no valid row and whose latest row is a judge-stage error that kept the actor's output: the
+    next run asks the judge again on that output instead of sampling the actor anew (re-rolling the
+    actor until the judge parses would bias success upward). k is the K the kept prompt was built
+    with. (resume.sql:67)"""
     return run(con, 'kept_outputs', {
         'run_id': run_id,
         'generation': generation,
@@ -293,21 +300,21 @@ def kept_outputs(
 
 def last_call_index(con: Connection, *, attempt_uid: Any) -> Any:
     """The highest call_index of an attempt's calls (0 when none): where a later call is numbered from.
-    (resume.sql:51)"""
+    (resume.sql:54)"""
     return run(con, 'last_call_index', {'attempt_uid': attempt_uid}, 'scalar')
 
 
 def link_rejudged_slots(con: Connection, *, run_id: Any, source_run_id: Any, k: Any) -> None:
-    """Links each slot (attempt_index <= $k) of a re-judging run not linked yet to the source run's
-    attempt that counts in that slot, when it has an actor output (an answer whose judge failed is
-    judged too; an attempt whose actor failed has nothing to judge). Returns nothing.
-    (rejudge.sql:1)"""
+    """Links each slot (chain 1, attempt_index <= $k: a re-judging run has one chain) of a re-judging
+    run not linked yet to the source run's attempt that counts in that slot, when it has an actor
+    output (an answer whose judge failed is judged too; an attempt whose actor failed has nothing to
+    judge). Returns nothing. (rejudge.sql:1)"""
     return run(con, 'link_rejudged_slots', {'run_id': run_id, 'source_run_id': source_run_id, 'k': k}, 'none')
 
 
 def list_runs(con: Connection) -> list[dict[str, Any]]:
     """Every run: run_id, benchmark, metric, k, generation, actor_model, feedback_mode, updated_at.
-    (runs.sql:28)"""
+    (runs.sql:34)"""
     return run(con, 'list_runs', {}, 'rows')
 
 
@@ -343,16 +350,19 @@ def pending_attempts(
     generation: Any,
     k: Any,
     is_seq: Any,
+    chains: Any,
 ) -> list[tuple[Any, ...]]:
-    """(task_index, attempt_index) still to run for the selected tasks of one run, in order. pass@k:
-    every sample index in 1..k that has no valid attempt (errors are redone). seq@k: the one attempt
-    after the valid prefix, unless a valid attempt succeeded or k is reached. (resume.sql:1)"""
+    """(task_index, chain_index, attempt_index) still to run for the selected tasks of one run, in
+    order. pass@k: every sample index in 1..k of chain 1 that has no valid attempt (errors are
+    redone). seq@k: for each chain 1..chains, the one attempt after its valid prefix, unless a valid
+    attempt of that chain succeeded or k is reached. (resume.sql:1)"""
     return run(con, 'pending_attempts', {
         'task_indices': task_indices,
         'run_id': run_id,
         'generation': generation,
         'k': k,
         'is_seq': is_seq,
+        'chains': chains,
     }, 'tuples')
 
 
@@ -369,12 +379,12 @@ def point_types(con: Connection, *, run_ids: Any, errors_as_failures: Any) -> li
 def rejudge_pending(con: Connection, *, run_id: Any, generation: Any) -> list[dict[str, Any]]:
     """The linked slots of a re-judging run that have no valid attempt in its current generation, with
     the source answer: task_index, attempt_index, source_attempt_uid, prompt, output.
-    (rejudge.sql:11)"""
+    (rejudge.sql:13)"""
     return run(con, 'rejudge_pending', {'run_id': run_id, 'generation': generation}, 'rows')
 
 
 def rejudge_source(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
-    """The run a re-judging run grades again (NULL for any other run): source_run_id. (rejudge.sql:24)"""
+    """The run a re-judging run grades again (NULL for any other run): source_run_id. (rejudge.sql:26)"""
     return run(con, 'rejudge_source', {'run_id': run_id}, 'tuples')
 
 
@@ -388,7 +398,7 @@ def report_runs(con: Connection, *, run_ids: Any, benchmark: Any, model: Any) ->
 
 def restart_run(con: Connection, *, k: Any, config: Any, run_id: Any) -> None:
     """Starts a new generation at a larger k; old rows stay but no longer count. Returns nothing.
-    (runs.sql:18)"""
+    (runs.sql:19)"""
     return run(con, 'restart_run', {'k': k, 'config': config, 'run_id': run_id}, 'none')
 
 
@@ -406,21 +416,28 @@ def run_spend_by_role(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
 
 
 def run_status(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
-    """One row per run: settings, task counts (registered, started, finished, passed), valid and open-
-    error attempts, tokens and cost of the current generation, and `updated_at`: when its last
-    counted attempt finished (the run's creation time while it has none). (status.sql:1)"""
+    """One row per run: settings, task counts (registered, started, finished: every chain done; passed:
+    any chain solved), valid and open-error attempts, tokens and cost of the current generation, and
+    `updated_at`: when its last counted attempt finished (the run's creation time while it has
+    none). (status.sql:1)"""
     return run(con, 'run_status', {'run_ids': run_ids}, 'rows')
 
 
 def seq_history(con: Connection, *, run_id: Any, generation: Any, task_indices: Any) -> list[dict[str, Any]]:
-    """The valid attempts of the given tasks, in order: what the next seq@k prompt shows, with the
-    verdict and uid so a failed attempt whose critic failed can get its feedback written later.
-    (resume.sql:36)"""
+    """The valid attempts of the given tasks, by chain and in order: what the next seq@k prompt of each
+    chain shows, with the verdict and uid so a failed attempt whose critic failed can get its
+    feedback written later. (resume.sql:38)"""
     return run(con, 'seq_history', {
         'run_id': run_id,
         'generation': generation,
         'task_indices': task_indices,
     }, 'rows')
+
+
+def set_run_chains(con: Connection, *, chains: Any, config: Any, run_id: Any) -> None:
+    """Raises a seq@k run's chains (kept attempts count, like tasks added); returns nothing.
+    (runs.sql:25)"""
+    return run(con, 'set_run_chains', {'chains': chains, 'config': config, 'run_id': run_id}, 'none')
 
 
 def set_schema_info(con: Connection, *, key: Any, value: Any) -> None:
@@ -435,17 +452,17 @@ def spend_by_role(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
 
 
 def task_attempts(con: Connection, *, run_id: Any, task_index: Any) -> list[dict[str, Any]]:
-    """Every attempt row of one task in the run's current generation, superseded errors included, in
-    attempt order; `counts` says whether it is the row the metrics use. (inspect.sql:7)"""
+    """Every attempt row of one task in the run's current generation, superseded errors included, by
+    chain and in attempt order; `counts` says whether it is the row the metrics use. (inspect.sql:7)"""
     return run(con, 'task_attempts', {'run_id': run_id, 'task_index': task_index}, 'rows')
 
 
 def task_calls(con: Connection, *, run_id: Any, task_index: Any) -> list[dict[str, Any]]:
-    """Every LLM call of one task in the run's current generation, by attempt and call order.
-    (inspect.sql:18)"""
+    """Every LLM call of one task in the run's current generation, by chain, attempt and call order.
+    (inspect.sql:19)"""
     return run(con, 'task_calls', {'run_id': run_id, 'task_index': task_index}, 'rows')
 
 
 def touch_run(con: Connection, *, run_id: Any) -> None:
-    """Marks the run as updated now; returns nothing. (runs.sql:24)"""
+    """Marks the run as updated now; returns nothing. (runs.sql:30)"""
     return run(con, 'touch_run', {'run_id': run_id}, 'none')

@@ -60,11 +60,14 @@ def test_core_queries_run_against_a_seeded_database(tmp_path, db):
         assert store.select_rows(con, "list_runs")[0][0] == spec.run_id
         assert len(store.select_rows(con, "get_task_identities", **params)) == 3
         pending = store.select_rows(con, "pending_attempts", **(params | {
-            "generation": 1, "k": 3, "is_seq": True, "task_indices": [1, 2, 3]}))
-        assert pending == [(1, 3), (3, 3)]  # task 2 solved on attempt 2
+            "generation": 1, "k": 3, "is_seq": True, "chains": 1, "task_indices": [1, 2, 3]}))
+        assert pending == [(1, 1, 3), (3, 1, 3)]  # task 2 solved on attempt 2
         pending = store.select_rows(con, "pending_attempts", **(params | {
-            "generation": 1, "k": 3, "is_seq": False, "task_indices": [1, 2]}))
-        assert pending == [(1, 3), (2, 3)]
+            "generation": 1, "k": 3, "is_seq": False, "chains": 1, "task_indices": [1, 2]}))
+        assert pending == [(1, 1, 3), (2, 1, 3)]
+        pending = store.select_rows(con, "pending_attempts", **(params | {
+            "generation": 1, "k": 3, "is_seq": True, "chains": 2, "task_indices": [2]}))
+        assert pending == [(2, 2, 1)]  # chain 1 solved; a new chain 2 starts at attempt 1
         history = store.select_rows(con, "seq_history", **(params | {
             "generation": 1, "task_indices": [1]}))
         assert [h[:4] + h[5:7] for h in history] == [
