@@ -70,7 +70,8 @@ def writes(run: dict, uid: str) -> dict[str, dict]:
     return {
         "insert_run": new | {"run_id": "new-run"},
         # a folder tree holds chain 1 only, so an imported run has one chain (the column's default)
-        "import_run": {k: v for k, v in new.items() if k != "chains"} | {"run_id": "imported-run", "generation": 2, "created_at": run["created_at"],
+        "import_run": {k: v for k, v in new.items() if k != "chains"} | {
+                       "run_id": "imported-run", "generation": 2, "created_at": run["created_at"],
                              "updated_at": run["updated_at"]},
         "link_rejudged_slots": {"run_id": "new-run", "source_run_id": run["run_id"], "k": K},
         "extend_run": config | {"k": K + 1},

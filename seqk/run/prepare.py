@@ -15,10 +15,10 @@ from typing import Any
 
 from seqk import store
 from seqk.benchmark import HistoryItem, Verdict
-from seqk.store import queries
 from seqk.config.identity import differing_fields
 from seqk.config.spec import RunSpec
 from seqk.errors import RunConflict
+from seqk.store import queries
 from seqk.version import __version__
 
 
