@@ -366,17 +366,16 @@ LEFT JOIN spend c ON c.run_id = s.run_id AND c.attempt_index = s.t;
 -- run_curve_of with errors excluded, every run.
 CREATE OR REPLACE VIEW run_curve AS SELECT * FROM run_curve_of(false);
 
--- One row per (run, width, depth): the width x depth frontier. For a task with n_d chains
--- known at depth d (solved by d, or attempts 1..d all valid; as in run_curve) of which c_d
--- solved within d, value is the mean over tasks of 1 - C(n_d - c_d, w) / C(n_d, w), the
--- probability that w independent chains of depth d solve it (Chen et al.'s estimator applied
--- to chains), over the n_tasks with n_d >= w (n_left_out: the other started tasks). seq@k:
--- widths 1..runs.chains, depths 1..K, w = 1 being run_curve's seq@d. pass@k: the depth-1 row,
--- its samples as width (1..k), value = pass@w. Spend per task, over the same n_tasks: w x the
--- mean, over the task's chains counted at d, of what attempts 1..min(d, first success) cost
--- (every call, failed ones included); pass@k: w x the run's mean spend per sample.
--- cost_usd_per_task is NULL when no call of the run was priced; tokens (input + output) always.
-CREATE OR REPLACE MACRO frontier_of(errors_as_failures, run_ids := NULL) AS TABLE
+-- The width x depth frontier per task: one row per (run, task, width, depth). For a task with
+-- n_d chains known at depth d (solved by d, or attempts 1..d all valid; as in run_curve) of
+-- which c_d solved within d, value = 1 - C(n_d - c_d, w) / C(n_d, w), the probability that w
+-- independent chains of depth d solve it (Chen et al.'s estimator applied to chains), NULL when
+-- n_d < w. seq@k: widths 1..runs.chains, depths 1..K. pass@k: depth 1 only, its samples as
+-- width (1..k), value = Chen's pass@w. cost_usd, tokens: the expected spend of (w, d) on the
+-- task, w x the mean, over its chains counted at d, of what attempts 1..min(d, first success)
+-- cost (every call, failed ones included); pass@k: w x the run's mean spend per sample.
+-- priced: whether any call of the run was priced (cost_usd means nothing otherwise).
+CREATE OR REPLACE MACRO frontier_tasks_of(errors_as_failures, run_ids := NULL) AS TABLE
 WITH outcomes AS (
     SELECT * FROM task_outcomes_of(errors_as_failures, run_ids := run_ids)
 ),
@@ -389,7 +388,7 @@ spend AS (
     GROUP BY run_id, task_index, chain_index, attempt_index
 ),
 per_run AS (
-    SELECT o.run_id, o.n_attempts, p.tokens, p.cost_usd, coalesce(p.n_priced, 0) AS n_priced
+    SELECT o.run_id, o.n_attempts, p.tokens, p.cost_usd, coalesce(p.n_priced, 0) > 0 AS priced
     FROM (SELECT run_id, sum(n_attempts) AS n_attempts FROM outcomes GROUP BY run_id) o
     LEFT JOIN (SELECT run_id, sum(tokens) AS tokens, sum(cost_usd) AS cost_usd,
                       sum(n_priced) AS n_priced
@@ -421,27 +420,31 @@ task_depth AS (
       ON s.run_id = c.run_id AND s.task_index = c.task_index AND s.chain_index = c.chain_index
      AND s.attempt_index <= c.d
     GROUP BY c.run_no, c.task_index, c.d
-),
-cells AS (
-    SELECT t.run_id, g.w::INTEGER AS width, t.d AS depth,
-           pass_at_t_unbiased(t.n_d, t.c_d, g.w) AS value,
-           g.w * t.cost_usd / nullif(t.n_d, 0) AS cost_usd, g.w * t.tokens / nullif(t.n_d, 0) AS tokens
-    FROM task_depth t, range(1, t.chains + 1) AS g(w)
-    UNION ALL
-    SELECT o.run_id, g.w::INTEGER, 1, pass_at_t_unbiased(o.n_samples, o.n_success, g.w),
-           g.w * r.cost_usd / r.n_attempts, g.w * coalesce(r.tokens, 0) / r.n_attempts
-    FROM outcomes o JOIN per_run r USING (run_id), range(1, o.k + 1) AS g(w)
-    WHERE o.metric = 'pass@k'
 )
-SELECT c.run_id, c.width, c.depth, avg(c.value) AS value,
-       count(c.value) AS n_tasks, (count(*) - count(c.value))::BIGINT AS n_left_out,
-       CASE WHEN any_value(r.n_priced) > 0
-            THEN avg(c.cost_usd) FILTER (WHERE c.value IS NOT NULL) END AS cost_usd_per_task,
-       coalesce(avg(c.tokens) FILTER (WHERE c.value IS NOT NULL), 0.0) AS tokens_per_task
-FROM cells c
-JOIN per_run r USING (run_id)
-GROUP BY c.run_id, c.width, c.depth
-ORDER BY c.run_id, c.width, c.depth;
+SELECT t.run_id, t.task_index, g.w::INTEGER AS width, t.d AS depth,
+       pass_at_t_unbiased(t.n_d, t.c_d, g.w) AS value,
+       g.w * t.cost_usd / nullif(t.n_d, 0) AS cost_usd,
+       g.w * t.tokens / nullif(t.n_d, 0) AS tokens, r.priced
+FROM task_depth t JOIN per_run r USING (run_id), range(1, t.chains + 1) AS g(w)
+UNION ALL
+SELECT o.run_id, o.task_index, g.w::INTEGER, 1, pass_at_t_unbiased(o.n_samples, o.n_success, g.w),
+       g.w * r.cost_usd / r.n_attempts, g.w * coalesce(r.tokens, 0) / r.n_attempts, r.priced
+FROM outcomes o JOIN per_run r USING (run_id), range(1, o.k + 1) AS g(w)
+WHERE o.metric = 'pass@k';
+
+-- One row per (run, width, depth): the frontier_tasks_of values averaged over the n_tasks with
+-- a value there (n_left_out: the other started tasks), and the mean expected spend per task
+-- over the same tasks: cost_usd_per_task (NULL when no call of the run was priced) and
+-- tokens_per_task (input + output). Width 1 of a seq@k run is run_curve's seq@t.
+CREATE OR REPLACE MACRO frontier_of(errors_as_failures, run_ids := NULL) AS TABLE
+SELECT run_id, width, depth, avg(value) AS value,
+       count(value) AS n_tasks, (count(*) - count(value))::BIGINT AS n_left_out,
+       CASE WHEN bool_or(priced) THEN avg(cost_usd) FILTER (WHERE value IS NOT NULL) END
+           AS cost_usd_per_task,
+       coalesce(avg(tokens) FILTER (WHERE value IS NOT NULL), 0.0) AS tokens_per_task
+FROM frontier_tasks_of(errors_as_failures, run_ids := run_ids)
+GROUP BY run_id, width, depth
+ORDER BY run_id, width, depth;
 
 -- frontier_of with errors excluded, every run.
 CREATE OR REPLACE VIEW frontier AS SELECT * FROM frontier_of(false);

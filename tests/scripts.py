@@ -29,6 +29,16 @@ def solves_on(schedule: dict[int, int]):
     return reply
 
 
+def seeded_coin(prompt: str, seed: int | None = None) -> str:
+    """Right on a third of (task, seed) pairs, decided by a hash: each chain and attempt of a
+    seeded run samples anew, and the same seed always gives the same answer."""
+    import hashlib
+
+    word = word_of(prompt)
+    digest = hashlib.sha256(f"{word}/{seed}".encode()).digest()
+    return word if digest[0] % 3 == 0 else f"not-{word}"
+
+
 def always_wrong(prompt: str) -> str:
     return "wrong"
 

@@ -14,6 +14,13 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
+def budget_partners(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
+    """For each given seq@k run, its budget partner: a pass@k run of the same benchmark, slice, actor,
+    verifier and judge with any k (seq_run_id, pass_run_id, pass_k, n_candidates): the largest k
+    first, then the same feedback mode, the same temperature, the smallest run_id. (frontier.sql:17)"""
+    return run(con, 'budget_partners', {'run_ids': run_ids}, 'rows')
+
+
 def count_tables(con: Connection, *, table_name: Any) -> Any:
     """How many tables of that name the database has (0 or 1). (schema_info.sql:9)"""
     return run(con, 'count_tables', {'table_name': table_name}, 'scalar')
@@ -98,6 +105,21 @@ def fill_feedback(con: Connection, *, feedback: Any, error: Any, attempt_uid: An
 def find_task(con: Connection, *, run_id: Any, task_index: Any, task_id: Any) -> list[dict[str, Any]]:
     """(task_index, task_id, prompt, meta) of a run's task chosen by index or by id. (inspect.sql:1)"""
     return run(con, 'find_task', {'run_id': run_id, 'task_index': task_index, 'task_id': task_id}, 'rows')
+
+
+def frontier_rows(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> list[dict[str, Any]]:
+    """Every frontier_of column for the given runs: one row per (run, width, depth), in that order.
+    (frontier.sql:4)"""
+    return run(con, 'frontier_rows', {'errors_as_failures': errors_as_failures, 'run_ids': run_ids}, 'rows')
+
+
+def frontier_task_values(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> list[dict[str, Any]]:
+    """The per-task frontier of the given runs (run_id, task_index, content_hash, width, depth, value),
+    tasks with no value there left out: what the equal-budget bootstrap resamples. (frontier.sql:8)"""
+    return run(con, 'frontier_task_values', {
+        'errors_as_failures': errors_as_failures,
+        'run_ids': run_ids,
+    }, 'rows')
 
 
 def get_run(con: Connection, *, run_id: Any) -> dict[str, Any] | None:
