@@ -53,6 +53,8 @@ def reads(seq: str, pas: str, uid: str) -> dict[str, dict]:
         "export_parquet_attempts": both, "export_parquet_calls": both,
         "import_known_attempts": one, "import_valid_slots": one,
         "get_schema_info": {}, "count_tables": {"table_name": "runs"},
+        "frontier_rows": {"errors_as_failures": False} | both,
+        "frontier_task_values": {"errors_as_failures": False} | both, "budget_partners": both,
     }
 
 
