@@ -1,0 +1,100 @@
+"""`seqk report --compare`: a seq@k run with chains against its budget partner (a pass@k run of
+any k) at the spend of pass@1 .. pass@n, in every format; pass^t; the oracle-stopping line."""
+
+from __future__ import annotations
+
+import json
+from math import comb
+from pathlib import Path
+
+import pytest
+from helpers import rows, write_variant
+from typer.testing import CliRunner
+
+from seqk.cli import app
+from seqk.config import spec as runspec
+from seqk.run import scheduler as engine
+
+PRICED = {"price": {"input": 1.0, "output": 2.0}}
+SEQ = dict(metric="seq@k", k=3, chains=4, model="mock/py:scripts:seeded_coin", seed=7,
+           options={"n": 16}, actor=PRICED)
+
+
+@pytest.fixture
+def pair(tmp_path: Path, db: Path) -> tuple[str, str]:
+    seq = runspec.load(write_variant(tmp_path, **SEQ))
+    # two pass@k partners: the largest k is the budget partner
+    small = runspec.load(write_variant(tmp_path, "p3.yaml", **(SEQ | {"metric": "pass@k", "k": 3,
+                                                                       "chains": 1, "tag": "small"})))
+    partner = runspec.load(write_variant(tmp_path, "p.yaml", **(SEQ | {"metric": "pass@k", "k": 12,
+                                                                        "chains": 1})))
+    for spec in (seq, small, partner):
+        engine.run(spec, db)
+    return seq.run_id, partner.run_id
+
+
+def report(db: Path, *args: str):
+    return CliRunner().invoke(app, ["report", "--compare", "--db", str(db), *args])
+
+
+def test_equal_budget_block_picks_the_best_cell_that_costs_no_more(pair, db):
+    seq_id, pass_id = pair
+    out = report(db, "--format", "json")
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    [budget] = data["equal_budget"]
+    assert (budget["seq_run_id"], budget["pass_run_id"], budget["pass_k"]) == (seq_id, pass_id, 12)
+    assert budget["unit"] == "US$" and budget["n_candidates"] == 2
+    assert [p["pass_width"] for p in budget["points"]] == list(range(1, 13))
+    cost = dict(rows(db, "SELECT run_id, sum(cost_usd) FROM calls GROUP BY ALL"))
+    n_samples = rows(db, "SELECT count(*) FROM attempts WHERE run_id = ?", [pass_id])[0][0]
+    frontier = rows(db, "SELECT width, depth, value, cost_usd_per_task FROM frontier WHERE run_id = ?",
+                    [seq_id])
+    for p in budget["points"]:
+        assert p["budget"] == pytest.approx(p["pass_width"] * cost[pass_id] / n_samples)
+        within = [f for f in frontier if f[3] <= p["budget"] * (1 + 1e-9)]
+        if not within:
+            assert p["width"] is None
+            continue
+        best = max(within, key=lambda f: (f[2], -f[3]))
+        assert (p["width"], p["depth"]) == best[:2] and p["seq_value"] == pytest.approx(best[2])
+        d = p["difference"]
+        assert d["value"] == pytest.approx(p["seq_value"] - p["pass_value"])
+        assert d["low"] <= d["value"] <= d["high"] and d["n"] == 16
+    assert any(p["width"] is not None and p["width"] > 1 for p in budget["points"])
+
+    text = report(db)
+    assert text.exit_code == 0
+    assert f"at equal budget: {seq_id}" in text.output and "budget $" in text.output
+    assert "paired task bootstrap" in text.output and "seed" in text.output
+    md = report(db, "--format", "markdown")
+    assert f"at equal budget: {seq_id}" in md.output
+    csv = report(db, "--format", "csv")
+    assert "budget_at_pass_12_width" in csv.output.splitlines()[0]
+
+
+def test_pass_hat_t_is_the_unbiased_all_succeed_probability(pair, db):
+    _, pass_id = pair
+    out = report(db, "--format", "json")
+    curves = {r["run_id"]: r["curve"] for r in json.loads(out.output)["runs"]}
+    per_task = rows(db, "SELECT count(*) FILTER (WHERE success) FROM attempts WHERE run_id = ? "
+                        "GROUP BY task_index", [pass_id])
+    for point in curves[pass_id]:
+        t = point["t"]
+        assert point["pass_all_t"] == pytest.approx(sum(comb(c, t) / comb(12, t) for (c,) in per_task)
+                                                    / len(per_task))
+    assert "pass^t" in report(db).output
+
+
+def test_a_run_stopped_by_its_grading_llm_judge_is_marked(tmp_path, db):
+    from seqk import models
+
+    models.register_mock("mock/j", lambda prompt: '{"score": 0.0, "reason": "no"}')
+    spec = runspec.load(write_variant(tmp_path, benchmark="toyjudge", metric="seq@k", k=2,
+                                      model="mock/py:scripts:seeded_coin", judge_model="mock/j",
+                                      options={"n": 2}))
+    engine.run(spec, db)
+    out = CliRunner().invoke(app, ["report", "--db", str(db)])
+    assert out.exit_code == 0, out.output
+    assert f"{spec.run_id}: its chains stop on the verdict of the LLM judge" in out.output
+    assert "Huang et al., ICLR 2024" in out.output
