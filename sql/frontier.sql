@@ -33,3 +33,8 @@ SELECT seq_run_id, pass_run_id, pass_k, n_candidates FROM (
 )
 WHERE choice = 1
 ORDER BY seq_run_id;
+
+-- name: pair_discordance(run_id) -> rows
+-- For a seq@k run with a same-k pass@k partner (feedback_lift): pass_run_id, n_shared tasks
+-- and the discordant ones (n_seq_only, n_pass_only), what `seqk plan` sizes a study from.
+SELECT pass_run_id, n_shared, n_seq_only, n_pass_only FROM feedback_lift WHERE seq_run_id = $run_id;

@@ -98,3 +98,35 @@ def test_a_run_stopped_by_its_grading_llm_judge_is_marked(tmp_path, db):
     assert out.exit_code == 0, out.output
     assert f"{spec.run_id}: its chains stop on the verdict of the LLM judge" in out.output
     assert "Huang et al., ICLR 2024" in out.output
+
+
+def test_plan_prints_the_smallest_detectable_lift_and_the_tasks_a_lift_needs(tmp_path, db):
+    from seqk.stats import mcnemar_detectable_lift, mcnemar_tasks_needed
+
+    path = write_variant(tmp_path, **(SEQ | {"options": {"n": 16}, "max_tasks": 16}))
+    few = CliRunner().invoke(app, ["plan", str(path), "--db", str(db)])
+    assert "smallest detectable lift on 16 tasks: none: too few tasks" in few.output
+    path = write_variant(tmp_path, **(SEQ | {"options": {"n": 200}, "max_tasks": 120}))
+    out = CliRunner().invoke(app, ["plan", str(path), "--db", str(db), "--lift", "0.1"])
+    assert out.exit_code == 0, out.output
+    assert "smallest detectable lift on 120 tasks" in out.output
+    assert f"{mcnemar_detectable_lift(120, 0.3):.3f}" in out.output
+    assert "discordance 0.300, assumed" in out.output
+    assert f"a lift of 0.1 needs {mcnemar_tasks_needed(0.1, 0.3)} tasks" in out.output
+    assert "attempts to run: 480 to 1440" in out.output  # 120 tasks x 4 chains, up to K = 3 each
+    bad = CliRunner().invoke(app, ["plan", str(path), "--db", str(db), "--lift", "0.5"])
+    assert bad.exit_code == 2 and "error:" in bad.output and "--lift 0.5" in bad.output
+
+
+def test_plan_uses_the_discordance_of_the_stored_pair(tmp_path, db):
+    one_chain = SEQ | {"chains": 1, "options": {"n": 40}}
+    seq = runspec.load(write_variant(tmp_path, **one_chain))
+    engine.run(seq, db)
+    engine.run(runspec.load(write_variant(tmp_path, "p.yaml", **(one_chain | {"metric": "pass@k", "seed": 1000}))),
+               db)
+    [(n_shared, discordant)] = rows(
+        db, "SELECT n_shared, n_seq_only + n_pass_only FROM feedback_lift WHERE seq_run_id = ?", [seq.run_id])
+    assert discordant > 0
+    out = CliRunner().invoke(app, ["plan", str(tmp_path / "variants" / "toy" / "v.yaml"), "--db", str(db)])
+    assert out.exit_code == 0, out.output
+    assert f"discordance {discordant / n_shared:.3f}, measured: {discordant} of {n_shared}" in out.output

@@ -251,6 +251,9 @@ def sql(
 @app.command()
 def plan(
     variant: Annotated[Path, typer.Argument(metavar="VARIANT", help="Variant YAML to check and plan.")],
+    lift: Annotated[float | None, typer.Option(
+        "--lift", metavar="D", help="seq@k: also print the tasks needed to detect a lift of D over "
+                                    "pass@k with 80% power.")] = None,
     db: DbOption = None,
 ) -> None:
     """Validate a variant and show what a run would do: run id, roles, tasks, calls left.
@@ -261,7 +264,7 @@ def plan(
     from seqk.run.plan import plan as make_plan
 
     spec = runspec.load(variant)
-    p = make_plan(spec, db)
+    p = make_plan(spec, db, lift=lift)
     out = _console()
     out.print(f"[bold]{p['run_id']}[/]  ({p['state']})")
     for role in ("actor", "judge", "critic"):
@@ -292,6 +295,17 @@ def plan(
     for line in gate.lines() if gate else []:
         out.print(f"  budget ({line.scope}): ${line.spent_usd:.4f} spent of ${line.budget_usd:.4f}, "
                   f"${max(line.remaining_usd, 0):.4f} left; next attempt ≈ ${line.next_attempt_usd:.4f}")
+    power = p["power"]
+    if power is not None:
+        detectable = ("none: too few tasks" if power["detectable_lift"] is None
+                      else f"{power['detectable_lift']:.3f}")
+        out.print(f"  power vs pass@k (McNemar's test, Connor 1987; α = 0.05 two-sided, 80% power): "
+                  f"smallest detectable lift on {power['n_tasks']} tasks: {detectable}")
+        out.print(f"    discordance {power['discordance']:.3f}, {power['discordance_source']}",
+                  markup=False)
+        if power["lift"] is not None:
+            out.print(f"  a lift of {power['lift']:g} needs {power['tasks_needed']} tasks "
+                      f"(this variant selects {power['n_tasks']})")
     out.print(f"  fingerprint: {p['fingerprint'][:16]}…")
     for note in spec.notes:
         out.print(f"  note: {note}")

@@ -346,6 +346,13 @@ def pair_choices(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     return run(con, 'pair_choices', {'run_ids': run_ids}, 'rows')
 
 
+def pair_discordance(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
+    """For a seq@k run with a same-k pass@k partner (feedback_lift): pass_run_id, n_shared tasks and
+    the discordant ones (n_seq_only, n_pass_only), what `seqk plan` sizes a study from.
+    (frontier.sql:37)"""
+    return run(con, 'pair_discordance', {'run_id': run_id}, 'rows')
+
+
 def paired_run_types(
     con: Connection,
     *,
