@@ -130,3 +130,28 @@ def test_plan_uses_the_discordance_of_the_stored_pair(tmp_path, db):
     out = CliRunner().invoke(app, ["plan", str(tmp_path / "variants" / "toy" / "v.yaml"), "--db", str(db)])
     assert out.exit_code == 0, out.output
     assert f"discordance {discordant / n_shared:.3f}, measured: {discordant} of {n_shared}" in out.output
+
+
+def test_html_and_png_carry_the_frontier_charts(pair, db, tmp_path):
+    seq_id, _ = pair
+    out = report(db, "--html", str(tmp_path / "r.html"), "--png", str(tmp_path / "r.png"))
+    assert out.exit_code == 0, out.output
+    page = (tmp_path / "r.html").read_text()
+    assert f"{seq_id} vs pass@12 at equal spend" in page
+    assert "pass@k at the same spend (blank: beyond pass@1..n)" in page and "seq@k depth 3" in page
+    assert "cdn.jsdelivr" not in page  # offline
+    assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_relative_cells_divide_by_pass_at_the_same_spend(pair, db):
+    from seqk import store
+    from seqk.analysis.frontier import equal_budget
+
+    seq_id, _ = pair
+    with store.connect(db, read_only=True) as con:
+        [b] = equal_budget(con, [seq_id])
+    pass_cells = sorted((c for c in b.cells if c["series"] == "pass@k"), key=lambda c: c["spend"])
+    for c in (c for c in b.cells if c["series"] != "pass@k" and c["relative"] is not None):
+        lo = max((p for p in pass_cells if p["spend"] <= c["spend"] + 1e-12), key=lambda p: p["spend"])
+        hi = min((p for p in pass_cells if p["spend"] >= c["spend"] - 1e-12), key=lambda p: p["spend"])
+        assert lo["value"] - 1e-9 <= c["value"] / c["relative"] <= hi["value"] + 1e-9

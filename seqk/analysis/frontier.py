@@ -54,6 +54,10 @@ class EqualBudget:
     unit: str
     """'US$' when every call of both runs was priced, else 'tokens'."""
     points: list[BudgetPoint] = field(default_factory=list)
+    cells: list[dict[str, Any]] = field(default_factory=list)
+    """What the charts plot: every frontier cell of both runs (series, width, depth, value, spend)
+    and, for a seq@k cell, `relative`: its value over pass@k's at the same spend (interpolated
+    between pass@m and pass@m+1; None outside pass@1 .. pass@n)."""
 
 
 def equal_budget(con: Any, seq_run_ids: Sequence[str], *, errors_as_failures: bool = False,
@@ -79,6 +83,15 @@ def equal_budget(con: Any, seq_run_ids: Sequence[str], *, errors_as_failures: bo
         spend = "cost_usd_per_task" if usd else "tokens_per_task"
         result = EqualBudget(seq, pas, p["pass_k"], p["n_candidates"], "US$" if usd else "tokens")
         seq_cells = [c for c in cells.get(seq, []) if c["value"] is not None and c[spend] is not None]
+        pass_cells = [c for c in sorted(cells.get(pas, []), key=lambda c: c["width"])
+                      if c["value"] is not None and c[spend] is not None]
+        result.cells = [{"series": "pass@k", "width": c["width"], "depth": 1, "value": c["value"],
+                         "spend": c[spend], "relative": None} for c in pass_cells]
+        for c in seq_cells:
+            at = _pass_at_spend(pass_cells, spend, c[spend])
+            result.cells.append({"series": f"seq@k depth {c['depth']}", "width": c["width"],
+                                 "depth": c["depth"], "value": c["value"], "spend": c[spend],
+                                 "relative": c["value"] / at if at else None})
         for pc in sorted(cells.get(pas, []), key=lambda c: c["width"]):
             point = BudgetPoint(pc["width"], pc[spend], pc["value"])
             # a hair of tolerance: equal spends computed by different sums must compare equal
@@ -96,6 +109,17 @@ def equal_budget(con: Any, seq_run_ids: Sequence[str], *, errors_as_failures: bo
             result.points.append(point)
         out.append(result)
     return out
+
+
+def _pass_at_spend(pass_cells: list[dict[str, Any]], spend: str, x: float) -> float | None:
+    """pass@k's value at spend x per task, linear between the two pass@m around it."""
+    for lo, hi in zip(pass_cells, pass_cells[1:], strict=False):
+        if lo[spend] <= x <= hi[spend]:
+            share = (x - lo[spend]) / (hi[spend] - lo[spend]) if hi[spend] > lo[spend] else 0.0
+            return lo["value"] + share * (hi["value"] - lo["value"])
+    if pass_cells and abs(x - pass_cells[0][spend]) <= 1e-9 * max(x, 1.0):
+        return pass_cells[0]["value"]
+    return None
 
 
 def oracle_stopped(run: dict[str, Any]) -> bool:
