@@ -394,10 +394,12 @@ per_run AS (
                       sum(n_priced) AS n_priced
                FROM spend GROUP BY run_id) p USING (run_id)
 ),
--- A chain's spend through attempt d, for every d it has calls at; the ASOF join below takes the
--- last one at or before a depth (a chain that stopped at its first success costs no more).
+-- A chain's spend through attempt d, for every d it has calls at, holding until the next such
+-- d (next_index): the join below takes the last one at or before a depth (a chain that stopped
+-- at its first success costs no more). An ASOF join says the same and is ten times slower here.
 chain_spend AS (
     SELECT run_id, task_index, chain_index, attempt_index,
+           lead(attempt_index, 1, 2147483647) OVER w AS next_index,
            sum(tokens) OVER w AS tokens, sum(coalesce(cost_usd, 0.0)) OVER w AS cost_usd
     FROM spend
     WINDOW w AS (PARTITION BY run_id, task_index, chain_index ORDER BY attempt_index)
@@ -416,9 +418,9 @@ task_depth AS (
            sum(coalesce(s.cost_usd, 0.0)) FILTER (WHERE c.known) AS cost_usd,
            sum(coalesce(s.tokens, 0)) FILTER (WHERE c.known) AS tokens
     FROM chain_depth c
-    ASOF LEFT JOIN chain_spend s
+    LEFT JOIN chain_spend s
       ON s.run_id = c.run_id AND s.task_index = c.task_index AND s.chain_index = c.chain_index
-     AND s.attempt_index <= c.d
+     AND s.attempt_index <= c.d AND c.d < s.next_index
     GROUP BY c.run_no, c.task_index, c.d
 )
 SELECT t.run_id, t.task_index, g.w::INTEGER AS width, t.d AS depth,

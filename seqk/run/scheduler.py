@@ -94,8 +94,9 @@ class Engine:
                  flush_interval_s: float = 0.2, budget: BudgetGate | None = None):
         self.spec = spec
         self.prepared = prepared
+        # a task has up to k pass@k samples, or one call per seq@k chain, in flight at once
         self.pool = ModelPool(spec.retry, spec.quota,
-                              default_concurrency=max(spec.concurrency * spec.k, 16))
+                              default_concurrency=max(spec.concurrency * max(spec.k, spec.chains), 16))
         self.writer = Writer(db, interval_s=flush_interval_s, run_id=spec.run_id)
         self.on_event = on_event
         self.budget = budget
