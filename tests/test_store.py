@@ -55,6 +55,7 @@ def reads(seq: str, pas: str, uid: str) -> dict[str, dict]:
         "get_schema_info": {}, "count_tables": {"table_name": "runs"},
         "frontier_rows": {"errors_as_failures": False} | both,
         "frontier_task_values": {"errors_as_failures": False} | both, "budget_partners": both,
+        "pair_discordance": one,
     }
 
 

@@ -115,7 +115,8 @@ class RejudgeEngine(Engine):
         super().__init__(spec, prepared, db, on_event, budget=gate_for(spec, db))
         self.sources = sources
 
-    async def attempt(self, task: Task, attempt_index: int, history: list[HistoryItem]) -> AttemptRecord:
+    async def attempt(self, task: Task, attempt_index: int, history: list[HistoryItem],
+                      chain_index: int = 1) -> AttemptRecord:
         """Judge the stored answer of this slot; no actor, no critic."""
         source = self.sources[(task.task_index, attempt_index)]
         calls: list[CallRecord] = []
