@@ -55,6 +55,8 @@ class AttemptRecord:
     started_at: datetime
     finished_at: datetime
     calls: list[CallRecord] = field(default_factory=list)
+    chain_index: int = 1
+    """1-based; a seq@k run with `chains: n` runs n independent chains per task."""
 
 
 @dataclass
@@ -70,3 +72,4 @@ class FeedbackFill:
     feedback: str | None
     error: dict[str, Any] | None
     calls: list[CallRecord] = field(default_factory=list)
+    chain_index: int = 1

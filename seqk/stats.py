@@ -242,3 +242,57 @@ def _score_p_value(b: int, c: int, n: int, d: float) -> float:
     if variance <= 0:
         return 0.0
     return erfc(excess / sqrt(variance) / sqrt(2))
+
+
+# ---------------------------------------------------------------------------
+# How many tasks: McNemar's test power (Connor, Biometrics 1987), for a seq@k run against its
+# pass@k partner on the same tasks. psi: the share of discordant tasks (solved by one run only);
+# lift: the difference in success rates, P(seq only) - P(pass only).
+
+DEFAULT_DISCORDANCE = 0.3
+"""The discordance assumed when no pair of runs has measured it."""
+
+
+def _z(p: float) -> float:
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(p)
+
+
+def mcnemar_power(n: int, lift: float, discordance: float, alpha: float = 0.05) -> float:
+    """Power of McNemar's two-sided test at level alpha to detect `lift` with n paired tasks
+    (Connor 1987: Φ((|δ|√n − z_{1−α/2}√ψ) / √(ψ − δ²)))."""
+    from statistics import NormalDist
+
+    d, psi = abs(lift), discordance
+    if n <= 0 or d == 0:
+        return alpha / 2
+    if d >= psi:
+        return 1.0
+    return NormalDist().cdf((d * sqrt(n) - _z(1 - alpha / 2) * sqrt(psi)) / sqrt(psi - d * d))
+
+
+def mcnemar_tasks_needed(lift: float, discordance: float, alpha: float = 0.05,
+                         power: float = 0.8) -> int:
+    """Tasks needed for McNemar's two-sided test to detect `lift` with the given power
+    (Connor 1987: n = (z_{1−α/2}√ψ + z_{power}√(ψ − δ²))² / δ², rounded up)."""
+    d, psi = abs(lift), discordance
+    if not 0 < d < psi <= 1:
+        raise ValueError(f"a lift of {lift} needs 0 < |lift| < discordance ({discordance})")
+    return int(np.ceil((_z(1 - alpha / 2) * sqrt(psi) + _z(power) * sqrt(psi - d * d)) ** 2 / d ** 2))
+
+
+def mcnemar_detectable_lift(n: int, discordance: float, alpha: float = 0.05,
+                            power: float = 0.8) -> float | None:
+    """The smallest lift McNemar's test detects with the given power on n tasks (None when even
+    a lift as large as the discordance is not detected)."""
+    if n <= 0 or mcnemar_power(n, discordance * (1 - 1e-9), discordance, alpha) < power:
+        return None
+    low, high = 0.0, discordance * (1 - 1e-9)
+    for _ in range(60):
+        middle = (low + high) / 2
+        if mcnemar_power(n, middle, discordance, alpha) >= power:
+            high = middle
+        else:
+            low = middle
+    return high

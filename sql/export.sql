@@ -11,7 +11,8 @@ ORDER BY task_index;
 -- name: export_attempts(run_id) -> rows
 -- The attempt rows of a run's current generation that the folder tree holds: the row that
 -- counts in each (task, attempt) slot, plus every error row (superseded ones included, since
--- their calls were paid for). `counts` says whether the row is the one the metrics use.
+-- their calls were paid for). `counts` says whether the row is the one the metrics use. Chain 1
+-- only: seq_k's layout has one chain per task (Parquet carries every chain).
 WITH counting AS (SELECT attempt_uid FROM current_attempts_of(run_ids := [$run_id]))
 SELECT a.attempt_uid, a.task_index, a.attempt_index, a.k, a.status, a.success, a.score,
        a.prompt, a.output, a.raw_eval_output, a.judge_details, a.feedback, a.error,
@@ -19,20 +20,22 @@ SELECT a.attempt_uid, a.task_index, a.attempt_index, a.k, a.status, a.success, a
 FROM attempts_filled a
 JOIN runs r ON a.run_id = r.run_id AND a.generation = r.generation
 LEFT JOIN counting c ON c.attempt_uid = a.attempt_uid
-WHERE a.run_id = $run_id AND (a.status = 'error' OR c.attempt_uid IS NOT NULL)
+WHERE a.run_id = $run_id AND a.chain_index = 1 AND (a.status = 'error' OR c.attempt_uid IS NOT NULL)
 ORDER BY a.task_index, a.attempt_index, a.finished_at;
 
 -- name: export_calls(run_id) -> rows
--- Every LLM call of a run's current generation, by attempt and call order.
+-- Every LLM call of chain 1 of a run's current generation (the folder tree's chain), by
+-- attempt and call order.
 SELECT attempt_uid, task_index, attempt_index, call_index, role, model, prompt, output,
        input_tokens, cached_tokens, thinking_tokens, output_tokens, cost_usd, latency_s,
        retries, error, started_at, cache_write_tokens, price_tier
 FROM current_calls
-WHERE run_id = $run_id
+WHERE run_id = $run_id AND chain_index = 1
 ORDER BY task_index, attempt_index, attempt_uid, call_index;
 
 -- name: export_tokens(run_id) -> rows
--- Token totals and cost per model of a run's current generation: one row per (task_index,
+-- Token totals and cost per model of chain 1 of a run's current generation (what the folder
+-- tree holds): one row per (task_index,
 -- model), and one per model with task_index NULL for the whole run. cost_usd sums the priced
 -- calls (a lower bound when n_unpriced_calls > 0; NULL when none was priced, never 0), as
 -- report and status count it.
@@ -45,7 +48,7 @@ SELECT task_index, model,
        count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL) AS n_unpriced_calls,
        grouping(task_index) = 1                 AS whole_run
 FROM current_calls
-WHERE run_id = $run_id
+WHERE run_id = $run_id AND chain_index = 1
 GROUP BY GROUPING SETS ((task_index, model), (model))
 ORDER BY whole_run, task_index, model;
 
@@ -77,7 +80,7 @@ SELECT a.*,
        r.benchmark, replace(a.run_id, '/', '~') AS run_key
 FROM attempts_filled a JOIN runs r USING (run_id)
 WHERE list_contains($run_ids::VARCHAR[], a.run_id)
-ORDER BY a.run_id, a.generation, a.task_index, a.attempt_index, a.finished_at;
+ORDER BY a.run_id, a.generation, a.task_index, a.chain_index, a.attempt_index, a.finished_at;
 
 -- name: export_parquet_calls(run_ids) -> arrow
 -- Every call row of the given run ids (all generations), plus the partition columns
@@ -85,4 +88,5 @@ ORDER BY a.run_id, a.generation, a.task_index, a.attempt_index, a.finished_at;
 SELECT c.*, r.benchmark, replace(c.run_id, '/', '~') AS run_key
 FROM calls c JOIN runs r USING (run_id)
 WHERE list_contains($run_ids::VARCHAR[], c.run_id)
-ORDER BY c.run_id, c.generation, c.task_index, c.attempt_index, c.attempt_uid, c.call_index;
+ORDER BY c.run_id, c.generation, c.task_index, c.chain_index, c.attempt_index, c.attempt_uid,
+         c.call_index;

@@ -9,6 +9,7 @@ INSERT INTO rejudged_slots (run_id, task_index, attempt_index, source_run_id, so
 SELECT $run_id, a.task_index, a.attempt_index, a.run_id, a.attempt_uid
 FROM current_attempts_of(run_ids := [$source_run_id]) c JOIN attempts a USING (attempt_uid)
 WHERE a.run_id = $source_run_id AND a.output IS NOT NULL AND a.attempt_index <= $k
+  AND a.chain_index = 1
 ON CONFLICT DO NOTHING;
 
 -- name: rejudge_pending(run_id, generation) -> rows

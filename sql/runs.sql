@@ -10,13 +10,13 @@ SELECT * FROM runs WHERE run_id = $run_id;
 SELECT run_id, benchmark, metric, k, generation, actor_model, feedback_mode, updated_at
 FROM runs ORDER BY run_id;
 
--- name: insert_run(run_id, benchmark, slice, metric, k, feedback_mode, actor_model, judge_model, critic_model, verifier, temperature, options, config, fingerprint, fingerprint_fields, seqk_version, shows_grading_info, soft_score_clipped) -> none
+-- name: insert_run(run_id, benchmark, slice, metric, k, chains, feedback_mode, actor_model, judge_model, critic_model, verifier, temperature, options, config, fingerprint, fingerprint_fields, seqk_version, shows_grading_info, soft_score_clipped) -> none
 -- Registers a new run; returns nothing.
-INSERT INTO run_rows (run_id, benchmark, slice, metric, k, generation, feedback_mode, actor_model,
+INSERT INTO run_rows (run_id, benchmark, slice, metric, k, chains, generation, feedback_mode, actor_model,
                   judge_model, critic_model, verifier, temperature, options, config, fingerprint,
                   fingerprint_fields, created_at, updated_at, seqk_version, shows_grading_info,
                   soft_score_clipped)
-VALUES ($run_id, $benchmark, $slice, $metric, $k, 1, $feedback_mode, $actor_model,
+VALUES ($run_id, $benchmark, $slice, $metric, $k, $chains, 1, $feedback_mode, $actor_model,
         $judge_model, $critic_model, $verifier, $temperature, $options, $config, $fingerprint,
         $fingerprint_fields, now()::TIMESTAMP, now()::TIMESTAMP, $seqk_version, $shows_grading_info,
         $soft_score_clipped);
@@ -61,3 +61,9 @@ WHERE run_id = $run_id AND generation = $generation;
 -- Marks the run as updated now, as an appended run event; returns nothing.
 INSERT INTO run_events (run_id, event, k, generation, config, event_at)
 VALUES ($run_id, 'touch', NULL, NULL, NULL, now()::TIMESTAMP);
+
+-- name: add_run_chains(run_id, config, chains) -> none
+-- Raises a seq@k run's chains (kept attempts count, like tasks added), as an appended run event;
+-- returns nothing.
+INSERT INTO run_events (run_id, event, k, generation, config, event_at, chains)
+VALUES ($run_id, 'chains', NULL, NULL, $config, now()::TIMESTAMP, $chains);

@@ -41,7 +41,10 @@ CREATE TABLE IF NOT EXISTS run_rows (
     -- TRUE when the benchmark's own harness clips the mean score to [0, 1], not each score
     -- (HealthBench): attempts keep their unclipped scores and the run's soft score is the clipped
     -- mean. NULL (runs recorded before schema 4, imported seq_k trees) reads FALSE.
-    soft_score_clipped BOOLEAN
+    soft_score_clipped BOOLEAN,
+    -- seq@k: independent chains per task (`chains:`), raised by an extension, never lowered;
+    -- 1 for pass@k and for every run recorded before schema 4.
+    chains             INTEGER NOT NULL DEFAULT 1
 );
 
 -- What happened to a run after it was registered, appended (never UPDATEd, so writers on
@@ -54,7 +57,8 @@ CREATE TABLE IF NOT EXISTS run_events (
     k          INTEGER,
     generation INTEGER,
     config     JSON,
-    event_at   TIMESTAMP NOT NULL
+    event_at   TIMESTAMP NOT NULL,
+    chains     INTEGER             -- a 'chains' event: the run's chains raised to this
 );
 
 CREATE TABLE IF NOT EXISTS tasks (
@@ -84,7 +88,8 @@ CREATE TABLE IF NOT EXISTS attempts (
     feedback        VARCHAR,               -- exact text the next attempt's prompt includes
     error           JSON,                  -- {stage, type, message, status_code} when status = 'error'
     started_at      TIMESTAMP NOT NULL,
-    finished_at     TIMESTAMP NOT NULL
+    finished_at     TIMESTAMP NOT NULL,
+    chain_index     INTEGER NOT NULL DEFAULT 1  -- 1-based; a slot is (task, chain, attempt)
 );
 
 -- One row per LLM call, whatever the role. Failed calls are kept, with error set.
@@ -109,7 +114,8 @@ CREATE TABLE IF NOT EXISTS calls (
     error           VARCHAR,
     started_at      TIMESTAMP NOT NULL,
     cache_write_tokens BIGINT,             -- input tokens written to the provider's cache (part of input)
-    price_tier      VARCHAR                -- 'sync' | 'batch' | 'flex'; NULL before schema 4 (sync)
+    price_tier      VARCHAR,               -- 'sync' | 'batch' | 'flex'; NULL before schema 5 (sync)
+    chain_index     INTEGER NOT NULL DEFAULT 1  -- the chain of the call's attempt
 );
 
 -- A re-judging run (seqk rejudge) grades answers another run paid for: each of its slots

@@ -1,13 +1,13 @@
 -- name: run_status(run_ids) -> rows
--- One row per run: settings, task counts (registered, started, finished, passed), valid and
+-- One row per run: settings, task counts (registered, started, finished: every chain done;
+-- passed: any chain solved), valid and
 -- open-error attempts, tokens and cost of the current generation, and `updated_at`: when its
 -- last counted attempt finished (the run's creation time while it has none).
 WITH progress AS (
     SELECT r.run_id,
            count(t.task_index)                       AS n_tasks,
            count(p.task_index)                       AS n_started,
-           count(*) FILTER (WHERE p.n_valid >= r.k OR (r.metric = 'seq@k' AND p.solved))
-                                                     AS n_finished,
+           count(*) FILTER (WHERE p.n_chains_finished >= r.chains) AS n_finished,
            count(*) FILTER (WHERE p.solved)          AS n_passed,
            coalesce(sum(p.n_valid), 0)::BIGINT       AS n_valid_attempts,
            coalesce(sum(p.n_error), 0)::BIGINT       AS n_error_attempts,

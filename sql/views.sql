@@ -11,13 +11,14 @@ WITH registered AS (
     QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY created_at, fingerprint) = 1
 ),
 events AS (
-    SELECT run_id, max(k) AS k, max(generation) AS generation,
+    SELECT run_id, max(k) AS k, max(generation) AS generation, max(chains) AS chains,
            arg_max(config, event_at) FILTER (WHERE config IS NOT NULL) AS config,
            max(event_at) AS event_at
     FROM run_events GROUP BY run_id
 )
 SELECT r.* REPLACE (greatest(r.k, coalesce(e.k, r.k)) AS k,
                     greatest(r.generation, coalesce(e.generation, r.generation)) AS generation,
+                    greatest(r.chains, coalesce(e.chains, r.chains)) AS chains,
                     coalesce(e.config, r.config) AS config,
                     greatest(r.updated_at, coalesce(e.event_at, r.updated_at)) AS updated_at)
 FROM registered r LEFT JOIN events e USING (run_id);
@@ -35,7 +36,7 @@ LEFT JOIN (SELECT attempt_uid, feedback, error FROM feedback_fills
            QUALIFY row_number() OVER (PARTITION BY attempt_uid ORDER BY filled_at DESC) = 1) f
        USING (attempt_uid);
 
--- The attempt that counts in each slot (run, task, attempt_index) of a run's current
+-- The attempt that counts in each slot (run, task, chain, attempt_index) of a run's current
 -- generation: the valid row if there is one, else the latest error. The one definition of
 -- it; every query that reads attempts that count calls it with the runs it needs, so one
 -- run's status or export does not rank the whole database. A slot holds at most one valid
@@ -51,8 +52,8 @@ WITH numbered AS (
     FROM runs
     WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
 )
-SELECT a.attempt_uid, a.run_id, r.run_no, a.task_index, a.attempt_index, a.status, a.success,
-       a.score, a.finished_at
+SELECT a.attempt_uid, a.run_id, r.run_no, a.task_index, a.chain_index, a.attempt_index, a.status,
+       a.success, a.score, a.finished_at
 FROM attempts a
 JOIN numbered r ON a.run_id = r.run_id AND a.generation = r.generation
 WHERE a.status = 'ok'
@@ -62,18 +63,19 @@ WHERE a.status = 'ok'
 -- session (seqk/store/lake.py temp_views) turns the next line on.
 --lake-only: QUALIFY row_number() OVER (PARTITION BY a.attempt_uid ORDER BY a.finished_at) = 1
 UNION ALL
-SELECT attempt_uid, run_id, run_no, task_index, attempt_index, status, success, score, finished_at
+SELECT attempt_uid, run_id, run_no, task_index, chain_index, attempt_index, status, success, score,
+       finished_at
 FROM (
-    SELECT e.attempt_uid, e.run_id, r.run_no, e.task_index, e.attempt_index, e.status, e.success,
-           e.score, e.finished_at
+    SELECT e.attempt_uid, e.run_id, r.run_no, e.task_index, e.chain_index, e.attempt_index, e.status,
+           e.success, e.score, e.finished_at
     FROM attempts e
     JOIN numbered r ON e.run_id = r.run_id AND e.generation = r.generation
     WHERE e.status <> 'ok'
       AND NOT EXISTS (SELECT 1 FROM attempts v
                       WHERE v.status = 'ok' AND v.run_id = e.run_id
                         AND v.generation = e.generation AND v.task_index = e.task_index
-                        AND v.attempt_index = e.attempt_index)
-    QUALIFY row_number() OVER (PARTITION BY e.run_id, e.task_index, e.attempt_index
+                        AND v.chain_index = e.chain_index AND v.attempt_index = e.attempt_index)
+    QUALIFY row_number() OVER (PARTITION BY e.run_id, e.task_index, e.chain_index, e.attempt_index
                                ORDER BY e.finished_at DESC, e.attempt_uid DESC) = 1
 );
 
@@ -87,18 +89,36 @@ SELECT c.*
 FROM calls c
 JOIN runs r ON c.run_id = r.run_id AND c.generation = r.generation;
 
--- One row per (run, task) that has at least one attempt, of the given runs (NULL: all).
+-- One row per (run, task) that has at least one attempt, of the given runs (NULL: all), its
+-- chains together: solved when any chain is; n_chains_finished counts the chains done (k valid
+-- attempts, or a seq@k chain solved), the task being finished when all runs.chains are.
 CREATE OR REPLACE MACRO task_progress_of(run_ids := NULL) AS TABLE
+WITH chains AS (
+    SELECT
+        run_id,
+        task_index,
+        chain_index,
+        count(*) FILTER (WHERE status = 'ok')                 AS n_valid,
+        count(*) FILTER (WHERE status = 'error')              AS n_error,
+        coalesce(bool_or(success) FILTER (WHERE status = 'ok'), false) AS solved,
+        min(attempt_index) FILTER (WHERE status = 'ok' AND success) AS first_success_index,
+        max(finished_at)                                      AS last_finished_at
+    FROM current_attempts_of(run_ids := run_ids)
+    GROUP BY run_id, task_index, chain_index
+)
 SELECT
-    run_id,
-    task_index,
-    count(*) FILTER (WHERE status = 'ok')                 AS n_valid,
-    count(*) FILTER (WHERE status = 'error')              AS n_error,
-    coalesce(bool_or(success) FILTER (WHERE status = 'ok'), false) AS solved,
-    min(attempt_index) FILTER (WHERE status = 'ok' AND success) AS first_success_index,
-    max(finished_at)                                      AS last_finished_at
-FROM current_attempts_of(run_ids := run_ids)
-GROUP BY run_id, task_index;
+    c.run_id,
+    c.task_index,
+    sum(c.n_valid)::BIGINT                                AS n_valid,
+    sum(c.n_error)::BIGINT                                AS n_error,
+    bool_or(c.solved)                                     AS solved,
+    min(c.first_success_index)                            AS first_success_index,
+    max(c.last_finished_at)                               AS last_finished_at,
+    count(*) FILTER (WHERE c.n_valid >= r.k OR (r.metric = 'seq@k' AND c.solved))
+                                                          AS n_chains_finished
+FROM chains c
+JOIN runs r USING (run_id)
+GROUP BY c.run_id, c.task_index;
 
 -- task_progress_of for every run.
 CREATE OR REPLACE VIEW task_progress AS SELECT * FROM task_progress_of();
@@ -140,6 +160,13 @@ CREATE OR REPLACE MACRO pass_at_t_unbiased(n, c, t) AS CASE
 CREATE OR REPLACE MACRO clipped_if(clip, x) AS
     CASE WHEN clip THEN greatest(0.0, least(1.0, x)) ELSE x END;
 
+-- pass^t: the unbiased probability that all of t samples drawn from n with c successes succeed,
+-- C(c, t) / C(n, t), as a product; NULL when n < t.
+CREATE OR REPLACE MACRO pass_all_t_unbiased(n, c, t) AS CASE
+    WHEN t < 1 OR n < t THEN NULL
+    WHEN c < t THEN 0.0::DOUBLE
+    ELSE list_product([(c - i) / (n - i) FOR i IN range(0, t)]) END;
+
 -- 1.0 if solved within the first t attempts (or samples), 0.0 if known to be unsolved
 -- through t, NULL if unknown.
 CREATE OR REPLACE MACRO first_t_outcome(first_success, known_to, t) AS
@@ -153,9 +180,11 @@ CREATE OR REPLACE MACRO metric_outcome(metric, n_samples, n_success, first_succe
 
 -- The columns of the attempts that count that metrics read, for every run.
 CREATE OR REPLACE VIEW attempt_slots AS
-SELECT run_id, run_no, task_index, attempt_index, status, success, score FROM current_attempts_of();
+SELECT run_id, run_no, task_index, chain_index, attempt_index, status, success, score
+FROM current_attempts_of();
 
--- One row per (run, task) with at least one attempt: counts, the first success, how far its
+-- One row per (run, task, chain) with at least one attempt (chain_index is 1 but for a seq@k
+-- run with `chains:`; chains: 1 gives one row per task): counts, the first success, how far its
 -- slots are all valid (valid_prefix) or all valid-or-error (settled_prefix), whether the
 -- last slot is an error; then the two figures errors_as_failures changes: n_samples (valid
 -- attempts, plus errored ones as failures) and known_to (the last t through which an
@@ -163,8 +192,8 @@ SELECT run_id, run_no, task_index, attempt_index, status, success, score FROM cu
 -- or K for a seq@k task that stopped on an error).
 CREATE OR REPLACE MACRO task_outcomes_of(errors_as_failures, run_ids := NULL) AS TABLE
 WITH o AS (
-    SELECT any_value(s.run_id) AS run_id, s.task_index, s.run_no, any_value(r.metric) AS metric,
-           any_value(r.k) AS k,
+    SELECT any_value(s.run_id) AS run_id, s.task_index, s.chain_index, s.run_no,
+           any_value(r.metric) AS metric, any_value(r.k) AS k, any_value(r.chains) AS chains,
            count(*)                                                         AS n_attempts,
            count(*) FILTER (WHERE s.status = 'ok')                           AS n_valid,
            count(*) FILTER (WHERE s.status = 'error')                        AS n_error,
@@ -185,7 +214,7 @@ WITH o AS (
     FROM current_attempts_of(run_ids := run_ids) s
     JOIN runs r USING (run_id)
     -- the run's number, not its id: grouping on an integer is markedly faster
-    GROUP BY s.run_no, s.task_index
+    GROUP BY s.run_no, s.task_index, s.chain_index
 )
 SELECT *,
        n_valid + CASE WHEN errors_as_failures THEN n_error ELSE 0 END AS n_samples,
@@ -200,13 +229,16 @@ CREATE OR REPLACE VIEW task_outcomes AS SELECT * FROM task_outcomes_of(false);
 -- One row per (run, task, t), t = 1..K. value: the task's outcome for its run's metric at t
 -- (seq@k: 1/0 solved within the first t attempts; pass@k: Chen's unbiased estimate over all
 -- its samples), NULL when the task is left out at t. first_t_value: 1/0 solved within the
--- first t attempts or samples (seq_k's pass@t), NULL when unknown.
+-- first t attempts or samples (seq_k's pass@t), NULL when unknown. A task with several chains
+-- takes the mean over its chains known at t (the width-1 value of the frontier).
 CREATE OR REPLACE MACRO task_curve_of(errors_as_failures, run_ids := NULL) AS TABLE
-SELECT o.run_id, o.task_index, g.t::INTEGER AS t, o.metric, o.k,
-       metric_outcome(o.metric, o.n_samples, o.n_success, o.first_success, o.known_to, g.t)
+SELECT o.run_id, o.task_index, g.t::INTEGER AS t, any_value(o.metric) AS metric,
+       any_value(o.k) AS k,
+       avg(metric_outcome(o.metric, o.n_samples, o.n_success, o.first_success, o.known_to, g.t))
            AS value,
-       first_t_outcome(o.first_success, o.known_to, g.t) AS first_t_value
-FROM task_outcomes_of(errors_as_failures, run_ids := run_ids) o, range(1, o.k + 1) AS g(t);
+       avg(first_t_outcome(o.first_success, o.known_to, g.t)) AS first_t_value
+FROM task_outcomes_of(errors_as_failures, run_ids := run_ids) o, range(1, o.k + 1) AS g(t)
+GROUP BY o.run_id, o.task_index, g.t;
 
 -- task_curve_of with errors excluded, every run.
 CREATE OR REPLACE VIEW task_curve AS SELECT * FROM task_curve_of(false);
@@ -214,39 +246,59 @@ CREATE OR REPLACE VIEW task_curve AS SELECT * FROM task_curve_of(false);
 -- One row per (run, task): the task's value at t = 1, 2, K-1 and K (as in task_curve),
 -- what ΔSeq@K, EGS, LGS, the lift and the framing effect are computed from; first_at_1:
 -- attempt or sample 1 alone, 1/0 (NULL when unknown), seq@1 for seq@k and a pass@k run's
--- sample 1, which the framing effect compares when seeds match.
+-- sample 1, which the framing effect compares when seeds match. A task with several chains
+-- takes the mean of each figure over its chains known there.
 CREATE OR REPLACE MACRO task_points_of(errors_as_failures, run_ids := NULL) AS TABLE
-SELECT run_id, task_index, metric, k,
-       first_t_outcome(first_success, known_to, 1) AS first_at_1,
-       metric_outcome(metric, n_samples, n_success, first_success, known_to, 1) AS at_1,
-       metric_outcome(metric, n_samples, n_success, first_success, known_to, least(2, k))
+SELECT any_value(run_id) AS run_id, task_index, any_value(metric) AS metric, any_value(k) AS k,
+       avg(first_t_outcome(first_success, known_to, 1)) AS first_at_1,
+       avg(metric_outcome(metric, n_samples, n_success, first_success, known_to, 1)) AS at_1,
+       avg(metric_outcome(metric, n_samples, n_success, first_success, known_to, least(2, k)))
            AS at_2,
-       metric_outcome(metric, n_samples, n_success, first_success, known_to, greatest(k - 1, 1))
-           AS at_k_minus_1,
-       metric_outcome(metric, n_samples, n_success, first_success, known_to, k) AS at_k
-FROM task_outcomes_of(errors_as_failures, run_ids := run_ids);
+       avg(metric_outcome(metric, n_samples, n_success, first_success, known_to,
+                          greatest(k - 1, 1)))                                AS at_k_minus_1,
+       avg(metric_outcome(metric, n_samples, n_success, first_success, known_to, k)) AS at_k
+FROM task_outcomes_of(errors_as_failures, run_ids := run_ids)
+GROUP BY run_no, task_index;
 
 -- One row per (run, t): metric@t over the n_tasks counted at t (n_left_out: tasks whose
 -- outcome at t is unknown), its 95% Wilson interval (low, high), seq_k's first-t figure with
--- its own n, the soft score (mean best score within the first t, over those n_first_t
--- tasks; clipped to [0, 1] after averaging for a run whose soft_score_clipped), and the mean spend per task up to t over all n_started tasks of the run (seq@k:
+-- its own n, pass_all_t (pass@k runs: pass^t, the unbiased probability that all of t samples
+-- succeed, C(c, t) / C(n, t), over the same n_tasks; NULL for seq@k), the soft score (mean best
+-- score within the first t, over those n_first_t tasks; clipped to [0, 1] after averaging for
+-- a run whose soft_score_clipped), and the mean spend per task up to t over all n_started tasks of the run (seq@k:
 -- calls of attempts 1..t; pass@k: t samples at the run's mean cost per sample);
 -- cost_usd_per_task is NULL when no call of the run was priced. n_started and
--- n_error_attempts are the run's, repeated on each row.
+-- n_error_attempts are the run's, repeated on each row. For a seq@k run with several chains
+-- (`chains:`) every figure is the width-1 one: a task's value is the mean over its chains known
+-- at t, the soft score a mean over chains, the spend per chain.
 CREATE OR REPLACE MACRO run_curve_of(errors_as_failures, run_ids := NULL) AS TABLE
 WITH outcomes AS (
     SELECT * FROM task_outcomes_of(errors_as_failures, run_ids := run_ids)
 ),
 -- Tasks with the same counts have the same figures: compute each once, weighted by n.
+-- n_chains_first_t: the chains whose first-t outcome is known (the soft score's denominator).
 points AS (
     SELECT y.run_id, g.t::INTEGER AS t, y.metric, y.k, y.n,
            metric_outcome(y.metric, y.n_samples, y.n_success, y.first_success, y.known_to, g.t)
                AS value,
-           first_t_outcome(y.first_success, y.known_to, g.t) AS first_t_value
+           first_t_outcome(y.first_success, y.known_to, g.t) AS first_t_value,
+           CASE WHEN first_t_value IS NOT NULL THEN y.n ELSE 0 END AS n_chains_first_t,
+           CASE WHEN y.metric = 'pass@k' THEN pass_all_t_unbiased(y.n_samples, y.n_success, g.t)
+                END AS pass_all_t
     FROM (SELECT run_id, metric, k, n_samples, n_success, first_success, known_to,
                  count(*) AS n
-          FROM outcomes GROUP BY ALL) y,
+          FROM outcomes WHERE chains = 1 GROUP BY ALL) y,
          range(1, y.k + 1) AS g(t)
+    UNION ALL
+    -- several chains: a task's figures are means over its chains known at t
+    SELECT any_value(o.run_id), g.t::INTEGER, any_value(o.metric), any_value(o.k), 1,
+           avg(metric_outcome(o.metric, o.n_samples, o.n_success, o.first_success, o.known_to,
+                              g.t)),
+           avg(first_t_outcome(o.first_success, o.known_to, g.t)),
+           count(first_t_outcome(o.first_success, o.known_to, g.t)), NULL
+    FROM outcomes o, range(1, o.k + 1) AS g(t)
+    WHERE o.chains > 1
+    GROUP BY o.run_no, o.task_index, g.t
 ),
 success AS (
     SELECT run_id, t, any_value(metric) AS metric, any_value(k) AS k,
@@ -256,7 +308,9 @@ success AS (
            sum(n * value)                                                        AS x,
            sum(n * value * value)                                                AS x2,
            coalesce(sum(n) FILTER (WHERE first_t_value IS NOT NULL), 0)::BIGINT  AS n_first_t,
-           sum(n * first_t_value)                                        AS x_first_t
+           sum(n * first_t_value)                                        AS x_first_t,
+           sum(n_chains_first_t)                                         AS n_chains_first_t,
+           sum(n * pass_all_t)                                           AS x_all
     FROM points
     GROUP BY run_id, t
 ),
@@ -266,27 +320,28 @@ success AS (
 -- avoids expanding every task to K rows. A task whose slots are 1..n_attempts (no holes,
 -- the usual case) needs no window to find the next slot; only the running best does.
 slots AS (
-    SELECT run_no, task_index, attempt_index,
+    SELECT run_no, task_index, chain_index, attempt_index,
            coalesce(max(CASE WHEN status = 'ok' THEN coalesce(score, success::DOUBLE) END)
-                    OVER (PARTITION BY run_no, task_index ORDER BY attempt_index
+                    OVER (PARTITION BY run_no, task_index, chain_index ORDER BY attempt_index
                           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), 0.0) AS best
     FROM current_attempts_of(run_ids := run_ids)
 ),
 spans AS (
-    SELECT o.run_id, s.task_index, s.attempt_index AS lo, s.best, o.k, o.known_to,
+    SELECT o.run_id, s.task_index, s.chain_index, s.attempt_index AS lo, s.best, o.k, o.known_to,
            coalesce(o.first_success, o.k + 1) AS first_success,
            -- no holes: the next slot is the next index, and the last one holds through K
            CASE WHEN o.settled_prefix <> o.n_attempts THEN NULL
                 WHEN s.attempt_index < o.n_attempts THEN s.attempt_index
                 ELSE o.k END AS hi
     FROM slots s
-    JOIN outcomes o USING (run_no, task_index)
+    JOIN outcomes o USING (run_no, task_index, chain_index)
 ),
 spans_all AS (
     SELECT run_id, lo, best, known_to, first_success, hi FROM spans WHERE hi IS NOT NULL
     UNION ALL
     SELECT run_id, lo, best, known_to, first_success,
-           coalesce(lead(lo) OVER (PARTITION BY run_id, task_index ORDER BY lo) - 1, k)
+           coalesce(lead(lo) OVER (PARTITION BY run_id, task_index, chain_index ORDER BY lo) - 1,
+                    k)
     FROM spans WHERE hi IS NULL
 ),
 events AS (
@@ -312,10 +367,13 @@ spend AS (
     GROUP BY run_id, attempt_index
 ),
 per_run AS (
-    SELECT o.run_id, o.n_started, o.n_attempts, o.n_error_attempts, p.tokens, p.cost_usd,
-           coalesce(p.n_priced, 0) AS n_priced,
+    SELECT o.run_id, o.n_started, o.n_started_chains, o.n_attempts, o.n_error_attempts,
+           p.tokens, p.cost_usd, coalesce(p.n_priced, 0) AS n_priced,
            coalesce(ru.soft_score_clipped, false) AS soft_score_clipped
-    FROM (SELECT run_id, count(*) AS n_started, sum(n_attempts) AS n_attempts,
+    FROM (SELECT run_id,
+                 CASE WHEN max(chains) = 1 THEN count(*)
+                      ELSE count(DISTINCT task_index) END AS n_started,
+                 count(*) AS n_started_chains, sum(n_attempts) AS n_attempts,
                  sum(n_error)::BIGINT AS n_error_attempts
           FROM outcomes GROUP BY run_id) o
     LEFT JOIN (SELECT run_id, sum(tokens) AS tokens, sum(cost_usd) AS cost_usd,
@@ -336,17 +394,18 @@ SELECT s.run_id, s.t, s.metric, s.k, s.n_tasks, s.n_left_out,
        s.x_first_t / nullif(s.n_first_t, 0)           AS first_t_value,
        clipped_if(r.soft_score_clipped,
                   sum(coalesce(e.d, 0.0)) OVER (PARTITION BY s.run_id ORDER BY s.t)
-                      / nullif(s.n_first_t, 0))       AS soft_score,
+                      / nullif(s.n_chains_first_t, 0)) AS soft_score,
        CASE WHEN r.n_priced = 0 THEN NULL
             WHEN s.metric = 'seq@k'
             THEN sum(coalesce(c.cost_usd, 0.0)) OVER (PARTITION BY s.run_id ORDER BY s.t)
-                 / r.n_started
+                 / r.n_started_chains
             ELSE s.t * r.cost_usd / r.n_attempts END  AS cost_usd_per_task,
        CASE WHEN s.metric = 'seq@k'
             THEN sum(coalesce(c.tokens, 0)) OVER (PARTITION BY s.run_id ORDER BY s.t)
-                 / r.n_started
+                 / r.n_started_chains
             ELSE s.t * coalesce(r.tokens, 0) / r.n_attempts END AS tokens_per_task,
-       r.n_started, r.n_error_attempts
+       r.n_started, r.n_error_attempts,
+       s.x_all / nullif(s.n_tasks, 0)                 AS pass_all_t
 FROM success s
 JOIN per_run r USING (run_id)
 LEFT JOIN events e USING (run_id, t)
@@ -354,6 +413,91 @@ LEFT JOIN spend c ON c.run_id = s.run_id AND c.attempt_index = s.t;
 
 -- run_curve_of with errors excluded, every run.
 CREATE OR REPLACE VIEW run_curve AS SELECT * FROM run_curve_of(false);
+
+-- The width x depth frontier per task: one row per (run, task, width, depth). For a task with
+-- n_d chains known at depth d (solved by d, or attempts 1..d all valid; as in run_curve) of
+-- which c_d solved within d, value = 1 - C(n_d - c_d, w) / C(n_d, w), the probability that w
+-- independent chains of depth d solve it (Chen et al.'s estimator applied to chains), NULL when
+-- n_d < w. seq@k: widths 1..runs.chains, depths 1..K. pass@k: depth 1 only, its samples as
+-- width (1..k), value = Chen's pass@w. cost_usd, tokens: the expected spend of (w, d) on the
+-- task, w x the mean, over its chains counted at d, of what attempts 1..min(d, first success)
+-- cost (every call, failed ones included); pass@k: w x the run's mean spend per sample.
+-- priced: whether any call of the run was priced (cost_usd means nothing otherwise).
+CREATE OR REPLACE MACRO frontier_tasks_of(errors_as_failures, run_ids := NULL) AS TABLE
+WITH outcomes AS (
+    SELECT * FROM task_outcomes_of(errors_as_failures, run_ids := run_ids)
+),
+spend AS (
+    SELECT run_id, task_index, chain_index, attempt_index,
+           sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) AS tokens,
+           sum(cost_usd) AS cost_usd, count(cost_usd) AS n_priced
+    FROM current_calls
+    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
+    GROUP BY run_id, task_index, chain_index, attempt_index
+),
+per_run AS (
+    SELECT o.run_id, o.n_attempts, p.tokens, p.cost_usd, coalesce(p.n_priced, 0) > 0 AS priced
+    FROM (SELECT run_id, sum(n_attempts) AS n_attempts FROM outcomes GROUP BY run_id) o
+    LEFT JOIN (SELECT run_id, sum(tokens) AS tokens, sum(cost_usd) AS cost_usd,
+                      sum(n_priced) AS n_priced
+               FROM spend GROUP BY run_id) p USING (run_id)
+),
+-- A chain's spend through attempt d, for every d it has calls at, holding until the next such
+-- d (next_index): the join below takes the last one at or before a depth (a chain that stopped
+-- at its first success costs no more). An ASOF join says the same and is ten times slower here.
+chain_spend AS (
+    SELECT run_id, task_index, chain_index, attempt_index,
+           lead(attempt_index, 1, 2147483647) OVER w AS next_index,
+           sum(tokens) OVER w AS tokens, sum(coalesce(cost_usd, 0.0)) OVER w AS cost_usd
+    FROM spend
+    WINDOW w AS (PARTITION BY run_id, task_index, chain_index ORDER BY attempt_index)
+),
+chain_depth AS (
+    SELECT o.run_id, o.run_no, o.task_index, o.chain_index, o.chains, g.d::INTEGER AS d,
+           coalesce(o.first_success <= g.d, false) AS solved,
+           coalesce(o.first_success <= g.d OR o.known_to >= g.d, false) AS known
+    FROM outcomes o, range(1, o.k + 1) AS g(d)
+    WHERE o.metric = 'seq@k'
+),
+task_depth AS (
+    SELECT any_value(c.run_id) AS run_id, c.task_index, c.d, any_value(c.chains) AS chains,
+           count(*) FILTER (WHERE c.known) AS n_d,
+           count(*) FILTER (WHERE c.solved) AS c_d,
+           sum(coalesce(s.cost_usd, 0.0)) FILTER (WHERE c.known) AS cost_usd,
+           sum(coalesce(s.tokens, 0)) FILTER (WHERE c.known) AS tokens
+    FROM chain_depth c
+    LEFT JOIN chain_spend s
+      ON s.run_id = c.run_id AND s.task_index = c.task_index AND s.chain_index = c.chain_index
+     AND s.attempt_index <= c.d AND c.d < s.next_index
+    GROUP BY c.run_no, c.task_index, c.d
+)
+SELECT t.run_id, t.task_index, g.w::INTEGER AS width, t.d AS depth,
+       pass_at_t_unbiased(t.n_d, t.c_d, g.w) AS value,
+       g.w * t.cost_usd / nullif(t.n_d, 0) AS cost_usd,
+       g.w * t.tokens / nullif(t.n_d, 0) AS tokens, r.priced
+FROM task_depth t JOIN per_run r USING (run_id), range(1, t.chains + 1) AS g(w)
+UNION ALL
+SELECT o.run_id, o.task_index, g.w::INTEGER, 1, pass_at_t_unbiased(o.n_samples, o.n_success, g.w),
+       g.w * r.cost_usd / r.n_attempts, g.w * coalesce(r.tokens, 0) / r.n_attempts, r.priced
+FROM outcomes o JOIN per_run r USING (run_id), range(1, o.k + 1) AS g(w)
+WHERE o.metric = 'pass@k';
+
+-- One row per (run, width, depth): the frontier_tasks_of values averaged over the n_tasks with
+-- a value there (n_left_out: the other started tasks), and the mean expected spend per task
+-- over the same tasks: cost_usd_per_task (NULL when no call of the run was priced) and
+-- tokens_per_task (input + output). Width 1 of a seq@k run is run_curve's seq@t.
+CREATE OR REPLACE MACRO frontier_of(errors_as_failures, run_ids := NULL) AS TABLE
+SELECT run_id, width, depth, avg(value) AS value,
+       count(value) AS n_tasks, (count(*) - count(value))::BIGINT AS n_left_out,
+       CASE WHEN bool_or(priced) THEN avg(cost_usd) FILTER (WHERE value IS NOT NULL) END
+           AS cost_usd_per_task,
+       coalesce(avg(tokens) FILTER (WHERE value IS NOT NULL), 0.0) AS tokens_per_task
+FROM frontier_tasks_of(errors_as_failures, run_ids := run_ids)
+GROUP BY run_id, width, depth
+ORDER BY run_id, width, depth;
+
+-- frontier_of with errors excluded, every run.
+CREATE OR REPLACE VIEW frontier AS SELECT * FROM frontier_of(false);
 
 -- Which pass@k run each seq@k run is compared with: same benchmark, slice, actor model, k,
 -- verifier and judge (pass@k never shows feedback, so its feedback mode does not matter).

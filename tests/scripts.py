@@ -29,6 +29,16 @@ def solves_on(schedule: dict[int, int]):
     return reply
 
 
+def seeded_coin(prompt: str, seed: int | None = None) -> str:
+    """Right on a third of (task, seed) pairs, decided by a hash: each chain and attempt of a
+    seeded run samples anew, and the same seed always gives the same answer."""
+    import hashlib
+
+    word = word_of(prompt)
+    digest = hashlib.sha256(f"{word}/{seed}".encode()).digest()
+    return word if digest[0] % 3 == 0 else f"not-{word}"
+
+
 def always_wrong(prompt: str) -> str:
     return "wrong"
 
@@ -82,3 +92,24 @@ def _slow_wrong():
 
 slow_wrong = _slow_wrong()
 """Always wrong, 0.3 s a call: a run long enough to print progress lines."""
+
+
+def seeded_arc(prompt: str, seed: int | None = None) -> str:
+    """Right on a third of (task, seed) pairs, decided by a hash: the chains of a seeded seq@k
+    run sample anew, and the same seed always gives the same answer."""
+    import hashlib
+
+    task_prompt = prompt.split("\n\nThis is attempt ", 1)[0]
+    index, answer = _arc_index()[task_prompt]
+    if hashlib.sha256(f"{index}/{seed}".encode()).digest()[0] % 3 == 0:
+        return f"Here it is:\n```json\n{answer}\n```"
+    return "[[0, 0], [0, 0]]"
+
+
+def _slow_seeded_arc():
+    from seqk.models import MockModel
+
+    return MockModel(seeded_arc, latency_s=0.05)
+
+
+slow_seeded_arc = _slow_seeded_arc()

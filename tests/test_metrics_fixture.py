@@ -47,7 +47,7 @@ _T0 = datetime(2026, 1, 1)
 def _run(con, run_id: str, metric: str, k: int, feedback_mode: str) -> None:
     con.execute(
         "INSERT INTO run_rows VALUES (?, 'toy', 'toy-plain', ?, ?, 1, ?, 'mock/a', NULL, NULL, "
-        "'deterministic', 0.7, '{}', '{}', 'fp', '{}', ?, ?, 'test', false, false)",
+        "'deterministic', 0.7, '{}', '{}', 'fp', '{}', ?, ?, 'test', false, false, 1)",
         [run_id, metric, k, feedback_mode, _T0, _T0])
 
 
@@ -68,14 +68,14 @@ def _attempt(con, run_id: str, task: int, slot: int, code: str, clock: list[int]
         status, success, error = "ok", code == "S", None
         score = 1.0 if code == "S" else float(code[1:] or 0)
     con.execute("INSERT INTO attempts VALUES (?, ?, 1, ?, ?, 3, ?, ?, ?, 'p', 'o', NULL, NULL, "
-                "NULL, ?, ?, ?)", [uid, run_id, task, slot, status, success, score, error, at, at])
+                "NULL, ?, ?, ?, 1)", [uid, run_id, task, slot, status, success, score, error, at, at])
     calls = [("actor", "mock/a", None if code == "E" else 10 * slot, None if code == "E" else 5,
               None if code == "E" else actor_cost, "boom" if code == "E" else None)]
     if critic and code.startswith("F"):
         calls.append(("critic", "mock/critic", 20, 3, 0.0005, None))
     for index, (role, model, tokens_in, tokens_out, cost, err) in enumerate(calls, start=1):
         con.execute("INSERT INTO calls VALUES (?, ?, 1, ?, ?, ?, ?, ?, NULL, NULL, ?, 0, 0, ?, ?, "
-                    "0.0, 0, ?, ?, NULL, 'sync')",
+                    "0.0, 0, ?, ?, NULL, 'sync', 1)",
                     [uid, run_id, task, slot, index, role, model, tokens_in, tokens_out, cost,
                      err, at])
 

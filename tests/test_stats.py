@@ -118,3 +118,21 @@ def test_fractional_values_keep_the_bootstrap() -> None:
                            name="framing")
     assert found.interval == "bootstrap" and found.p_value is None
     assert found.difference.low < found.difference.value < found.difference.high
+
+
+def test_mcnemar_sample_size_is_connors_formula():
+    from math import ceil, sqrt
+
+    from seqk.stats import mcnemar_detectable_lift, mcnemar_power, mcnemar_tasks_needed
+
+    # Connor (1987), psi = 0.3, delta = 0.1, alpha = 0.05 two-sided, power 0.8:
+    # n = (1.959964 * sqrt(0.3) + 0.841621 * sqrt(0.29))^2 / 0.01 = 233.06 -> 234 tasks.
+    by_hand = (1.959964 * sqrt(0.3) + 0.841621 * sqrt(0.29)) ** 2 / 0.01
+    assert 233.0 < by_hand < 233.1 and mcnemar_tasks_needed(0.1, 0.3) == ceil(by_hand) == 234
+    assert mcnemar_power(234, 0.1, 0.3) == pytest.approx(0.8, abs=0.002)
+    assert mcnemar_power(100, 0.1, 0.3) < 0.5 < mcnemar_power(400, 0.1, 0.3)
+    lift = mcnemar_detectable_lift(234, 0.3)
+    assert lift == pytest.approx(0.1, abs=5e-4) and mcnemar_power(234, lift, 0.3) >= 0.8
+    assert mcnemar_detectable_lift(3, 0.3) is None
+    with pytest.raises(ValueError):
+        mcnemar_tasks_needed(0.4, 0.3)

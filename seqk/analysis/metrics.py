@@ -57,6 +57,9 @@ class CurvePoint:
     """Mean spend per task up to t (None when no call was priced)."""
     tokens_per_task: float | None
     """Mean input + output tokens per task up to t."""
+    pass_all_t: float | None = None
+    """pass@k runs: pass^t, the unbiased probability that all of t samples succeed, C(c, t) / C(n, t),
+    over the same n_tasks (None for seq@k)."""
 
 
 @dataclass(frozen=True)

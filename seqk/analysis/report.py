@@ -22,6 +22,7 @@ from typing import Any
 
 from seqk import store
 from seqk.analysis import metrics
+from seqk.analysis.frontier import EqualBudget, equal_budget, oracle_stopped
 from seqk.analysis.metrics import Comparison, RunMetrics
 from seqk.errors import NotFound
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate
@@ -54,6 +55,10 @@ class Report:
     comparison: Comparison | None = None
     """The paired comparison when exactly two runs are reported without compare."""
     notes: list[str] = field(default_factory=list)
+    equal_budget: list[EqualBudget] = field(default_factory=list)
+    """Filled with compare=True: each seq@k run against its budget partner at equal spend."""
+    oracle_runs: list[str] = field(default_factory=list)
+    """seq@k runs whose chains stop on the verdict of the judge that grades them."""
 
 
 def report(runs: Sequence[str] = (), *, compare: bool = False, benchmark: str | None = None,
@@ -74,8 +79,13 @@ def report(runs: Sequence[str] = (), *, compare: bool = False, benchmark: str | 
         found = metrics.compute(con, ids, errors_as_failures=errors_as_failures, seed=seed,
                                 n_boot=n_boot)
         rep = Report(found, errors_as_failures, seed, n_boot)
+        rep.oracle_runs = [r["run_id"] for r in queries.report_runs(
+            con, run_ids=ids, benchmark=None, model=None) if oracle_stopped(r)]
         if compare:
             rep.rows = _compare_rows(found)
+            rep.equal_budget = equal_budget(
+                con, [r.run_id for r in found if r.metric == "seq@k"],
+                errors_as_failures=errors_as_failures, seed=seed, n_boot=n_boot)
         elif len(found) == 2:
             a, b = found
             rep.comparison = metrics.compare_on(con, a.run_id, b.run_id, min(a.k, b.k),
@@ -123,6 +133,18 @@ def _notes(rep: Report) -> list[str]:
             notes.append(f"{r.run_id}: compared with {r.pass_run_id}, chosen from "
                          f"{r.n_pass_candidates} pass@k runs (same feedback mode first, then same "
                          "temperature, then run id).")
+    for run_id in rep.oracle_runs:
+        notes.append(f"{run_id}: its chains stop on the verdict of the LLM judge that also grades "
+                     "them, so part of seq@k's gain may be an oracle effect (Huang et al., ICLR 2024).")
+    if rep.equal_budget:
+        notes.append("at equal budget: the best (width × depth) cell of the seq@k run whose expected "
+                     "spend per task is at most pass@m's, against pass@m (its budget partner: same "
+                     "slice, actor, verifier and judge, the largest k); difference on shared tasks "
+                     f"with a paired task bootstrap ({rep.n_boot} resamples, seed {rep.seed}; a task's "
+                     "chains and samples resampled together, the cell held fixed).")
+    if any(r.metric == "pass@k" for r in rep.runs):
+        notes.append("pass^t (pass@k runs): the unbiased probability that all of t samples succeed, "
+                     "C(c, t)/C(n, t), over the tasks counted for pass@t.")
     leaking = sorted({r.feedback_mode for r in rep.runs if r.shows_grading_info})
     if leaking:
         notes.append(f"{GRADING_MARK} feedback mode {', '.join(leaking)} shows grading information to the "
@@ -274,6 +296,8 @@ def to_markdown(rep: Report) -> str:
               for row in body]
     if rep.comparison:
         lines += ["", comparison_line(rep.comparison)]
+    for b in rep.equal_budget:
+        lines += ["", "```", *equal_budget_lines(b), "```"]
     return "\n".join(lines + [""] + [f"- {n}" for n in rep.notes]) + "\n"
 
 
@@ -290,7 +314,7 @@ def flat_rows(rep: Report) -> list[dict[str, Any]]:
                                f"{prefix}soft_score_clipped": run.soft_score_clipped}
         for p in run.curve:
             for name in ("value", "low", "high", "n_tasks", "n_left_out", "first_t_value",
-                         "soft_score", "cost_usd_per_task"):
+                         "soft_score", "cost_usd_per_task") + (("pass_all_t",) if run.metric == "pass@k" else ()):
                 out[f"{prefix}{name}_at_{p.t}"] = getattr(p, name)
         for name in ("delta", "egs", "lgs"):
             e = getattr(run, name)
@@ -312,11 +336,48 @@ def flat_rows(rep: Report) -> list[dict[str, Any]]:
                 "n_unpriced_calls")}
         return out
 
+    budgets = {b.seq_run_id: b for b in rep.equal_budget}
     if rep.rows:
         return [{"benchmark": r.benchmark, "actor_model": r.actor_model, "feedback": r.feedback}
-                | flat(r.seq, "seq_") | flat(r.pass_run, "pass_") for r in rep.rows]
+                | flat(r.seq, "seq_") | flat(r.pass_run, "pass_")
+                | _flat_budget(budgets.get(r.seq.run_id) if r.seq else None) for r in rep.rows]
     return [{"benchmark": r.slice, "actor_model": r.actor_model, "feedback": r.feedback_label}
             | flat(r) for r in rep.runs]
+
+
+def _flat_budget(b: EqualBudget | None) -> dict[str, Any]:
+    if b is None:
+        return {}
+    out: dict[str, Any] = {"budget_pass_run_id": b.pass_run_id, "budget_unit": b.unit}
+    for p in b.points:
+        at = f"budget_at_pass_{p.pass_width}"
+        out |= {f"{at}_spend": p.budget, f"{at}_pass_value": p.pass_value, f"{at}_width": p.width,
+                f"{at}_depth": p.depth, f"{at}_seq_value": p.seq_value, f"{at}_seq_spend": p.seq_spend}
+        if p.difference is not None:
+            out |= {f"{at}_difference": p.difference.value, f"{at}_low": p.difference.low,
+                    f"{at}_high": p.difference.high, f"{at}_n": p.difference.n}
+    return out
+
+
+def equal_budget_lines(b: EqualBudget) -> list[str]:
+    """The "at equal budget" block of one seq@k run, as plain text lines."""
+    spend = (lambda x: f"${x:.4f}") if b.unit == "US$" else (lambda x: f"{x:,.0f}")
+    lines = [f"at equal budget: {b.seq_run_id}",
+             f"  vs pass@k (k={b.pass_k}) {b.pass_run_id}",
+             f"  {'budget ' + ('$' if b.unit == 'US$' else 'tok'):>11} {'pass@m':<11} {'w×d':<5} "
+             f"{'seq':<6} {'seq − pass [95% CI]':<24} n"]
+    for p in b.points:
+        pas = f"@{p.pass_width} {fmt_number(p.pass_value, digits=3)}"
+        if p.width is None or p.difference is None:
+            lines.append(f"  {spend(p.budget):>11} {pas:<11} —     (every cell costs more)")
+            continue
+        lines.append(f"  {spend(p.budget):>11} {pas:<11} {f'{p.width}×{p.depth}':<5} "
+                     f"{fmt_number(p.seq_value, digits=3):<6} "
+                     f"{fmt_estimate(p.difference, digits=3):<24} {p.difference.n}")
+    lines.append(f"  (budget: expected {'US$' if b.unit == 'US$' else 'tokens'} per task of "
+                 "pass@m; w×d: chains × attempts,")
+    lines.append("   the best seq@k cell costing no more; n: tasks both runs count)")
+    return lines
 
 
 def to_csv(rep: Report) -> str:

@@ -180,7 +180,8 @@ def inspect(
         headline, message = _error_text(a["error"]) if a["status"] == "error" else ("", None)
         verdict = (f"[yellow]ERROR[/] {escape(headline)}" if a["status"] == "error"
                    else ("[green]PASS[/]" if a["success"] else "[red]FAIL[/]") + f" score={a['score']}")
-        out.print(f"\n[bold]━━ attempt {a['attempt_index']} of {a['k']}[/] {verdict}{tag}")
+        chain = f"chain {a['chain_index']} · " if t.run["chains"] > 1 else ""
+        out.print(f"\n[bold]━━ {chain}attempt {a['attempt_index']} of {a['k']}[/] {verdict}{tag}")
         if message:
             out.print(f"  {message}", markup=False)
         out.print("[cyan]prompt[/]", markup=True)
@@ -255,6 +256,9 @@ def sql(
 @app.command()
 def plan(
     variant: Annotated[Path, typer.Argument(metavar="VARIANT", help="Variant YAML to check and plan.")],
+    lift: Annotated[float | None, typer.Option(
+        "--lift", metavar="D", help="seq@k: also print the tasks needed to detect a lift of D over "
+                                    "pass@k with 80% power.")] = None,
     db: DbOption = None,
     restart: Annotated[bool, typer.Option(
         "--restart", help="Plan as `seqk run --restart` would run (a larger k restarts the run).")] = False,
@@ -268,7 +272,7 @@ def plan(
 
     spec, settings = runspec.load_with_settings(variant, {"continue": False} if restart else None)
     database = settings.database(db)
-    p = make_plan(spec, database)
+    p = make_plan(spec, database, lift=lift)
     out = _console()
     out.print(f"[bold]{p['run_id']}[/]  ({p['state']})")
     for role in ("actor", "judge", "critic"):
@@ -311,6 +315,17 @@ def plan(
             out.print(f"  budget ({line.scope}): ${line.spent_usd:.4f} spent of ${line.budget_usd:.4f}, "
                       f"${max(line.remaining_usd, 0):.4f} left; an attempt reserves up to "
                       f"${line.attempt_usd:.4f} (its worst case: attempt 1 of the longest task)")
+    power = p["power"]
+    if power is not None:
+        detectable = ("none: too few tasks" if power["detectable_lift"] is None
+                      else f"{power['detectable_lift']:.3f}")
+        out.print(f"  power vs pass@k (McNemar's test, Connor 1987; α = 0.05 two-sided, 80% power): "
+                  f"smallest detectable lift on {power['n_tasks']} tasks: {detectable}")
+        out.print(f"    discordance {power['discordance']:.3f}, {power['discordance_source']}",
+                  markup=False)
+        if power["lift"] is not None:
+            out.print(f"  a lift of {power['lift']:g} needs {power['tasks_needed']} tasks "
+                      f"(this variant selects {power['n_tasks']})")
     out.print(f"  fingerprint: {p['fingerprint'][:16]}…")
     for note in spec.notes:
         out.print(f"  note: {note}")

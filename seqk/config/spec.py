@@ -96,6 +96,9 @@ class RunSpec:
     def batched(self) -> bool:
         """True when a role's calls go through a batch API (seqk.run.rounds runs it)."""
         return self.actor.batch or (self.seq and self.critic.batch)
+    chains: int = 1
+    """seq@k: independent chains per task. Not in the fingerprint: like max_tasks, more of it
+    extends the run."""
 
     @property
     def feedback_mode(self) -> str:
@@ -146,7 +149,7 @@ class RunSpec:
         """The resolved variant as stored with the run (no secrets: only key variable names)."""
         return {
             "source": self.source, "benchmark": self.benchmark.name, "metric": self.metric,
-            "k": self.k, "feedback_mode": self.feedback_mode,
+            "k": self.k, "chains": self.chains, "feedback_mode": self.feedback_mode,
             "actor": self.actor.public(), "judge": self.judge.public(),
             "critic": self.critic.public(), "options": self.options.model_dump(mode="json"),
             "task_indices": [t.task_index for t in self.tasks], "continue": bool(self.continue_),
@@ -222,6 +225,9 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
 
     if variant.task_indices is not None and variant.max_tasks is not None:
         issues.append(ConfigIssue("C06", "task_indices", "set either task_indices or max_tasks, not both"))
+    if variant.metric == "pass@k" and variant.chains != 1:
+        issues.append(ConfigIssue("C03", "chains", f"chains is for seq@k (got {variant.chains} with "
+                                  "pass@k, whose k samples are already independent: raise k instead)"))
 
     tasks: list[Task] = []
     if options is not None:
@@ -253,6 +259,10 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
     issues += unpriced_roles(called, variant.budget_usd)
     issues += uncapped_roles(called, variant.budget_usd)
     budgeted = variant.budget_usd is not None or any(r.budget_usd is not None for r in (actor, judge, critic))
+    if variant.chains > 1 and (variant.executor == "ray" or actor.batch or critic.batch):
+        # Ray workers and batch rounds run one chain per task (the slot they track).
+        issues.append(ConfigIssue("C03", "chains", "chains above 1 run with the local executor and "
+                                  "synchronous calls only: drop executor: ray / batch, or keep chains: 1"))
     if budgeted and variant.executor == "ray" and variant.metric == "seq@k":
         # A chain runs whole on a Ray worker: the driver cannot stop it between attempts, so the
         # budget's promise (never spend past it) would not hold.
@@ -271,7 +281,7 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
         tasks=tasks, continue_=variant.continue_, concurrency=variant.concurrency,
         retry=variant.retry, quota=dict(variant.quota), source=source,
         notes=tuple(notes), budget_usd=variant.budget_usd, batch_poll_s=variant.batch_poll_s,
-        executor=variant.executor, ray_address=variant.ray_address,
+        executor=variant.executor, ray_address=variant.ray_address, chains=variant.chains,
     )
 
 

@@ -124,6 +124,10 @@ class Variant(BaseModel):
     'passk' and 'seqk' are accepted too."""
     k: int = Field(gt=0)
     """Maximum attempts per task."""
+    chains: int = Field(1, gt=0)
+    """seq@k only: independent chains per task, each up to k attempts and stopping at its first
+    success (the width of the width x depth frontier). Raising it later extends the run; lowering
+    it is refused."""
     tag: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
     """Makes this variant a run of its own, `<slice>/<metric>/<agent>/<verifier>/<feedback>@<tag>`,
     for sweeps over settings the five slots do not name (temperature, max_tokens, ...)."""

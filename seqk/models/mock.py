@@ -29,13 +29,15 @@ def count_tokens(text: str) -> int:
 @dataclass
 class MockModel:
     """Scripted replies: a function of the prompt, or a list served in call order
-    (the last one repeats). An exception in the script is raised, as a provider would."""
+    (the last one repeats). An exception in the script is raised, as a provider would. A
+    function with a `seed` parameter also gets the call's seed (None when unseeded), so a
+    script can sample differently per seed as a real model would."""
 
     replies: Sequence[MockReply] | Callable[[str], Any]
     latency_s: float = 0.0
     calls: int = 0
 
-    async def reply(self, prompt: str) -> str:
+    async def reply(self, prompt: str, seed: int | None = None) -> str:
         """The next scripted reply to `prompt`."""
         n = self.calls
         self.calls += 1
@@ -46,10 +48,17 @@ class MockModel:
         if isinstance(item, BaseException):
             raise item
         if callable(item):
-            item = item(prompt)
+            item = item(prompt, seed=seed) if _takes_seed(item) else item(prompt)
             if inspect.isawaitable(item):
                 item = await item
         return str(item)
+
+
+def _takes_seed(script: Callable[..., Any]) -> bool:
+    try:
+        return "seed" in inspect.signature(script).parameters
+    except (TypeError, ValueError):  # a builtin without a signature
+        return False
 
 
 _MOCKS: dict[str, MockModel] = {}
@@ -129,7 +138,7 @@ class MockProvider:
         assert spec.model is not None
         mock = _mock_for(spec.model)
         start = time.perf_counter()
-        text = await mock.reply(prompt)
+        text = await mock.reply(prompt, spec.seed)
         input_tokens, output_tokens = count_tokens(prompt), count_tokens(text)
         return Completion(
             text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=0,

@@ -8,6 +8,11 @@ Three charts, stacked:
 3. success against mean spend per task (USD, or tokens when no call was priced), so
    pass@k and seq@k compare at equal spend; each panel has its own spend axis, so a cheap
    benchmark is not squashed against an expensive one.
+with `--compare` and a seq@k run with a budget partner (seqk.analysis.frontier), two more:
+4. value against expected spend per task for pass@1..n and each depth of the seq@k frontier
+   (widths along each line);
+5. a heat map over (width, depth) of the frontier's value divided by pass@k's at the same
+   spend (Olausson et al., ICLR 2024).
 
 altair is imported here only, so `seqk report` without --html/--png never pays for it.
 """
@@ -162,12 +167,45 @@ def cost_chart(rep: Report) -> alt.Chart | alt.FacetChart:
         title="Success against spend: pass@k and seq@k at equal cost (spend axis per panel)")
 
 
+def frontier_charts(rep: Report) -> list[alt.Chart | alt.HConcatChart]:
+    """Charts 4 and 5, side by side, for each seq@k run with a budget partner."""
+    charts: list[alt.Chart | alt.HConcatChart] = []
+    for b in rep.equal_budget:
+        unit = "US$" if b.unit == "US$" else "tokens"
+        rows = [c | {"run": b.seq_run_id} for c in b.cells]
+        spend = alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
+            x=alt.X("spend:Q", title=f"expected spend per task ({unit})"),
+            y=alt.Y("value:Q", title="success (w chains of depth d; pass@m)",
+                    scale=alt.Scale(domain=[0, 1])),
+            color=alt.Color("series:N", title="pass@m · seq@k depth"),
+            order="width:Q",
+            tooltip=["series:N", "width:Q", "depth:Q", alt.Tooltip("value:Q", format=".3f"),
+                     alt.Tooltip("spend:Q", format=".4g")],
+        ).properties(width=_PAGE_WIDTH // 2 - _PANEL_GAP, height=260,
+                     title=f"{b.seq_run_id} vs pass@{b.pass_k} at equal spend")
+        cells_ = [r for r in rows if r["series"] != "pass@k"]
+        heat = alt.Chart(alt.Data(values=cells_)).mark_rect().encode(
+            x=alt.X("width:O", title="width (chains)"),
+            y=alt.Y("depth:O", title="depth (attempts per chain)", sort="descending"),
+            color=alt.Color("relative:Q", title="÷ pass@k at equal spend",
+                            scale=alt.Scale(scheme="redblue", domainMid=1.0)),
+            tooltip=["width:Q", "depth:Q", alt.Tooltip("value:Q", format=".3f"),
+                     alt.Tooltip("relative:Q", format=".3f"), alt.Tooltip("spend:Q", format=".4g")],
+        )
+        text = heat.mark_text(fontSize=12).encode(
+            text=alt.Text("relative:Q", format=".2f"), color=alt.value("black"))
+        charts.append(alt.hconcat(spend, (heat + text).properties(
+            width=_PAGE_WIDTH // 2 - _PANEL_GAP, height=260,
+            title="frontier ÷ pass@k at the same spend (blank: beyond pass@1..n)")))
+    return charts
+
+
 def report_chart(rep: Report) -> alt.VConcatChart:
-    """The three charts, stacked."""
+    """The three charts, stacked (and the frontier charts of each equal-budget comparison)."""
     # centered: left-aligned, the lift's long row labels would hang left of the panels above
     # and widen the page by their length.
-    return alt.vconcat(curves_chart(rep), lift_chart(rep), cost_chart(rep), center=True).resolve_scale(
-        color="independent")
+    return alt.vconcat(curves_chart(rep), lift_chart(rep), cost_chart(rep), *frontier_charts(rep),
+                       center=True).resolve_scale(color="independent")
 
 
 def save_png(rep: Report, path: str | Path) -> None:

@@ -145,8 +145,13 @@ class RunProgress:
                 "restart": f"restarting at k={prepared.k} "
                            f"(k was {prepared.previous_k}; old attempts kept, not counted)"}
         done = prepared.n_selected - len(prepared.pending)
+        chains = ""
+        if prepared.chains > 1:
+            chains = f", {prepared.chains} chains each"
+            if prepared.previous_chains is not None and prepared.previous_chains < prepared.chains:
+                chains += f" (raised from {prepared.previous_chains}; kept chains count)"
         self.err.print(f"[bold]{prepared.run_id}[/]  {what[prepared.action]}: "
-                       f"{len(prepared.pending)} of {prepared.n_selected} tasks to run "
+                       f"{len(prepared.pending)} of {prepared.n_selected} tasks to run{chains} "
                        f"({done} already finished)")
         self.progress = Progress(
             TextColumn("tasks"), BarColumn(), MofNCompleteColumn(),

@@ -16,6 +16,7 @@ from seqk.analysis.report import (
     CompareRow,
     Report,
     comparison_line,
+    equal_budget_lines,
     fmt_comparison,
     fmt_cost,
     fmt_estimate,
@@ -34,6 +35,8 @@ def to_text(rep: Report) -> str:
     blocks = [_compare_block(row) for row in rep.rows] if rep.rows else [
         _run_block(run) for run in rep.runs]
     text = "\n\n".join(blocks)
+    for budget in rep.equal_budget:
+        text += "\n\n" + "\n".join(equal_budget_lines(budget))
     if rep.comparison:
         text += "\n\n" + comparison_line(rep.comparison)
     return text + "\n\n" + "\n".join(f"• {note}" for note in rep.notes) + "\n"
@@ -58,10 +61,12 @@ def _run_block(run: RunMetrics) -> str:
              f"  {run.metric} · K={run.k} · {run.actor_model} · {marked(run.feedback_label, run)}",
              f"  {run.n_started} task(s) · {run.n_error_attempts} errored attempt(s) · "
              f"cost {fmt_cost(run)}", *_cache_share(run),
-             f"  {'t':>3}  {name}"]
+             f"  {'t':>3}  {name}" + ("   pass^t" if run.metric == "pass@k" else "")]
     if run.rejudge_label:
         lines.insert(1, f"  {run.rejudge_label}")
-    lines += [f"  {p.t:>3}  {fmt_point(p)}" for p in run.curve]
+    lines += [f"  {p.t:>3}  {fmt_point(p)}" + (f"   {fmt_number(p.pass_all_t, digits=3)}"
+                                              if run.metric == "pass@k" else "")
+              for p in run.curve]
     if run.delta is not None:
         lines.append(_figure(f"Δseq@{run.k}", fmt_estimate(run.delta)))
         lines.append(_figure("EGS", f"{fmt_estimate(run.egs, signed=False)} · LGS "
@@ -88,6 +93,10 @@ def _compare_block(row: CompareRow) -> str:
     for t in range(1, k_max + 1):
         lines.append(f"  {t:>3}  " + "   ".join(
             f"{column.get(t, '—'):<{width}}" for column in points).rstrip())
+    if row.pass_run is not None:
+        lines.append(_figure("pass^t", " · ".join(fmt_number(p.pass_all_t, digits=3)
+                                                   for p in row.pass_run.curve)
+                            + f" (t = 1..{row.pass_run.k})"))
     if row.seq is not None:
         if row.seq.delta is not None:
             lines.append(_figure(f"Δseq@{row.seq.k}", fmt_estimate(row.seq.delta)))

@@ -25,7 +25,7 @@ class Executor(Protocol):
         """Before the first task (start workers)."""
 
     async def run_task(self, engine: Any, task: Any, indices: list[int]) -> None:
-        """Run one task's pending attempts (seq@k: the chain from indices[0]; pass@k: these samples),
+        """Run one task's pending attempts (seq@k: its unfinished chains; pass@k: these samples),
         handing each record to engine._emit."""
 
     async def close(self) -> None:
@@ -40,7 +40,7 @@ class LocalExecutor:
 
     async def run_task(self, engine: Any, task: Any, indices: list[int]) -> None:
         if engine.spec.seq:
-            await engine._run_seq_task(task, indices[0])
+            await engine._run_seq_task(task, engine.prepared.slots(task.task_index))
         else:
             await engine._run_pass_task(task, indices)
 

@@ -30,15 +30,15 @@ def error_record(stage: str, exc: BaseException) -> dict[str, Any]:
             "message": str(exc)[:4000], "status_code": getattr(exc, "status_code", None)}
 
 
-def seeded(role: RoleSpec, task_index: int, attempt_index: int, seq: bool) -> RoleSpec:
-    """The role with its seed for this task and attempt (seqk.seeds): one seed for every
-    attempt would make the k "independent" pass@k samples one sample repeated k times, and
-    one for every task would share a sample's luck across tasks."""
+def seeded(role: RoleSpec, task_index: int, attempt_index: int, seq: bool, chain_index: int = 1) -> RoleSpec:
+    """The role with its seed for this task, chain and attempt (seqk.seeds): one seed for every
+    attempt would make the k "independent" pass@k samples one sample repeated k times, one for
+    every task would share a sample's luck across tasks, and one for every chain would make a
+    task's chains one chain repeated."""
     if role.seed is None:
         return role
-    chain_index, index = seeds.slot(seq, attempt_index)
-    return dataclasses.replace(role, seed=seeds.seed_for(role.seed, task_index, chain_index, index,
-                                                         role.role))
+    chain, index = (chain_index, attempt_index) if seq else seeds.slot(seq, attempt_index)
+    return dataclasses.replace(role, seed=seeds.seed_for(role.seed, task_index, chain, index, role.role))
 
 
 def agent_call(usage: AgentUsage, prompt: str, output: str, started: datetime,

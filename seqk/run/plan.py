@@ -9,13 +9,19 @@ from typing import Any
 
 from seqk import store
 from seqk.config.spec import RunSpec
+from seqk.errors import BadInput
 from seqk.run.prepare import decide_in, pending_attempts
+from seqk.stats import DEFAULT_DISCORDANCE, mcnemar_detectable_lift, mcnemar_tasks_needed
+from seqk.store import queries
 
 
-def plan(spec: RunSpec, db: str | Path | None = None) -> dict[str, Any]:
-    """Run id, roles, fingerprint, state and the range of attempts and calls still to make."""
+def plan(spec: RunSpec, db: str | Path | None = None, lift: float | None = None) -> dict[str, Any]:
+    """Run id, roles, fingerprint, state and the range of attempts and calls still to make; for
+    seq@k, the power of the comparison with pass@k (`power`), and the tasks a `lift` needs."""
     selected = [t.task_index for t in spec.tasks]
-    state, pending = "new run", {i: [1] if spec.seq else list(range(1, spec.k + 1)) for i in selected}
+    discordance: dict[str, Any] | None = None
+    state, pending = "new run", {i: [1] * spec.chains if spec.seq else list(range(1, spec.k + 1))
+                                 for i in selected}
     path = store.resolve(db)
     if store.exists(path):
         with store.connect(path, read_only=True) as con:
@@ -29,13 +35,17 @@ def plan(spec: RunSpec, db: str | Path | None = None) -> dict[str, Any]:
                     # What --restart would run is shown below the refusal.
                     state = "REFUSED: " + decision.reason
                     pending = pending_attempts(con, spec, decision.generation)
+                elif decision.refused_on == "chains":
+                    state = f"REFUSED: chains={spec.chains} is fewer than the stored chains={row['chains']}"
                 else:
                     state = {"restart": f"restart at k={spec.k} (stored k={row['k']})",
                              "extend": f"extend k {row['k']}→{spec.k}"}.get(decision.action, "resume")
                     pending = pending_attempts(con, spec, decision.generation)
-    if spec.seq:
-        low = len(pending)
-        high = sum(spec.k - idx[0] + 1 for idx in pending.values())
+                if spec.seq:
+                    discordance = next(iter(queries.pair_discordance(con, run_id=spec.run_id)), None)
+    if spec.seq:  # one entry per unfinished chain
+        low = sum(len(idx) for idx in pending.values())
+        high = sum(spec.k - i + 1 for idx in pending.values() for i in idx)
     else:
         low = high = sum(len(idx) for idx in pending.values())
     mode = spec.mode
@@ -48,7 +58,25 @@ def plan(spec: RunSpec, db: str | Path | None = None) -> dict[str, Any]:
         "critic_calls_max": high if (spec.seq and mode.llm_critic) else 0,
         "actor_cost_low": low_cost, "actor_cost_high": high_cost, "price_known": price_known,
         "tiers": _tiers(spec, pending),
+        "power": _power(len(selected), discordance, lift) if spec.seq else None,
     }
+
+
+def _power(n_tasks: int, measured: dict[str, Any] | None, lift: float | None) -> dict[str, Any]:
+    """McNemar's test of seq@K against pass@K on n_tasks (Connor 1987; α = 0.05 two-sided, 80%
+    power), with the discordance of the stored pair when it has discordant tasks, else 0.3."""
+    source = f"assumed (no pair of runs has measured it; {DEFAULT_DISCORDANCE} is seqk's default)"
+    psi = DEFAULT_DISCORDANCE
+    if measured and measured["n_shared"] and measured["n_seq_only"] + measured["n_pass_only"]:
+        psi = (measured["n_seq_only"] + measured["n_pass_only"]) / measured["n_shared"]
+        source = (f"measured: {measured['n_seq_only'] + measured['n_pass_only']} of "
+                  f"{measured['n_shared']} tasks solved by one run only, against {measured['pass_run_id']}")
+    if lift is not None and not 0 < lift < psi:
+        raise BadInput(f"--lift {lift}: expected a lift between 0 and the discordance {psi:.3f} "
+                       "(a run cannot gain more tasks than the two runs disagree on)")
+    return {"n_tasks": n_tasks, "discordance": psi, "discordance_source": source, "alpha": 0.05,
+            "power": 0.8, "detectable_lift": mcnemar_detectable_lift(n_tasks, psi),
+            "lift": lift, "tasks_needed": mcnemar_tasks_needed(lift, psi) if lift is not None else None}
 
 
 _CHARS_PER_TOKEN = 4  # a rough rule for English and code; the plan says it is an estimate
@@ -75,7 +103,7 @@ def _actor_cost_range(spec: RunSpec, pending: dict[int, list[int]]) -> tuple[flo
     for task_index, indices in pending.items():
         base = len(by_index[task_index].prompt) / _CHARS_PER_TOKEN
         low_tokens += base
-        attempts = range(indices[0], spec.k + 1) if spec.seq else indices
+        attempts = [a for i in indices for a in range(i, spec.k + 1)] if spec.seq else indices
         for attempt_index in attempts:
             history = (attempt_index - 1) * (out_max or 0) if spec.seq else 0
             high_in += base + history

@@ -1,10 +1,11 @@
 """Before a run: register it or check it against what the database holds, register
 its tasks, and ask SQL (sql/attempts.sql) what is left to do.
 
-Refused (RunConflict): a changed fingerprint, a smaller k, or a canonical task index
-that now names different content. A larger k extends the run (`continue: true`) or
+Refused (RunConflict): a changed fingerprint, a smaller k, fewer chains, or a canonical task
+index that now names different content. A larger k extends the run (`continue: true`) or
 restarts it in a new generation (`continue: false`, or `seqk run --restart`); without
-either, a restart that would discard paid attempts is refused, saying what they cost.
+either, a restart that would discard paid attempts is refused, saying what they cost. More
+chains extend the run like more tasks.
 """
 
 from __future__ import annotations
@@ -56,13 +57,26 @@ class Prepared:
     k: int
     previous_k: int | None
     pending: dict[int, list[int]]
-    """task_index -> attempt indices to run now (seq@k: just the next one)."""
-    history: dict[int, list[HistoryItem]]
+    """task_index -> attempt indices to run now (seq@k: just the next one of each unfinished
+    chain, in the order of `pending_chains`)."""
+    history: dict[tuple[int, int], list[HistoryItem]]
+    """(task_index, chain_index) -> the valid attempts a resumed seq@k chain shows next."""
     n_selected: int
-    missing_feedback: dict[int, MissingFeedback] = field(default_factory=dict)
-    """task_index -> its last valid attempt, failed, whose critic failed: feedback to write first."""
-    kept_outputs: dict[tuple[int, int], KeptOutput] = field(default_factory=dict)
-    """(task_index, attempt_index) -> the output a failed judge left to be judged again."""
+    missing_feedback: dict[tuple[int, int], MissingFeedback] = field(default_factory=dict)
+    """(task_index, chain_index) -> its last valid attempt, failed, whose critic failed:
+    feedback to write first."""
+    kept_outputs: dict[tuple[int, int, int], KeptOutput] = field(default_factory=dict)
+    """(task_index, chain_index, attempt_index) -> the output a failed judge left to be judged again."""
+    pending_chains: dict[int, list[int]] = field(default_factory=dict)
+    """task_index -> the chain of each entry of `pending[task_index]` (absent: chain 1)."""
+    chains: int = 1
+    previous_chains: int | None = None
+
+    def slots(self, task_index: int) -> list[tuple[int, int]]:
+        """(chain_index, attempt_index) of the task's pending entries."""
+        attempts = self.pending.get(task_index, [])
+        chains = self.pending_chains.get(task_index, [1] * len(attempts))
+        return list(zip(chains, attempts, strict=True))
 
     @property
     def n_pending_attempts(self) -> int:
@@ -108,8 +122,9 @@ class Decision:
     previous_k: int | None
     """The stored k (None for a new run)."""
     refused_on: str | None = None
-    """For 'refuse': 'settings' (the fingerprint differs), 'k' (a smaller k) or 'restart' (a
-    larger k would discard paid attempts, and neither `continue:` nor --restart says so)."""
+    """For 'refuse': 'settings' (the fingerprint differs), 'k' (a smaller k), 'chains' (fewer
+    chains) or 'restart' (a larger k would discard paid attempts, and neither `continue:` nor
+    --restart says so)."""
     changed: tuple[str, ...] = ()
     """The settings that differ from the stored run (when refused on them)."""
     reason: str = ""
@@ -132,6 +147,12 @@ def decide(row: dict[str, Any] | None, spec: RunSpec, paid: Paid | None = None) 
             f"mix results. Restore those settings, or give this variant a `tag:` (for example "
             f"tag: t0.2) to make it a run of its own, or use another database (--db)."
             + (_OLD_SEEDS if "seed_scheme" in changed else "")))
+    old_chains = row.get("chains", 1)
+    if spec.chains < old_chains:
+        return Decision("refuse", generation, old_k, "chains", reason=(
+            f"run {spec.run_id} has chains={old_chains}; chains={spec.chains} is fewer. Its chains "
+            f"are already in the database and the frontier counts them all; keep chains: "
+            f"{old_chains} (or more), or use another database."))
     if spec.k < old_k:
         return Decision("refuse", generation, old_k, "k", reason=(
             f"run {spec.run_id} has k={old_k}; k={spec.k} is smaller. Metrics at t <= {old_k} are "
@@ -171,14 +192,14 @@ def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
     """
     selected = [t.task_index for t in spec.tasks]
     with store.connect(db, checkpoint=False) as con, store.transaction(con):
-        _, decision = decide_in(con, spec)
+        row, decision = decide_in(con, spec)
         config = json.dumps(spec.config_json())
         if decision.action == "refuse":
             raise RunConflict(decision.reason)
         if decision.action == "new":
             store.insert_run(con, {
                 "run_id": spec.run_id, "benchmark": spec.benchmark.name,
-                "slice": spec.slice_name, "metric": spec.metric, "k": spec.k,
+                "slice": spec.slice_name, "metric": spec.metric, "k": spec.k, "chains": spec.chains,
                 "feedback_mode": spec.feedback_mode, "actor_model": spec.actor.model,
                 "judge_model": spec.judge.model, "critic_model": spec.critic.model,
                 "verifier": spec.benchmark.verifier, "temperature": spec.actor.temperature,
@@ -191,41 +212,55 @@ def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
             store.extend_run(con, spec.run_id, spec.k, config)
         elif decision.action == "restart":
             store.restart_run(con, spec.run_id, spec.k, decision.generation, config)
+        previous_chains = row["chains"] if row is not None else None
+        if previous_chains is not None and spec.chains > previous_chains:
+            queries.add_run_chains(con, chains=spec.chains, config=config, run_id=spec.run_id)
         generation = decision.generation
         _check_tasks(con, spec)
-        pending = pending_attempts(con, spec, generation)
-        history: dict[int, list[HistoryItem]] = {}
-        last: dict[int, dict[str, Any]] = {}
-        missing_feedback: dict[int, MissingFeedback] = {}
-        resumed = [t for t, idx in pending.items() if spec.seq and idx[0] > 1]
+        pending, pending_chains = pending_slots(con, spec, generation)
+        history: dict[tuple[int, int], list[HistoryItem]] = {}
+        last: dict[tuple[int, int], dict[str, Any]] = {}
+        missing_feedback: dict[tuple[int, int], MissingFeedback] = {}
+        resumed = [t for t, idx in pending.items() if spec.seq and max(idx) > 1]
         if resumed:
-            for row in queries.seq_history(con, run_id=spec.run_id, generation=generation,
-                                           task_indices=resumed):
-                history.setdefault(row["task_index"], []).append(
-                    HistoryItem(row["attempt_index"], row["output"] or "", row["feedback"]))
-                last[row["task_index"]] = row
-            for task_index, row in last.items():
-                if row["feedback"] is None and not row["success"]:
-                    details = row["judge_details"]
-                    missing_feedback[task_index] = MissingFeedback(
-                        row["attempt_uid"], row["attempt_index"], row["output"] or "",
-                        Verdict(False, row["score"] or 0.0, row["raw_eval_output"] or "",
+            for h in queries.seq_history(con, run_id=spec.run_id, generation=generation,
+                                     task_indices=resumed):
+                slot = (h["task_index"], h["chain_index"])
+                history.setdefault(slot, []).append(
+                    HistoryItem(h["attempt_index"], h["output"] or "", h["feedback"]))
+                last[slot] = h
+            for slot, h in last.items():
+                if h["feedback"] is None and not h["success"]:
+                    details = h["judge_details"]
+                    missing_feedback[slot] = MissingFeedback(
+                        h["attempt_uid"], h["attempt_index"], h["output"] or "",
+                        Verdict(False, h["score"] or 0.0, h["raw_eval_output"] or "",
                                 json.loads(details) if isinstance(details, str) else details or {}))
         kept_outputs = {
-            (t, a): KeptOutput(prompt, output, k) for t, a, prompt, output, k in queries.kept_outputs(
+            (t, c, a): KeptOutput(prompt, output, k) for t, c, a, prompt, output, k in queries.kept_outputs(
                 con, run_id=spec.run_id, generation=generation, task_indices=list(pending))}
     return Prepared(spec.run_id, decision.action, generation, spec.k, decision.previous_k, pending, history,
-                    len(selected), missing_feedback, kept_outputs)
+                    len(selected), missing_feedback, kept_outputs, pending_chains, spec.chains,
+                    previous_chains)
 
 
 def pending_attempts(con: Any, spec: RunSpec, generation: int) -> dict[int, list[int]]:
-    """task_index -> attempt indices to run now in this generation (seq@k: just the next one)."""
+    """task_index -> attempt indices to run now in this generation (seq@k: the next one of each
+    unfinished chain)."""
+    return pending_slots(con, spec, generation)[0]
+
+
+def pending_slots(con: Any, spec: RunSpec, generation: int) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
+    """(task_index -> attempt indices to run now, task_index -> the chain of each), the second
+    holding only tasks with a chain other than 1 pending."""
     pending: dict[int, list[int]] = {}
-    for task_index, attempt_index in queries.pending_attempts(
+    chains: dict[int, list[int]] = {}
+    for task_index, chain_index, attempt_index in queries.pending_attempts(
             con, run_id=spec.run_id, generation=generation, k=spec.k, is_seq=spec.seq,
-            task_indices=[t.task_index for t in spec.tasks]):
+            chains=spec.chains, task_indices=[t.task_index for t in spec.tasks]):
         pending.setdefault(task_index, []).append(attempt_index)
-    return pending
+        chains.setdefault(task_index, []).append(chain_index)
+    return pending, {t: c for t, c in chains.items() if c != [1] * len(c)}
 
 
 def _check_tasks(con: Any, spec: RunSpec) -> None:

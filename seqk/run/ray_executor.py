@@ -53,7 +53,7 @@ class ChainWorker:
         def emit(record: Any, done: bool, outcome: str | None) -> None:
             queue.put_nowait((record, done, outcome))
 
-        job = (engine._run_seq_task(task, indices[0], emit) if engine.spec.seq
+        job = (engine._run_seq_task(task, [(1, indices[0])], emit) if engine.spec.seq
                else engine._run_pass_task(task, indices, emit))
         runner = asyncio.ensure_future(job)
         while True:
@@ -114,7 +114,7 @@ class RayExecutor:
         import ray
 
         # No budget reaches here for seq@k (refused when the variant loads): the ticket is empty.
-        reservation = await engine._admit(task, first, engine.prepared.history.get(task.task_index, []))
+        reservation = await engine._admit(task, first, engine.prepared.history.get((task.task_index, 1), []))
         if reservation is None:
             return
         expected = first

@@ -128,7 +128,8 @@ class RejudgeEngine(Engine):
         self.sources: dict[tuple[int, int], dict[str, Any]] = {
             (r["task_index"], r["attempt_index"]): r for r in rows}
 
-    async def attempt(self, task: Task, attempt_index: int, history: list[HistoryItem]) -> AttemptRecord:
+    async def attempt(self, task: Task, attempt_index: int, history: list[HistoryItem],
+                      chain_index: int = 1) -> AttemptRecord:
         """Judge the stored answer of this slot; no actor, no critic."""
         source = self.sources[(task.task_index, attempt_index)]
         calls: list[CallRecord] = []

@@ -96,39 +96,41 @@ class RoundsEngine(scheduler.Engine):
         self.collector = Collector(spec, prepared, db, poll_s, no_wait, self.observer.batch)
         self.pool = BatchRouter(self.pool, self.collector)  # type: ignore[assignment]
 
-    async def attempt(self, task: Task, attempt_index: int, history: list[HistoryItem]) -> AttemptRecord:
-        """The scheduler's attempt, with its slot known to the collector."""
+    async def attempt(self, task: Task, attempt_index: int, history: list[HistoryItem],
+                      chain_index: int = 1) -> AttemptRecord:
+        """The scheduler's attempt, with its slot known to the collector (batch mode runs one
+        chain: the variant refuses `chains` above 1 with `batch`)."""
         SLOT.set((task.task_index, attempt_index, {}))
         try:
-            return await super().attempt(task, attempt_index, history)
+            return await super().attempt(task, attempt_index, history, chain_index)
         finally:
             if not self.spec.seq:
                 self.collector.slot_done(task.task_index)
 
-    async def late_feedback(self, task: Task, missing: MissingFeedback) -> FeedbackFill:
+    async def late_feedback(self, task: Task, missing: MissingFeedback, chain_index: int = 1) -> FeedbackFill:
         """The critic asked again, in the slot of the attempt it explains."""
         SLOT.set((task.task_index, missing.attempt_index, {}))
-        return await super().late_feedback(task, missing)
+        return await super().late_feedback(task, missing, chain_index)
 
     async def _admit(self, task: Task, attempt_index: int | None = None,
-                     history: list[HistoryItem] | None = None) -> Ticket | None:
+                     history: list[HistoryItem] | None = None, chain_index: int = 1) -> Ticket | None:
         task_index = task.task_index
         # While it waits for room in the budget, an attempt counts as waiting for its batch:
         # the attempts whose spend would free that room may be in the very batch to be sent.
         self.collector.parked[task_index] += 1
         self.collector._changed.set()
         try:
-            reservation = await super()._admit(task, attempt_index, history)
+            reservation = await super()._admit(task, attempt_index, history, chain_index)
         finally:
             self.collector.parked[task_index] -= 1
         if reservation is None and not self.spec.seq:
             self.collector.slot_done(task_index)
         return reservation
 
-    async def _run_seq_task(self, task: Task, first: int, emit: Emit | None = None) -> None:
+    async def _run_seq_task(self, task: Task, slots: list[tuple[int, int]], emit: Emit | None = None) -> None:
         _TASK.set(task.task_index)
         try:
-            await super()._run_seq_task(task, first, emit)
+            await super()._run_seq_task(task, slots, emit)
         finally:
             self.collector.task_done(task.task_index)
 

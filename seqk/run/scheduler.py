@@ -1,7 +1,8 @@
 """The asyncio scheduler that runs one variant.
 
 Tasks run concurrently (up to `concurrency`); the pass@k samples of a task run
-concurrently; seq@k attempts run in order and stop at the first success. Each
+concurrently, and so do the chains of a seq@k task (`chains:`); within a chain, seq@k
+attempts run in order and stop at the first success. Each
 finished attempt, with every call it made, goes to a writer that appends whole
 attempts in short batched transactions, so a crash or Ctrl-C loses only the
 attempts in flight, and the database is free for readers between batches.
@@ -50,8 +51,9 @@ class Engine:
                  flush_interval_s: float = 0.2, budget: BudgetGate | None = None):
         self.spec = spec
         self.prepared = prepared
+        # a task has up to k pass@k samples, or one call per seq@k chain, in flight at once
         self.pool = ModelPool(spec.retry, spec.quota,
-                              default_concurrency=max(spec.concurrency * spec.k, 16))
+                              default_concurrency=max(spec.concurrency * max(spec.k, spec.chains), 16))
         # A lake commits about once a second: each commit is a catalog transaction that other
         # writers may have to retry against.
         self.writer = Writer(db, interval_s=max(flush_interval_s, 1.0) if store.is_lake(db) else flush_interval_s,
@@ -66,17 +68,17 @@ class Engine:
         self._tasks = {t.task_index: t for t in spec.tasks}
 
     async def attempt(self, task: Task, attempt_index: int,
-                      history: list[HistoryItem]) -> AttemptRecord:
+                      history: list[HistoryItem], chain_index: int = 1) -> AttemptRecord:
         """Actor, judge and (for a failed seq@k attempt) critic, recorded whole. A slot whose
         judge failed in an earlier run is judged again on the kept output, without the actor."""
         spec, bench = self.spec, self.spec.benchmark
         calls: list[CallRecord] = []
-        slot = (task.task_index, attempt_index, spec.seq)
+        slot = (task.task_index, attempt_index, spec.seq, chain_index)
         actor = MeteredClient(self.pool, seeded(spec.actor, *slot), calls)
         judge = MeteredClient(self.pool, spec.judge, calls)
         critic = MeteredClient(self.pool, seeded(spec.critic, *slot), calls)
         started = now()
-        kept = self.prepared.kept_outputs.get((task.task_index, attempt_index))
+        kept = self.prepared.kept_outputs.get((task.task_index, chain_index, attempt_index))
         prompt = kept.prompt if kept is not None else actor_prompt(
             task.prompt, attempt_index, spec.k, seq=spec.seq, history=history)
         output: str | None = None
@@ -122,13 +124,14 @@ class Engine:
             score=verdict.score if verdict else None, prompt=prompt, output=output,
             raw_eval_output=verdict.raw_eval_output if verdict else None,
             judge_details=verdict.details if verdict else None, feedback=feedback, error=error,
-            started_at=started, finished_at=now(), calls=calls)
+            started_at=started, finished_at=now(), calls=calls, chain_index=chain_index)
 
-    async def late_feedback(self, task: Task, missing: MissingFeedback) -> FeedbackFill:
+    async def late_feedback(self, task: Task, missing: MissingFeedback,
+                            chain_index: int = 1) -> FeedbackFill:
         """Ask the critic again for a valid failed attempt whose critic had failed."""
         calls: list[CallRecord] = []
         critic = MeteredClient(self.pool, seeded(self.spec.critic, task.task_index, missing.attempt_index,
-                                                 self.spec.seq), calls)
+                                                 self.spec.seq, chain_index), calls)
         feedback, error = None, None
         ctx = AttemptContext(options=self.spec.options, judge=MeteredClient(self.pool, self.spec.judge, calls),
                              critic=critic, mode=self.mode, attempt_index=missing.attempt_index,
@@ -142,22 +145,24 @@ class Engine:
         except ATTEMPT_ERRORS as exc:
             feedback, error = None, error_record("critic", exc)
         return FeedbackFill(missing.attempt_uid, self.spec.run_id, self.prepared.generation,
-                            task.task_index, missing.attempt_index, feedback, error, calls)
+                            task.task_index, missing.attempt_index, feedback, error, calls,
+                            chain_index)
 
     async def _admit(self, task: Task, attempt_index: int | None = None,
-                     history: list[HistoryItem] | None = None) -> Ticket | None:
-        """May one more attempt at `task` start? Its worst-case cost is reserved until `_settle`.
-        `attempt_index` None: only the critic is asked again (late feedback)."""
+                     history: list[HistoryItem] | None = None, chain_index: int = 1) -> Ticket | None:
+        """May one more attempt at `task` (chain `chain_index`) start? Its worst-case cost is
+        reserved until `_settle`. `attempt_index` None: only the critic is asked again (late
+        feedback)."""
         if self.result.stopped:
             return None
         if self.budget is None:
             return Ticket({})
         spec = self.spec
         if attempt_index is None:
-            missing = self.prepared.missing_feedback[task.task_index]
+            missing = self.prepared.missing_feedback[(task.task_index, chain_index)]
             need = await self.budget.need(task, None, missing.output, False, True)
         else:
-            kept = self.prepared.kept_outputs.get((task.task_index, attempt_index))
+            kept = self.prepared.kept_outputs.get((task.task_index, chain_index, attempt_index))
             prompt = None if kept is not None else actor_prompt(
                 task.prompt, attempt_index, spec.k, seq=spec.seq, history=history or [])
             need = await self.budget.need(task, prompt, kept.output if kept is not None else None,
@@ -195,37 +200,56 @@ class Engine:
                 self.result.tasks_error += 1
         self.observer.attempt(AttemptEvent(record, done, outcome, self.pool.limit_states()))
 
-    async def _run_seq_task(self, task: Task, first: int, emit: Emit | None = None) -> None:
-        """A seq@k chain from attempt `first`; each record goes to `emit` (default: the writer and
-        progress of this process; a Ray worker streams them to the driver instead)."""
+    async def _run_seq_task(self, task: Task, slots: list[tuple[int, int]], emit: Emit | None = None) -> None:
+        """The task's unfinished chains, concurrently; the task is done when the last one ends
+        (passed if any chain passed, else error if any chain ended on one, else failed). Each
+        record goes to `emit` (default: the writer and progress of this process; a Ray worker
+        streams them to the driver instead)."""
         emit = emit or self._emit
-        history = list(self.prepared.history.get(task.task_index, []))
-        missing = self.prepared.missing_feedback.get(task.task_index)
+        remaining = len(slots)
+        outcomes: list[str] = []
+
+        def finish(record: AttemptRecord | FeedbackFill, outcome: str) -> None:
+            nonlocal remaining
+            remaining -= 1
+            outcomes.append(outcome)
+            done = remaining == 0
+            emit(record, done, None if not done else (
+                "passed" if "passed" in outcomes else "error" if "error" in outcomes else "failed"))
+
+        await asyncio.gather(*(self._run_seq_chain(task, chain, first, finish, emit)
+                               for chain, first in slots))
+
+    async def _run_seq_chain(self, task: Task, chain_index: int, first: int,
+                             finish: Callable[[AttemptRecord | FeedbackFill, str], None], emit: Emit) -> None:
+        slot = (task.task_index, chain_index)
+        history = list(self.prepared.history.get(slot, []))
+        missing = self.prepared.missing_feedback.get(slot)
         if missing is not None and history:
-            reservation = await self._admit(task)
+            reservation = await self._admit(task, chain_index=chain_index)
             if reservation is None:
                 return
-            fill = await self.late_feedback(task, missing)
+            fill = await self.late_feedback(task, missing, chain_index)
             self._settle(reservation, fill)
             if fill.feedback is None:
-                emit(fill, True, "error")
+                finish(fill, "error")
                 return
             emit(fill, False, None)
             history[-1] = HistoryItem(missing.attempt_index, missing.output, fill.feedback)
         for attempt_index in range(first, self.spec.k + 1):
-            reservation = await self._admit(task, attempt_index, history)
+            reservation = await self._admit(task, attempt_index, history, chain_index)
             if reservation is None:
                 return
-            record = await self.attempt(task, attempt_index, history)
+            record = await self.attempt(task, attempt_index, history, chain_index)
             self._settle(reservation, record)
             if record.status == "error":
-                emit(record, True, "error")
+                finish(record, "error")
                 return
             if record.success or attempt_index == self.spec.k:
-                emit(record, True, "passed" if record.success else "failed")
+                finish(record, "passed" if record.success else "failed")
                 return
             if record.error:  # judged wrong, but the critic failed: go on next run
-                emit(record, True, "error")
+                finish(record, "error")
                 return
             emit(record, False, None)
             history.append(HistoryItem(attempt_index, record.output or "", record.feedback))

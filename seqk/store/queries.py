@@ -14,6 +14,12 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
+def add_run_chains(con: Connection, *, run_id: Any, config: Any, chains: Any) -> None:
+    """Raises a seq@k run's chains (kept attempts count, like tasks added), as an appended run event;
+    returns nothing. (runs.sql:65)"""
+    return run(con, 'add_run_chains', {'run_id': run_id, 'config': config, 'chains': chains}, 'none')
+
+
 def add_schema_info(con: Connection, *, key: Any, value: Any) -> None:
     """Appends one schema_info entry where there is no primary key to replace on (a lake, written once
     when it is created); returns nothing. (schema_info.sql:13)"""
@@ -38,6 +44,13 @@ def append_task_batch(con: Connection) -> None:
     return run(con, 'append_task_batch', {}, 'none')
 
 
+def budget_partners(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
+    """For each given seq@k run, its budget partner: a pass@k run of the same benchmark, slice, actor,
+    verifier and judge with any k (seq_run_id, pass_run_id, pass_k, n_candidates): the largest k
+    first, then the same feedback mode, the same temperature, the smallest run_id. (frontier.sql:17)"""
+    return run(con, 'budget_partners', {'run_ids': run_ids}, 'rows')
+
+
 def count_tables(con: Connection, *, table_name: Any) -> Any:
     """How many tables of that name the database has (0 or 1). (schema_info.sql:9)"""
     return run(con, 'count_tables', {'table_name': table_name}, 'scalar')
@@ -46,44 +59,46 @@ def count_tables(con: Connection, *, table_name: Any) -> Any:
 def export_attempts(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     """The attempt rows of a run's current generation that the folder tree holds: the row that counts
     in each (task, attempt) slot, plus every error row (superseded ones included, since their calls
-    were paid for). `counts` says whether the row is the one the metrics use. (export.sql:11)"""
+    were paid for). `counts` says whether the row is the one the metrics use. Chain 1 only: seq_k's
+    layout has one chain per task (Parquet carries every chain). (export.sql:11)"""
     return run(con, 'export_attempts', {'run_id': run_id}, 'rows')
 
 
 def export_calls(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
-    """Every LLM call of a run's current generation, by attempt and call order. (export.sql:25)"""
+    """Every LLM call of chain 1 of a run's current generation (the folder tree's chain), by attempt
+    and call order. (export.sql:26)"""
     return run(con, 'export_calls', {'run_id': run_id}, 'rows')
 
 
 def export_metric_curve(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     """(t, value, se, n_tasks) of one run for summary.json, from the run_curve view: on success, over
     the tasks whose outcome at t is known (errors left out, never scored as failures).
-    (export.sql:52)"""
+    (export.sql:55)"""
     return run(con, 'export_metric_curve', {'run_id': run_id}, 'rows')
 
 
 def export_parquet_attempts(con: Connection, *, run_ids: Any) -> pa.Table:
     """Every attempt row of the given run ids (all generations, superseded rows included), plus
     `counts` (the row the metrics use) and the partition columns benchmark and run_key.
-    (export.sql:72)"""
+    (export.sql:75)"""
     return run(con, 'export_parquet_attempts', {'run_ids': run_ids}, 'arrow')
 
 
 def export_parquet_calls(con: Connection, *, run_ids: Any) -> pa.Table:
     """Every call row of the given run ids (all generations), plus the partition columns benchmark and
-    run_key. (export.sql:82)"""
+    run_key. (export.sql:85)"""
     return run(con, 'export_parquet_calls', {'run_ids': run_ids}, 'arrow')
 
 
 def export_parquet_runs(con: Connection, *, run_ids: Any) -> pa.Table:
     """The runs rows of the given run ids, plus the partition columns run_key (run_id with '/' written
-    '~', path-safe) and benchmark. (export.sql:57)"""
+    '~', path-safe) and benchmark. (export.sql:60)"""
     return run(con, 'export_parquet_runs', {'run_ids': run_ids}, 'arrow')
 
 
 def export_parquet_tasks(con: Connection, *, run_ids: Any) -> pa.Table:
     """The tasks rows of the given run ids, plus the partition columns benchmark and run_key.
-    (export.sql:65)"""
+    (export.sql:68)"""
     return run(con, 'export_parquet_tasks', {'run_ids': run_ids}, 'arrow')
 
 
@@ -93,10 +108,10 @@ def export_tasks(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
 
 
 def export_tokens(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
-    """Token totals and cost per model of a run's current generation: one row per (task_index, model),
-    and one per model with task_index NULL for the whole run. cost_usd sums the priced calls (a
-    lower bound when n_unpriced_calls > 0; NULL when none was priced, never 0), as report and status
-    count it. (export.sql:34)"""
+    """Token totals and cost per model of chain 1 of a run's current generation (what the folder tree
+    holds): one row per (task_index, model), and one per model with task_index NULL for the whole
+    run. cost_usd sums the priced calls (a lower bound when n_unpriced_calls > 0; NULL when none was
+    priced, never 0), as report and status count it. (export.sql:36)"""
     return run(con, 'export_tokens', {'run_id': run_id}, 'rows')
 
 
@@ -109,7 +124,7 @@ def extend_run(con: Connection, *, run_id: Any, k: Any, config: Any) -> None:
 def fill_feedback(con: Connection, *, attempt_uid: Any, feedback: Any, error: Any) -> None:
     """Writes the feedback of a valid, failed attempt whose critic had failed, once a retried critic
     produced it (or records the new failure), appended to feedback_fills (attempts_filled applies
-    the latest). Returns nothing. (attempts.sql:73)"""
+    the latest). Returns nothing. (attempts.sql:76)"""
     return run(con, 'fill_feedback', {
         'attempt_uid': attempt_uid,
         'feedback': feedback,
@@ -120,6 +135,21 @@ def fill_feedback(con: Connection, *, attempt_uid: Any, feedback: Any, error: An
 def find_task(con: Connection, *, run_id: Any, task_index: Any, task_id: Any) -> list[dict[str, Any]]:
     """(task_index, task_id, prompt, meta) of a run's task chosen by index or by id. (tasks.sql:12)"""
     return run(con, 'find_task', {'run_id': run_id, 'task_index': task_index, 'task_id': task_id}, 'rows')
+
+
+def frontier_rows(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> list[dict[str, Any]]:
+    """Every frontier_of column for the given runs: one row per (run, width, depth), in that order.
+    (frontier.sql:4)"""
+    return run(con, 'frontier_rows', {'errors_as_failures': errors_as_failures, 'run_ids': run_ids}, 'rows')
+
+
+def frontier_task_values(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> list[dict[str, Any]]:
+    """The per-task frontier of the given runs (run_id, task_index, content_hash, width, depth, value),
+    tasks with no value there left out: what the equal-budget bootstrap resamples. (frontier.sql:8)"""
+    return run(con, 'frontier_task_values', {
+        'errors_as_failures': errors_as_failures,
+        'run_ids': run_ids,
+    }, 'rows')
 
 
 def generation_paid(con: Connection, *, run_id: Any, generation: Any) -> list[dict[str, Any]]:
@@ -147,7 +177,7 @@ def get_task_identities(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]
 
 
 def import_known_attempts(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
-    """The attempt_uid of every attempt row a run already has (any generation). (attempts.sql:91)"""
+    """The attempt_uid of every attempt row a run already has (any generation). (attempts.sql:95)"""
     return run(con, 'import_known_attempts', {'run_id': run_id}, 'tuples')
 
 
@@ -203,8 +233,9 @@ def import_run(
 
 
 def import_valid_slots(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
-    """(generation, task_index, attempt_index) of every valid attempt a run already has: a slot holds
-    one valid attempt, so an imported one for a filled slot is skipped. (attempts.sql:95)"""
+    """(generation, task_index, attempt_index) of every valid chain-1 attempt a run already has (a
+    folder tree holds chain 1): a slot holds one valid attempt, so an imported one for a filled slot
+    is skipped. (attempts.sql:99)"""
     return run(con, 'import_valid_slots', {'run_id': run_id}, 'tuples')
 
 
@@ -272,6 +303,7 @@ def insert_call(
     run_id: Any,
     generation: Any,
     task_index: Any,
+    chain_index: Any,
     attempt_index: Any,
     call_index: Any,
     role: Any,
@@ -297,6 +329,7 @@ def insert_call(
         'run_id': run_id,
         'generation': generation,
         'task_index': task_index,
+        'chain_index': chain_index,
         'attempt_index': attempt_index,
         'call_index': call_index,
         'role': role,
@@ -325,6 +358,7 @@ def insert_run(
     slice: Any,
     metric: Any,
     k: Any,
+    chains: Any,
     feedback_mode: Any,
     actor_model: Any,
     judge_model: Any,
@@ -346,6 +380,7 @@ def insert_run(
         'slice': slice,
         'metric': metric,
         'k': k,
+        'chains': chains,
         'feedback_mode': feedback_mode,
         'actor_model': actor_model,
         'judge_model': judge_model,
@@ -365,7 +400,7 @@ def insert_run(
 def judge_agreement(con: Connection, *, run_a: Any, run_b: Any) -> list[tuple[Any, ...]]:
     """Two runs' verdicts on identical answers: slots valid in both whose answer is the same source
     attempt (a re-judged slot's answer is its source attempt; any other slot's is itself). Returns
-    one row: n, both_pass, a_only (run A passed, B failed), b_only, both_fail. (judges.sql:31)"""
+    one row: n, both_pass, a_only (run A passed, B failed), b_only, both_fail. (judges.sql:32)"""
     return run(con, 'judge_agreement', {'run_a': run_a, 'run_b': run_b}, 'tuples')
 
 
@@ -376,11 +411,11 @@ def kept_outputs(
     generation: Any,
     task_indices: Any,
 ) -> list[tuple[Any, ...]]:
-    """(task_index, attempt_index, prompt, output, k) of the selected tasks' slots that have no valid
-    row and whose latest row is a judge-stage error that kept the actor's output: the next run asks
-    the judge again on that output instead of sampling the actor anew (re-rolling the actor until
-    the judge parses would bias success upward). k is the K the kept prompt was built with.
-    (attempts.sql:55)"""
+    """(task_index, chain_index, attempt_index, prompt, output, k) of the selected tasks' slots that
+    have no valid row and whose latest row is a judge-stage error that kept the actor's output: the
+    next run asks the judge again on that output instead of sampling the actor anew (re-rolling the
+    actor until the judge parses would bias success upward). k is the K the kept prompt was built
+    with. (attempts.sql:58)"""
     return run(con, 'kept_outputs', {
         'run_id': run_id,
         'generation': generation,
@@ -420,6 +455,13 @@ def pair_choices(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     return run(con, 'pair_choices', {'run_ids': run_ids}, 'rows')
 
 
+def pair_discordance(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
+    """For a seq@k run with a same-k pass@k partner (feedback_lift): pass_run_id, n_shared tasks and
+    the discordant ones (n_seq_only, n_pass_only), what `seqk plan` sizes a study from.
+    (frontier.sql:37)"""
+    return run(con, 'pair_discordance', {'run_id': run_id}, 'rows')
+
+
 def paired_run_types(
     con: Connection,
     *,
@@ -444,16 +486,19 @@ def pending_attempts(
     task_indices: Any,
     run_id: Any,
     generation: Any,
+    chains: Any,
     k: Any,
     is_seq: Any,
 ) -> list[tuple[Any, ...]]:
-    """(task_index, attempt_index) still to run for the selected tasks of one run, in order. pass@k:
-    every sample index in 1..k that has no valid attempt (errors are redone). seq@k: the one attempt
-    after the valid prefix, unless a valid attempt succeeded or k is reached. (attempts.sql:10)"""
+    """(task_index, chain_index, attempt_index) still to run for the selected tasks of one run, in
+    order. pass@k: every sample index in 1..k of chain 1 that has no valid attempt (errors are
+    redone). seq@k: for each chain 1..chains, the one attempt after its valid prefix, unless a valid
+    attempt of that chain succeeded or k is reached. (attempts.sql:10)"""
     return run(con, 'pending_attempts', {
         'task_indices': task_indices,
         'run_id': run_id,
         'generation': generation,
+        'chains': chains,
         'k': k,
         'is_seq': is_seq,
     }, 'tuples')
@@ -473,12 +518,12 @@ def point_types(con: Connection, *, run_ids: Any, errors_as_failures: Any) -> li
 def rejudge_pending(con: Connection, *, run_id: Any, generation: Any) -> list[dict[str, Any]]:
     """The linked slots of a re-judging run that have no valid attempt in its current generation, with
     the source answer: task_index, attempt_index, source_attempt_uid, prompt, output.
-    (judges.sql:14)"""
+    (judges.sql:15)"""
     return run(con, 'rejudge_pending', {'run_id': run_id, 'generation': generation}, 'rows')
 
 
 def rejudge_source(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
-    """The run a re-judging run grades again (NULL for any other run): source_run_id. (judges.sql:27)"""
+    """The run a re-judging run grades again (NULL for any other run): source_run_id. (judges.sql:28)"""
     return run(con, 'rejudge_source', {'run_id': run_id}, 'tuples')
 
 
@@ -525,16 +570,17 @@ def run_spend_by_role(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
 
 
 def run_status(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
-    """One row per run: settings, task counts (registered, started, finished, passed), valid and open-
-    error attempts, tokens and cost of the current generation, and `updated_at`: when its last
-    counted attempt finished (the run's creation time while it has none). (status.sql:1)"""
+    """One row per run: settings, task counts (registered, started, finished: every chain done; passed:
+    any chain solved), valid and open-error attempts, tokens and cost of the current generation, and
+    `updated_at`: when its last counted attempt finished (the run's creation time while it has
+    none). (status.sql:1)"""
     return run(con, 'run_status', {'run_ids': run_ids}, 'rows')
 
 
 def seq_history(con: Connection, *, run_id: Any, generation: Any, task_indices: Any) -> list[dict[str, Any]]:
-    """The valid attempts of the given tasks, in order: what the next seq@k prompt shows, with the
-    verdict and uid so a failed attempt whose critic failed can get its feedback written later.
-    (attempts.sql:45)"""
+    """The valid attempts of the given tasks, by chain and in order: what the next seq@k prompt of each
+    chain shows, with the verdict and uid so a failed attempt whose critic failed can get its
+    feedback written later. (attempts.sql:47)"""
     return run(con, 'seq_history', {
         'run_id': run_id,
         'generation': generation,
@@ -576,13 +622,14 @@ def spend_by_role(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
 
 
 def task_attempts(con: Connection, *, run_id: Any, task_index: Any) -> list[dict[str, Any]]:
-    """Every attempt row of one task in the run's current generation, superseded errors included, in
-    attempt order; `counts` says whether it is the row the metrics use. (attempts.sql:80)"""
+    """Every attempt row of one task in the run's current generation, superseded errors included, by
+    chain and in attempt order; `counts` says whether it is the row the metrics use.
+    (attempts.sql:83)"""
     return run(con, 'task_attempts', {'run_id': run_id, 'task_index': task_index}, 'rows')
 
 
 def task_calls(con: Connection, *, run_id: Any, task_index: Any) -> list[dict[str, Any]]:
-    """Every LLM call of one task in the run's current generation, by attempt and call order.
+    """Every LLM call of one task in the run's current generation, by chain, attempt and call order.
     (calls.sql:23)"""
     return run(con, 'task_calls', {'run_id': run_id, 'task_index': task_index}, 'rows')
 

@@ -46,13 +46,13 @@ def fill_feedback(con: duckdb.DuckDBPyConnection, fills: Sequence[FeedbackFill])
             queries.insert_call(
                 con, attempt_uid=fill.attempt_uid, run_id=fill.run_id, generation=fill.generation,
                 task_index=fill.task_index, attempt_index=fill.attempt_index, call_index=first + offset,
-                **{name: getattr(c, name) for name in _CALL_COLUMNS[6:]})
+                chain_index=fill.chain_index, **{name: getattr(c, name) for name in _CALL_COLUMNS[6:]})
 
 
 _ATTEMPT_COLUMNS = (
     "attempt_uid", "run_id", "generation", "task_index", "attempt_index", "k", "status",
     "success", "score", "prompt", "output", "raw_eval_output", "judge_details", "feedback",
-    "error", "started_at", "finished_at",
+    "error", "started_at", "finished_at", "chain_index",
 )
 _CALL_COLUMNS = (
     "attempt_uid", "run_id", "generation", "task_index", "attempt_index", "call_index", "role",
@@ -74,7 +74,7 @@ def _attempt_columns(records: Sequence[AttemptRecord]) -> dict[str, list[Any]]:
 
 
 def _call_columns(records: Sequence[AttemptRecord]) -> dict[str, list[Any]]:
-    cols: dict[str, list[Any]] = {name: [] for name in _CALL_COLUMNS}
+    cols: dict[str, list[Any]] = {name: [] for name in (*_CALL_COLUMNS, "chain_index")}
     for r in records:
         for index, c in enumerate(r.calls, start=1):
             cols["attempt_uid"].append(r.attempt_uid)
@@ -83,6 +83,7 @@ def _call_columns(records: Sequence[AttemptRecord]) -> dict[str, list[Any]]:
             cols["task_index"].append(r.task_index)
             cols["attempt_index"].append(r.attempt_index)
             cols["call_index"].append(index)
+            cols["chain_index"].append(r.chain_index)
             for name in _CALL_COLUMNS[6:]:
                 cols[name].append(getattr(c, name))
     return cols

@@ -40,7 +40,8 @@ def reads(seq: str, pas: str, uid: str) -> Calls:
     one, both = {"run_id": seq}, {"run_ids": [seq, pas]}
     return [
         (queries.get_run, one), (queries.list_runs, {}), (queries.get_task_identities, one),
-        (queries.pending_attempts, one | {"generation": 1, "k": K + 1, "is_seq": True, "task_indices": [1, 2, 3]}),
+        (queries.pending_attempts, one | {"generation": 1, "k": K + 1, "is_seq": True, "chains": 1,
+                                          "task_indices": [1, 2, 3]}),
         (queries.seq_history, one | {"generation": 1, "task_indices": [1]}),
         (queries.last_call_index, {"attempt_uid": uid}),
         (queries.kept_outputs, one | {"generation": 1, "task_indices": [1, 2, 3]}),
@@ -65,6 +66,9 @@ def reads(seq: str, pas: str, uid: str) -> Calls:
         (queries.view_run_tasks, one | {"seq_run_id": seq, "pass_run_id": pas, "filter": "all", "search": "",
                                         "limit": 10, "offset": 0, "upto": None}),
         (queries.run_batch_items, one | {"generation": 1}), (queries.list_batches, {"run_ids": None}),
+        (queries.frontier_rows, {"errors_as_failures": False} | both),
+        (queries.frontier_task_values, {"errors_as_failures": False} | both),
+        (queries.budget_partners, both), (queries.pair_discordance, one),
     ]
 
 
@@ -80,7 +84,7 @@ def writes(run: dict, uid: str) -> Calls:
         "verifier", "temperature", "options", "config", "fingerprint", "fingerprint_fields", "seqk_version",
         "shows_grading_info", "soft_score_clipped")}
     return [
-        (queries.insert_run, new | {"run_id": "new-run"}),
+        (queries.insert_run, new | {"run_id": "new-run", "chains": 1}),
         (queries.import_run, new | {"run_id": "imported-run", "generation": 2, "created_at": run["created_at"],
                                     "updated_at": run["updated_at"]}),
         (queries.link_rejudged_slots, {"run_id": "new-run", "source_run_id": run["run_id"], "k": K}),
@@ -89,9 +93,11 @@ def writes(run: dict, uid: str) -> Calls:
         (queries.touch_run, {"run_id": run["run_id"]}),
         (queries.set_schema_info, {"key": "probe", "value": "written"}),
         (queries.add_schema_info, {"key": "added", "value": "appended"}),
+        (queries.add_run_chains, config | {"chains": 2}),
         (queries.fill_feedback, {"attempt_uid": uid, "feedback": "late feedback", "error": None}),
         (queries.insert_call, {
             "attempt_uid": uid, "run_id": run["run_id"], "generation": 1, "task_index": 1, "attempt_index": 1,
+            "chain_index": 1,
             "call_index": 2, "role": "critic", "model": "mock/critic", "prompt": "p", "output": "o",
             "input_tokens": 1, "cached_tokens": 0, "thinking_tokens": 0, "output_tokens": 1,
             "cost_usd": 0.0, "latency_s": 0.1, "retries": 0, "error": None, "started_at": datetime(2026, 1, 1),

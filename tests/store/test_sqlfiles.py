@@ -59,12 +59,15 @@ def test_core_queries_run_against_a_seeded_database(tmp_path, db):
         assert store.get_run(con, run_id)["k"] == 2
         assert queries.list_runs(con)[0]["run_id"] == run_id
         assert len(queries.get_task_identities(con, run_id=run_id)) == 3
-        pending = queries.pending_attempts(con, run_id=run_id, generation=1, k=3, is_seq=True,
+        pending = queries.pending_attempts(con, run_id=run_id, generation=1, k=3, is_seq=True, chains=1,
                                            task_indices=[1, 2, 3])
-        assert pending == [(1, 3), (3, 3)]  # task 2 solved on attempt 2
-        pending = queries.pending_attempts(con, run_id=run_id, generation=1, k=3, is_seq=False,
+        assert pending == [(1, 1, 3), (3, 1, 3)]  # task 2 solved on attempt 2
+        pending = queries.pending_attempts(con, run_id=run_id, generation=1, k=3, is_seq=False, chains=1,
                                            task_indices=[1, 2])
-        assert pending == [(1, 3), (2, 3)]
+        assert pending == [(1, 1, 3), (2, 1, 3)]
+        pending = queries.pending_attempts(con, run_id=run_id, generation=1, k=3, is_seq=True, chains=2,
+                                           task_indices=[2])
+        assert pending == [(2, 2, 1)]  # chain 1 solved; a new chain 2 starts at attempt 1
         history = queries.seq_history(con, run_id=run_id, generation=1, task_indices=[1])
         assert [(h["task_index"], h["attempt_index"], h["output"], h["feedback"], h["success"], h["score"])
                 for h in history] == [(1, 1, "not-w1", "Incorrect.", False, 0.0),
