@@ -61,10 +61,13 @@ def test_compare_rows_mark_the_leaking_mode(tmp_path, db):
 def test_a_database_from_before_the_flag_gains_the_column_and_reads_it_as_unmarked(tmp_path, db):
     models.register_mock("mock/actor", solves_on({}))
     runner.invoke(app, ["run", str(_variant(tmp_path, "binary")), "--db", str(db), "--no-export"])
-    with duckdb.connect(str(db)) as con:  # as schema 2 left it (schemas 3-6 undone first)
+    with duckdb.connect(str(db)) as con:  # as schema 2 left it (schemas 3-7 undone first)
         con.execute("DROP VIEW runs")
         con.execute("DROP TABLE run_events")
         con.execute("DROP TABLE feedback_fills")
+        for column in ("run_rows.chains", "attempts.chain_index", "calls.chain_index"):  # migration 007
+            table, name = column.split(".")
+            con.execute(f"ALTER TABLE {table} DROP COLUMN {name}")
         con.execute("ALTER TABLE run_rows RENAME TO runs")
         for column in ("runs.shows_grading_info", "runs.soft_score_clipped", "calls.cache_write_tokens",
                        "calls.price_tier"):  # added by migrations 003-005

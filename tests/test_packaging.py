@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -11,7 +12,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_wheel_ships_sql_and_benchmarks_and_works_outside_the_checkout(tmp_path):
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps",
+    # From a copy without build/: setuptools would otherwise reuse files a former build left there
+    # (a renamed or removed .sql file among them).
+    source = tmp_path / "src"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        "build", "dist", ".git", "runs", "*.duckdb*", "__pycache__", "*.egg-info", ".venv", ".seqk-locks"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps",
                     "-q", "-w", str(tmp_path / "dist")],
                    check=True, capture_output=True)
     wheel = next((tmp_path / "dist").glob("seqk-*.whl"))

@@ -65,7 +65,7 @@ def test_a_run_seeded_by_the_old_rule_is_not_resumed_into(tmp_path, db):
     old_fields = {k: v for k, v in spec.fingerprint_fields().items() if k != "seed_scheme"}
 
     with store.connect(db) as con:  # the row as a seqk from before seqk.seeds wrote it
-        con.execute("UPDATE runs SET fingerprint = ?, fingerprint_fields = ?",
+        con.execute("UPDATE run_rows SET fingerprint = ?, fingerprint_fields = ?",
                     [fingerprint(old_fields), json.dumps(old_fields)])
     with pytest.raises(RunConflict, match="seed_scheme.*seed \\+ attempt_index"):
         engine.run(spec, db)

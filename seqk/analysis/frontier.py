@@ -93,6 +93,8 @@ def equal_budget(con: Any, seq_run_ids: Sequence[str], *, errors_as_failures: bo
                                  "depth": c["depth"], "value": c["value"], "spend": c[spend],
                                  "relative": c["value"] / at if at else None})
         for pc in sorted(cells.get(pas, []), key=lambda c: c["width"]):
+            if pc[spend] is None:  # nothing spent on record (a re-judging run's actor calls are its source's)
+                continue
             point = BudgetPoint(pc["width"], pc[spend], pc["value"])
             # a hair of tolerance: equal spends computed by different sums must compare equal
             within = [c for c in seq_cells if c[spend] <= pc[spend] * (1 + 1e-9)]

@@ -181,7 +181,7 @@ def frontier_charts(rep: Report) -> list[alt.Chart | alt.HConcatChart]:
             order="width:Q",
             tooltip=["series:N", "width:Q", "depth:Q", alt.Tooltip("value:Q", format=".3f"),
                      alt.Tooltip("spend:Q", format=".4g")],
-        ).properties(width=_PAGE_WIDTH // 2 - _PANEL_GAP, height=260,
+        ).properties(width=_PAGE_WIDTH // 2 - 2 * _PANEL_GAP, height=260,
                      title=f"{b.seq_run_id} vs pass@{b.pass_k} at equal spend")
         cells_ = [r for r in rows if r["series"] != "pass@k"]
         heat = alt.Chart(alt.Data(values=cells_)).mark_rect().encode(
@@ -195,7 +195,7 @@ def frontier_charts(rep: Report) -> list[alt.Chart | alt.HConcatChart]:
         text = heat.mark_text(fontSize=12).encode(
             text=alt.Text("relative:Q", format=".2f"), color=alt.value("black"))
         charts.append(alt.hconcat(spend, (heat + text).properties(
-            width=_PAGE_WIDTH // 2 - _PANEL_GAP, height=260,
+            width=_PAGE_WIDTH // 2 - 2 * _PANEL_GAP, height=260,
             title="frontier ÷ pass@k at the same spend (blank: beyond pass@1..n)")))
     return charts
 
