@@ -13,6 +13,7 @@ import yaml
 
 from seqk.api import load_variant
 from seqk.run import scheduler as engine
+from seqk.run.observer import RunObserver
 
 
 def arc(folder, name, **keys):
@@ -57,17 +58,20 @@ def test_a_killed_worker_leaves_errors_not_a_hang_and_the_next_run_redoes_them(t
         os.kill(ray.get(worker.pid.remote()), signal.SIGKILL)
         killed.set()
 
-    def on_event(event) -> None:
-        if not killed.is_set() and not getattr(on_event, "started", False):
-            on_event.started = True
-            threading.Thread(target=kill_a_worker, daemon=True).start()
+    class KillOnFirstAttempt(RunObserver):
+        started = False
+
+        def attempt(self, event) -> None:
+            if not killed.is_set() and not self.started:
+                self.started = True
+                threading.Thread(target=kill_a_worker, daemon=True).start()
 
     spec = load_variant(path, {"executor": "ray"})
     done = threading.Event()
     outcome: dict = {}
 
     def go() -> None:
-        outcome["result"] = engine.run(spec, db, on_event=on_event)
+        outcome["result"] = engine.run(spec, db, KillOnFirstAttempt())
         done.set()
 
     runner = threading.Thread(target=go, daemon=True)

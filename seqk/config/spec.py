@@ -47,11 +47,11 @@ class RunSettings:
     export_dir: str | None = None
     """Where the run's folder tree is exported at the end (None: beside the database)."""
 
-    def database(self, db: str | os.PathLike[str] | None) -> Path | None:
+    def database(self, db: str | os.PathLike[str] | None) -> str | os.PathLike[str] | None:
         """The database this invocation uses: `db` when given, else the variant's `db:`
-        (None: seqk.store picks $SEQK_DB, then runs/seqk.duckdb)."""
-        chosen = db if db is not None else self.db
-        return Path(chosen) if chosen is not None else None
+        (None: seqk.store picks $SEQK_DB, then runs/seqk.duckdb). Kept as given: a lake URL's
+        `s3://` would lose a slash to Path."""
+        return db if db is not None else self.db
 
 
 @dataclass(frozen=True)

@@ -40,12 +40,13 @@ def preflight(spec: RunSpec, settings: RunSettings, db: str | os.PathLike[str] |
               no_upload: bool, no_export: bool = False) -> None:
     """Before the first LLM call: every output path can be written (the database's folder, the
     export folder), and when sync is on, credentials and bucket access are good."""
-    db_path = store.default_db_path(db)
-    problem = tree.unwritable_folder(db_path.absolute().parent)
-    if problem:
-        raise BadInput(f"the database {db_path} cannot be written: {problem}")
+    target = store.resolve(db)
+    if isinstance(target, Path):  # a lake is checked by its own connection
+        problem = tree.unwritable_folder(target.absolute().parent)
+        if problem:
+            raise BadInput(f"the database {target} cannot be written: {problem}")
     if not no_export:
-        root = Path(settings.export_dir) if settings.export_dir else db_path.parent
+        root = Path(settings.export_dir) if settings.export_dir else store.home(target)
         problem = tree.unwritable_folder(root.absolute())
         if problem and settings.export_dir:
             raise ConfigError(spec.source, [ConfigIssue(

@@ -27,7 +27,6 @@ import contextvars
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from seqk import store
@@ -285,7 +284,7 @@ def stored_spend(spec: RunSpec, db: str | os.PathLike[str] | None) -> dict[str, 
     return {role: float(cost) for role, cost, _ in rows}
 
 
-def gate_for(spec: RunSpec, db: str | Path | None) -> BudgetGate | None:
+def gate_for(spec: RunSpec, db: str | os.PathLike[str] | None) -> BudgetGate | None:
     """The run's budget gate, with the spend stored so far; None when the variant sets no budget."""
     budgets = budgets_of(spec)
     if not budgets:

@@ -4,7 +4,7 @@ attempts and calls left, read from the database without writing to it.
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import Any
 
 from seqk import store
@@ -15,7 +15,7 @@ from seqk.stats import DEFAULT_DISCORDANCE, mcnemar_detectable_lift, mcnemar_tas
 from seqk.store import queries
 
 
-def plan(spec: RunSpec, db: str | Path | None = None, lift: float | None = None) -> dict[str, Any]:
+def plan(spec: RunSpec, db: str | os.PathLike[str] | None = None, lift: float | None = None) -> dict[str, Any]:
     """Run id, roles, fingerprint, state and the range of attempts and calls still to make; for
     seq@k, the power of the comparison with pass@k (`power`), and the tasks a `lift` needs."""
     selected = [t.task_index for t in spec.tasks]

@@ -5,7 +5,6 @@ database is chosen in one place."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 from helpers import write_variant
 
@@ -32,5 +31,7 @@ def test_invocation_settings_never_change_the_run(tmp_path):
 def test_the_database_is_the_argument_then_the_variants(tmp_path):
     settings = RunSettings(db="from/variant.duckdb")
     assert settings.database(tmp_path / "given.duckdb") == tmp_path / "given.duckdb"
-    assert settings.database(None) == Path("from/variant.duckdb")
+    assert settings.database(None) == "from/variant.duckdb"
+    lake = "ducklake:postgres:dbname=seqk;data=s3://bucket/prefix/"
+    assert RunSettings(db=lake).database(None) == lake  # kept whole: Path would fold the `//`
     assert RunSettings().database(None) is None  # seqk.store then picks $SEQK_DB, runs/seqk.duckdb
