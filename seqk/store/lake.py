@@ -44,7 +44,9 @@ from seqk.errors import BadInput, MissingExtra, NotFound, RunConflict, StoreBusy
 PREFIX = "ducklake:"
 CATALOG = "lake"
 """The name the lake is attached under in every session (maintenance calls name it)."""
-MAX_RETRY_COUNT = 100
+USE_CATALOG = "USE " + CATALOG
+"""Statements hold no values from outside: the catalog name is this constant."""
+SET_MAX_RETRY_COUNT = "SET ducklake_max_retry_count = 100"
 """DuckLake's retries of a conflicting commit (its default, 10, ran out about once in 600
 commits with 4 writers)."""
 EXTENSIONS = (("ducklake", "ducklake"), ("postgres_scanner", "postgres_scanner"), ("httpfs", "httpfs"))
@@ -108,7 +110,7 @@ def _load_extensions(con: duckdb.DuckDBPyConnection) -> None:
 
     for package, name in EXTENSIONS:
         try:
-            con.execute(f"LOAD {name}")
+            con.load_extension(name)
             continue
         except duckdb.Error:
             pass
@@ -118,8 +120,8 @@ def _load_extensions(con: duckdb.DuckDBPyConnection) -> None:
         if not found:
             raise MissingExtra(f"a lake needs the DuckDB extension {name}: pip install 'seqk[lake]' "
                                f"(duckdb-extension-{package.replace('_', '-')}=={duckdb.__version__})")
-        con.execute("INSTALL '" + found[0].replace("'", "''") + "'")
-        con.execute(f"LOAD {name}")
+        con.install_extension(found[0])
+        con.load_extension(name)
 
 
 def _s3_secret(con: duckdb.DuckDBPyConnection) -> None:
@@ -147,14 +149,14 @@ def _attach(url: LakeUrl, read_only: bool) -> duckdb.DuckDBPyConnection:
     try:
         _load_extensions(con)
         _s3_secret(con)
-        con.execute(f"SET ducklake_max_retry_count = {MAX_RETRY_COUNT}")
+        con.execute(SET_MAX_RETRY_COUNT)
         options = ["READ_ONLY"] if read_only else []
         if url.data_path and not read_only:
             options.append("DATA_PATH '" + url.data_path.replace("'", "''") + "'")
         target = "ducklake:postgres:" + url.catalog_dsn
         con.execute("ATTACH '" + target.replace("'", "''") + f"' AS {CATALOG}"
                     + (f" ({', '.join(options)})" if options else ""))
-        con.execute(f"USE {CATALOG}")
+        con.execute(USE_CATALOG)
     except MissingExtra:
         con.close()
         raise
