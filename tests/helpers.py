@@ -7,6 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from scripts import solves_on
+
+from seqk import models
+from seqk.config import spec as runspec
+from seqk.run import scheduler as engine
+
 
 def write_variant(folder: Path, name: str = "v.yaml", **keys) -> Path:
     """Write a variant YAML under folder/variants/<benchmark>/."""
@@ -47,3 +53,46 @@ def context(bench, options=None, *, judge=None, critic=None, mode: str | None = 
     return AttemptContext(options=bench.Options() if options is None else options,
                           judge=judge or UnusedRole("judge"), critic=critic or UnusedRole("critic"),
                           mode=bench.feedback_mode(mode or bench.default_feedback_mode), **more)
+
+
+# Runs built offline with the mock models (the toy benchmark of tests/toybench.py).
+
+
+def make_run(tmp_path, db, **keys):
+    """Run a toy variant offline with the mock models and return its spec."""
+    keys = {"benchmark": "toy", "metric": "seq@k", "k": 3, "model": "mock/actor",
+            "options": {"n": 3}, "retry": {"max_retries": 0, "base_delay_s": 0.0}} | keys
+    spec = runspec.load(write_variant(tmp_path, **keys))
+    engine.run(spec, db)
+    return spec
+
+
+def judge_says(prompt: str) -> str:
+    """The toyjudge judge: YES when the quoted reply is the asked word."""
+    reply, word = prompt.split("'")[1], prompt.split("the word ")[1].split("?")[0]
+    return "YES" if reply == word else "NO"
+
+
+
+def odd_tasks_right(prompt: str) -> str:
+    word = prompt.split("Say the word ")[1].split(".")[0]
+    return word if int(word[1:]) % 2 else "wrong"
+
+
+def build_mock_db(folder: Path, db: Path) -> Path:
+    """Two actor models × (pass@k, seq@k) on the toy benchmark, 5 tasks, K = 3.
+
+    mock/alpha solves task i from attempt {1: 1, 2: 2, 3: 3}[i] on, so it gains from
+    feedback: pass@3 = 1/5 (it only ever solves task 1 on a bare prompt), seq@3 = 3/5.
+    mock/beta solves the odd tasks at once and never the even ones: pass@3 = seq@3 = 3/5.
+    """
+    models.register_mock("mock/alpha", solves_on({1: 1, 2: 2, 3: 3}))
+    models.register_mock("mock/beta", odd_tasks_right)
+    for model in ("mock/alpha", "mock/beta"):
+        for metric in ("pass@k", "seq@k"):
+            name = f"{model.split('/')[1]}-{metric[:-2]}.yaml"
+            spec = runspec.load(write_variant(folder, name, benchmark="toy", metric=metric, k=3,
+                                              model=model, options={"n": 5}))
+            engine.run(spec, db)
+    return db
+

@@ -1,19 +1,27 @@
 """Throwaway servers the lake tests (and bench/bench_lake.py) start on loopback: PostgreSQL 15
 from Debian's package (its own data dir, port and socket dir; run as the `postgres` user when
-we are root, as initdb refuses root) and moto's S3. Both are stopped by whoever started them."""
+we are root, as initdb refuses root) and moto's S3. Both are stopped by whoever started them.
+Also the model servers: `ScriptedServer` (in-process aiohttp, answers from a script) and
+`openai_server` (bench/openai_server.py as a subprocess)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from aiohttp import web
 
 PG_BIN_DIRS = [Path("/usr/lib/postgresql") / v / "bin" for v in ("17", "16", "15")]
 
@@ -110,3 +118,76 @@ def moto_s3() -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.stop()
+
+
+class ScriptedServer:
+    """An OpenAI-compatible server on loopback that answers from a script of (status, headers)."""
+
+    def __init__(self, script):
+        self.script = list(script)
+        self.requests: list[dict] = []
+        self.times: list[float] = []
+
+    async def chat(self, request):
+        self.requests.append(await request.json())
+        self.times.append(time.monotonic())
+        status, headers = self.script.pop(0) if self.script else (200, {})
+        if status != 200:
+            return web.json_response({"error": {"message": f"status {status}"}}, status=status,
+                                     headers=headers)
+        return web.json_response({
+            "choices": [{"message": {"role": "assistant", "content": "hello there"}}],
+            "usage": {"prompt_tokens": 1000, "completion_tokens": 50,
+                      "prompt_tokens_details": {"cached_tokens": 400},
+                      "completion_tokens_details": {"reasoning_tokens": 20}}})
+
+    def __enter__(self):
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self.chat)
+        self.loop = asyncio.new_event_loop()
+        runner = web.AppRunner(app)
+        self.loop.run_until_complete(runner.setup())
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        self.loop.run_until_complete(site.start())
+        self.port = site._server.sockets[0].getsockname()[1]
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.runner = runner
+        return self
+
+    def __exit__(self, *exc):
+        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(5)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+    @property
+    def api_base(self):
+        return f"http://127.0.0.1:{self.port}/v1"
+
+
+
+@contextlib.contextmanager
+def openai_server(*, reply: str = "NO", delay: float = 0.01) -> Iterator[str]:
+    """bench/openai_server.py on loopback (a real subprocess) answering `reply` after `delay`
+    seconds to every call, with honest token counts (words); yields its /v1 address."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    script = Path(__file__).resolve().parents[1] / "bench" / "openai_server.py"
+    proc = subprocess.Popen([sys.executable, str(script), "--port", str(port), "--delay", str(delay),
+                             "--reply", reply], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/models", timeout=1):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("bench/openai_server.py did not start") from None
+                time.sleep(0.1)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -125,6 +125,21 @@ def test_seqk_keeps_a_dozen_modules_beside_its_subpackages_and_none_is_long():
     assert not long, f"modules past ~400 lines (split them by concept): {long}"
 
 
+PROJECT_TESTS = {"test_house", "test_docs", "test_packaging", "test_notebook"}
+
+
+def test_tests_mirror_the_packages_with_unique_names():
+    tests = ROOT / "tests"
+    top = {p.stem for p in tests.glob("test_*.py")}
+    modules = {p.stem for p in SEQK.glob("*.py")}
+    assert top - PROJECT_TESTS <= {f"test_{m}" for m in modules}, "a test of a package sits at the top of tests/"
+    packages = {p.name for p in SEQK.iterdir() if (p / "__init__.py").exists()} | {"benchmarks"}
+    folders = {p.parent.name for p in tests.glob("*/test_*.py")}
+    assert folders <= packages, f"test folders that mirror no package: {sorted(folders - packages)}"
+    names = [p.name for p in tests.rglob("test_*.py") if "fixtures" not in p.parts]
+    assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
+
+
 @pytest.mark.parametrize("tool", [["ruff", "check", "seqk", "benchmarks", "tests", "bench"], ["mypy"]])
 def test_linters_are_clean(tool):
     done = subprocess.run([sys.executable, "-m", *tool], cwd=ROOT, capture_output=True, text=True)

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
-from helpers import write_variant
+from helpers import build_mock_db, write_variant
 from nbclient import NotebookClient
 from scripts import word_of
-from test_report import build_mock_db
 from toybench import ToyBench
 
 from seqk import benchmark as benchmarks

@@ -158,7 +158,7 @@ def test_a_self_hosted_server_costs_what_the_role_price_says():
     from seqk.models.retry import RetryPolicy
     from seqk.models.role import RoleSpec
 
-    path = Path(__file__).resolve().parents[1] / "bench" / "openai_server.py"
+    path = Path(__file__).resolve().parents[2] / "bench" / "openai_server.py"
     module_spec = importlib.util.spec_from_file_location("bench_openai_server", path)
     server = importlib.util.module_from_spec(module_spec)
     module_spec.loader.exec_module(server)

@@ -6,63 +6,15 @@ import asyncio
 import logging
 import subprocess
 import sys
-import threading
-import time
 
 import pytest
-from aiohttp import web
+from servers import ScriptedServer
 
 from seqk import models
 from seqk.errors import MissingExtra, PermanentProviderError, TransientProviderError
 from seqk.models import pricing
 from seqk.models.retry import RetryPolicy
 from seqk.models.role import RoleSpec
-
-
-class ScriptedServer:
-    """An OpenAI-compatible server on loopback that answers from a script of (status, headers)."""
-
-    def __init__(self, script):
-        self.script = list(script)
-        self.requests: list[dict] = []
-        self.times: list[float] = []
-
-    async def chat(self, request):
-        self.requests.append(await request.json())
-        self.times.append(time.monotonic())
-        status, headers = self.script.pop(0) if self.script else (200, {})
-        if status != 200:
-            return web.json_response({"error": {"message": f"status {status}"}}, status=status,
-                                     headers=headers)
-        return web.json_response({
-            "choices": [{"message": {"role": "assistant", "content": "hello there"}}],
-            "usage": {"prompt_tokens": 1000, "completion_tokens": 50,
-                      "prompt_tokens_details": {"cached_tokens": 400},
-                      "completion_tokens_details": {"reasoning_tokens": 20}}})
-
-    def __enter__(self):
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", self.chat)
-        self.loop = asyncio.new_event_loop()
-        runner = web.AppRunner(app)
-        self.loop.run_until_complete(runner.setup())
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        self.loop.run_until_complete(site.start())
-        self.port = site._server.sockets[0].getsockname()[1]
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.runner = runner
-        return self
-
-    def __exit__(self, *exc):
-        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(5)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
-
-    @property
-    def api_base(self):
-        return f"http://127.0.0.1:{self.port}/v1"
-
 
 FAST_RETRY = RetryPolicy(max_retries=3, base_delay_s=0.0, max_delay_s=5.0)
 

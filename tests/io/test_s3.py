@@ -11,10 +11,9 @@ from pathlib import Path
 
 import boto3
 import pytest
-from helpers import write_variant
+from helpers import make_run, write_variant
 from moto.server import ThreadedMotoServer
 from scripts import solves_on
-from test_export import make_run
 from typer.testing import CliRunner
 
 from seqk import models

@@ -9,7 +9,7 @@ import yaml
 from seqk.config import spec as runspec
 from seqk.run import scheduler as engine
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = sorted((ROOT / "variants").glob("*/*.yaml"))
 FIXTURES = ROOT / "tests" / "benchmarks" / "fixtures"
 # The hub files of the rubric benchmarks, served from the test fixtures (this machine is offline).

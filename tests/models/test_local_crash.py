@@ -23,7 +23,7 @@ from seqk.config import spec as runspec
 from seqk.models.local import workers as llm_local
 from seqk.run import scheduler as engine
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
 QUICKSTART = ROOT / "variants" / "quickstart" / "passk.yaml"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from helpers import write_variant
+from helpers import judge_says, make_run, write_variant
 from scripts import solves_on, word_of
 from typer.testing import CliRunner
 
@@ -30,21 +30,6 @@ SEED_ATTEMPT = ["task_id", "task_index", "metric", "feedback_mode", "attempt_ind
 SEQK_ATTEMPT = {"attempt_uid", "k", "status", "error", "started_at", "finished_at"}
 SEQK_CALL = {"call_index", "cost_usd", "latency_s", "retries", "error", "started_at", "cache_write_tokens",
              "price_tier"}
-
-
-def make_run(tmp_path, db, **keys):
-    """Run a toy variant offline with the mock models and return its spec."""
-    keys = {"benchmark": "toy", "metric": "seq@k", "k": 3, "model": "mock/actor",
-            "options": {"n": 3}, "retry": {"max_retries": 0, "base_delay_s": 0.0}} | keys
-    spec = runspec.load(write_variant(tmp_path, **keys))
-    engine.run(spec, db)
-    return spec
-
-
-def judge_says(prompt: str) -> str:
-    """The toyjudge judge: YES when the quoted reply is the asked word."""
-    reply, word = prompt.split("'")[1], prompt.split("the word ")[1].split("?")[0]
-    return "YES" if reply == word else "NO"
 
 
 def load(path: Path):

@@ -28,7 +28,7 @@ from seqk.models.retry import RetryPolicy
 from seqk.models.role import RoleSpec
 from seqk.run import scheduler as engine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 KEY_ENV = "SEQK_TEST_LLAMA_SERVER_KEY"
 KEY = "loopback-secret"
 

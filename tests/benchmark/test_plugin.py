@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import yaml
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 PLUGIN = '''
 from seqk.benchmark import Benchmark, FeedbackMode, Task, Verdict

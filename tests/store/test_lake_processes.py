@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 
 
 def variant(folder: Path, name: str, **keys) -> Path:

@@ -98,7 +98,7 @@ def test_the_local_executor_is_the_default_and_imports_no_ray(tmp_path):
     code = ("import sys; from seqk.api import load_variant; from seqk.run.executor import executor_for; "
             f"e = executor_for(load_variant({str(path)!r})); "
             "print(type(e).__name__, 'ray' in sys.modules)")
-    tests = str(Path(__file__).parent)
+    tests = str(Path(__file__).parents[1])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")]))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert out.stdout.split() == ["LocalExecutor", "False"], out.stderr

@@ -6,13 +6,21 @@ import io
 import re
 
 import pytest
+from helpers import build_mock_db
 from rich.console import Console
-from test_report import build_mock_db, report
+from typer.testing import CliRunner
 
 from seqk.analysis import report as reports
+from seqk.cli import app
 from seqk.render.text import to_text
 
 NUMBER = re.compile(r"[+−-]?\d+\.\d+|\[[^\]]*\]|p=[\d.e-]+|n=\d+|\$[\d.]+")
+
+runner = CliRunner()
+
+
+def report(*args: str):
+    return runner.invoke(app, ["report", *args])
 
 
 @pytest.fixture

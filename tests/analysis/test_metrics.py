@@ -1,4 +1,4 @@
-"""The figures of seqk.analysis.metrics on the hand-computed fixture (tests/test_metrics_fixture.py),
+"""The figures of seqk.analysis.metrics on the hand-computed fixture (tests/analysis/test_metrics_fixture.py),
 the estimators against reference implementations, and the bootstrap's determinism."""
 
 from __future__ import annotations

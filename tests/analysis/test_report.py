@@ -12,8 +12,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from helpers import write_variant
-from scripts import solves_on
+from helpers import build_mock_db, write_variant
 from typer.testing import CliRunner
 
 from seqk import models
@@ -23,29 +22,6 @@ from seqk.run import scheduler as engine
 
 runner = CliRunner()
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-
-def odd_tasks_right(prompt: str) -> str:
-    word = prompt.split("Say the word ")[1].split(".")[0]
-    return word if int(word[1:]) % 2 else "wrong"
-
-
-def build_mock_db(folder: Path, db: Path) -> Path:
-    """Two actor models × (pass@k, seq@k) on the toy benchmark, 5 tasks, K = 3.
-
-    mock/alpha solves task i from attempt {1: 1, 2: 2, 3: 3}[i] on, so it gains from
-    feedback: pass@3 = 1/5 (it only ever solves task 1 on a bare prompt), seq@3 = 3/5.
-    mock/beta solves the odd tasks at once and never the even ones: pass@3 = seq@3 = 3/5.
-    """
-    models.register_mock("mock/alpha", solves_on({1: 1, 2: 2, 3: 3}))
-    models.register_mock("mock/beta", odd_tasks_right)
-    for model in ("mock/alpha", "mock/beta"):
-        for metric in ("pass@k", "seq@k"):
-            name = f"{model.split('/')[1]}-{metric[:-2]}.yaml"
-            spec = runspec.load(write_variant(folder, name, benchmark="toy", metric=metric, k=3,
-                                              model=model, options={"n": 5}))
-            engine.run(spec, db)
-    return db
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_report import build_mock_db
+from helpers import build_mock_db
 
 from seqk.analysis import report as reports
 from seqk.render import charts

@@ -6,21 +6,17 @@ real subprocess) that reports honest token counts (words) for every call."""
 from __future__ import annotations
 
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers import rows, write_variant
+from servers import openai_server
 from typer.testing import CliRunner
 
 from seqk.cli import app
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PRICE = {"input": 1000.0, "output": 2000.0}  # a word in costs $0.001, a word out $0.002
 runner = CliRunner()
 
@@ -28,27 +24,8 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
     """The loopback server answering 'NO' to every call; yields its /v1 address."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "openai_server.py"), "--port", str(port),
-                             "--delay", "0.01", "--reply", "NO"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/models", timeout=1):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("bench/openai_server.py did not start")
-                time.sleep(0.1)
+    with openai_server(reply="NO") as base:
         yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 @pytest.mark.parametrize("concurrency", [1, 4, 16])

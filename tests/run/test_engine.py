@@ -238,7 +238,7 @@ def _seeds_by_task(server) -> dict[tuple[int, int], int]:
 
 
 def test_seeds_differ_across_tasks_and_seq_attempt_1_shares_pass_sample_1s(tmp_path, db):
-    from test_models import ScriptedServer
+    from servers import ScriptedServer
 
     from seqk.seeds import seed_for
 

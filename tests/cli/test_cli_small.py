@@ -19,7 +19,7 @@ from seqk.render import text as report_text
 from seqk.run import scheduler as engine
 
 runner = CliRunner()
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_version():

@@ -22,7 +22,7 @@ from seqk.models.local import workers as llm_local
 from seqk.models.retry import RetryPolicy
 from seqk.models.role import RoleSpec
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MODEL = "local/smollm2-135m"
 
 pytestmark = pytest.mark.native

@@ -146,7 +146,7 @@ def test_the_folder_tree_holds_chain_1_and_parquet_every_chain(tmp_path, db):
 
 
 def test_a_chains_run_killed_midway_resumes_to_the_uninterrupted_result(tmp_path):
-    from test_processes import arc_variant, start_run, wait_for_attempts
+    from procs import arc_variant, start_run, wait_for_attempts
 
     variant = arc_variant(tmp_path, chains=4, model="mock/py:scripts:slow_seeded_arc", seed=7,
                           max_tasks=24)

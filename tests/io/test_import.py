@@ -9,9 +9,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from helpers import write_variant
+from helpers import judge_says, make_run, write_variant
 from scripts import solves_on
-from test_export import judge_says, make_run
 from typer.testing import CliRunner
 
 from seqk import models

@@ -16,11 +16,11 @@ from pathlib import Path
 import duckdb
 import pytest
 import yaml
-from test_processes import env
+from procs import env
 
 from seqk.models.endpoints import BREAKER_WINDOW_S
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import yaml
-from test_processes import env
+from procs import env
 from typer.testing import CliRunner
 
 from seqk.cli import app

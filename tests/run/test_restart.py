@@ -5,14 +5,24 @@ cost; `seqk run --restart` or `continue: false` restarts, `continue: true` exten
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
 from helpers import rows, write_variant
-from test_budget_loopback import server  # noqa: F401 - the priced-nowhere loopback model
+from servers import openai_server
 from typer.testing import CliRunner
 
 from seqk.cli import app
 
 runner = CliRunner()
 PRICE = {"input": 1000.0, "output": 1000.0}
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    """A priced-nowhere loopback model answering 'NO'; yields its /v1 address."""
+    with openai_server(reply="NO") as base:
+        yield base
 
 
 def _variant(tmp_path, k, **keys):
@@ -66,7 +76,7 @@ def test_restart_flag_or_continue_false_restarts_and_continue_true_extends(tmp_p
     assert rows(db, "SELECT k, generation FROM runs") == [(5, 3)]
 
 
-def test_a_larger_k_over_unpriced_attempts_counts_their_tokens(server, tmp_path, db):  # noqa: F811
+def test_a_larger_k_over_unpriced_attempts_counts_their_tokens(server, tmp_path, db):
     # A run of an unpriced model: the refusal counts tokens, since it cannot count dollars.
     keys = {"model": "openai/bench", "api_base": server, "actor": {}}
     _run(_variant(tmp_path, 1, **keys), db, "--no-export")
