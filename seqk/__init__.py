@@ -1,17 +1,35 @@
-"""seqk: does a model do better when it retries with feedback (seq@k) than when
-it samples k times (pass@k)?
+"""seqk: does a model do better when it retries with feedback (seq@k) than when it samples k
+times (pass@k), and at equal budget?
 
-Importing seqk is cheap: it imports neither litellm nor boto3.
+The public surface is `__all__` (seqk.api holds each function). `db` is the second argument
+of every function that reads or writes a database. Importing seqk is cheap: it imports neither
+litellm nor boto3, and each function loads what it needs when called.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seqk.version import __version__ as __version__
 
+if TYPE_CHECKING:
+    from seqk.api import (
+        VariantRun,
+        export_parquet,
+        export_runs,
+        inspect,
+        load_variant,
+        query,
+        report,
+        run_variant,
+        status,
+    )
+
+__all__ = ["VariantRun", "__version__", "export_parquet", "export_runs", "inspect", "load_variant",
+           "report", "query", "run_variant", "status"]
+
 
 def __getattr__(name: str) -> Any:
-    # seqk.run_variant and seqk.load_variant without importing the engine on `import seqk`.
-    if name in ("run_variant", "load_variant"):
+    # The public names resolve on first use, so `import seqk` does not import the engine.
+    if name in __all__:
         from seqk import api
 
         return getattr(api, name)

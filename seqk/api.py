@@ -6,8 +6,11 @@
 
 The library never prints: progress goes to an observer (seqk.run.observer.RunObserver), and what
 the run's export and upload did comes back as lines in the outcome. `db` is the second argument
-of every function that reads or writes a database; None means the variant's `db:`, then $SEQK_DB,
-then runs/seqk.duckdb.
+of every function that reads or writes a database, after what the function acts on (a variant,
+runs, a run, a query); None means the variant's `db:`, then $SEQK_DB, then runs/seqk.duckdb. It
+is a DuckDB file or a DuckLake URL. Every other argument is by keyword, and every result is typed.
+These are the names `seqk` exports (`seqk.__all__`); each imports what it needs when called, so
+`import seqk` stays cheap.
 """
 
 from __future__ import annotations
@@ -21,7 +24,15 @@ from seqk.config.spec import RunSettings, RunSpec
 from seqk.errors import UploadError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from seqk.analysis.report import Report
+    from seqk.analysis.status import RunStatus, SqlResult, Trajectory
+    from seqk.io.export import ExportResult
     from seqk.run.observer import RunObserver, RunResult
+
+Db = str | os.PathLike[str] | None
+"""A DuckDB file or a DuckLake URL; None: $SEQK_DB, then runs/seqk.duckdb."""
 
 
 @dataclass
@@ -90,3 +101,54 @@ def run_variant(variant: str | os.PathLike[str] | RunSpec, db: str | os.PathLike
         except UploadError as exc:
             outcome.upload_error = exc
     return outcome
+
+
+def report(runs: Sequence[str] = (), db: Db = None, *, compare: bool = False, benchmark: str | None = None,
+           model: str | None = None, errors_as_failures: bool = False) -> Report:
+    """What `seqk report` prints, as data: each run's curve with intervals, and with `compare`
+    each seq@k run against its pass@k partner (lift, paired test, the equal-budget block)."""
+    from seqk.analysis.report import report as build
+
+    return build(runs, _path(db), compare=compare, benchmark=benchmark, model=model,
+                 errors_as_failures=errors_as_failures)
+
+
+def status(runs: Sequence[str] = (), db: Db = None) -> list[RunStatus]:
+    """Each run's progress, errors, tokens and cost (what `seqk status` prints)."""
+    from seqk.analysis.status import status as rows
+
+    return rows(runs, _path(db))
+
+
+def inspect(run: str, db: Db = None, *, task_index: int | None = None, task_id: str | None = None) -> Trajectory:
+    """One task's whole trajectory: every attempt with its prompt, output, verdict, feedback, calls."""
+    from seqk.analysis.status import inspect as trajectory
+
+    return trajectory(run, _path(db), task_index=task_index, task_id=task_id)
+
+
+def query(sql: str, db: Db = None) -> SqlResult:
+    """One read-only SQL statement over the database's tables and views (what `seqk sql` runs;
+    named `query` because `seqk.sql` is the package of seqk's own SQL files)."""
+    from seqk.analysis.status import sql as run_sql
+
+    return run_sql(sql, _path(db))
+
+
+def export_runs(runs: Sequence[str] = (), db: Db = None, *,
+                to: str | os.PathLike[str] | None = None) -> list[ExportResult]:
+    """Each run's seq_k folder tree under `to` (default: the database's folder)."""
+    from seqk.io.export import export_runs as export
+
+    return export(runs, db, to=to)
+
+
+def export_parquet(runs: Sequence[str] = (), db: Db = None, *, to: str | os.PathLike[str]) -> dict[str, int]:
+    """Runs, tasks, attempts and calls as hive-partitioned Parquet under `to`; rows per table."""
+    from seqk.io.export import export_parquet as export
+
+    return export(runs, db, to=to)
+
+
+def _path(db: Db) -> str | Path | None:
+    return db if db is None or isinstance(db, str | Path) else Path(db)

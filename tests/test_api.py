@@ -30,3 +30,26 @@ def test_importing_seqk_stays_cheap():
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_public_surface_reads_back_what_a_run_wrote_with_db_second(tmp_path, db):
+    import inspect as pyinspect
+
+    models.register_mock("mock/actor", solves_on({1: 1, 2: 2}))
+    spec = seqk.run_variant(write_variant(tmp_path, metric="seq@k", k=2, model="mock/actor", options={"n": 3}),
+                            db, export=False).spec
+    for name in seqk.__all__:
+        if name[0].islower() and name != "__version__" and name != "load_variant":
+            params = list(pyinspect.signature(getattr(seqk, name)).parameters)
+            assert params[1] == "db", (name, params)
+    [row] = seqk.status((), db)
+    assert (row["run_id"], row["n_passed"], row["n_valid_attempts"], row["batches"]) == (spec.run_id, 2, 5, [])
+    story = seqk.inspect(spec.run_id, db, task_index=2)
+    assert [a["success"] for a in story.attempts] == [False, True]
+    assert story.attempts[1]["calls"][0]["role"] == "actor" and story.run["chains"] == 1
+    columns, rows = seqk.query("SELECT count(*) AS n FROM attempts", db)
+    assert (columns, rows) == (["n"], [(5,)])
+    assert seqk.report((), db).runs[0].run_id == spec.run_id
+    [done] = seqk.export_runs((), db, to=tmp_path / "out")
+    assert (tmp_path / "out" / spec.run_id / "summary.json").is_file() and done.run_id == spec.run_id
+    assert seqk.export_parquet((), db, to=tmp_path / "pq")["attempts"] == 5

@@ -61,9 +61,9 @@ class Report:
     """seq@k runs whose chains stop on the verdict of the judge that grades them."""
 
 
-def report(runs: Sequence[str] = (), *, compare: bool = False, benchmark: str | None = None,
-           model: str | None = None, errors_as_failures: bool = False,
-           db: str | Path | None = None, seed: int = DEFAULT_SEED,
+def report(runs: Sequence[str] = (), db: str | Path | None = None, *, compare: bool = False,
+           benchmark: str | None = None, model: str | None = None, errors_as_failures: bool = False,
+           seed: int = DEFAULT_SEED,
            n_boot: int = DEFAULT_N_BOOT) -> Report:
     """Figures for the runs matching `runs` (ids, globs, prefixes; default all), `benchmark`
     (benchmark or slice) and `model` (actor model)."""

@@ -126,7 +126,7 @@ def status(
     """
     from seqk.analysis.status import status as status_of
 
-    rows = status_of(db, runs or [])
+    rows = status_of(runs or [], db)
     if as_json:
         typer.echo(json.dumps(rows, default=str, indent=2))
         return
@@ -167,7 +167,7 @@ def inspect(
     from seqk.analysis.status import inspect as inspect_task
     from seqk.render.console import cut
 
-    t = inspect_task(run, task_index=task_index, task_id=task_id, db=db)
+    t = inspect_task(run, db, task_index=task_index, task_id=task_id)
     if as_json:
         typer.echo(json.dumps({"run": t.run, "task": t.task, "attempts": t.attempts},
                               default=str, indent=2))

@@ -156,11 +156,11 @@ def export(
     check_folder(to, "--to")
     check_folder(parquet, "--parquet")
     if parquet is not None:
-        counts = exporting.export_parquet(parquet, runs or [], db)
+        counts = exporting.export_parquet(runs or [], db, to=parquet)
         typer.echo(f"wrote Parquet under {parquet}: "
                    + ", ".join(f"{n} {table} rows" for table, n in counts.items()))
         return
-    for result in exporting.export_runs(runs or [], to, db):
+    for result in exporting.export_runs(runs or [], db, to=to):
         typer.echo(result.describe())
 
 

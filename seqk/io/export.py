@@ -263,28 +263,28 @@ def _write_run(root: Path, data: _RunData) -> ExportResult:
     return result
 
 
-def export_run(run_id: str, to: str | os.PathLike[str] | None = None,
-               db: str | os.PathLike[str] | None = None) -> ExportResult:
+def export_run(run_id: str, db: str | os.PathLike[str] | None = None, *,
+               to: str | os.PathLike[str] | None = None) -> ExportResult:
     """Write one run's folder tree under `to` (default: the database's folder).
 
-    Example: export_run("toy-plain/seqk/mock__actor/deterministic/binary", "runs")
+    Example: export_run("toy-plain/seqk/mock__actor/deterministic/binary", to="runs")
     """
     with store.connect(db, read_only=True) as con:
         data = _fetch(con, run_id)
     return _write_run(export_root(db, to), data)
 
 
-def export_runs(runs: Sequence[str] = (), to: str | os.PathLike[str] | None = None,
-                db: str | os.PathLike[str] | None = None) -> list[ExportResult]:
+def export_runs(runs: Sequence[str] = (), db: str | os.PathLike[str] | None = None, *,
+                to: str | os.PathLike[str] | None = None) -> list[ExportResult]:
     """Export every run matching the ids, globs or prefixes (all runs when none)."""
     with store.connect(db, read_only=True) as con:
         run_ids = store.resolve_run_ids(con, runs)
     # One short read per run: a long export never holds the file for all of them.
-    return [export_run(run_id, to, db) for run_id in run_ids]
+    return [export_run(run_id, db, to=to) for run_id in run_ids]
 
 
-def export_parquet(to: str | os.PathLike[str], runs: Sequence[str] = (),
-                   db: str | os.PathLike[str] | None = None) -> dict[str, int]:
+def export_parquet(runs: Sequence[str] = (), db: str | os.PathLike[str] | None = None, *,
+                   to: str | os.PathLike[str]) -> dict[str, int]:
     """Write runs, tasks, attempts and calls as Parquet under to/<table>/, hive-partitioned
     by benchmark and run_key (run_id with '/' as '~'). Returns rows written per table.
 

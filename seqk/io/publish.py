@@ -105,7 +105,7 @@ def after_run(spec: RunSpec, settings: RunSettings, db_path: str | os.PathLike[s
     root = Path(settings.export_dir) if settings.export_dir else store.home(db)
     bucket = sync_bucket(spec, settings, no_upload=no_upload)
     if not no_export:
-        report(export_run(spec.run_id, root, db).describe())
+        report(export_run(spec.run_id, db, to=root).describe())
     if bucket is None:
         return
     folder = tree.run_dir(root, spec.run_id)

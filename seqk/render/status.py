@@ -11,7 +11,10 @@ the next, so a narrow terminal wraps text and never cuts a cell to `…`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from seqk.analysis.status import RunStatus
 
 COLUMNS = ("run", "metric", "k", "tasks", "finished", "passed", "attempts", "errors",
            "tokens in/out", "cost $", "updated")
@@ -31,7 +34,7 @@ def shared_prefix(run_ids: Sequence[str]) -> str:
     return "/".join(shared)
 
 
-def _cells(r: dict[str, Any], prefix: str) -> list[str]:
+def _cells(r: RunStatus, prefix: str) -> list[str]:
     cost = "unknown" if r["cost_usd"] is None else f"{r['cost_usd']:.4f}"
     if r["n_unpriced_calls"] and r["cost_usd"] is not None:
         cost = f"≥{cost} ({r['n_unpriced_calls']} unpriced)"
@@ -41,7 +44,7 @@ def _cells(r: dict[str, Any], prefix: str) -> list[str]:
             f"{r['input_tokens']}/{r['output_tokens']}", cost, str(r["updated_at"])[:19]]
 
 
-def status_view(rows: Sequence[dict[str, Any]], width: int) -> Any:
+def status_view(rows: Sequence[RunStatus], width: int) -> Any:
     """`seqk.analysis.status.status` rows for a console `width` columns wide: a rich Table when it
     fits, else one block of text per run."""
     from rich.table import Table

@@ -107,7 +107,7 @@ def test_tree_follows_the_seed_layout_and_attempt_shape(tmp_path, db, bench, met
                      "mock__judge" if judge_model else "deterministic",
                      "critic.mock__critic" if critic_model else mode]
 
-    result = export.export_run(spec.run_id, tmp_path / "out", db)
+    result = export.export_run(spec.run_id, db, to=tmp_path / "out")
     run_path = tmp_path / "out" / Path(*slots)
     assert result.path == run_path and result.stale == []
     # seq@k stops at the first success; pass@k always takes k samples.
@@ -145,7 +145,7 @@ def test_summaries_add_up_and_match_the_database(tmp_path, db):
     models.register_mock("mock/actor", solves_on({2: 2}))
     models.register_mock("mock/critic", lambda p: "Hmm.")
     spec = make_run(tmp_path, db, feedback_mode="critic", critic_model="mock/critic")
-    export.export_run(spec.run_id, tmp_path, db)
+    export.export_run(spec.run_id, db, to=tmp_path)
     run_path = tree.run_dir(tmp_path, spec.run_id)
     summary = load(run_path / "summary.json")
     assert (summary["seq@1"], summary["seq@2"], summary["seq@3"]) == (0.0, 0.3333, 0.3333)
@@ -181,7 +181,7 @@ def test_pass_at_t_uses_the_unbiased_estimator_on_success(tmp_path, db):
 
     models.register_mock("mock/actor", actor)
     spec = make_run(tmp_path, db, metric="pass@k")
-    export.export_run(spec.run_id, tmp_path, db)
+    export.export_run(spec.run_id, db, to=tmp_path)
     summary = load(tree.run_dir(tmp_path, spec.run_id) / "summary.json")
     # pass@t per task 1: 1 - C(2, t) / C(3, t) = 1/3, 2/3, 1; task 2: 0; task 3: 1.
     assert summary["pass@1"] == round((1 / 3 + 0 + 1) / 3, 4)
@@ -194,7 +194,7 @@ def test_summary_leaves_errored_tasks_out_of_the_curve(tmp_path, db):
     models.register_mock("mock/actor", solves_on({1: 2, 2: 3}))
     models.register_mock("mock/judge", lambda p: "maybe?" if "word w4?" in p else judge_says(p))
     seq = make_run(tmp_path, db, benchmark="toyjudge", judge_model="mock/judge", options={"n": 5})
-    export.export_run(seq.run_id, tmp_path, db)
+    export.export_run(seq.run_id, db, to=tmp_path)
     summary = load(tree.run_dir(tmp_path, seq.run_id) / "summary.json")
     # Task 4's judge never ruled: it is left out (n = 4), not a failure; task 1 passes at 2, task 2 at 3.
     assert [summary[f"seq@{t}"] for t in (1, 2, 3)] == [0.0, 0.25, 0.5]
@@ -207,7 +207,7 @@ def test_unknown_cost_is_a_lower_bound_plus_a_count_in_summary_report_and_status
     spec = make_run(tmp_path, db, k=1)
     with duckdb.connect(str(db)) as con:  # tasks 1 and 2 priced at $0.25 a call, task 3 unpriced
         con.execute("UPDATE calls SET cost_usd = CASE WHEN task_index < 3 THEN 0.25 END")
-    export.export_run(spec.run_id, tmp_path, db)
+    export.export_run(spec.run_id, db, to=tmp_path)
     run_path = tree.run_dir(tmp_path, spec.run_id)
     whole = load(run_path / "summary.json")["tokens"]["mock/actor"]
     assert (whole["cost_usd"], whole["n_unpriced_calls"]) == (0.5, 1)
@@ -215,7 +215,7 @@ def test_unknown_cost_is_a_lower_bound_plus_a_count_in_summary_report_and_status
     assert (task3["cost_usd"], task3["n_unpriced_calls"]) == (None, 1)  # nothing priced: unknown, not 0
     spend = report.report(db=db).runs[0].spend
     assert (spend.cost_usd, spend.n_unpriced_calls) == (0.5, 1)
-    [row] = status.status(db)
+    [row] = status.status((), db)
     assert (row["cost_usd"], row["n_unpriced_calls"]) == (0.5, 1)
     shown = runner.invoke(app, ["status", "--db", str(db)]).output
     assert "≥0.5000 (1 unpriced)" in shown
@@ -225,10 +225,10 @@ def test_unknown_cost_is_a_lower_bound_plus_a_count_in_summary_report_and_status
 def test_reexport_is_idempotent_and_touches_nothing(tmp_path, db):
     models.register_mock("mock/actor", solves_on({1: 2}))
     spec = make_run(tmp_path, db)
-    first = export.export_run(spec.run_id, tmp_path / "out", db)
+    first = export.export_run(spec.run_id, db, to=tmp_path / "out")
     files = sorted((tmp_path / "out").rglob("*.json"))
     before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files}
-    again = export.export_run(spec.run_id, tmp_path / "out", db)
+    again = export.export_run(spec.run_id, db, to=tmp_path / "out")
     assert first.written == len(files) and (again.written, again.unchanged) == (0, len(files))
     assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files} == before
     assert not [p for p in (tmp_path / "out").rglob("*") if tree.is_temp(p)]
@@ -237,7 +237,7 @@ def test_reexport_is_idempotent_and_touches_nothing(tmp_path, db):
 def test_a_failed_write_leaves_the_old_file_whole(tmp_path, db, monkeypatch):
     models.register_mock("mock/actor", solves_on({}))
     spec = make_run(tmp_path, db, k=1)
-    export.export_run(spec.run_id, tmp_path, db)
+    export.export_run(spec.run_id, db, to=tmp_path)
     summary = tree.run_dir(tmp_path, spec.run_id) / "summary.json"
     old = summary.read_bytes()
     models.register_mock("mock/actor", solves_on({1: 1}))
@@ -250,7 +250,7 @@ def test_a_failed_write_leaves_the_old_file_whole(tmp_path, db, monkeypatch):
 
     monkeypatch.setattr(os, "replace", crash)
     with pytest.raises(OSError, match="disk full"):
-        export.export_run(spec.run_id, tmp_path, db)
+        export.export_run(spec.run_id, db, to=tmp_path)
     assert summary.read_bytes() == old
     assert not [p for p in tmp_path.rglob("*") if tree.is_temp(p)]
 
@@ -260,7 +260,7 @@ def test_errors_are_exported_apart_and_kept_after_a_retry(tmp_path, db):
     models.register_mock("mock/judge", lambda p: "maybe?" if "'w2'" in p else judge_says(p))
     keys = {"benchmark": "toyjudge", "judge_model": "mock/judge", "k": 2}
     spec = make_run(tmp_path, db, **keys)
-    export.export_run(spec.run_id, tmp_path, db)
+    export.export_run(spec.run_id, db, to=tmp_path)
     task_2 = tree.run_dir(tmp_path, spec.run_id) / "task-2"
     # A reader of seq_k folders sees no attempt for task 2: an error is not a wrong answer.
     assert not list(task_2.glob("attempt-*.json"))
@@ -278,7 +278,7 @@ def test_errors_are_exported_apart_and_kept_after_a_retry(tmp_path, db):
 
     models.register_mock("mock/judge", judge_says)
     engine.run(spec, db)
-    result = export.export_run(spec.run_id, tmp_path, db)
+    result = export.export_run(spec.run_id, db, to=tmp_path)
     assert load(task_2 / "attempt-1.json")["judge"]["success"] is True
     assert error_file.exists() and result.stale == []
     assert load(task_2 / "summary.json")["errors"][0]["counts"] is False
@@ -289,11 +289,11 @@ def test_errors_are_exported_apart_and_kept_after_a_retry(tmp_path, db):
 def test_files_of_attempts_that_no_longer_count_are_reported_never_deleted(tmp_path, db):
     models.register_mock("mock/actor", solves_on({}))
     spec = make_run(tmp_path, db, k=2)
-    export.export_run(spec.run_id, tmp_path, db)
+    export.export_run(spec.run_id, db, to=tmp_path)
     # A larger k with `continue: false` restarts the run: task 1 now passes at attempt 1.
     models.register_mock("mock/actor", solves_on({1: 1}))
     make_run(tmp_path, db, k=3, **{"continue": False})
-    result = export.export_run(spec.run_id, tmp_path, db)
+    result = export.export_run(spec.run_id, db, to=tmp_path)
     stale = tree.run_dir(tmp_path, spec.run_id) / "task-1" / "attempt-2.json"
     assert result.stale == [stale] and stale.exists()
     assert "1 attempt files from attempts that no longer count" in result.describe()
@@ -304,8 +304,8 @@ def test_parquet_is_hive_partitioned_and_reexport_replaces_its_partitions(tmp_pa
     spec = make_run(tmp_path, db)
     make_run(tmp_path, db, metric="pass@k", k=2)
     out = tmp_path / "pq"
-    counts = export.export_parquet(out, [], db)
-    export.export_parquet(out, [spec.run_id], db)  # again, one run: no duplicates
+    counts = export.export_parquet([], db, to=out)
+    export.export_parquet([spec.run_id], db, to=out)  # again, one run: no duplicates
     with duckdb.connect(str(db), read_only=True) as con:
         for table in export.PARQUET_TABLES:
             assert counts[table] == con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]

@@ -54,7 +54,7 @@ def several_runs(tmp_path: Path, db: Path) -> list[str]:
 def test_export_then_import_gives_identical_rows(tmp_path, db):
     run_ids = several_runs(tmp_path, db)
     assert sum(1 for r in rows(db, "attempts") if r[6] == "error") == 1
-    export.export_runs([], tmp_path / "out", db)
+    export.export_runs([], db, to=tmp_path / "out")
     fresh = tmp_path / "fresh.duckdb"
     results = importing.import_tree(tmp_path / "out", fresh)
     assert sorted(r.run_id for r in results) == sorted(run_ids)
@@ -69,7 +69,7 @@ def test_export_then_import_gives_identical_rows(tmp_path, db):
 def test_a_tree_without_config_json_resumes_as_the_same_run(tmp_path, db):
     models.register_mock("mock/actor", solves_on({1: 2}))
     spec = make_run(tmp_path, db, k=2)
-    export.export_run(spec.run_id, tmp_path / "out", db)
+    export.export_run(spec.run_id, db, to=tmp_path / "out")
     (tree.run_dir(tmp_path / "out", spec.run_id) / "config.json").unlink()  # as S3 holds it
     fresh = tmp_path / "fresh.duckdb"
     importing.import_tree(tmp_path / "out", fresh)
@@ -135,7 +135,7 @@ def test_a_tree_seq_k_wrote_joins_the_database(tmp_path, db):
     again = runner.invoke(app, ["import", str(tmp_path / "old"), "--db", str(db)])
     assert "0 attempts, 0 calls added; 2 attempts already in the database" in again.output
     # And the imported run exports back to the seed's shape.
-    export.export_run(run_id, tmp_path / "new", db)
+    export.export_run(run_id, db, to=tmp_path / "new")
     back = json.loads((tmp_path / "new" / run_id / "task-2/attempt-1.json").read_text())
     # Every field seq_k wrote comes back as it was; seqk's own fields are added beside them.
     for section in ("actor", "judge", "critic"):
@@ -147,7 +147,7 @@ def test_a_tree_seq_k_wrote_joins_the_database(tmp_path, db):
 def test_importing_a_different_run_under_the_same_id_is_refused(tmp_path, db):
     models.register_mock("mock/actor", solves_on({}))
     spec = make_run(tmp_path, db, k=2)
-    export.export_run(spec.run_id, tmp_path / "out", db)
+    export.export_run(spec.run_id, db, to=tmp_path / "out")
     other = tmp_path / "other.duckdb"
     engine.run(runspec.load(write_variant(tmp_path, benchmark="toy", metric="seq@k", k=2,
                                           model="mock/actor", temperature=0.1,
@@ -161,7 +161,7 @@ def test_importing_a_different_run_under_the_same_id_is_refused(tmp_path, db):
 def test_a_single_run_folder_or_nothing(tmp_path, db):
     models.register_mock("mock/actor", solves_on({1: 1}))
     spec = make_run(tmp_path, db, k=1)
-    export.export_run(spec.run_id, tmp_path / "out", db)
+    export.export_run(spec.run_id, db, to=tmp_path / "out")
     single = tmp_path / "copy" / spec.run_id
     shutil.copytree(tree.run_dir(tmp_path / "out", spec.run_id), single)
     (result,) = importing.import_tree(single, tmp_path / "fresh.duckdb")
@@ -210,7 +210,7 @@ def test_the_same_run_made_in_another_database_does_not_double_its_slots(tmp_pat
     other = tmp_path / "other.duckdb"
     engine.run(runspec.load(path), db)
     engine.run(runspec.load(path), other)
-    export.export_runs([], tmp_path / "out", other)
+    export.export_runs([], other, to=tmp_path / "out")
     (result,) = importing.import_tree(tmp_path / "out", db)
     assert result.attempts == 0 and result.skipped == 6
     with duckdb.connect(str(db), read_only=True) as con:
@@ -223,7 +223,7 @@ def test_folder_names_hold_no_colon_and_import_reads_both_spellings(tmp_path, db
                                       model="mock/py:scripts:odd_tasks_right", options={"n": 2}))
     assert ":" in spec.run_id
     engine.run(spec, db)
-    export.export_runs([], tmp_path / "out", db)
+    export.export_runs([], db, to=tmp_path / "out")
     names = [p.name for p in (tmp_path / "out").rglob("*")]
     assert names and not any(":" in name for name in names)
     assert (tmp_path / "out" / "toy-plain" / "passk" / "mock__py~scripts~odd_tasks_right").is_dir()

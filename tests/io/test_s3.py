@@ -73,7 +73,7 @@ def exported(tmp_path, db):
     """A finished seq@k run exported beside its database: (run_id, run folder)."""
     models.register_mock("mock/actor", solves_on({1: 1, 2: 3}))
     spec = make_run(tmp_path, db)
-    export.export_run(spec.run_id, None, db)
+    export.export_run(spec.run_id, db)
     return spec.run_id, tree.run_dir(db.parent, spec.run_id)
 
 
