@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from seqk import store
 from seqk.errors import NotFound
@@ -67,8 +66,8 @@ def compare_judges(run_a: str, run_b: str | None = None, db: str | Path | None =
     against the run it re-judged. Each run may be named by an id, a glob or a prefix that
     matches exactly one run."""
     with store.connect(db, read_only=True) as con:
-        run_a = _one_run(con, run_a)
-        run_b = None if run_b is None else _one_run(con, run_b)
+        run_a = store.resolve_run_id(con, run_a)
+        run_b = None if run_b is None else store.resolve_run_id(con, run_b)
         if run_b is None:
             found = queries.rejudge_source(con, run_id=run_a)
             source = found[0] if found else None
@@ -84,13 +83,6 @@ def compare_judges(run_a: str, run_b: str | None = None, db: str | Path | None =
         [(n, both_pass, a_only, b_only, both_fail)] = queries.judge_agreement(
             con, run_a=run_a, run_b=run_b)
     return JudgeComparison(run_a, run_b, names[0], names[1], n, both_pass, a_only, b_only, both_fail)
-
-
-def _one_run(con: Any, pattern: str) -> str:
-    ids = store.resolve_run_ids(con, [pattern])
-    if len(ids) != 1:
-        raise NotFound(f"{pattern!r} matches {len(ids)} runs; name one: " + ", ".join(ids[:10]))
-    return ids[0]
 
 
 def describe(c: JudgeComparison) -> list[str]:

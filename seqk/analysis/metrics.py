@@ -272,7 +272,7 @@ def compare_runs(run_a: str, run_b: str, *, t: int | None = None, db: str | Path
     """Paired comparison of two runs at t (default: the smaller K) on their shared tasks:
     difference a - b with its 95% interval, flips, p-value."""
     with store.connect(db, read_only=True) as con:
-        a_id, b_id = (_one_run(con, pattern) for pattern in (run_a, run_b))
+        a_id, b_id = (store.resolve_run_id(con, pattern) for pattern in (run_a, run_b))
         if t is None:
             t = min(r["k"] for r in queries.report_runs(con, run_ids=[a_id, b_id], benchmark=None,
                                                                         model=None))
@@ -288,11 +288,3 @@ def compare_on(con: Any, a_id: str, b_id: str, t: int, *, errors_as_failures: bo
     return paired(Types.from_rows(rows), a_id, b_id, t, name=f"compare:{a_id}:{b_id}:{t}",
                   seed=seed, n_boot=n_boot)
 
-
-def _one_run(con: Any, pattern: str) -> str:
-    from seqk.errors import NotFound
-
-    ids = store.resolve_run_ids(con, [pattern])
-    if len(ids) != 1:
-        raise NotFound(f"{pattern!r} matches {len(ids)} runs; name one: " + ", ".join(ids[:10]))
-    return ids[0]

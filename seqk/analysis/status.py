@@ -177,18 +177,16 @@ def inspect(run: str, db: str | Path | None = None, *, task_index: int | None = 
     if (task_index is None) == (task_id is None):
         raise NotFound("name the task by --task-index or by --task-id (one of them)")
     with store.connect(db, read_only=True) as con:
-        ids = store.resolve_run_ids(con, [run])
-        if len(ids) != 1:
-            raise NotFound(f"{run!r} matches {len(ids)} runs; name one: " + ", ".join(ids[:10]))
-        run_row = store.get_run(con, ids[0])
+        run_id = store.resolve_run_id(con, run)
+        run_row = store.get_run(con, run_id)
         assert run_row is not None
-        tasks = queries.find_task(con, run_id=ids[0], task_index=task_index, task_id=task_id)
+        tasks = queries.find_task(con, run_id=run_id, task_index=task_index, task_id=task_id)
         if not tasks:
             which = f"index {task_index}" if task_index is not None else f"id {task_id!r}"
-            raise NotFound(f"run {ids[0]} has no task with {which}")
+            raise NotFound(f"run {run_id} has no task with {which}")
         task = tasks[0]
-        attempts = queries.task_attempts(con, run_id=ids[0], task_index=task["task_index"])
-        calls = cast(list[CallRow], queries.task_calls(con, run_id=ids[0], task_index=task["task_index"]))
+        attempts = queries.task_attempts(con, run_id=run_id, task_index=task["task_index"])
+        calls = cast(list[CallRow], queries.task_calls(con, run_id=run_id, task_index=task["task_index"]))
     by_uid: dict[str, list[CallRow]] = {}
     for call in calls:
         by_uid.setdefault(call["attempt_uid"], []).append(call)

@@ -20,17 +20,16 @@ $SEQK_S3_BUCKET), and off with --no-upload, `s3_sync: false` or SEQK_S3_SYNC=0.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from seqk import store
 from seqk.errors import NotFound
 from seqk.io import tree
+from seqk.io.tree import iso, json_value
 from seqk.models.pricing import PRICING_LAST_UPDATED
 from seqk.store import queries
 
@@ -74,10 +73,6 @@ def export_root(db: str | os.PathLike[str] | None = None,
 
 # ---------------------------------------------------------------------------
 # Reading a run
-
-
-def _loads(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
 
 
 @dataclass
@@ -127,26 +122,22 @@ def _gains(con: Any, run: dict[str, Any]) -> dict[str, Any]:
 # Building the files
 
 
-def _iso(value: Any) -> Any:
-    return value.isoformat() if isinstance(value, datetime) else value
-
-
 def run_row_json(run: dict[str, Any]) -> dict[str, Any]:
     """The runs row as JSON (JSON columns parsed, times in ISO format): config.json's `seqk`."""
-    return {name: _iso(_loads(value)) if name in ("options", "config", "fingerprint_fields")
-            else _iso(value) for name, value in run.items()}
+    return {name: iso(json_value(value)) if name in ("options", "config", "fingerprint_fields")
+            else iso(value) for name, value in run.items()}
 
 
 def _config_json(run: dict[str, Any]) -> dict[str, Any]:
     # seq_k's config.json is the frozen variant; its keys come first, then the exact
     # runs row under "seqk" so an import restores the run as it was.
-    config = _loads(run["config"]) or {}
+    config = json_value(run["config"]) or {}
     return {
         "benchmark": run["benchmark"], "metric": run["metric"], "k": run["k"],
         "feedback_mode": run["feedback_mode"], "model": run["actor_model"],
         "judge_model": run["judge_model"], "critic_model": run["critic_model"],
         "temperature": run["temperature"], "task_indices": config.get("task_indices"),
-        "continue": config.get("continue", False), "options": _loads(run["options"]),
+        "continue": config.get("continue", False), "options": json_value(run["options"]),
         "seqk": run_row_json(run),
     }
 
@@ -206,7 +197,7 @@ def _task_summary(task: dict[str, Any], rows: list[dict[str, Any]],
         "tokens": _tokens(tokens),
         "pricing_last_updated": PRICING_LAST_UPDATED,
         "errors": [{"attempt": a["attempt_index"], "attempt_uid": a["attempt_uid"],
-                    "counts": a["counts"], **(_loads(a["error"]) or {})}
+                    "counts": a["counts"], **(json_value(a["error"]) or {})}
                    for a in rows if a["status"] == "error"],
     }
 
@@ -214,7 +205,7 @@ def _task_summary(task: dict[str, Any], rows: list[dict[str, Any]],
 def _task_meta(task: dict[str, Any]) -> dict[str, Any]:
     return {"task_id": task["task_id"], "task_index": task["task_index"],
             "prompt": task["prompt"], "content_hash": task["content_hash"],
-            "meta": _loads(task["meta"])}
+            "meta": json_value(task["meta"])}
 
 
 def _write_run(root: Path, data: _RunData) -> ExportResult:

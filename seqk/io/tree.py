@@ -131,13 +131,14 @@ def is_temp(path: Path) -> bool:
     return path.name.startswith(".") and path.name.endswith(".tmp")
 
 
-def _loads(value: Any) -> Any:
-    # DuckDB hands JSON columns back as text.
+def json_value(value: Any) -> Any:
+    """A JSON column's value parsed (DuckDB hands JSON columns back as text)."""
     return json.loads(value) if isinstance(value, str) else value
 
 
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
+def iso(value: Any) -> Any:
+    """A time in ISO format; anything else as it is."""
+    return value.isoformat() if isinstance(value, datetime) else value
 
 
 def call_json(call: dict[str, Any]) -> dict[str, Any]:
@@ -147,7 +148,7 @@ def call_json(call: dict[str, Any]) -> dict[str, Any]:
     out |= {name: call[name] for name in TOKEN_FIELDS}
     out |= {name: call[name] for name in CALL_EXTRAS}
     out |= {name: call.get(name) for name in CALL_TIERS}
-    out["started_at"] = _iso(call["started_at"])
+    out["started_at"] = iso(call["started_at"])
     return out
 
 
@@ -190,7 +191,7 @@ def attempt_json(run: dict[str, Any], attempt: dict[str, Any],
             "success": attempt["success"],
             "score": attempt["score"],
             "raw_eval_output": attempt["raw_eval_output"],
-            "details": _loads(attempt["judge_details"]),
+            "details": json_value(attempt["judge_details"]),
             "calls": [call_json(c) for c in by_role["judge"]],
         },
         "critic": {
@@ -201,9 +202,9 @@ def attempt_json(run: dict[str, Any], attempt: dict[str, Any],
         "attempt_uid": attempt["attempt_uid"],
         "k": attempt["k"],
         "status": attempt["status"],
-        "error": _loads(attempt["error"]),
-        "started_at": _iso(attempt["started_at"]),
-        "finished_at": _iso(attempt["finished_at"]),
+        "error": json_value(attempt["error"]),
+        "started_at": iso(attempt["started_at"]),
+        "finished_at": iso(attempt["finished_at"]),
     }
 
 

@@ -61,3 +61,11 @@ def resolve_run_ids(con: duckdb.DuckDBPyConnection, patterns: Sequence[str]) -> 
             raise NotFound(f"no run matches {pattern!r}; `seqk status` lists the runs")
         chosen.extend(h for h in hits if h not in chosen)
     return chosen
+
+
+def resolve_run_id(con: duckdb.DuckDBPyConnection, pattern: str) -> str:
+    """The one run id an exact id, glob or prefix names (NotFound when it names none or several)."""
+    ids = resolve_run_ids(con, [pattern])
+    if len(ids) != 1:
+        raise NotFound(f"{pattern!r} matches {len(ids)} runs; name one: " + ", ".join(ids[:10]))
+    return ids[0]
