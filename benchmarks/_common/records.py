@@ -58,6 +58,14 @@ class Records:
         """Every record that parses; one that does not is rejected (raise or skip)."""
         yield from (self._csv() if self.is_csv else self._jsonl())
 
+    def objects(self) -> Iterator[tuple[Record, dict[str, Any]]]:
+        """Every record that is a JSON object, with its value; any other is rejected."""
+        for record in self:
+            if isinstance(record.value, dict):
+                yield record, record.value
+            else:
+                self.reject(record, "record", "a JSON object")
+
     def reject(self, record: Record | int, field_name: str, expected: str) -> None:
         """Record (or the line) `record` does not fit: raise DataFileError naming the file, the
         line and `field_name`, or, when skipping is allowed, note the line and go on."""

@@ -71,11 +71,7 @@ def tasks(records: Records) -> list[Task]:
     """Every record in file order; one without a usable conversation, without rubrics, or
     multi-turn without a benchmark_name, is rejected."""
     found: list[Task] = []
-    for record in records:
-        row = record.value
-        if not isinstance(row, dict):
-            records.reject(record, "record", "a JSON object")
-            continue
+    for record, row in records.objects():
         messages = conversation(row.get("conversation_history"))
         texts = rubrics(row) if messages else []
         name = str(row.get("benchmark_name") or "").strip()

@@ -59,11 +59,7 @@ def tasks(records: Records, category: str) -> list[Task]:
     """The records of `category` in file order; one that is not an object, or has no usable
     message, is rejected."""
     found: list[Task] = []
-    for record in records:
-        row = record.value
-        if not isinstance(row, dict):
-            records.reject(record, "record", "a JSON object")
-            continue
+    for record, row in records.objects():
         meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
         if str(meta.get("context_category") or "").strip() != category:
             continue

@@ -77,11 +77,7 @@ def tasks(records: Records, themes: list[str]) -> list[Task]:
     has no message or no rubric item, is rejected."""
     wanted = set(themes)
     found: list[Task] = []
-    for record in records:
-        row = record.value
-        if not isinstance(row, dict):
-            records.reject(record, "record", "a JSON object")
-            continue
+    for record, row in records.objects():
         tags = row.get("example_tags") if isinstance(row.get("example_tags"), list) else []
         record_themes = [str(t) for t in tags if str(t).startswith("theme:")]
         if wanted and not wanted.intersection(record_themes):

@@ -58,11 +58,7 @@ def tasks(records: Records, domains: list[str] | None) -> list[Task]:
     """The records of `domains` (all when none) in file order; one that is not an object, or
     has no prompt or no well-formed rubric, is rejected."""
     found: list[Task] = []
-    for record in records:
-        row = record.value
-        if not isinstance(row, dict):
-            records.reject(record, "record", "a JSON object")
-            continue
+    for record, row in records.objects():
         domain = row.get("domain")
         if domains and domain not in domains:
             continue
