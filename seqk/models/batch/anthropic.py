@@ -4,12 +4,11 @@ request repeats is written to the cache once and read at a tenth of the price.""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from seqk.errors import MissingExtra, PermanentProviderError, TransientProviderError
+from seqk.errors import PermanentProviderError, TransientProviderError
 from seqk.models.base import Completion
-from seqk.models.batch.base import BatchRequest, BatchStatus, ItemResult
+from seqk.models.batch.base import BatchRequest, BatchStatus, ItemResult, SdkBatch
 from seqk.models.role import RoleSpec
 
 DEFAULT_MAX_TOKENS = 4096
@@ -57,29 +56,17 @@ def message_completion(message: dict[str, Any], model: str) -> Completion:
                       cache_write_tokens=write)
 
 
-class AnthropicBatch:
+class AnthropicBatch(SdkBatch):
     """POST /v1/messages/batches, GET /v1/messages/batches/{id} and its results."""
 
     name = "anthropic"
+    sdk = "anthropic"
+    key_env = "ANTHROPIC_API_KEY"
     max_items = 100_000
     max_bytes = 256 * 1024 * 1024
 
-    def __init__(self, api_base: str | None, api_key_env: str | None):
-        self.api_base = api_base
-        self.api_key_env = api_key_env
-        self._client: Any = None
-
-    def client(self) -> Any:
-        """The SDK's async client (one per provider object)."""
-        if self._client is None:
-            try:
-                import anthropic
-            except ImportError:
-                raise MissingExtra("batch mode for anthropic/ models needs the anthropic SDK: "
-                                   "pip install 'seqk[batch]'") from None
-            key = os.environ.get(self.api_key_env or "ANTHROPIC_API_KEY")
-            self._client = anthropic.AsyncAnthropic(base_url=self.api_base, api_key=key, max_retries=3)
-        return self._client
+    def new_client(self, module: Any, key: str | None) -> Any:
+        return module.AsyncAnthropic(base_url=self.api_base, api_key=key, max_retries=3)
 
     def request(self, request: BatchRequest) -> dict[str, Any]:
         """The request as the batch holds it."""

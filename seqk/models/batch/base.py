@@ -3,10 +3,12 @@ interface (BatchProvider) the rounds call."""
 
 from __future__ import annotations
 
+import importlib
+import os
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
-from seqk.errors import ProviderError
+from seqk.errors import MissingExtra, ProviderError
 from seqk.models.base import Completion
 from seqk.models.role import RoleSpec
 
@@ -75,3 +77,33 @@ class BatchProvider(Protocol):
     async def results(self, batch_id: str) -> dict[str, ItemResult]:
         """custom_id -> outcome of every item the provider reports (final batches only)."""
         ...
+
+
+class SdkBatch:
+    """What the SDK-backed providers share: the role's api_base and key variable, and one async
+    client of the provider's SDK, imported on first use (the `batch` extra)."""
+
+    sdk: str
+    """The SDK's module, also the prefix of the models it serves."""
+    key_env: str
+    """Where the key is when the role names no api_key_env."""
+
+    def __init__(self, api_base: str | None, api_key_env: str | None):
+        self.api_base = api_base
+        self.api_key_env = api_key_env
+        self._client: Any = None
+
+    def client(self) -> Any:
+        """The SDK's async client (one per provider object)."""
+        if self._client is None:
+            try:
+                module = importlib.import_module(self.sdk)
+            except ImportError:
+                raise MissingExtra(f"batch mode for {self.sdk}/ models needs the {self.sdk} SDK: "
+                                   "pip install 'seqk[batch]'") from None
+            self._client = self.new_client(module, os.environ.get(self.api_key_env or self.key_env))
+        return self._client
+
+    def new_client(self, module: Any, key: str | None) -> Any:
+        """The SDK's async client for this api_base and key."""
+        raise NotImplementedError

@@ -4,11 +4,10 @@ batch over it, poll it, read its output and error files. Through the openai SDK,
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
-from seqk.errors import MissingExtra, PermanentProviderError, ProviderError, TransientProviderError
-from seqk.models.batch.base import BatchRequest, BatchStatus, ItemResult
+from seqk.errors import PermanentProviderError, ProviderError, TransientProviderError
+from seqk.models.batch.base import BatchRequest, BatchStatus, ItemResult, SdkBatch
 from seqk.models.openai_http import parse_chat_completion, request_body
 
 _STATES = {"validating": "in_progress", "in_progress": "in_progress", "finalizing": "in_progress",
@@ -26,30 +25,19 @@ def item_error(status: int | None, code: str | None, message: str) -> ProviderEr
     return PermanentProviderError(text, status_code=status, kind="BatchItemError")
 
 
-class OpenAIBatch:
+class OpenAIBatch(SdkBatch):
     """/v1/files + /v1/batches at api.openai.com or at a role's api_base."""
 
     name = "openai"
+    sdk = "openai"
+    key_env = "OPENAI_API_KEY"
     max_items = 50_000
     max_bytes = 200 * 1024 * 1024
 
-    def __init__(self, api_base: str | None, api_key_env: str | None):
-        self.api_base = api_base
-        self.api_key_env = api_key_env
-        self._client: Any = None
-
-    def client(self) -> Any:
-        """The SDK's async client (one per provider object)."""
-        if self._client is None:
-            try:
-                import openai
-            except ImportError:
-                raise MissingExtra("batch mode for openai/ models needs the openai SDK: "
-                                   "pip install 'seqk[batch]'") from None
-            key = os.environ.get(self.api_key_env or "OPENAI_API_KEY") or (
-                "no-key-needed" if self.api_base else None)
-            self._client = openai.AsyncOpenAI(base_url=self.api_base, api_key=key, max_retries=3)
-        return self._client
+    def new_client(self, module: Any, key: str | None) -> Any:
+        # A server that copies the API at a role's api_base may need no key.
+        return module.AsyncOpenAI(base_url=self.api_base, api_key=key or ("no-key-needed" if self.api_base else None),
+                                  max_retries=3)
 
     def line(self, request: BatchRequest) -> str:
         """The request as one line of the batch's input file."""
