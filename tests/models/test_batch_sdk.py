@@ -16,7 +16,8 @@ def test_a_missing_sdk_names_the_extra_to_install():
         sdk = "no_such_batch_sdk"
         key_env = "NO_SUCH_KEY"
 
-    with pytest.raises(MissingExtra, match=r"no_such_batch_sdk/ models needs the no_such_batch_sdk SDK: pip install 'seqk\[batch\]'"):
+    needs = r"no_such_batch_sdk/ models needs the no_such_batch_sdk SDK: pip install 'seqk\[batch\]'"
+    with pytest.raises(MissingExtra, match=needs):
         Missing(None, None).client()
 
 
