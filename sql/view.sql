@@ -7,10 +7,11 @@
 -- when no call was priced), unpriced and failed calls; pass_run_id (the pass@k run a seq@k
 -- run is compared with, run_pairs choice 1); curve: [{t, n_tasks, value, low, high}] as in
 -- run_curve (errors excluded, 95% Wilson interval; n_left_out: tasks whose outcome at t is
--- unknown). The task outcomes are read once, without run_curve's soft score and spend per t,
--- which cost a second read of the attempts and of every call.
+-- unknown). The task outcomes are read once, in one pass (task_outcomes_fast_of), without
+-- run_curve's soft score and spend per t, which cost a second read of the attempts and of every
+-- call.
 WITH o AS MATERIALIZED (
-    SELECT * FROM task_outcomes_of(false, run_ids := $run_ids::VARCHAR[])
+    SELECT * FROM task_outcomes_fast_of(run_ids := $run_ids::VARCHAR[])
 ),
 progress AS (
     SELECT run_id,
@@ -45,16 +46,20 @@ curves AS (
                  'low': wilson_low(x, n_tasks), 'high': wilson_high(x, n_tasks)} ORDER BY t) AS curve
     FROM curve GROUP BY run_id
 ),
+-- current_calls' totals, summed per (run, generation) before the join with runs: joining a
+-- handful of sums is cheaper than joining every call.
 spend AS (
-    SELECT run_id,
-           coalesce(sum(input_tokens), 0)::BIGINT                      AS input_tokens,
-           coalesce(sum(output_tokens), 0)::BIGINT                     AS output_tokens,
-           sum(cost_usd)                                               AS cost_usd,
-           count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL)  AS n_unpriced_calls,
-           count(*) FILTER (WHERE error IS NOT NULL)                   AS n_failed_calls
-    FROM current_calls
-    WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id)
-    GROUP BY run_id
+    SELECT c.* EXCLUDE (generation)
+    FROM (SELECT run_id, generation,
+                 coalesce(sum(input_tokens), 0)::BIGINT                      AS input_tokens,
+                 coalesce(sum(output_tokens), 0)::BIGINT                     AS output_tokens,
+                 sum(cost_usd)                                               AS cost_usd,
+                 count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL)  AS n_unpriced_calls,
+                 count(*) FILTER (WHERE error IS NOT NULL)                   AS n_failed_calls
+          FROM calls
+          WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id)
+          GROUP BY run_id, generation) c
+    JOIN runs r USING (run_id, generation)
 ),
 registered AS (
     SELECT run_id, count(*) AS n_tasks FROM tasks
@@ -106,58 +111,85 @@ ORDER BY same_feedback_mode DESC, x.seq_run_id;
 -- (seq@K solved, pass@K not) | resample_only (the reverse) | never (neither run solved it) |
 -- errored (an errored slot in this run); $search ('' for none) matches the task prompt or an
 -- attempt's output of this run, case-insensitively; $upto (NULL for none) keeps tasks 1..upto.
-WITH slots AS (
-    SELECT task_index, attempt_index, status, success
-    FROM current_attempts_of(run_ids := [$run_id])
+-- The filters need every task's outcome (one pass over the runs' attempts); the cells and the
+-- spend are read for the page's tasks only.
+WITH o AS MATERIALIZED (
+    SELECT run_id, task_index, metric, k, n_samples, n_success, first_success, known_to, n_error
+    FROM task_outcomes_fast_of(run_ids := [$run_id::VARCHAR, $seq_run_id::VARCHAR,
+                                           $pass_run_id::VARCHAR])
 ),
-cells AS (
-    SELECT task_index,
-           list({'i': attempt_index, 'status': status, 'success': success} ORDER BY attempt_index)
-               AS cells,
-           min(attempt_index) FILTER (WHERE status = 'ok' AND success) AS first_success,
-           count(*) FILTER (WHERE status = 'error')                     AS n_error
-    FROM slots GROUP BY task_index
-),
+-- task_points_of's at_k: the mean over a task's chains
 points AS (
     SELECT p.run_id, p.task_index, p.at_k, t.content_hash
-    FROM task_points_of(false, run_ids := [$seq_run_id::VARCHAR, $pass_run_id::VARCHAR]) p
+    FROM (SELECT run_id, task_index,
+                 avg(metric_outcome(metric, n_samples, n_success, first_success, known_to, k))
+                     AS at_k
+          FROM o WHERE run_id IN ($seq_run_id, $pass_run_id) GROUP BY run_id, task_index) p
     JOIN tasks t USING (run_id, task_index)
 ),
-spend AS (
-    SELECT task_index, sum(cost_usd) AS cost_usd,
-           sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0))::BIGINT AS tokens,
-           count(*) FILTER (WHERE error IS NOT NULL) AS n_failed_calls
-    FROM current_calls WHERE run_id = $run_id GROUP BY task_index
+own AS (
+    SELECT task_index, min(first_success) AS first_success, sum(n_error)::BIGINT AS n_error
+    FROM o WHERE run_id = $run_id GROUP BY task_index
 ),
 found AS (
     SELECT DISTINCT task_index FROM attempts
     WHERE $search <> '' AND run_id = $run_id AND contains(lower(output), lower($search))
 ),
 rows AS (
-    SELECT t.task_index, t.task_id, coalesce(c.cells, []) AS cells, c.first_success,
-           coalesce(c.n_error, 0) AS n_error,
+    SELECT t.task_index, t.task_id, w.first_success, coalesce(w.n_error, 0) AS n_error,
            CASE WHEN ps.content_hash = pp.content_hash THEN ps.at_k END AS seq_at_k,
            CASE WHEN ps.content_hash = pp.content_hash THEN pp.at_k END AS pass_at_k,
-           sp.cost_usd, coalesce(sp.tokens, 0) AS tokens, coalesce(sp.n_failed_calls, 0) AS n_failed_calls,
            t.prompt
     FROM tasks t
-    LEFT JOIN cells c USING (task_index)
+    LEFT JOIN own w USING (task_index)
     LEFT JOIN points ps ON ps.run_id = $seq_run_id AND ps.task_index = t.task_index
     LEFT JOIN points pp ON pp.run_id = $pass_run_id AND pp.task_index = t.task_index
-    LEFT JOIN spend sp USING (task_index)
     WHERE t.run_id = $run_id AND ($upto::INTEGER IS NULL OR t.task_index <= $upto::INTEGER)
+),
+page AS MATERIALIZED (
+    SELECT task_index, task_id, first_success, n_error, seq_at_k, pass_at_k,
+           count(*) OVER () AS n_matching
+    FROM rows
+    WHERE CASE $filter
+              WHEN 'feedback_only' THEN seq_at_k = 1 AND pass_at_k = 0
+              WHEN 'resample_only' THEN seq_at_k = 0 AND pass_at_k > 0
+              WHEN 'never' THEN first_success IS NULL AND coalesce(seq_at_k, 0) = 0
+                                AND coalesce(pass_at_k, 0) = 0
+              WHEN 'errored' THEN n_error > 0
+              ELSE true END
+      AND ($search = '' OR contains(lower(prompt), lower($search))
+           OR task_index IN (SELECT task_index FROM found))
+    ORDER BY task_index
+    LIMIT $limit OFFSET $offset
+),
+-- the slot that counts (as in current_attempts_of): its valid row, else its latest error
+slots AS (
+    SELECT a.task_index, a.attempt_index, a.status, a.success
+    FROM attempts a
+    JOIN runs r ON r.run_id = a.run_id AND r.generation = a.generation
+    WHERE a.run_id = $run_id AND a.task_index IN (SELECT task_index FROM page)
+    QUALIFY row_number() OVER (PARTITION BY a.task_index, a.chain_index, a.attempt_index
+                               ORDER BY a.status = 'ok' DESC, a.finished_at DESC,
+                                        a.attempt_uid DESC) = 1
+),
+cells AS (
+    SELECT task_index,
+           list({'i': attempt_index, 'status': status, 'success': success} ORDER BY attempt_index)
+               AS cells
+    FROM slots GROUP BY task_index
+),
+spend AS (
+    SELECT task_index, sum(cost_usd) AS cost_usd,
+           sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0))::BIGINT AS tokens,
+           count(*) FILTER (WHERE error IS NOT NULL) AS n_failed_calls
+    FROM current_calls
+    WHERE run_id = $run_id AND task_index IN (SELECT task_index FROM page)
+    GROUP BY task_index
 )
-SELECT task_index, task_id, cells, first_success, n_error, seq_at_k, pass_at_k, cost_usd, tokens,
-       n_failed_calls, count(*) OVER () AS n_matching
-FROM rows
-WHERE CASE $filter
-          WHEN 'feedback_only' THEN seq_at_k = 1 AND pass_at_k = 0
-          WHEN 'resample_only' THEN seq_at_k = 0 AND pass_at_k > 0
-          WHEN 'never' THEN first_success IS NULL AND coalesce(seq_at_k, 0) = 0
-                            AND coalesce(pass_at_k, 0) = 0
-          WHEN 'errored' THEN n_error > 0
-          ELSE true END
-  AND ($search = '' OR contains(lower(prompt), lower($search))
-       OR task_index IN (SELECT task_index FROM found))
-ORDER BY task_index
-LIMIT $limit OFFSET $offset;
+SELECT p.task_index, p.task_id, coalesce(c.cells, []) AS cells, p.first_success, p.n_error,
+       p.seq_at_k, p.pass_at_k, sp.cost_usd, coalesce(sp.tokens, 0) AS tokens,
+       coalesce(sp.n_failed_calls, 0) AS n_failed_calls, p.n_matching
+FROM page p
+LEFT JOIN cells c USING (task_index)
+LEFT JOIN spend sp USING (task_index)
+ORDER BY p.task_index;
