@@ -74,8 +74,8 @@ def curve_chart(series: list[Series], *, title: str, width: int = 520, height: i
     return "".join(parts)
 
 
-def _spend(value: float, unit: str) -> str:
-    return f"${value:.4g}" if unit == "US$" else f"{value:,.0f} tokens"
+def _spend(value: float, unit: str, digits: int = 4) -> str:
+    return f"${value:.{digits}g}" if unit == "US$" else f"{value:,.0f} tokens"
 
 
 def budget_chart(chart: BudgetChart, *, width: int = 520, height: int = 260) -> str:
@@ -84,7 +84,8 @@ def budget_chart(chart: BudgetChart, *, width: int = 520, height: int = 260) -> 
     top_x = max((p.spend for line in chart.lines for p in line.points), default=1.0) or 1.0
     left, right, top, bottom = 44, 150, 26, 34
     plot_w, plot_h = width - left - right, height - top - bottom
-    title = f"at equal spend: seq@k against pass@{chart.pass_k}"
+    # the run id's last slot is its feedback mode: what tells a group's charts apart
+    title = f"at equal spend: seq@k ({chart.seq_run_id.rsplit('/', 1)[-1]}) against pass@{chart.pass_k}"
 
     def x(v: float) -> float:
         return left + plot_w * v / top_x
@@ -100,7 +101,7 @@ def budget_chart(chart: BudgetChart, *, width: int = 520, height: int = 260) -> 
                      f'<text x="{left - 6}" y="{y(v) + 4:.1f}" text-anchor="end" class="tick">{v:g}</text>')
     for share in (0.0, 0.5, 1.0):
         parts.append(f'<text x="{x(top_x * share):.1f}" y="{top + plot_h + 16}" text-anchor="middle" '
-                     f'class="tick">{escape(_spend(top_x * share, chart.unit))}</text>')
+                     f'class="tick">{escape(_spend(top_x * share, chart.unit, 3))}</text>')
     parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 4}" text-anchor="middle" class="tick">'
                  f'expected spend per task ({chart.unit})</text>')
     n_seq = 0
