@@ -15,6 +15,11 @@
 WITH o AS MATERIALIZED (
     SELECT * FROM task_outcomes_fast_of(run_ids := $run_ids::VARCHAR[])
 ),
+-- the runs view ranks run_rows and reads run_events: once for the whole query
+chosen AS MATERIALIZED (
+    SELECT * FROM runs
+    WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id)
+),
 progress AS (
     SELECT run_id,
            count(*)                                                             AS n_started,
@@ -64,7 +69,7 @@ calls_at AS MATERIALIZED (
           FROM calls
           WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id)
           GROUP BY run_id, generation, attempt_index) c
-    JOIN runs r USING (run_id, generation)
+    JOIN chosen r USING (run_id, generation)
 ),
 spend AS (
     SELECT run_id,
@@ -82,7 +87,7 @@ spend AS (
 -- the run's spend per sample.
 gaps AS MATERIALIZED (
     SELECT o.run_id, r.generation, o.task_index, o.chain_index, o.known_to, o.first_success, o.k
-    FROM o JOIN runs r USING (run_id)
+    FROM o JOIN chosen r USING (run_id)
     WHERE o.metric = 'seq@k' AND o.chains = 1 AND o.known_to < o.k
       AND coalesce(o.first_success, o.k + 1) > o.known_to + 1
 ),
@@ -105,7 +110,7 @@ seq_spend AS (
     SELECT a.run_id, a.attempt_index AS t,
            sum(coalesce(a.cost_usd, 0.0)) OVER w AS cost_usd,
            sum(a.input_tokens + a.output_tokens) OVER w AS tokens
-    FROM calls_at a JOIN runs r USING (run_id)
+    FROM calls_at a JOIN chosen r USING (run_id)
     WHERE r.metric = 'seq@k' AND r.chains = 1
     WINDOW w AS (PARTITION BY a.run_id ORDER BY a.attempt_index)
 ),
@@ -119,7 +124,7 @@ budget AS (
                      THEN c.t * (s.input_tokens + s.output_tokens) / p.n_attempts
                      ELSE (coalesce(ss.tokens, 0) - coalesce(gs.tokens, 0)) / nullif(c.n_tasks, 0) END}
                 ORDER BY c.t) AS budget
-    FROM (SELECT r.run_id, r.metric, x.t, x.n_tasks FROM curve x JOIN runs r USING (run_id)
+    FROM (SELECT r.run_id, r.metric, x.t, x.n_tasks FROM curve x JOIN chosen r USING (run_id)
           WHERE r.chains = 1) c
     JOIN progress p USING (run_id)
     LEFT JOIN spend s USING (run_id)
@@ -149,7 +154,7 @@ SELECT r.run_id, r.benchmark, r.slice, r.metric, r.k, r.actor_model, r.judge_mod
        x.pass_run_id,
        coalesce(c.curve, [])              AS curve,
        b.budget
-FROM runs r
+FROM chosen r
 LEFT JOIN registered g USING (run_id)
 LEFT JOIN progress p USING (run_id)
 LEFT JOIN spend s USING (run_id)

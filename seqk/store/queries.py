@@ -642,7 +642,7 @@ def touch_run(con: Connection, *, run_id: Any) -> None:
 def view_partners(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     """The runs a run is compared with: for a seq@k run its chosen pass@k run; for a pass@k run every
     seq@k run that chose it, the one with its feedback mode first. (seq_run_id, pass_run_id,
-    same_feedback_mode). (view.sql:162)"""
+    same_feedback_mode). (view.sql:167)"""
     return run(con, 'view_partners', {'run_id': run_id}, 'rows')
 
 
@@ -668,7 +668,7 @@ def view_run_tasks(
     run); $search ('' for none) matches the task prompt or an attempt's output of this run, case-
     insensitively; $upto (NULL for none) keeps tasks 1..upto. The filters need every task's outcome
     (one pass over the runs' attempts); the cells and the spend are read for the page's tasks only.
-    (view.sql:173)"""
+    (view.sql:178)"""
     return run(con, 'view_run_tasks', {
         'filter': filter,
         'search': search,
