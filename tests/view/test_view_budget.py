@@ -45,7 +45,8 @@ def _attempt(con, n: int, run_id: str, task: int, chain: int, slot: int, status:
 
 def build(path: Path, seed: int, *, priced: bool = True) -> None:
     """seq (one chain; errors that stop a chain, so some tasks are left out at later depths),
-    chains (three chains), their pass@k budget partner, and lonely (another actor: no partner)."""
+    chains (three chains; some errors retried), their pass@k budget partner (holes: samples
+    that errored), and lonely (another actor: no partner)."""
     rng = random.Random(seed)
     n = 0
     with store.connect(path) as con:
@@ -62,9 +63,12 @@ def build(path: Path, seed: int, *, priced: bool = True) -> None:
                         # an error ends seq's task 1 at attempt 2: it is left out from depth 2 on
                         if rng.random() < 0.12 or (run_id, task, slot) == ("seq", 1, 2):
                             _attempt(con, n, run_id, task, chain, slot, "error", None, cost, 5)
-                            if metric == "seq@k":
+                            if run_id == "chains" and rng.random() < 0.5:
+                                n += 1  # retried: the slot's valid row follows its error
+                            elif metric == "seq@k":
                                 break
-                            continue
+                            else:
+                                continue
                         success = rng.random() < p and (run_id, task) != ("seq", 1)
                         _attempt(con, n, run_id, task, chain, slot, "ok", success, cost, rng.randint(5, 60))
                         if metric == "seq@k" and success:
@@ -108,3 +112,29 @@ def test_budget_chart_is_drawn_on_the_run_list_with_each_line_and_point(tmp_path
     figure = figure[:figure.index("</figure>")]
     assert figure.count("<circle") == n_points and figure.count("<polyline") == 2
     assert "pass@m, m = 1..6" in figure and "per task" in figure
+
+
+def test_run_page_rows_agree_with_the_attempts_that_count(tmp_path: Path):
+    """The run page reads its cells and spend for its page's tasks only: on runs with several
+    chains, retried errors and holes, they are current_attempts_of's slots and current_calls'
+    sums, and the filters count every task."""
+    db = tmp_path / "b.duckdb"
+    build(db, 2)
+    with store.connect(db, read_only=True) as con:
+        for run_id in ("seq", "chains", "pass"):
+            slots = con.execute(
+                "SELECT task_index, attempt_index, status, success FROM current_attempts_of(run_ids := [$r]) "
+                "ORDER BY ALL", {"r": run_id}).fetchall()
+            spend = dict(con.execute(
+                "SELECT task_index, sum(cost_usd) FROM current_calls WHERE run_id = $r GROUP BY ALL",
+                {"r": run_id}).fetchall())
+            page = view.run_page(run_id, db)
+            got = sorted((t.task_index, c.i, c.status, c.success) for t in page.tasks for c in t.cells)
+            assert got == slots and page.n_matching == 12
+            for t in page.tasks:
+                assert t.cost_usd == pytest.approx(spend.get(t.task_index))
+                mine = [s for s in slots if s[0] == t.task_index]
+                assert t.n_error == sum(1 for s in mine if s[2] == "error")
+                assert t.first_success == min((s[1] for s in mine if s[2] == "ok" and s[3]), default=None)
+            errored = view.run_page(run_id, db, filter="errored")
+            assert [t.task_index for t in errored.tasks] == [t.task_index for t in page.tasks if t.n_error]
