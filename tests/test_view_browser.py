@@ -109,6 +109,7 @@ def _read_budget_charts(page: Page, ids: dict[str, str]) -> None:
         expect(chart).to_contain_text("seq@k, depth 1..3")
         expect(chart).to_contain_text(f"against its budget partner {ids['pass']}")
         expect(chart.locator("circle")).to_have_count(6)
+        expect(chart).to_contain_text("expected spend per task (tokens)")  # mock models are free
 
 
 def test_from_the_run_list_to_a_seqk_story_and_back_in_two_clicks(served, page):

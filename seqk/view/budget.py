@@ -56,7 +56,8 @@ class BudgetChart:
     pass_run_id: str
     pass_k: int
     unit: str
-    """'US$' when every call of both runs was priced, else 'tokens' (input + output)."""
+    """'US$' when every call of both runs was priced (and they cost something), else 'tokens'
+    (input + output)."""
     lines: list[BudgetLine] = field(default_factory=list)
 
 
@@ -103,7 +104,9 @@ def budget_charts(con: Any, runs: Sequence[_Run]) -> dict[str, BudgetChart]:
     charts = {}
     for p in partners:
         seq, pas = by_id[p["seq_run_id"]], by_id[p["pass_run_id"]]
-        usd = all(r.n_unpriced_calls == 0 and r.cost_usd is not None for r in (seq, pas))
+        # as the report; but runs that cost nothing (free or local models) are drawn in tokens,
+        # where a US$ axis would put every point at 0
+        usd = all(r.n_unpriced_calls == 0 and r.cost_usd for r in (seq, pas))
         if seq.run_id in frontier:
             key = "cost_usd_per_task" if usd else "tokens_per_task"
             seq_cells = [{"width": c["width"], "depth": c["depth"], "value": c["value"],
