@@ -7,12 +7,15 @@ for them: a real server on loopback, real HTTP requests.
 Target (issue 20): the run list and a run page each answer in under 1 s. Each figure is the
 median of --repeat requests (min and max in brackets), with the page cache off, so every
 request reads the database; then the same with the cache on (what a page that polls while
-nothing is written costs).
+nothing is written costs). Each line then gives the server's mean CPU time per request (all
+its threads; DuckDB reads on every core) and the 1-minute load average when it was measured:
+the wall time grows with what else the machine runs, the CPU time much less.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -46,18 +49,30 @@ def timed(url: str) -> float:
     return time.perf_counter() - start
 
 
+def cpu_s(pid: int) -> float:
+    """The server's CPU time so far (user + system, every thread): what a request costs
+    whatever else the machine runs, where the wall time grows with the load."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def bench(db: Path, cache: str, repeat: int) -> None:
     proc = subprocess.Popen([sys.executable, "-c", SERVER, str(db), cache], stdout=subprocess.PIPE, text=True)
     try:
         base = f"http://127.0.0.1:{proc.stdout.readline().strip()}"
         pages = {"run list /": "/", "run page (all tasks, page 1)": f"/runs/{run_path(SEQ_RUN)}",
+                 "run page, page 20 of 29": f"/runs/{run_path(SEQ_RUN)}?page=20",
                  "run page, filter feedback_only": f"/runs/{run_path(SEQ_RUN)}?filter=feedback_only",
+                 "run page, filter never": f"/runs/{run_path(SEQ_RUN)}?filter=never",
                  "run page, search 'answer 3'": f"/runs/{run_path(SEQ_RUN)}?q=answer+3",
                  "task page (story + pass@k samples)": f"/runs/{run_path(SEQ_RUN)}/tasks/6"}
         for name, path in pages.items():
             timed(base + path)  # first request: interpreter, templates and file cache warm up
+            cpu = cpu_s(proc.pid)
             times = [timed(base + path) for _ in range(repeat)]
-            print(f"  {name:38} {statistics.median(times):6.3f} s  [{min(times):.3f}–{max(times):.3f}]")
+            cpu = (cpu_s(proc.pid) - cpu) / repeat
+            print(f"  {name:38} {statistics.median(times):6.3f} s  [{min(times):.3f}–{max(times):.3f}]"
+                  f"  cpu {cpu:.2f} s  load {os.getloadavg()[0]:.1f}")
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -73,8 +88,6 @@ def main() -> None:
         args.db.parent.mkdir(parents=True, exist_ok=True)
         counts = build(args.db)
         print(f"built {args.db}: " + ", ".join(f"{n:,} {t}" for t, n in counts.items()))
-    import os
-
     print("load average (1, 5, 15 min): " + ", ".join(f"{x:.1f}" for x in os.getloadavg())
           + f" on {os.cpu_count()} cores")
     for cache in ("off", "on"):

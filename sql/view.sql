@@ -7,10 +7,18 @@
 -- when no call was priced), unpriced and failed calls; pass_run_id (the pass@k run a seq@k
 -- run is compared with, run_pairs choice 1); curve: [{t, n_tasks, value, low, high}] as in
 -- run_curve (errors excluded, 95% Wilson interval; n_left_out: tasks whose outcome at t is
--- unknown). The task outcomes are read once, without run_curve's soft score and spend per t,
--- which cost a second read of the attempts and of every call.
+-- unknown); budget: [{t, cost_usd_per_task, tokens_per_task}], the expected spend per task
+-- of each point of the curve as frontier_of has it (NULL for a seq@k run with several chains,
+-- whose frontier has more widths). The attempts are read once, in one pass
+-- (task_outcomes_fast_of), and the calls once, summed per attempt index; without run_curve's
+-- soft score, which costs a second read of the attempts.
 WITH o AS MATERIALIZED (
-    SELECT * FROM task_outcomes_of(false, run_ids := $run_ids::VARCHAR[])
+    SELECT * FROM task_outcomes_fast_of(run_ids := $run_ids::VARCHAR[])
+),
+-- the runs view ranks run_rows and reads run_events: once for the whole query
+chosen AS MATERIALIZED (
+    SELECT * FROM runs
+    WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id)
 ),
 progress AS (
     SELECT run_id,
@@ -18,6 +26,7 @@ progress AS (
            count(*) FILTER (WHERE n_valid >= k OR (metric = 'seq@k' AND first_success IS NOT NULL))
                                                                                 AS n_finished,
            count(*) FILTER (WHERE first_success IS NOT NULL)                    AS n_solved,
+           sum(n_attempts)::BIGINT                                              AS n_attempts,
            sum(n_valid)::BIGINT                                                 AS n_valid_attempts,
            sum(n_error)::BIGINT                                                 AS n_error_attempts
     FROM o GROUP BY run_id
@@ -45,16 +54,84 @@ curves AS (
                  'low': wilson_low(x, n_tasks), 'high': wilson_high(x, n_tasks)} ORDER BY t) AS curve
     FROM curve GROUP BY run_id
 ),
+-- current_calls summed per (run, generation, attempt index) before the join with runs (joining
+-- a few hundred sums is cheaper than joining every call): the run's spend, and its spend at
+-- each attempt index for the equal-budget curve.
+calls_at AS MATERIALIZED (
+    SELECT c.* EXCLUDE (generation)
+    FROM (SELECT run_id, generation, attempt_index,
+                 coalesce(sum(input_tokens), 0)::BIGINT                      AS input_tokens,
+                 coalesce(sum(output_tokens), 0)::BIGINT                     AS output_tokens,
+                 sum(cost_usd)                                               AS cost_usd,
+                 count(cost_usd)                                             AS n_priced,
+                 count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL)  AS n_unpriced_calls,
+                 count(*) FILTER (WHERE error IS NOT NULL)                   AS n_failed_calls
+          FROM calls
+          WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id)
+          GROUP BY run_id, generation, attempt_index) c
+    JOIN chosen r USING (run_id, generation)
+),
 spend AS (
     SELECT run_id,
-           coalesce(sum(input_tokens), 0)::BIGINT                      AS input_tokens,
-           coalesce(sum(output_tokens), 0)::BIGINT                     AS output_tokens,
-           sum(cost_usd)                                               AS cost_usd,
-           count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL)  AS n_unpriced_calls,
-           count(*) FILTER (WHERE error IS NOT NULL)                   AS n_failed_calls
-    FROM current_calls
-    WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id)
-    GROUP BY run_id
+           sum(input_tokens)::BIGINT AS input_tokens, sum(output_tokens)::BIGINT AS output_tokens,
+           sum(cost_usd) AS cost_usd, sum(n_priced) AS n_priced,
+           sum(n_unpriced_calls)::BIGINT AS n_unpriced_calls,
+           sum(n_failed_calls)::BIGINT AS n_failed_calls
+    FROM calls_at GROUP BY run_id
+),
+-- The equal-budget curve: frontier_of's expected spend per task of each cell of a run with one
+-- chain per task (seq@k: depth t, width 1; pass@k: width t), without its per-attempt join. seq@k
+-- at depth d: what the tasks counted at d spent on attempts 1..d, over those tasks; that is
+-- every task's spend on attempts 1..d less that of the tasks left out at d (few: unsolved, with
+-- an error or a hole before d), whose calls alone are read per attempt. pass@k at width m: m x
+-- the run's spend per sample.
+gaps AS MATERIALIZED (
+    SELECT o.run_id, r.generation, o.task_index, o.chain_index, o.known_to, o.first_success, o.k
+    FROM o JOIN chosen r USING (run_id)
+    WHERE o.metric = 'seq@k' AND o.chains = 1 AND o.known_to < o.k
+      AND coalesce(o.first_success, o.k + 1) > o.known_to + 1
+),
+gap_calls AS (
+    SELECT g.run_id, g.known_to, g.first_success, g.k, c.attempt_index,
+           sum(coalesce(c.cost_usd, 0.0)) AS cost_usd,
+           sum(coalesce(c.input_tokens, 0) + coalesce(c.output_tokens, 0)) AS tokens
+    FROM gaps g
+    JOIN calls c USING (run_id, generation, task_index, chain_index)
+    GROUP BY ALL
+),
+gap_spend AS (
+    SELECT g.run_id, d.d, sum(g.cost_usd) AS cost_usd, sum(g.tokens) AS tokens
+    FROM gap_calls g,
+         range(g.known_to + 1, least(coalesce(g.first_success, g.k + 1), g.k + 1)) d(d)
+    WHERE g.attempt_index <= d.d
+    GROUP BY g.run_id, d.d
+),
+seq_spend AS (
+    SELECT a.run_id, a.attempt_index AS t,
+           sum(coalesce(a.cost_usd, 0.0)) OVER w AS cost_usd,
+           sum(a.input_tokens + a.output_tokens) OVER w AS tokens
+    FROM calls_at a JOIN chosen r USING (run_id)
+    WHERE r.metric = 'seq@k' AND r.chains = 1
+    WINDOW w AS (PARTITION BY a.run_id ORDER BY a.attempt_index)
+),
+budget AS (
+    SELECT c.run_id,
+           list({'t': c.t,
+                 'cost_usd_per_task': CASE WHEN s.n_priced > 0 THEN
+                     CASE WHEN c.metric = 'pass@k' THEN c.t * s.cost_usd / p.n_attempts
+                          ELSE (ss.cost_usd - coalesce(gs.cost_usd, 0.0)) / nullif(c.n_tasks, 0) END END,
+                 'tokens_per_task': CASE WHEN c.metric = 'pass@k'
+                     THEN c.t * (s.input_tokens + s.output_tokens) / p.n_attempts
+                     ELSE (coalesce(ss.tokens, 0) - coalesce(gs.tokens, 0)) / nullif(c.n_tasks, 0) END}
+                ORDER BY c.t) AS budget
+    FROM (SELECT r.run_id, r.metric, x.t, x.n_tasks FROM curve x JOIN chosen r USING (run_id)
+          WHERE r.chains = 1) c
+    JOIN progress p USING (run_id)
+    LEFT JOIN spend s USING (run_id)
+    -- seq@k: the spend through t is that through the last attempt index at or before t with calls
+    ASOF LEFT JOIN seq_spend ss ON ss.run_id = c.run_id AND c.t >= ss.t
+    LEFT JOIN gap_spend gs ON gs.run_id = c.run_id AND gs.d = c.t
+    GROUP BY c.run_id
 ),
 registered AS (
     SELECT run_id, count(*) AS n_tasks FROM tasks
@@ -75,12 +152,14 @@ SELECT r.run_id, r.benchmark, r.slice, r.metric, r.k, r.actor_model, r.judge_mod
        coalesce(s.n_unpriced_calls, 0)    AS n_unpriced_calls,
        coalesce(s.n_failed_calls, 0)      AS n_failed_calls,
        x.pass_run_id,
-       coalesce(c.curve, [])              AS curve
-FROM runs r
+       coalesce(c.curve, [])              AS curve,
+       b.budget
+FROM chosen r
 LEFT JOIN registered g USING (run_id)
 LEFT JOIN progress p USING (run_id)
 LEFT JOIN spend s USING (run_id)
 LEFT JOIN curves c USING (run_id)
+LEFT JOIN budget b USING (run_id)
 LEFT JOIN run_pairs x ON x.seq_run_id = r.run_id AND x.choice = 1
 WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], r.run_id)
 ORDER BY r.run_id;
@@ -106,58 +185,85 @@ ORDER BY same_feedback_mode DESC, x.seq_run_id;
 -- (seq@K solved, pass@K not) | resample_only (the reverse) | never (neither run solved it) |
 -- errored (an errored slot in this run); $search ('' for none) matches the task prompt or an
 -- attempt's output of this run, case-insensitively; $upto (NULL for none) keeps tasks 1..upto.
-WITH slots AS (
-    SELECT task_index, attempt_index, status, success
-    FROM current_attempts_of(run_ids := [$run_id])
+-- The filters need every task's outcome (one pass over the runs' attempts); the cells and the
+-- spend are read for the page's tasks only.
+WITH o AS MATERIALIZED (
+    SELECT run_id, task_index, metric, k, n_samples, n_success, first_success, known_to, n_error
+    FROM task_outcomes_fast_of(run_ids := [$run_id::VARCHAR, $seq_run_id::VARCHAR,
+                                           $pass_run_id::VARCHAR])
 ),
-cells AS (
-    SELECT task_index,
-           list({'i': attempt_index, 'status': status, 'success': success} ORDER BY attempt_index)
-               AS cells,
-           min(attempt_index) FILTER (WHERE status = 'ok' AND success) AS first_success,
-           count(*) FILTER (WHERE status = 'error')                     AS n_error
-    FROM slots GROUP BY task_index
-),
+-- task_points_of's at_k: the mean over a task's chains
 points AS (
     SELECT p.run_id, p.task_index, p.at_k, t.content_hash
-    FROM task_points_of(false, run_ids := [$seq_run_id::VARCHAR, $pass_run_id::VARCHAR]) p
+    FROM (SELECT run_id, task_index,
+                 avg(metric_outcome(metric, n_samples, n_success, first_success, known_to, k))
+                     AS at_k
+          FROM o WHERE run_id IN ($seq_run_id, $pass_run_id) GROUP BY run_id, task_index) p
     JOIN tasks t USING (run_id, task_index)
 ),
-spend AS (
-    SELECT task_index, sum(cost_usd) AS cost_usd,
-           sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0))::BIGINT AS tokens,
-           count(*) FILTER (WHERE error IS NOT NULL) AS n_failed_calls
-    FROM current_calls WHERE run_id = $run_id GROUP BY task_index
+own AS (
+    SELECT task_index, min(first_success) AS first_success, sum(n_error)::BIGINT AS n_error
+    FROM o WHERE run_id = $run_id GROUP BY task_index
 ),
 found AS (
     SELECT DISTINCT task_index FROM attempts
     WHERE $search <> '' AND run_id = $run_id AND contains(lower(output), lower($search))
 ),
 rows AS (
-    SELECT t.task_index, t.task_id, coalesce(c.cells, []) AS cells, c.first_success,
-           coalesce(c.n_error, 0) AS n_error,
+    SELECT t.task_index, t.task_id, w.first_success, coalesce(w.n_error, 0) AS n_error,
            CASE WHEN ps.content_hash = pp.content_hash THEN ps.at_k END AS seq_at_k,
            CASE WHEN ps.content_hash = pp.content_hash THEN pp.at_k END AS pass_at_k,
-           sp.cost_usd, coalesce(sp.tokens, 0) AS tokens, coalesce(sp.n_failed_calls, 0) AS n_failed_calls,
            t.prompt
     FROM tasks t
-    LEFT JOIN cells c USING (task_index)
+    LEFT JOIN own w USING (task_index)
     LEFT JOIN points ps ON ps.run_id = $seq_run_id AND ps.task_index = t.task_index
     LEFT JOIN points pp ON pp.run_id = $pass_run_id AND pp.task_index = t.task_index
-    LEFT JOIN spend sp USING (task_index)
     WHERE t.run_id = $run_id AND ($upto::INTEGER IS NULL OR t.task_index <= $upto::INTEGER)
+),
+page AS MATERIALIZED (
+    SELECT task_index, task_id, first_success, n_error, seq_at_k, pass_at_k,
+           count(*) OVER () AS n_matching
+    FROM rows
+    WHERE CASE $filter
+              WHEN 'feedback_only' THEN seq_at_k = 1 AND pass_at_k = 0
+              WHEN 'resample_only' THEN seq_at_k = 0 AND pass_at_k > 0
+              WHEN 'never' THEN first_success IS NULL AND coalesce(seq_at_k, 0) = 0
+                                AND coalesce(pass_at_k, 0) = 0
+              WHEN 'errored' THEN n_error > 0
+              ELSE true END
+      AND ($search = '' OR contains(lower(prompt), lower($search))
+           OR task_index IN (SELECT task_index FROM found))
+    ORDER BY task_index
+    LIMIT $limit OFFSET $offset
+),
+-- the slot that counts (as in current_attempts_of): its valid row, else its latest error
+slots AS (
+    SELECT a.task_index, a.attempt_index, a.status, a.success
+    FROM attempts a
+    JOIN runs r ON r.run_id = a.run_id AND r.generation = a.generation
+    WHERE a.run_id = $run_id AND a.task_index IN (SELECT task_index FROM page)
+    QUALIFY row_number() OVER (PARTITION BY a.task_index, a.chain_index, a.attempt_index
+                               ORDER BY a.status = 'ok' DESC, a.finished_at DESC,
+                                        a.attempt_uid DESC) = 1
+),
+cells AS (
+    SELECT task_index,
+           list({'i': attempt_index, 'status': status, 'success': success} ORDER BY attempt_index)
+               AS cells
+    FROM slots GROUP BY task_index
+),
+spend AS (
+    SELECT task_index, sum(cost_usd) AS cost_usd,
+           sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0))::BIGINT AS tokens,
+           count(*) FILTER (WHERE error IS NOT NULL) AS n_failed_calls
+    FROM current_calls
+    WHERE run_id = $run_id AND task_index IN (SELECT task_index FROM page)
+    GROUP BY task_index
 )
-SELECT task_index, task_id, cells, first_success, n_error, seq_at_k, pass_at_k, cost_usd, tokens,
-       n_failed_calls, count(*) OVER () AS n_matching
-FROM rows
-WHERE CASE $filter
-          WHEN 'feedback_only' THEN seq_at_k = 1 AND pass_at_k = 0
-          WHEN 'resample_only' THEN seq_at_k = 0 AND pass_at_k > 0
-          WHEN 'never' THEN first_success IS NULL AND coalesce(seq_at_k, 0) = 0
-                            AND coalesce(pass_at_k, 0) = 0
-          WHEN 'errored' THEN n_error > 0
-          ELSE true END
-  AND ($search = '' OR contains(lower(prompt), lower($search))
-       OR task_index IN (SELECT task_index FROM found))
-ORDER BY task_index
-LIMIT $limit OFFSET $offset;
+SELECT p.task_index, p.task_id, coalesce(c.cells, []) AS cells, p.first_success, p.n_error,
+       p.seq_at_k, p.pass_at_k, sp.cost_usd, coalesce(sp.tokens, 0) AS tokens,
+       coalesce(sp.n_failed_calls, 0) AS n_failed_calls, p.n_matching
+FROM page p
+LEFT JOIN cells c USING (task_index)
+LEFT JOIN spend sp USING (task_index)
+ORDER BY p.task_index;

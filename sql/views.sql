@@ -226,6 +226,50 @@ FROM o;
 -- task_outcomes_of with errors excluded, every run.
 CREATE OR REPLACE VIEW task_outcomes AS SELECT * FROM task_outcomes_of(false);
 
+-- task_outcomes_of(false, run_ids) in one pass over the attempts, for pages that need it fast
+-- (the viewer): the same rows and columns but run_no. Each (run, task, chain) keeps three
+-- bitmasks of attempt indexes: the slots it has, the valid ones, the solved ones; a slot with
+-- a valid row counts as valid (as in current_attempts_of) and duplicate rows set the same bit,
+-- so no ranking or anti-join is needed, and every count and prefix is a bit count. A BIGINT
+-- holds 62 slots: runs with a larger k go through task_outcomes_of.
+CREATE OR REPLACE MACRO task_outcomes_fast_of(run_ids := NULL) AS TABLE
+WITH chosen AS (
+    SELECT run_id, generation, metric, k, chains FROM runs
+    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
+),
+masks AS (
+    SELECT run_id, generation, task_index, chain_index,
+           bit_or(1::BIGINT << (attempt_index - 1)) AS slots,
+           coalesce(bit_or(CASE WHEN status = 'ok' THEN 1::BIGINT << (attempt_index - 1) END), 0)
+               AS valid,
+           coalesce(bit_or(CASE WHEN status = 'ok' AND success
+                                THEN 1::BIGINT << (attempt_index - 1) END), 0) AS solved
+    FROM attempts
+    WHERE attempt_index <= 62 AND (run_ids IS NULL OR list_contains(run_ids, run_id))
+    GROUP BY run_id, generation, task_index, chain_index
+),
+o AS (
+    SELECT c.run_id, m.task_index, m.chain_index, c.metric, c.k, c.chains,
+           bit_count(m.slots)::BIGINT                                   AS n_attempts,
+           bit_count(m.valid)::BIGINT                                   AS n_valid,
+           bit_count(xor(m.slots, m.valid))::BIGINT                     AS n_error,
+           bit_count(m.solved)::BIGINT                                  AS n_success,
+           -- the lowest set bit's position
+           CASE WHEN m.solved <> 0 THEN bit_count((m.solved & -m.solved) - 1) + 1 END::INTEGER
+                                                                        AS first_success,
+           -- the trailing ones: x & ~(x + 1) keeps exactly them
+           bit_count(m.valid & ~(m.valid + 1))::BIGINT                  AS valid_prefix,
+           bit_count(m.slots & ~(m.slots + 1))::BIGINT                  AS settled_prefix,
+           -- the last slot is errored when the error-only slots reach higher than the valid ones
+           xor(m.slots, m.valid) > m.valid                              AS ended_in_error
+    FROM masks m JOIN chosen c USING (run_id, generation)
+    WHERE c.k <= 62
+)
+SELECT *, n_valid AS n_samples, valid_prefix AS known_to FROM o
+UNION ALL BY NAME
+SELECT * EXCLUDE (run_no)
+FROM task_outcomes_of(false, run_ids := (SELECT coalesce(list(run_id), []) FROM chosen WHERE k > 62));
+
 -- One row per (run, task, t), t = 1..K. value: the task's outcome for its run's metric at t
 -- (seq@k: 1/0 solved within the first t attempts; pass@k: Chen's unbiased estimate over all
 -- its samples), NULL when the task is left out at t. first_t_value: 1/0 solved within the

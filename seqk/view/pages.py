@@ -6,13 +6,14 @@ No web framework here: a notebook can call these, and the templates only lay the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from seqk import store
 from seqk.errors import NotFound
 from seqk.store import queries
+from seqk.view.budget import BudgetChart, SpendPoint, budget_charts
 
 PAGE_SIZE = 100
 """Tasks per page of a run's task table."""
@@ -73,6 +74,9 @@ class RunSummary:
     pass_run_id: str | None
     """The pass@k run this seq@k run is compared with (run_pairs), None otherwise."""
     curve: list[CurvePoint]
+    budget: list[SpendPoint] | None = None
+    """The expected spend per task at each point of the curve (None for a seq@k run with
+    several chains, whose equal-budget frontier has more widths)."""
 
     @property
     def in_progress(self) -> bool:
@@ -106,6 +110,8 @@ class RunsPage:
     db: str
     groups: list[RunGroup]
     n_runs: int
+    budgets: dict[str, BudgetChart] = field(default_factory=dict)
+    """seq@k run id -> its equal-budget chart against its budget partner, where it has one."""
 
 
 @dataclass(frozen=True)
@@ -171,6 +177,7 @@ def _summaries(con: Any, run_ids: list[str] | None) -> list[RunSummary]:
     runs = []
     for r in queries.view_runs(con, run_ids=run_ids):
         r["curve"] = [CurvePoint(**p) for p in r["curve"]]
+        r["budget"] = None if r["budget"] is None else [SpendPoint(**p) for p in r["budget"]]
         runs.append(RunSummary(**r))
     return runs
 
@@ -179,6 +186,7 @@ def runs_page(db: str | Path | None = None) -> RunsPage:
     """Every run with its progress, errors, spend and curve, grouped by pass@k partner."""
     with store.connect(db, read_only=True, wait_s=WAIT_S) as con:
         runs = _summaries(con, None)
+        budgets = budget_charts(con, runs)
     by_id = {r.run_id: r for r in runs}
     groups: dict[str, RunGroup] = {}
     for run in runs:
@@ -192,7 +200,7 @@ def runs_page(db: str | Path | None = None) -> RunsPage:
         else:
             groups[run.run_id] = RunGroup(None, [run])
     ordered = sorted(groups.values(), key=lambda g: (g.title, (g.pass_run or g.seq_runs[0]).run_id))
-    return RunsPage(str(store.default_db_path(db)), ordered, len(runs))
+    return RunsPage(str(store.default_db_path(db)), ordered, len(runs), budgets)
 
 
 def run_page(run_id: str, db: str | Path | None = None, *, filter: str = "all", search: str = "",

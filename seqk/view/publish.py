@@ -94,7 +94,9 @@ def bundle(folder: Path, db: str | Path | None = None, runs: tuple[str, ...] | l
         return BundleUrls(here=here, upto=upto)
 
     _write(folder, "index.html", render.render_runs(
-        pages.RunsPage(listing.db, groups, len(kept)), urls("index.html"), note=note))
+        pages.RunsPage(listing.db, groups, len(kept),
+                       {k: v for k, v in listing.budgets.items() if k in kept}),
+        urls("index.html"), note=note))
     n += 1
     for run_id in chosen:
         for name in pages.FILTERS:

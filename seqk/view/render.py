@@ -18,7 +18,7 @@ import jinja2
 
 from seqk.view.pages import FILTERS, RunGroup, RunPage, RunsPage
 from seqk.view.story import TaskPage
-from seqk.view.svg import COLORS, PASS_COLOR, Series, curve_chart
+from seqk.view.svg import COLORS, PASS_COLOR, Series, budget_chart, curve_chart
 
 
 def run_path(run_id: str) -> str:
@@ -133,8 +133,10 @@ def render_runs(page: RunsPage, urls: Urls, note: str | None = None) -> str:
     """The run list, `/`."""
     charts = [curve_chart(_series_of_group(g), title=g.title)
               if g.pass_run is not None and g.seq_runs else None for g in page.groups]
+    budgets = [[(r.run_id, budget_chart(page.budgets[r.run_id])) for r in g.seq_runs if r.run_id in page.budgets]
+               for g in page.groups]
     return environment().get_template("runs.html").render(
-        page=page, urls=urls, charts=charts, note=note, title="seqk runs")
+        page=page, urls=urls, charts=charts, budgets=budgets, note=note, title="seqk runs")
 
 
 def render_run(page: RunPage, urls: Urls, note: str | None = None) -> str:

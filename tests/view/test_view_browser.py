@@ -97,11 +97,27 @@ def _read_story(page: Page, ids: dict[str, str]) -> None:
     expect(partner).to_contain_text("0 of 3 passed")
 
 
+def _read_budget_charts(page: Page, ids: dict[str, str]) -> None:
+    """Each seq@k run with a budget partner has its equal-budget chart: pass@m and seq@k's
+    depths against the spend per task."""
+    charts = page.locator("figure.budget")
+    expect(charts).to_have_count(2)
+    for name in ("seq", "seq_binary"):
+        chart = page.locator(f'figure.budget[data-seq-run="{ids[name]}"]')
+        expect(chart.locator("svg.budget-chart")).to_be_visible()
+        expect(chart).to_contain_text("pass@m, m = 1..3")
+        expect(chart).to_contain_text("seq@k, depth 1..3")
+        expect(chart).to_contain_text(f"against its budget partner {ids['pass']}")
+        expect(chart.locator("circle")).to_have_count(6)
+        expect(chart).to_contain_text("expected spend per task (tokens)")  # mock models are free
+
+
 def test_from_the_run_list_to_a_seqk_story_and_back_in_two_clicks(served, page):
     url, ids, _ = served
     page.goto(url)
     expect(page.locator("h1")).to_contain_text("3 runs")
     expect(page.locator("svg.chart")).to_have_count(1)
+    _read_budget_charts(page, ids)
     page.get_by_role("link", name=ids["seq"], exact=True).click()  # click 1
     expect(page.locator("h1")).to_have_text(ids["seq"])
     expect(page.locator("#partner-link")).to_have_text(ids["pass"])
@@ -139,6 +155,18 @@ def test_unknown_run_is_a_page_that_says_so(served, page):
     expect(page.locator("#error-message")).to_contain_text("no run 'no/such/run'")
 
 
+def test_a_seqk_run_without_a_budget_partner_has_no_budget_chart(served, page):
+    url, ids, folder = served
+    # Another actor: no pass@k run of the same actor, so nothing to compare at equal budget.
+    models.register_mock("mock/other", view_db.actor)
+    lonely = runspec.load(folder / "variants" / "toy" / "seq.yaml", {"model": "mock/other"})
+    _in_thread(engine.run, lonely, folder / "seqk.duckdb")
+    page.goto(url)
+    expect(page.get_by_role("link", name=lonely.run_id, exact=True)).to_be_visible()
+    expect(page.locator(f'figure.budget[data-seq-run="{lonely.run_id}"]')).to_have_count(0)
+    expect(page.locator("figure.budget")).to_have_count(2)
+
+
 def test_pages_refresh_while_a_run_writes(served, page):
     url, ids, folder = served
     page.goto(url)
@@ -168,3 +196,4 @@ def test_the_bundle_opens_from_file_and_tells_the_same_story(tmp_path, db, page)
     _read_story(page, ids)
     page.locator("#home").click()
     expect(page.locator("h1")).to_contain_text("3 runs")
+    _read_budget_charts(page, ids)  # offline too: inline SVG, no script

@@ -1,0 +1,140 @@
+"""The run list's equal-budget chart: for each seq@k run with a budget partner, the cells it plots
+are those of `seqk report --compare`'s equal-budget block (seqk.analysis.frontier), whether the
+run has one chain per task (read from view_runs' one pass) or several (frontier_of); a run without
+a partner has none; and the chart is drawn as inline SVG with every line and point."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from seqk import store, view
+from seqk.analysis.frontier import equal_budget
+from seqk.view import render
+
+T0 = datetime(2026, 1, 1)
+
+
+def _run(con, run_id: str, metric: str, k: int, chains: int, actor: str = "mock/a") -> None:
+    con.execute(
+        "INSERT INTO run_rows (run_id, benchmark, slice, metric, k, chains, generation, feedback_mode, "
+        "actor_model, verifier, fingerprint, fingerprint_fields, created_at, updated_at, seqk_version) "
+        "VALUES (?, 'toy', 'toy-plain', ?, ?, ?, 1, 'binary', ?, 'deterministic', 'fp', '{}', ?, ?, 'test')",
+        [run_id, metric, k, chains, actor, T0, T0])
+    con.execute("INSERT INTO tasks SELECT ?, t, 'task-' || t, 'prompt ' || t, 'h' || t, '{}' "
+                "FROM range(1, 13) r(t)", [run_id])
+
+
+def _attempt(con, n: int, run_id: str, task: int, chain: int, slot: int, status: str,
+             success: bool | None, cost: float | None, tokens: int) -> None:
+    at = T0 + timedelta(seconds=n)
+    uid = f"u{n}"
+    con.execute(
+        "INSERT INTO attempts (attempt_uid, run_id, generation, task_index, chain_index, attempt_index, "
+        "k, status, success, started_at, finished_at) VALUES (?, ?, 1, ?, ?, ?, 4, ?, ?, ?, ?)",
+        [uid, run_id, task, chain, slot, status, success, at, at])
+    con.execute(
+        "INSERT INTO calls (attempt_uid, run_id, generation, task_index, chain_index, attempt_index, "
+        "call_index, role, model, input_tokens, output_tokens, cost_usd, retries, started_at) "
+        "VALUES (?, ?, 1, ?, ?, ?, 1, 'actor', 'mock/a', ?, 3, ?, 0, ?)",
+        [uid, run_id, task, chain, slot, tokens, cost, at])
+
+
+def build(path: Path, seed: int, *, priced: bool = True) -> None:
+    """seq (one chain; errors that stop a chain, so some tasks are left out at later depths),
+    chains (three chains; some errors retried), their pass@k budget partner (holes: samples
+    that errored), and lonely (another actor: no partner)."""
+    rng = random.Random(seed)
+    n = 0
+    with store.connect(path) as con:
+        for run_id, metric, k, chains, actor in (("seq", "seq@k", 4, 1, "mock/a"), ("chains", "seq@k", 4, 3, "mock/a"),
+                                                  ("pass", "pass@k", 6, 1, "mock/a"),
+                                                  ("lonely", "seq@k", 4, 1, "mock/b")):
+            _run(con, run_id, metric, k, chains, actor)
+            for task in range(1, 13):
+                p = rng.random()
+                for chain in range(1, rng.randint(1, chains) + 1):
+                    for slot in range(1, k + 1):
+                        n += 1
+                        cost = round(rng.random(), 3) if priced else None
+                        # an error ends seq's task 1 at attempt 2: it is left out from depth 2 on
+                        if rng.random() < 0.12 or (run_id, task, slot) == ("seq", 1, 2):
+                            _attempt(con, n, run_id, task, chain, slot, "error", None, cost, 5)
+                            if run_id == "chains" and rng.random() < 0.5:
+                                n += 1  # retried: the slot's valid row follows its error
+                            elif metric == "seq@k":
+                                break
+                            else:
+                                continue
+                        success = rng.random() < p and (run_id, task) != ("seq", 1)
+                        _attempt(con, n, run_id, task, chain, slot, "ok", success, cost, rng.randint(5, 60))
+                        if metric == "seq@k" and success:
+                            break
+
+
+@pytest.mark.parametrize(("seed", "priced"), [(1, True), (2, True), (3, False)])
+def test_budget_chart_plots_the_reports_equal_budget_cells(tmp_path: Path, seed: int, priced: bool):
+    db = tmp_path / "b.duckdb"
+    build(db, seed, priced=priced)
+    page = view.runs_page(db)
+    assert set(page.budgets) == {"seq", "chains"}  # lonely has no pass@k run of its actor
+    with store.connect(db, read_only=True) as con:
+        expected = {b.seq_run_id: b for b in equal_budget(con, ["seq", "chains"], n_boot=10)}
+    for seq_run_id, chart in page.budgets.items():
+        want = expected[seq_run_id]
+        assert (chart.pass_run_id, chart.pass_k, chart.unit) == ("pass", 6, "US$" if priced else "tokens")
+        got = sorted((("pass@k" if line.is_pass else f"seq@k depth {p.depth}"), p.width, p.depth, p.value, p.spend)
+                     for line in chart.lines for p in line.points)
+        cells = sorted((c["series"], c["width"], c["depth"], c["value"], c["spend"]) for c in want.cells)
+        assert [g[:3] for g in got] == [c[:3] for c in cells]
+        assert [x for g in got for x in g[3:]] == pytest.approx([x for c in cells for x in c[3:]], rel=1e-9)
+    # one chain per task: a line over depths; several: a line per depth over widths
+    assert [line.label for line in page.budgets["seq"].lines] == ["pass@m, m = 1..6", "seq@k, depth 1..4"]
+    assert len(page.budgets["chains"].lines) == 5
+    # some task of seq is left out at a later depth, so its spend is not the plain mean
+    seq_curve = next(r for g in page.groups for r in g.seq_runs if r.run_id == "seq").curve
+    assert any(p.n_left_out for p in seq_curve)
+
+
+def test_budget_chart_is_drawn_on_the_run_list_with_each_line_and_point(tmp_path: Path):
+    db = tmp_path / "b.duckdb"
+    build(db, 1)
+    page = view.runs_page(db)
+    html = render.render_runs(page, render.Urls())
+    assert html.count('<figure class="budget"') == 2
+    assert 'data-seq-run="seq"' in html and 'data-seq-run="lonely"' not in html
+    chart = page.budgets["seq"]
+    n_points = sum(len(line.points) for line in chart.lines)
+    figure = html[html.index('data-seq-run="seq"'):]
+    figure = figure[:figure.index("</figure>")]
+    assert figure.count("<circle") == n_points and figure.count("<polyline") == 2
+    assert "pass@m, m = 1..6" in figure and "per task" in figure
+
+
+def test_run_page_rows_agree_with_the_attempts_that_count(tmp_path: Path):
+    """The run page reads its cells and spend for its page's tasks only: on runs with several
+    chains, retried errors and holes, they are current_attempts_of's slots and current_calls'
+    sums, and the filters count every task."""
+    db = tmp_path / "b.duckdb"
+    build(db, 2)
+    with store.connect(db, read_only=True) as con:
+        for run_id in ("seq", "chains", "pass"):
+            slots = con.execute(
+                "SELECT task_index, attempt_index, status, success FROM current_attempts_of(run_ids := [$r]) "
+                "ORDER BY ALL", {"r": run_id}).fetchall()
+            spend = dict(con.execute(
+                "SELECT task_index, sum(cost_usd) FROM current_calls WHERE run_id = $r GROUP BY ALL",
+                {"r": run_id}).fetchall())
+            page = view.run_page(run_id, db)
+            got = sorted((t.task_index, c.i, c.status, c.success) for t in page.tasks for c in t.cells)
+            assert got == slots and page.n_matching == 12
+            for t in page.tasks:
+                assert t.cost_usd == pytest.approx(spend.get(t.task_index))
+                mine = [s for s in slots if s[0] == t.task_index]
+                assert t.n_error == sum(1 for s in mine if s[2] == "error")
+                assert t.first_success == min((s[1] for s in mine if s[2] == "ok" and s[3]), default=None)
+            errored = view.run_page(run_id, db, filter="errored")
+            assert [t.task_index for t in errored.tasks] == [t.task_index for t in page.tasks if t.n_error]
