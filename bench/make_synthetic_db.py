@@ -43,7 +43,7 @@ SELECT run_id, 'synth', 'synth-default', CASE WHEN is_pass THEN 'pass@k' ELSE 's
        $k, 1, split_part(feedback_mode, '.', 1), actor_model, NULL,
        CASE WHEN feedback_mode LIKE '%.synth__critic' THEN 'synth/critic' END,
        'deterministic', 0.7, '{}', '{}', md5(run_id), '{}', now()::TIMESTAMP,
-       now()::TIMESTAMP, 'synthetic', false, 1
+       now()::TIMESTAMP, 'synthetic', false, false, 1
 FROM synth_runs;
 
 INSERT INTO tasks
@@ -92,14 +92,14 @@ SELECT run_id || '#' || task_index || '#' || attempt_index, run_id, 1, task_inde
        CASE WHEN NOT is_error THEN (300 + 300 * (attempt_index - 1) * (NOT is_pass)::INTEGER)
             * 3e-6 + 100 * 0.3e-6 + 200 * 15e-6 END,
        1.0, 0, CASE WHEN is_error THEN '503 overloaded' END,
-       TIMESTAMP '2026-01-01' + INTERVAL (attempt_index) SECOND, 1
+       TIMESTAMP '2026-01-01' + INTERVAL (attempt_index) SECOND, NULL, 'sync', 1
 FROM synth_attempts;
 
 INSERT INTO calls
 SELECT run_id || '#' || task_index || '#' || attempt_index, run_id, 1, task_index,
        attempt_index, 2, 'critic', 'synth/critic', NULL, NULL, 500, 0, 0, 80,
        500 * 1e-6 + 80 * 5e-6, 1.0, 0, NULL,
-       TIMESTAMP '2026-01-01' + INTERVAL (attempt_index) SECOND, 1
+       TIMESTAMP '2026-01-01' + INTERVAL (attempt_index) SECOND, NULL, 'sync', 1
 FROM synth_attempts
 WHERE feedback_mode LIKE '%.synth__critic' AND NOT is_error AND NOT is_success;
 """
