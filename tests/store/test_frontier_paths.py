@@ -108,8 +108,8 @@ def _rows(con, macro: str, errors_as_failures: bool, run_ids: list[str] | None) 
 
 def _assert_same(got: list[tuple], want: list[tuple]) -> None:
     assert [r[:3] for r in got] == [r[:3] for r in want]
-    for g, x in zip(got, want):
-        for a, b in zip(g, x):
+    for g, x in zip(got, want, strict=True):
+        for a, b in zip(g, x, strict=True):
             if isinstance(a, float) and isinstance(b, float):
                 assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12), (g, x)
             else:
