@@ -492,6 +492,35 @@ SELECT o.run_id, o.task_index, g.w::INTEGER, 1, pass_at_t_unbiased(o.n_samples, 
 FROM outcomes o JOIN per_run r USING (run_id), range(1, o.k + 1) AS g(w)
 WHERE o.metric = 'pass@k';
 
+-- frontier_tasks_of's value column alone (run_id, task_index, width, depth, value), without the
+-- spend, which costs most of it: what the equal-budget bootstrap resamples
+-- (tests/store/test_frontier_paths.py holds the two equal).
+CREATE OR REPLACE MACRO frontier_task_values_of(errors_as_failures, run_ids := NULL) AS TABLE
+WITH outcomes AS MATERIALIZED (
+    SELECT * FROM task_outcomes_of(errors_as_failures, run_ids := run_ids)
+),
+task_depth AS (
+    SELECT any_value(o.run_id) AS run_id, o.task_index, g.d::INTEGER AS d,
+           any_value(o.chains) AS chains,
+           count(*) FILTER (WHERE o.first_success <= g.d OR o.known_to >= g.d) AS n_d,
+           count(*) FILTER (WHERE o.first_success <= g.d) AS c_d
+    FROM outcomes o, range(1, o.k + 1) AS g(d)
+    WHERE o.metric = 'seq@k' AND o.chains > 1
+    GROUP BY o.run_no, o.task_index, g.d
+)
+SELECT t.run_id, t.task_index, g.w::INTEGER AS width, t.d AS depth,
+       pass_at_t_unbiased(t.n_d, t.c_d, g.w) AS value
+FROM task_depth t, range(1, t.chains + 1) AS g(w)
+UNION ALL
+-- one chain: width 1, and the chain's own outcome (pass_at_t_unbiased of 0 or 1 chains)
+SELECT o.run_id, o.task_index, 1, g.d::INTEGER, first_t_outcome(o.first_success, o.known_to, g.d)
+FROM outcomes o, range(1, o.k + 1) AS g(d)
+WHERE o.metric = 'seq@k' AND o.chains = 1
+UNION ALL
+SELECT o.run_id, o.task_index, g.w::INTEGER, 1, pass_at_t_unbiased(o.n_samples, o.n_success, g.w)
+FROM outcomes o, range(1, o.k + 1) AS g(w)
+WHERE o.metric = 'pass@k';
+
 -- One row per (run, width, depth): the frontier_tasks_of values averaged over the n_tasks with
 -- a value there (n_left_out: the other started tasks), and the mean expected spend per task
 -- over the same tasks: cost_usd_per_task (NULL when no call of the run was priced) and

@@ -147,3 +147,18 @@ def test_frontier_of_takes_each_run_by_its_path_and_gives_the_per_task_figures(t
                      _rows(con, "frontier_one_chain_of", errors_as_failures, ["seq1"]))
         assert _rows(con, "frontier_of", errors_as_failures, []) == []
         assert _rows(con, "frontier_of", errors_as_failures, ["no-such-run"]) == []
+
+
+@pytest.mark.parametrize("errors_as_failures", [False, True])
+def test_the_values_alone_equal_frontier_tasks_of(tmp_path, errors_as_failures):
+    """frontier_task_values_of (what the equal-budget bootstrap reads) is frontier_tasks_of's
+    value column, without the spend."""
+    db = tmp_path / "f.duckdb"
+    random_db(db, 11)
+    with store.connect(db, read_only=True) as con:
+        want = con.execute("SELECT run_id, task_index, width, depth, value FROM frontier_tasks_of(?) "
+                           "ORDER BY ALL", [errors_as_failures]).fetchall()
+        got = con.execute("SELECT * FROM frontier_task_values_of(?) ORDER BY ALL",
+                          [errors_as_failures]).fetchall()
+        assert {r[0] for r in got} == {*ONE_CHAIN, "seq4"}
+        _assert_same(got, want)
