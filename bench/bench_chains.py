@@ -13,10 +13,16 @@
 from __future__ import annotations
 
 import argparse
+import heapq
+import json
+import os
+import resource
 import statistics
 import sys
 import tempfile
 import time
+import urllib.request
+from collections import deque
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -24,21 +30,83 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_engine import start_server, timed_run, variant, warm_imports  # noqa: E402
 
 
+def ideal_wall(n_chains: int, k: int, latency: float, ceiling: int, start: int) -> float:
+    """The wall time of n_chains chains of k calls each, `latency` per call, with no time spent
+    anywhere but in calls, under the pool's limit on calls in flight (seqk.models.limiter):
+    `start` at first, one more per success until `ceiling`, waiting calls served first come
+    first served. An event simulation of that rule, not of the code."""
+    limit, in_flight, now = min(start, ceiling), 0, 0.0
+    waiting = deque((chain, 1) for chain in range(n_chains))
+    running: list[tuple[float, int, int]] = []
+    while waiting or running:
+        while waiting and in_flight < limit:
+            chain, attempt = waiting.popleft()
+            heapq.heappush(running, (now + latency, chain, attempt))
+            in_flight += 1
+        now, chain, attempt = heapq.heappop(running)
+        in_flight -= 1
+        limit = min(ceiling, limit + 1)
+        if attempt < k:
+            waiting.append((chain, attempt + 1))
+    return now
+
+
+def _cpu_s(pid: int | None = None) -> float:
+    """CPU seconds (user + system) used so far by this process, or by process `pid`."""
+    if pid is None:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _server_times(api_base: str) -> list[tuple[float, float]]:
+    url = api_base.removesuffix("/v1") + "/stats?times=1"
+    return [tuple(t) for t in json.loads(urllib.request.urlopen(url, timeout=10).read())["times"]]
+
+
 def engine_bench(tmp: Path, repeat: int) -> None:
-    proc, api_base = start_server(0.2)
+    from seqk.models.limiter import DEFAULT_START
+
+    latency, k, chains, tasks, concurrency = 0.2, 3, 4, 120, 120
+    ceiling = max(concurrency * max(k, chains), 16)  # the pool's default, seqk/run/scheduler.py
+    critical = k * latency
+    waves = -(-tasks * chains // ceiling) * critical
+    slow = ideal_wall(tasks * chains, k, latency, ceiling, DEFAULT_START)
+    print(f"ideal for {tasks} tasks x {chains} chains x {k} seq attempts at {latency * 1000:.0f} ms a call: "
+          f"critical path K x latency = {critical:.2f} s; with at most {ceiling} calls in flight "
+          f"(concurrency {concurrency} x max(k, chains)) {waves:.2f} s; with the pool's slow start "
+          f"({DEFAULT_START} calls in flight, one more per success) {slow:.2f} s")
+    proc, api_base = start_server(latency)
     try:
-        walls = []
+        walls, seen = [], 0
         for rep in range(repeat):
-            path = variant(tmp, f"chains{rep}", metric="seq@k", k=3, chains=4, feedback_mode="cell_match",
+            path = variant(tmp, f"chains{rep}", metric="seq@k", k=k, chains=chains, feedback_mode="cell_match",
                            options={"split": "evaluation"}, retry={"max_retries": 0},
-                           model="openai/bench", api_base=api_base, concurrency=120)
+                           model="openai/bench", api_base=api_base, concurrency=concurrency)
+            load = os.getloadavg()[0]
+            cpu, server_cpu = _cpu_s(), _cpu_s(proc.pid)
+            began = time.time()
             wall, result = timed_run(path, tmp / f"chains{rep}.duckdb")
-            assert result.attempts_written == 1440 and result.tasks_failed == 120, result
+            ended = time.time()
+            cpu, server_cpu = _cpu_s() - cpu, _cpu_s(proc.pid) - server_cpu
+            assert result.attempts_written == tasks * chains * k and result.tasks_failed == tasks, result
             walls.append(wall)
+            times = _server_times(api_base)[seen:]
+            seen += len(times)
+            first, last = min(t[0] for t in times), max(t[1] for t in times)
+            in_server = statistics.mean(t[1] - t[0] for t in times)
+            peak = max(sum(a <= t < r for a, r in times) for t, _ in times)
+            print(f"  run {rep + 1}: {wall:.2f} s at load average {load:.1f} on {os.cpu_count()} cores: "
+                  f"{first - began:.2f} s before the first request, {last - first:.2f} s from it to the "
+                  f"last reply, {ended - last:.2f} s after; at most {peak} requests in the server at "
+                  f"once, {in_server * 1000:.0f} ms each on average; CPU: the harness {cpu:.2f} s "
+                  f"({cpu / len(times) * 1000:.1f} ms per attempt), the server {server_cpu:.2f} s")
         median = statistics.median(walls)
-        print(f"server 200 ms, 120 tasks x 4 chains x 3 seq attempts (1,440 attempts), concurrency 120: "
-              f"median {median:.2f} s ({median / 0.6:.2f}x the 0.6 s critical path) over {repeat} fresh "
-              f"runs, min {min(walls):.2f} s, max {max(walls):.2f} s")
+        print(f"server {latency * 1000:.0f} ms, {tasks} tasks x {chains} chains x {k} seq attempts "
+              f"({tasks * chains * k:,} attempts), concurrency {concurrency}: median {median:.2f} s "
+              f"({median / critical:.2f}x the critical path, {median / slow:.2f}x the slow-start ideal) "
+              f"over {repeat} fresh runs, min {min(walls):.2f} s, max {max(walls):.2f} s")
     finally:
         proc.terminate()
         proc.wait()

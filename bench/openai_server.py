@@ -5,7 +5,9 @@ after a fixed delay, for measuring the harness without a real model.
     python bench/openai_server.py --max-in-flight 8 --retry-after 1   # a rate-limited provider
 
 With --max-in-flight N, a request that arrives while N are being answered gets a 429 with
-Retry-After at once; GET /stats gives the counts (requests, rate_limited, peak_in_flight).
+Retry-After at once; GET /stats gives the counts (requests, rate_limited, peak_in_flight), and
+GET /stats?times=1 also each answered request's arrival and reply (epoch seconds), in order of
+arrival, which bench/bench_chains.py uses to tell the server's time from the harness's.
 Usage figures are honest counts of whitespace-separated words in the prompt and reply.
 """
 
@@ -21,8 +23,10 @@ from aiohttp import web
 def make_app(delay_s: float, reply: str, max_in_flight: int | None = None,
              retry_after_s: float = 1.0) -> web.Application:
     stats = {"requests": 0, "rate_limited": 0, "in_flight": 0, "peak_in_flight": 0}
+    times: list[tuple[float, float]] = []
 
     async def chat(request: web.Request) -> web.Response:
+        arrived = time.time()
         body = await request.json()
         stats["requests"] += 1
         if max_in_flight is not None and stats["in_flight"] >= max_in_flight:
@@ -39,6 +43,7 @@ def make_app(delay_s: float, reply: str, max_in_flight: int | None = None,
             stats["in_flight"] -= 1
         prompt = " ".join(str(m.get("content", "")) for m in body.get("messages", []))
         p, c = len(prompt.split()), len(reply.split())
+        times.append((arrived, time.time()))
         return web.json_response({
             "id": "chatcmpl-bench", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", "bench"),
@@ -51,6 +56,8 @@ def make_app(delay_s: float, reply: str, max_in_flight: int | None = None,
         return web.json_response({"object": "list", "data": [{"id": "bench", "object": "model"}]})
 
     async def get_stats(request: web.Request) -> web.Response:
+        if request.query.get("times"):
+            return web.json_response({**stats, "times": times})
         return web.json_response(stats)
 
     app = web.Application(client_max_size=64 * 1024 * 1024)

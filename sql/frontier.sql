@@ -5,14 +5,40 @@
 -- Every frontier_of column for the given runs: one row per (run, width, depth), in that order.
 SELECT * FROM frontier_of($errors_as_failures, run_ids := $run_ids::VARCHAR[]);
 
--- name: frontier_task_values(errors_as_failures, run_ids) -> rows
--- The per-task frontier of the given runs (run_id, task_index, content_hash, width, depth,
--- value), tasks with no value there left out: what the equal-budget bootstrap resamples.
-SELECT f.run_id, f.task_index, t.content_hash, f.width, f.depth, f.value
-FROM frontier_tasks_of($errors_as_failures, run_ids := $run_ids::VARCHAR[]) f
-JOIN tasks t USING (run_id, task_index)
-WHERE f.value IS NOT NULL
-ORDER BY f.run_id, f.width, f.depth, f.task_index;
+-- name: equal_budget_types(errors_as_failures, seq_run_ids, seq_widths, seq_depths, pass_run_ids, pass_widths) -> rows
+-- For each equal-budget point i (1-based: the seq@k cell (seq_run_ids[i], seq_widths[i],
+-- seq_depths[i]) against pass@m, (pass_run_ids[i], pass_widths[i], depth 1)), the tasks both
+-- cells count (same task_index, same content), merged by their pair of per-task values:
+-- (point, seq_value, pass_value, n_tasks), in order of point and then of each pair's first task.
+-- What the paired bootstrap resamples, computed here: the per-task values of a million
+-- attempts are a million rows.
+WITH points AS (
+    SELECT unnest(range(1, len($seq_run_ids::VARCHAR[]) + 1)) AS point,
+           unnest($seq_run_ids::VARCHAR[]) AS seq_run_id, unnest($seq_widths::INTEGER[]) AS seq_width,
+           unnest($seq_depths::INTEGER[]) AS seq_depth, unnest($pass_run_ids::VARCHAR[]) AS pass_run_id,
+           unnest($pass_widths::INTEGER[]) AS pass_width
+),
+cells AS (
+    SELECT seq_run_id AS run_id, seq_width AS width, seq_depth AS depth FROM points
+    UNION
+    SELECT pass_run_id, pass_width, 1 FROM points
+),
+task_values AS (
+    SELECT f.run_id, f.task_index, t.content_hash, f.width, f.depth, f.value
+    FROM frontier_task_values_of($errors_as_failures,
+                                 run_ids := (SELECT coalesce(list(DISTINCT run_id), []::VARCHAR[])
+                                             FROM cells)) f
+    SEMI JOIN cells c ON c.run_id = f.run_id AND c.width = f.width AND c.depth = f.depth
+    JOIN tasks t ON t.run_id = f.run_id AND t.task_index = f.task_index
+    WHERE f.value IS NOT NULL
+)
+SELECT p.point, s.value AS seq_value, q.value AS pass_value, count(*) AS n_tasks
+FROM points p
+JOIN task_values s ON s.run_id = p.seq_run_id AND s.width = p.seq_width AND s.depth = p.seq_depth
+JOIN task_values q ON q.run_id = p.pass_run_id AND q.width = p.pass_width AND q.depth = 1
+                  AND q.task_index = s.task_index AND q.content_hash = s.content_hash
+GROUP BY p.point, s.value, q.value
+ORDER BY p.point, min(s.task_index);
 
 -- name: budget_partners(run_ids) -> rows
 -- For each given seq@k run, its budget partner: a pass@k run of the same benchmark, slice,

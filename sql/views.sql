@@ -468,16 +468,25 @@ CREATE OR REPLACE VIEW run_curve AS SELECT * FROM run_curve_of(false);
 -- cost (every call, failed ones included); pass@k: w x the run's mean spend per sample.
 -- priced: whether any call of the run was priced (cost_usd means nothing otherwise).
 CREATE OR REPLACE MACRO frontier_tasks_of(errors_as_failures, run_ids := NULL) AS TABLE
-WITH outcomes AS (
+WITH chosen AS (
+    SELECT run_id, generation FROM runs
+    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
+),
+outcomes AS MATERIALIZED (
     SELECT * FROM task_outcomes_of(errors_as_failures, run_ids := run_ids)
 ),
-spend AS (
-    SELECT run_id, task_index, chain_index, attempt_index,
-           sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) AS tokens,
-           sum(cost_usd) AS cost_usd, count(cost_usd) AS n_priced
-    FROM current_calls
-    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
-    GROUP BY run_id, task_index, chain_index, attempt_index
+-- Every call of the current generation, summed per slot that has an attempt that counts
+-- (run_no set) and per run for the rest: one pass over calls.
+spend AS MATERIALIZED (
+    SELECT c.run_id, o.run_no, c.task_index, c.chain_index, c.attempt_index,
+           sum(coalesce(c.input_tokens, 0) + coalesce(c.output_tokens, 0)) AS tokens,
+           sum(c.cost_usd) AS cost_usd, count(c.cost_usd) AS n_priced
+    FROM calls c
+    JOIN chosen r ON c.run_id = r.run_id AND c.generation = r.generation
+    LEFT JOIN outcomes o
+           ON o.run_id = c.run_id AND o.task_index = c.task_index
+          AND o.chain_index = c.chain_index AND o.metric = 'seq@k'
+    GROUP BY ALL
 ),
 per_run AS (
     SELECT o.run_id, o.n_attempts, p.tokens, p.cost_usd, coalesce(p.n_priced, 0) > 0 AS priced
@@ -486,16 +495,9 @@ per_run AS (
                       sum(n_priced) AS n_priced
                FROM spend GROUP BY run_id) p USING (run_id)
 ),
--- A chain's spend through attempt d, for every d it has calls at, holding until the next such
--- d (next_index): the join below takes the last one at or before a depth (a chain that stopped
--- at its first success costs no more). An ASOF join says the same and is ten times slower here.
-chain_spend AS (
-    SELECT run_id, task_index, chain_index, attempt_index,
-           lead(attempt_index, 1, 2147483647) OVER w AS next_index,
-           sum(tokens) OVER w AS tokens, sum(coalesce(cost_usd, 0.0)) OVER w AS cost_usd
-    FROM spend
-    WINDOW w AS (PARTITION BY run_id, task_index, chain_index ORDER BY attempt_index)
-),
+-- Each seq@k chain at each depth d: its spend through d is the running sum of its slots'
+-- spend up to d (a chain that stopped at its first success has no later calls, so costs no
+-- more); an equality join and a window, where a range join or an ASOF join is slower.
 chain_depth AS (
     SELECT o.run_id, o.run_no, o.task_index, o.chain_index, o.chains, g.d::INTEGER AS d,
            coalesce(o.first_success <= g.d, false) AS solved,
@@ -503,17 +505,25 @@ chain_depth AS (
     FROM outcomes o, range(1, o.k + 1) AS g(d)
     WHERE o.metric = 'seq@k'
 ),
-task_depth AS (
-    SELECT any_value(c.run_id) AS run_id, c.task_index, c.d, any_value(c.chains) AS chains,
-           count(*) FILTER (WHERE c.known) AS n_d,
-           count(*) FILTER (WHERE c.solved) AS c_d,
-           sum(coalesce(s.cost_usd, 0.0)) FILTER (WHERE c.known) AS cost_usd,
-           sum(coalesce(s.tokens, 0)) FILTER (WHERE c.known) AS tokens
+chain_spend AS (
+    SELECT c.*,
+           sum(coalesce(s.cost_usd, 0.0)) OVER w AS cost_usd,
+           sum(coalesce(s.tokens, 0)) OVER w AS tokens
     FROM chain_depth c
-    LEFT JOIN chain_spend s
-      ON s.run_id = c.run_id AND s.task_index = c.task_index AND s.chain_index = c.chain_index
-     AND s.attempt_index <= c.d AND c.d < s.next_index
-    GROUP BY c.run_no, c.task_index, c.d
+    LEFT JOIN spend s
+      ON s.run_no = c.run_no AND s.task_index = c.task_index AND s.chain_index = c.chain_index
+     AND s.attempt_index = c.d
+    WINDOW w AS (PARTITION BY c.run_no, c.task_index, c.chain_index ORDER BY c.d
+                 ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+),
+task_depth AS (
+    SELECT any_value(run_id) AS run_id, task_index, d, any_value(chains) AS chains,
+           count(*) FILTER (WHERE known) AS n_d,
+           count(*) FILTER (WHERE solved) AS c_d,
+           sum(cost_usd) FILTER (WHERE known) AS cost_usd,
+           sum(tokens) FILTER (WHERE known) AS tokens
+    FROM chain_spend
+    GROUP BY run_no, task_index, d
 )
 SELECT t.run_id, t.task_index, g.w::INTEGER AS width, t.d AS depth,
        pass_at_t_unbiased(t.n_d, t.c_d, g.w) AS value,
@@ -526,18 +536,175 @@ SELECT o.run_id, o.task_index, g.w::INTEGER, 1, pass_at_t_unbiased(o.n_samples, 
 FROM outcomes o JOIN per_run r USING (run_id), range(1, o.k + 1) AS g(w)
 WHERE o.metric = 'pass@k';
 
+-- frontier_tasks_of's value column alone (run_id, task_index, width, depth, value), without the
+-- spend, which costs most of it: what the equal-budget bootstrap resamples
+-- (tests/store/test_frontier_paths.py holds the two equal).
+CREATE OR REPLACE MACRO frontier_task_values_of(errors_as_failures, run_ids := NULL) AS TABLE
+WITH outcomes AS MATERIALIZED (
+    SELECT * FROM task_outcomes_of(errors_as_failures, run_ids := run_ids)
+),
+task_depth AS (
+    SELECT any_value(o.run_id) AS run_id, o.task_index, g.d::INTEGER AS d,
+           any_value(o.chains) AS chains,
+           count(*) FILTER (WHERE o.first_success <= g.d OR o.known_to >= g.d) AS n_d,
+           count(*) FILTER (WHERE o.first_success <= g.d) AS c_d
+    FROM outcomes o, range(1, o.k + 1) AS g(d)
+    WHERE o.metric = 'seq@k' AND o.chains > 1
+    GROUP BY o.run_no, o.task_index, g.d
+)
+SELECT t.run_id, t.task_index, g.w::INTEGER AS width, t.d AS depth,
+       pass_at_t_unbiased(t.n_d, t.c_d, g.w) AS value
+FROM task_depth t, range(1, t.chains + 1) AS g(w)
+UNION ALL
+-- one chain: width 1, and the chain's own outcome (pass_at_t_unbiased of 0 or 1 chains)
+SELECT o.run_id, o.task_index, 1, g.d::INTEGER, first_t_outcome(o.first_success, o.known_to, g.d)
+FROM outcomes o, range(1, o.k + 1) AS g(d)
+WHERE o.metric = 'seq@k' AND o.chains = 1
+UNION ALL
+SELECT o.run_id, o.task_index, g.w::INTEGER, 1, pass_at_t_unbiased(o.n_samples, o.n_success, g.w)
+FROM outcomes o, range(1, o.k + 1) AS g(w)
+WHERE o.metric = 'pass@k';
+
 -- One row per (run, width, depth): the frontier_tasks_of values averaged over the n_tasks with
 -- a value there (n_left_out: the other started tasks), and the mean expected spend per task
 -- over the same tasks: cost_usd_per_task (NULL when no call of the run was priced) and
--- tokens_per_task (input + output). Width 1 of a seq@k run is run_curve's seq@t.
-CREATE OR REPLACE MACRO frontier_of(errors_as_failures, run_ids := NULL) AS TABLE
+-- tokens_per_task (input + output). Right for every run, but it expands every task to its
+-- widths and depths: frontier_of takes it only for runs with several chains.
+CREATE OR REPLACE MACRO frontier_by_task_of(errors_as_failures, run_ids := NULL) AS TABLE
 SELECT run_id, width, depth, avg(value) AS value,
        count(value) AS n_tasks, (count(*) - count(value))::BIGINT AS n_left_out,
        CASE WHEN bool_or(priced) THEN avg(cost_usd) FILTER (WHERE value IS NOT NULL) END
            AS cost_usd_per_task,
        coalesce(avg(tokens) FILTER (WHERE value IS NOT NULL), 0.0) AS tokens_per_task
 FROM frontier_tasks_of(errors_as_failures, run_ids := run_ids)
-GROUP BY run_id, width, depth
+GROUP BY run_id, width, depth;
+
+-- frontier_by_task_of's rows for runs with one chain per task (pass@k runs, seq@k runs with
+-- `chains: 1`), without expanding tasks to depths (tests/store/test_frontier_paths.py holds
+-- the two equal). Width is 1 for such a seq@k run and a task counts at depth d where it is known
+-- there, d in [1, known_to] or [first_success, K]; each task and each call becomes +/- events
+-- at the depths where that starts and stops holding, summed up over d per run (as run_curve's
+-- soft score). A call of attempt a adds to the spend of every depth d >= a where its task is
+-- counted. pass@k: tasks with the same counts have the same pass@w, computed once per group.
+CREATE OR REPLACE MACRO frontier_one_chain_of(errors_as_failures, run_ids := NULL) AS TABLE
+WITH chosen AS (
+    SELECT run_id, generation FROM runs
+    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
+),
+outcomes AS MATERIALIZED (
+    SELECT run_id, task_index, chain_index, metric, k, n_samples, n_success, first_success,
+           known_to, n_attempts
+    FROM task_outcomes_of(errors_as_failures, run_ids := run_ids)
+),
+-- Every call of the current generation in one pass, summed over the calls of a run's attempt
+-- index whose tasks have the same known_to and first_success: a few rows per run and depth.
+-- matched: the call's chain has an attempt that counts (a seq@k chain's spend is counted only
+-- then; a run's totals count every call).
+spend AS (
+    SELECT c.run_id, c.attempt_index, o.known_to, o.first_success,
+           o.metric = 'seq@k' AS seq, o.run_id IS NOT NULL AS matched,
+           sum(coalesce(c.input_tokens, 0) + coalesce(c.output_tokens, 0)) AS tokens,
+           sum(c.cost_usd) AS cost_usd, count(c.cost_usd) AS n_priced
+    FROM calls c
+    JOIN chosen r ON c.run_id = r.run_id AND c.generation = r.generation
+    LEFT JOIN outcomes o
+           ON o.run_id = c.run_id AND o.task_index = c.task_index
+          AND o.chain_index = c.chain_index
+    GROUP BY ALL
+),
+per_run AS (
+    SELECT o.run_id, o.metric, o.k, o.n_started, o.n_attempts, p.tokens, p.cost_usd,
+           coalesce(p.n_priced, 0) > 0 AS priced
+    FROM (SELECT run_id, any_value(metric) AS metric, any_value(k) AS k, count(*) AS n_started,
+                 sum(n_attempts) AS n_attempts
+          FROM outcomes GROUP BY run_id) o
+    LEFT JOIN (SELECT run_id, sum(tokens) AS tokens, sum(cost_usd) AS cost_usd,
+                      sum(n_priced) AS n_priced
+               FROM spend GROUP BY run_id) p USING (run_id)
+),
+seq_groups AS (
+    SELECT run_id, known_to, first_success, count(*) AS n
+    FROM outcomes WHERE metric = 'seq@k' GROUP BY ALL
+),
+seq_spend AS (
+    SELECT run_id, attempt_index, known_to, first_success, coalesce(cost_usd, 0.0) AS cost,
+           tokens
+    FROM spend WHERE matched AND seq
+),
+-- dn: tasks counted, dc: tasks solved, dcost / dtokens: their spend through d
+events AS (
+    SELECT run_id, d, sum(dn) AS dn, sum(dc) AS dc, sum(dcost) AS dcost, sum(dtokens) AS dtokens
+    FROM (
+        SELECT run_id, 1 AS d, n AS dn, 0 AS dc, 0.0 AS dcost, 0 AS dtokens
+        FROM seq_groups WHERE known_to >= 1
+        UNION ALL
+        SELECT run_id, known_to + 1, -n, 0, 0.0, 0 FROM seq_groups WHERE known_to >= 1
+        UNION ALL
+        SELECT run_id, greatest(first_success, known_to + 1), n, 0, 0.0, 0
+        FROM seq_groups WHERE first_success IS NOT NULL
+        UNION ALL
+        SELECT run_id, first_success, 0, n, 0.0, 0 FROM seq_groups WHERE first_success IS NOT NULL
+        UNION ALL
+        SELECT run_id, attempt_index, 0, 0, cost, tokens FROM seq_spend
+        WHERE attempt_index <= known_to
+        UNION ALL
+        SELECT run_id, known_to + 1, 0, 0, -cost, -tokens FROM seq_spend
+        WHERE attempt_index <= known_to
+        UNION ALL
+        SELECT run_id, greatest(attempt_index, first_success, known_to + 1), 0, 0, cost, tokens
+        FROM seq_spend WHERE first_success IS NOT NULL
+    )
+    GROUP BY run_id, d
+),
+seq_grid AS (
+    SELECT r.run_id, g.d::INTEGER AS d, r.n_started, r.priced
+    FROM per_run r, range(1, r.k + 1) AS g(d)
+    WHERE r.metric = 'seq@k'
+),
+seq_depths AS (
+    SELECT r.run_id, r.d, r.n_started, r.priced,
+           sum(coalesce(e.dn, 0)) OVER w AS n_d, sum(coalesce(e.dc, 0)) OVER w AS c_d,
+           sum(coalesce(e.dcost, 0.0)) OVER w AS cost_usd,
+           sum(coalesce(e.dtokens, 0)) OVER w AS tokens
+    FROM seq_grid r LEFT JOIN events e ON e.run_id = r.run_id AND e.d = r.d
+    WINDOW w AS (PARTITION BY r.run_id ORDER BY r.d)
+),
+pass_groups AS (
+    SELECT o.run_id, g.w::INTEGER AS width, o.n,
+           pass_at_t_unbiased(o.n_samples, o.n_success, g.w) AS value
+    FROM (SELECT run_id, k, n_samples, n_success, count(*) AS n
+          FROM outcomes WHERE metric = 'pass@k' GROUP BY ALL) o,
+         range(1, o.k + 1) AS g(w)
+),
+pass_widths AS (
+    SELECT run_id, width, coalesce(sum(n) FILTER (WHERE value IS NOT NULL), 0)::BIGINT AS n_d,
+           sum(n * value) AS x
+    FROM pass_groups GROUP BY run_id, width
+)
+SELECT run_id, 1 AS width, d AS depth, c_d / nullif(n_d, 0) AS value, n_d::BIGINT AS n_tasks,
+       (n_started - n_d)::BIGINT AS n_left_out,
+       CASE WHEN priced THEN cost_usd / nullif(n_d, 0) END AS cost_usd_per_task,
+       coalesce(tokens / nullif(n_d, 0), 0.0) AS tokens_per_task
+FROM seq_depths
+UNION ALL
+SELECT p.run_id, p.width, 1, p.x / nullif(p.n_d, 0), p.n_d, (r.n_started - p.n_d)::BIGINT,
+       CASE WHEN r.priced AND p.n_d > 0 THEN p.width * r.cost_usd / r.n_attempts END,
+       CASE WHEN p.n_d > 0 THEN p.width * coalesce(r.tokens, 0) / r.n_attempts ELSE 0.0 END
+FROM pass_widths p JOIN per_run r USING (run_id);
+
+-- One row per (run, width, depth): frontier_by_task_of's figures, taken from
+-- frontier_one_chain_of for runs with one chain per task, which needs no per-task expansion
+-- (ten times faster over a million attempts). Width 1 of a seq@k run is run_curve's seq@t.
+CREATE OR REPLACE MACRO frontier_of(errors_as_failures, run_ids := NULL) AS TABLE
+SELECT * FROM (
+    SELECT * FROM frontier_one_chain_of(errors_as_failures, run_ids := (
+        SELECT coalesce(list(run_id), []::VARCHAR[]) FROM runs
+        WHERE chains = 1 AND (run_ids IS NULL OR list_contains(run_ids, run_id))))
+    UNION ALL
+    SELECT * FROM frontier_by_task_of(errors_as_failures, run_ids := (
+        SELECT coalesce(list(run_id), []::VARCHAR[]) FROM runs
+        WHERE chains > 1 AND (run_ids IS NULL OR list_contains(run_ids, run_id))))
+)
 ORDER BY run_id, width, depth;
 
 -- frontier_of with errors excluded, every run.

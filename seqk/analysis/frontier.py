@@ -70,10 +70,6 @@ def equal_budget(con: Any, seq_run_ids: Sequence[str], *, errors_as_failures: bo
     cells: dict[str, list[dict[str, Any]]] = {}
     for row in queries.frontier_rows(con, errors_as_failures=errors_as_failures, run_ids=ids):
         cells.setdefault(row["run_id"], []).append(row)
-    values: dict[tuple[str, int, int], dict[tuple[int, str], float]] = {}
-    for row in queries.frontier_task_values(con, errors_as_failures=errors_as_failures, run_ids=ids):
-        key = (row["run_id"], row["width"], row["depth"])
-        values.setdefault(key, {})[(row["task_index"], row["content_hash"])] = row["value"]
     unpriced = {r["run_id"] for r in queries.spend_by_role(con, run_ids=ids)
                 if r["n_unpriced_calls"] or r["cost_usd"] is None}
     out = []
@@ -102,15 +98,30 @@ def equal_budget(con: Any, seq_run_ids: Sequence[str], *, errors_as_failures: bo
                 best = max(within, key=lambda c: (c["value"], -c[spend]))
                 point.width, point.depth = best["width"], best["depth"]
                 point.seq_value, point.seq_spend = best["value"], best[spend]
-                a = values.get((seq, best["width"], best["depth"]), {})
-                b = values.get((pas, pc["width"], 1), {})
-                shared = [(a[key], b[key], 1) for key in a.keys() & b.keys()]
-                point.difference = bootstrap(
-                    Types.from_rows(shared), difference(0, 1),
-                    name=f"equal-budget:{seq}:{pc['width']}", seed=seed, n_boot=n_boot)
             result.points.append(point)
         out.append(result)
+    _differences(con, out, errors_as_failures, seed, n_boot)
     return out
+
+
+def _differences(con: Any, results: list[EqualBudget], errors_as_failures: bool, seed: int,
+                 n_boot: int) -> None:
+    """Each point's seq − pass difference, bootstrapped over the tasks both cells count (their
+    value pairs merged by the database: a million attempts hold a million per-task values)."""
+    points = [(r, p) for r in results for p in r.points if p.width is not None]
+    if not points:
+        return
+    types: dict[int, list[tuple[float, float, int]]] = {}
+    for row in queries.equal_budget_types(
+            con, errors_as_failures=errors_as_failures,
+            seq_run_ids=[r.seq_run_id for r, _ in points], seq_widths=[p.width for _, p in points],
+            seq_depths=[p.depth for _, p in points], pass_run_ids=[r.pass_run_id for r, _ in points],
+            pass_widths=[p.pass_width for _, p in points]):
+        types.setdefault(row["point"], []).append((row["seq_value"], row["pass_value"], row["n_tasks"]))
+    for i, (r, p) in enumerate(points, start=1):
+        p.difference = bootstrap(
+            Types.from_rows(types.get(i, [])), difference(0, 1),
+            name=f"equal-budget:{r.seq_run_id}:{p.pass_width}", seed=seed, n_boot=n_boot)
 
 
 def _pass_at_spend(pass_cells: list[dict[str, Any]], spend: str, x: float) -> float | None:

@@ -47,13 +47,39 @@ def append_task_batch(con: Connection) -> None:
 def budget_partners(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     """For each given seq@k run, its budget partner: a pass@k run of the same benchmark, slice, actor,
     verifier and judge with any k (seq_run_id, pass_run_id, pass_k, n_candidates): the largest k
-    first, then the same feedback mode, the same temperature, the smallest run_id. (frontier.sql:17)"""
+    first, then the same feedback mode, the same temperature, the smallest run_id. (frontier.sql:43)"""
     return run(con, 'budget_partners', {'run_ids': run_ids}, 'rows')
 
 
 def count_tables(con: Connection, *, table_name: Any) -> Any:
     """How many tables of that name the database has (0 or 1). (schema_info.sql:9)"""
     return run(con, 'count_tables', {'table_name': table_name}, 'scalar')
+
+
+def equal_budget_types(
+    con: Connection,
+    *,
+    errors_as_failures: Any,
+    seq_run_ids: Any,
+    seq_widths: Any,
+    seq_depths: Any,
+    pass_run_ids: Any,
+    pass_widths: Any,
+) -> list[dict[str, Any]]:
+    """For each equal-budget point i (1-based: the seq@k cell (seq_run_ids[i], seq_widths[i],
+    seq_depths[i]) against pass@m, (pass_run_ids[i], pass_widths[i], depth 1)), the tasks both cells
+    count (same task_index, same content), merged by their pair of per-task values: (point,
+    seq_value, pass_value, n_tasks), in order of point and then of each pair's first task. What the
+    paired bootstrap resamples, computed here: the per-task values of a million attempts are a
+    million rows. (frontier.sql:8)"""
+    return run(con, 'equal_budget_types', {
+        'errors_as_failures': errors_as_failures,
+        'seq_run_ids': seq_run_ids,
+        'seq_widths': seq_widths,
+        'seq_depths': seq_depths,
+        'pass_run_ids': pass_run_ids,
+        'pass_widths': pass_widths,
+    }, 'rows')
 
 
 def export_attempts(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
@@ -141,15 +167,6 @@ def frontier_rows(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> 
     """Every frontier_of column for the given runs: one row per (run, width, depth), in that order.
     (frontier.sql:4)"""
     return run(con, 'frontier_rows', {'errors_as_failures': errors_as_failures, 'run_ids': run_ids}, 'rows')
-
-
-def frontier_task_values(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> list[dict[str, Any]]:
-    """The per-task frontier of the given runs (run_id, task_index, content_hash, width, depth, value),
-    tasks with no value there left out: what the equal-budget bootstrap resamples. (frontier.sql:8)"""
-    return run(con, 'frontier_task_values', {
-        'errors_as_failures': errors_as_failures,
-        'run_ids': run_ids,
-    }, 'rows')
 
 
 def generation_paid(con: Connection, *, run_id: Any, generation: Any) -> list[dict[str, Any]]:
@@ -458,7 +475,7 @@ def pair_choices(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
 def pair_discordance(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     """For a seq@k run with a same-k pass@k partner (feedback_lift): pass_run_id, n_shared tasks and
     the discordant ones (n_seq_only, n_pass_only), what `seqk plan` sizes a study from.
-    (frontier.sql:37)"""
+    (frontier.sql:63)"""
     return run(con, 'pair_discordance', {'run_id': run_id}, 'rows')
 
 

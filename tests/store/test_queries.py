@@ -67,7 +67,8 @@ def reads(seq: str, pas: str, uid: str) -> Calls:
                                         "limit": 10, "offset": 0, "upto": None}),
         (queries.run_batch_items, one | {"generation": 1}), (queries.list_batches, {"run_ids": None}),
         (queries.frontier_rows, {"errors_as_failures": False} | both),
-        (queries.frontier_task_values, {"errors_as_failures": False} | both),
+        (queries.equal_budget_types, {"errors_as_failures": False, "seq_run_ids": [seq], "seq_widths": [1],
+                                      "seq_depths": [1], "pass_run_ids": [pas], "pass_widths": [1]}),
         (queries.budget_partners, both), (queries.pair_discordance, one),
     ]
 
