@@ -182,8 +182,10 @@ class Engine:
                 # A call was refused mid-attempt: nothing more starts.
                 self.result.stopped, self.result.stopped_by = self.budget.describe(), "budget"
 
-    def _emit(self, record: AttemptRecord | FeedbackFill, done: bool, outcome: str | None) -> None:
-        self.writer.put(record)
+    def _emit(self, record: AttemptRecord | FeedbackFill, done: bool, outcome: str | None,
+              write: bool = True) -> None:
+        if write:  # False: a Ray worker wrote it to the lake
+            self.writer.put(record)
         if isinstance(record, AttemptRecord):
             self.result.attempts_run += 1
             self.result.attempts_errored += record.status == "error"
