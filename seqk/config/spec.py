@@ -258,17 +258,10 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
     called = [actor, judge, critic if variant.metric == "seq@k" else None]
     issues += unpriced_roles(called, variant.budget_usd)
     issues += uncapped_roles(called, variant.budget_usd)
-    budgeted = variant.budget_usd is not None or any(r.budget_usd is not None for r in (actor, judge, critic))
-    if variant.chains > 1 and (variant.executor == "ray" or actor.batch or critic.batch):
-        # Ray workers and batch rounds run one chain per task (the slot they track).
-        issues.append(ConfigIssue("C03", "chains", "chains above 1 run with the local executor and "
-                                  "synchronous calls only: drop executor: ray / batch, or keep chains: 1"))
-    if budgeted and variant.executor == "ray" and variant.metric == "seq@k":
-        # A chain runs whole on a Ray worker: the driver cannot stop it between attempts, so the
-        # budget's promise (never spend past it) would not hold.
-        issues.append(ConfigIssue("C03", "executor", "a budget cannot stop a seq@k chain running "
-                                  "whole on a Ray worker between attempts: run budgeted seq@k "
-                                  "variants with executor: local (pass@k on Ray keeps its budget)"))
+    if variant.chains > 1 and (actor.batch or critic.batch):
+        # Batch rounds run one chain per task (the slot they track).
+        issues.append(ConfigIssue("C03", "chains", "chains above 1 run with synchronous calls only: "
+                                  "drop batch, or keep chains: 1"))
     if issues:
         raise ConfigError(source, issues)
     slice_name = bench.slice_name(options)

@@ -182,8 +182,10 @@ class Engine:
                 # A call was refused mid-attempt: nothing more starts.
                 self.result.stopped, self.result.stopped_by = self.budget.describe(), "budget"
 
-    def _emit(self, record: AttemptRecord | FeedbackFill, done: bool, outcome: str | None) -> None:
-        self.writer.put(record)
+    def _emit(self, record: AttemptRecord | FeedbackFill, done: bool, outcome: str | None,
+              write: bool = True) -> None:
+        if write:  # False: a Ray worker wrote it to the lake
+            self.writer.put(record)
         if isinstance(record, AttemptRecord):
             self.result.attempts_run += 1
             self.result.attempts_errored += record.status == "error"
@@ -198,7 +200,8 @@ class Engine:
                 self.result.tasks_failed += 1
             else:
                 self.result.tasks_error += 1
-        self.observer.attempt(AttemptEvent(record, done, outcome, self.pool.limit_states()))
+        if self.observer.observer is not None:  # no event (nor limit states) built for nobody
+            self.observer.attempt(AttemptEvent(record, done, outcome, self.pool.limit_states()))
 
     async def _run_seq_task(self, task: Task, slots: list[tuple[int, int]], emit: Emit | None = None) -> None:
         """The task's unfinished chains, concurrently; the task is done when the last one ends
@@ -217,6 +220,10 @@ class Engine:
             emit(record, done, None if not done else (
                 "passed" if "passed" in outcomes else "error" if "error" in outcomes else "failed"))
 
+        if len(slots) == 1:  # one chain (the usual case): no gather, no task of its own
+            chain, first = slots[0]
+            await self._run_seq_chain(task, chain, first, finish, emit)
+            return
         await asyncio.gather(*(self._run_seq_chain(task, chain, first, finish, emit)
                                for chain, first in slots))
 

@@ -1,0 +1,171 @@
+"""A run's budget on Ray: one ledger that every worker reserves against.
+
+The budget's rule is the local executor's (seqk/run/budget.py): an attempt starts only when its
+worst case fits beside the spend and every reservation; each call checks its own worst case
+against what its attempt holds; what an attempt did not spend is released when it ends. On Ray
+the attempts of one run are spread over workers (processes, machines), so the BudgetGate itself
+lives in one Ray actor, the `BudgetLedger`, and each worker's engine talks to it through a
+`RemoteGate` (admit, take, paid, settle: one actor call each, 1-2 ms beside an LLM call). With
+one ledger, spend + reservations never exceed a budget across workers, exactly as across the
+attempts of one process.
+
+A worker that dies leaves its tickets open; the driver `abandon`s them: what they held is
+released, and the worst case of a call that was in flight counts as spent (the provider may have
+billed it; the next `seqk run` reads the real spend from the database).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from seqk.errors import BudgetRefused
+from seqk.records import CallRecord
+from seqk.run.budget import _TICKET, BudgetGate, Ticket, call_worst_usd, tokens_bound
+
+
+@dataclass
+class LedgerTicket(Ticket):
+    """A worker's ticket: what it holds is kept by the ledger, under this id."""
+
+    tid: str = ""
+    job: str = ""
+
+
+JOB: contextvars.ContextVar[str] = contextvars.ContextVar("seqk_ray_job", default="")
+"""The stream (one driver request to one worker) an attempt runs in: the driver abandons a dead
+worker's tickets by it."""
+
+
+class BudgetLedger:
+    """The Ray actor holding the run's BudgetGate; tickets are named by id across processes."""
+
+    def __init__(self, spec: Any, budgets: dict[str, float], spent: dict[str, float]):
+        self.gate = BudgetGate(spec, budgets, dict(spent))
+        self.tickets: dict[str, Ticket] = {}
+        self.calls: dict[str, list[tuple[str, float]]] = {}
+        """ticket id -> the (role, worst case) of its calls taken and not paid yet."""
+        self.jobs: dict[str, set[str]] = {}
+        """job (one stream of one worker) -> its open ticket ids."""
+
+    async def admit(self, job: str, need: dict[str, float]) -> tuple[str | None, str | None]:
+        """(ticket id, None), or (None, why the budget stopped the run)."""
+        ticket = await self.gate.admit(need)
+        if ticket is None:
+            return None, self.gate.describe()
+        tid = uuid.uuid4().hex
+        self.tickets[tid], self.calls[tid] = ticket, []
+        self.jobs.setdefault(job, set()).add(tid)
+        return tid, None
+
+    def take(self, tid: str, role: str, worst: float) -> tuple[str, str] | None:
+        """None when the call may go; else (BudgetRefused's message, why the run stopped)."""
+        try:
+            self.gate.take(self.tickets[tid], role, worst)
+        except BudgetRefused as exc:
+            return str(exc), self.gate.describe()
+        self.calls[tid].append((role, worst))
+        return None
+
+    def paid(self, tid: str, role: str, worst: float, cost: float) -> None:
+        self.calls[tid].remove((role, worst))
+        self.gate.paid(self.tickets[tid], role, worst, cost)
+
+    def settle(self, job: str, tid: str, calls: Sequence[CallRecord]) -> None:
+        self.gate.settle(self.tickets.pop(tid), calls)
+        del self.calls[tid]
+        self.jobs.get(job, set()).discard(tid)
+
+    def abandon(self, job: str) -> None:
+        """The worker running `job` died: close its tickets (see the module's docstring)."""
+        for tid in sorted(self.jobs.pop(job, set())):
+            for role, worst in self.calls.pop(tid):
+                self.gate.paid(self.tickets[tid], role, worst, worst)
+            self.gate.settle(self.tickets.pop(tid), [])
+
+    def state(self) -> dict[str, Any]:
+        """What the driver copies into its own gate: spend, and why it refused (if it did)."""
+        gate = self.gate
+        return {"spent": dict(gate.spent), "refused": gate.refused, "refused_call": gate.refused_call,
+                "last_need": dict(gate.last_need),
+                "describe": gate.describe() if gate.refused is not None else None}
+
+
+class RemoteGate:
+    """A worker's view of the ledger, with the BudgetGate methods the engine calls.
+
+    `need` is computed here (it reads the benchmark's prompts, which the worker has). `settle`
+    is synchronous for the engine: it is sent at once, and this worker's next admit or take
+    waits for it, so the ledger sees one worker's messages in order."""
+
+    def __init__(self, ledger: Any, spec: Any):
+        self.ledger = ledger
+        self.local = BudgetGate(spec, {}, {})
+        self.refused: str | None = None
+        self.why: str | None = None
+        self._sent: list[Any] = []
+
+    async def need(self, *args: Any) -> dict[str, float]:
+        return await self.local.need(*args)
+
+    async def _drain(self) -> None:
+        sent, self._sent = self._sent, []
+        if sent:
+            await asyncio.gather(*sent)
+
+    async def admit(self, need: dict[str, float]) -> LedgerTicket | None:
+        await self._drain()
+        job = JOB.get()
+        tid, why = await self.ledger.admit.remote(job, need)
+        if tid is None:
+            self.refused, self.why = "budget", why
+            return None
+        ticket = LedgerTicket(dict(need), tid=tid, job=job)
+        _TICKET.set(ticket)  # the attempt's calls run in this task's context, as in BudgetGate
+        return ticket
+
+    async def take(self, ticket: LedgerTicket, role: str, worst: float) -> None:
+        await self._drain()
+        refused = await self.ledger.take.remote(ticket.tid, role, worst)
+        if refused is not None:
+            self.refused, self.why = "budget", refused[1]
+            raise BudgetRefused(refused[0])
+
+    async def paid(self, ticket: LedgerTicket, role: str, worst: float, cost: float) -> None:
+        await self.ledger.paid.remote(ticket.tid, role, worst, cost)
+
+    def settle(self, ticket: LedgerTicket, calls: Sequence[CallRecord]) -> None:
+        self._sent.append(self.ledger.settle.remote(ticket.job, ticket.tid, list(calls)))
+
+    def describe(self) -> str:
+        return self.why or "budget reached"
+
+
+class RemotePool:
+    """The worker engine's model pool, every call held to its attempt's reservation in the ledger
+    (BudgetedPool, with the gate's calls awaited)."""
+
+    def __init__(self, pool: Any, gate: RemoteGate):
+        self.pool = pool
+        self.gate = gate
+
+    async def complete(self, spec: Any, prompt: str, cache_prefix: str | None = None) -> Any:
+        ticket = _TICKET.get()
+        if not isinstance(ticket, LedgerTicket):
+            return await self.pool.complete(spec, prompt, cache_prefix)
+        worst = call_worst_usd(spec, tokens_bound(prompt))
+        await self.gate.take(ticket, spec.role, worst)
+        cost = 0.0
+        try:
+            completion = await self.pool.complete(spec, prompt, cache_prefix)
+            cost = completion.cost_usd or 0.0
+            return completion
+        finally:
+            await self.gate.paid(ticket, spec.role, worst, cost)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.pool, name)
