@@ -5,7 +5,9 @@ after a fixed delay, for measuring the harness without a real model.
     python bench/openai_server.py --max-in-flight 8 --retry-after 1   # a rate-limited provider
 
 With --max-in-flight N, a request that arrives while N are being answered gets a 429 with
-Retry-After at once; GET /stats gives the counts (requests, rate_limited, peak_in_flight).
+Retry-After at once; GET /stats gives the counts (requests, rate_limited, peak_in_flight) and
+`first_request_at`, the wall-clock time (time.time()) the first chat request arrived, which
+bench/bench_startup.py reads; POST /stats/reset starts the counts afresh.
 Usage figures are honest counts of whitespace-separated words in the prompt and reply.
 """
 
@@ -20,9 +22,13 @@ from aiohttp import web
 
 def make_app(delay_s: float, reply: str, max_in_flight: int | None = None,
              retry_after_s: float = 1.0) -> web.Application:
-    stats = {"requests": 0, "rate_limited": 0, "in_flight": 0, "peak_in_flight": 0}
+    fresh = {"requests": 0, "rate_limited": 0, "in_flight": 0, "peak_in_flight": 0,
+             "first_request_at": None}
+    stats: dict = dict(fresh)
 
     async def chat(request: web.Request) -> web.Response:
+        if stats["first_request_at"] is None:
+            stats["first_request_at"] = time.time()  # before the body is read: the arrival
         body = await request.json()
         stats["requests"] += 1
         if max_in_flight is not None and stats["in_flight"] >= max_in_flight:
@@ -53,10 +59,15 @@ def make_app(delay_s: float, reply: str, max_in_flight: int | None = None,
     async def get_stats(request: web.Request) -> web.Response:
         return web.json_response(stats)
 
+    async def reset_stats(request: web.Request) -> web.Response:
+        stats.update(fresh)
+        return web.json_response(stats)
+
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app.router.add_post("/v1/chat/completions", chat)
     app.router.add_get("/v1/models", models)
     app.router.add_get("/stats", get_stats)
+    app.router.add_post("/stats/reset", reset_stats)
     return app
 
 
