@@ -117,21 +117,11 @@ def insert_tasks(con: duckdb.DuckDBPyConnection, run_id: str, rows: Sequence[dic
     """Register tasks the run has not seen yet (rows: task_index, task_id, prompt, content_hash, meta)."""
     if not rows:
         return
-    import pyarrow as pa
-
-    table = pa.table({
-        "run_id": [run_id] * len(rows),
-        "task_index": [r["task_index"] for r in rows],
-        "task_id": [r["task_id"] for r in rows],
-        "prompt": [r["prompt"] for r in rows],
-        "content_hash": [r["content_hash"] for r in rows],
-        "meta": [json.dumps(r.get("meta") or {}, ensure_ascii=False, default=str) for r in rows],
-    })
-    con.register("seqk_task_batch", table)
-    try:
-        queries.append_task_batch(con)
-    finally:
-        con.unregister("seqk_task_batch")
+    queries.insert_tasks(con, run_id=run_id, rows=json.dumps([
+        {"task_index": r["task_index"], "task_id": r["task_id"], "prompt": r["prompt"],
+         "content_hash": r["content_hash"],
+         "meta": json.dumps(r.get("meta") or {}, ensure_ascii=False, default=str)} for r in rows],
+        ensure_ascii=False))
 
 
 def finish_run(con: duckdb.DuckDBPyConnection, run_id: str | None, *, is_lake: bool = False) -> None:
