@@ -29,7 +29,9 @@ def _child() -> None:
     from importlib.abc import MetaPathFinder
 
     def mark(label: str) -> None:
-        print(f"seqk-mark {label} {time.time():.6f}", file=sys.stderr, flush=True)
+        # Wall clock, and the CPU seconds of every thread so far: a figure that the other jobs
+        # on the machine inflate far less than wall time.
+        print(f"seqk-mark {label} {time.time():.6f} {time.process_time():.6f}", file=sys.stderr, flush=True)
 
     def timed(fn, label):  # type: ignore[no-untyped-def]
         @functools.wraps(fn)
@@ -196,17 +198,21 @@ def one_run(code: Path, base: str, folder: Path, *, child: bool = False,
                            + f"seqk-mark first {first:.6f}\n")
 
 
-def breakdown(stderr: str) -> dict[str, tuple[float, float]]:
-    """Phase -> (seconds, of which in imports), from the stamps and -X importtime lines."""
+def breakdown(stderr: str) -> dict[str, tuple[float, float, float]]:
+    """Phase -> (wall seconds, CPU seconds, seconds in imports), from the stamps and the
+    -X importtime lines."""
     stamps: dict[str, float] = {}
+    cpu: dict[str, float] = {"start": 0.0}
     imports_between: dict[str, float] = {}
     last, pending = None, 0.0
     for line in stderr.splitlines():
         if last == "request":
             break  # what the run imports after its first request is no part of start-up
         if line.startswith("seqk-mark "):
-            _, label, at = line.split()
+            _, label, at, *used = line.split()
             stamps.setdefault(label, float(at))
+            if used:
+                cpu.setdefault(label, float(used[0]))
             if last is not None:
                 imports_between[last] = imports_between.get(last, 0.0) + pending
             last, pending = label, 0.0
@@ -221,7 +227,8 @@ def breakdown(stderr: str) -> dict[str, tuple[float, float]]:
         if a in stamps and b in stamps:
             spent = sum(imports_between.get(label, 0.0) for label in order
                         if stamps[a] <= stamps[label] < stamps[b])
-            out[name] = (stamps[b] - stamps[a], spent)
+            used = cpu[b] - cpu[a] if a in cpu and b in cpu else float("nan")
+            out[name] = (stamps[b] - stamps[a], used, spent)
     return out
 
 
@@ -239,6 +246,11 @@ def load() -> str:
     return " / ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+def cpu_of(stderr: str) -> float:
+    """CPU seconds the child had used when it sent its first request."""
+    return float(stderr.split("seqk-mark request ", 1)[1].split()[1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=9, help="runs per code tree (median reported)")
@@ -251,28 +263,36 @@ def main() -> None:
     proc, base = start_server()
     try:
         print(f"load average before: {load()} (1/5/15 min) on {os.cpu_count()} cores")
-        one_run(ROOT, base, folder)  # warm the page cache: data files, shared libraries
-        times: dict[Path, list[float]] = {t: [] for t in trees}
+        for tree in trees:  # warm the page cache and write each tree's .pyc files
+            one_run(tree, base, folder)
+        walls: dict[Path, list[float]] = {t: [] for t in trees}
+        cpus: dict[Path, list[float]] = {t: [] for t in trees}
+        phases: dict[Path, dict[str, list[tuple[float, float]]]] = {t: {} for t in trees}
         for _ in range(args.repeat):
             for tree in trees:
-                times[tree].append(one_run(tree, base, folder)[0])
+                walls[tree].append(one_run(tree, base, folder)[0])
+                _, stderr = one_run(tree, base, folder, child=True)
+                cpus[tree].append(cpu_of(stderr))
+                for name, (wall, used, _imports) in breakdown(stderr).items():
+                    phases[tree].setdefault(name, []).append((wall, used))
         for tree in trees:
-            ts = times[tree]
-            print(f"{tree}: process start -> first request: median {statistics.median(ts):.3f} s "
-                  f"over {len(ts)} fresh runs (min {min(ts):.3f}, max {max(ts):.3f})")
+            ts, cs = walls[tree], cpus[tree]
+            print(f"{tree}: `python -m seqk run` start -> first request: median {statistics.median(ts):.3f} s "
+                  f"over {len(ts)} fresh runs (min {min(ts):.3f}, max {max(ts):.3f}); CPU used by then: "
+                  f"median {statistics.median(cs):.3f} s (min {min(cs):.3f}, max {max(cs):.3f})")
         for tree in trees:
-            parts: dict[str, list[tuple[float, float]]] = {}
-            for _ in range(3):
-                _, stderr = one_run(tree, base, folder, child=True, importtime=True)
-                for name, value in breakdown(stderr).items():
-                    parts.setdefault(name, []).append(value)
-            print(f"\nbreakdown of {tree} (median of 3 runs under -X importtime, which adds its own cost):")
-            for name, values in parts.items():
+            _, stderr = one_run(tree, base, folder, child=True, importtime=True)
+            imports = breakdown(stderr)
+            print(f"\nbreakdown of {tree}: median wall and CPU of {args.repeat} runs; imports "
+                  "from one run under -X importtime (which adds its own cost)")
+            print(f"  {'phase':<44} {'wall':>7}    {'CPU':>5}     {'imports':>7}")
+            for name, values in phases[tree].items():
+                spent = imports.get(name, (0.0, 0.0, 0.0))[2]
                 wall = statistics.median(v[0] for v in values)
-                imp = statistics.median(v[1] for v in values)
-                print(f"  {name:<44} {wall * 1000:7.0f} ms  (imports {imp * 1000:5.0f} ms)")
+                used = statistics.median(v[1] for v in values)
+                used_ms = "    -" if used != used else f"{used * 1000:5.0f}"  # NaN: no CPU stamp
+                print(f"  {name:<44} {wall * 1000:7.0f} ms {used_ms} ms  {spent * 1000:7.0f} ms")
             if args.importtime:
-                _, stderr = one_run(tree, base, folder, importtime=True)
                 by = importtime_by_package(stderr)
                 print(f"  import self time by package, whole run ({sum(by.values()):.2f} s in all):")
                 for name, spent in by.most_common(15):
