@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from seqk.store.sqlfiles import queries
 
-Connection = duckdb.DuckDBPyConnection
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
+else:
+    Connection = Any  # duckdb loads with the first connection (seqk.store.connect), not before
 
 
 def run(con: Connection, name: str, params: dict[str, Any], shape: str) -> Any:
