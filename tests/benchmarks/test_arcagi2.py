@@ -112,6 +112,16 @@ def test_a_split_parsed_alone_equals_the_split_of_the_whole_file(split: Split) -
     assert len(bundled_tasks(split)) == {"evaluation": 120, "training": 1000}[split]
 
 
+def test_grids_render_as_before_so_stored_runs_keep_their_task_hashes() -> None:
+    def one_row_per_line(grid: Any) -> str:
+        return "[" + ",\n ".join(json.dumps(list(row)) for row in grid) + "]"
+
+    grids = [pair[key] for split in ("evaluation", "training") for raw in bundled_tasks(split).values()
+             for pair in raw["train"] + raw["test"] for key in ("input", "output")]
+    grids += [[[7]], [(1, 2), (3, 4)], [[0] * 30] * 30]
+    assert all(render(grid) == one_row_per_line(grid) for grid in grids)
+
+
 def test_another_layout_of_the_file_is_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from benchmarks.arcagi2 import data
 
