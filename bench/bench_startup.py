@@ -6,6 +6,8 @@ The clock: this script takes time.time() just before it starts the process; the 
 stamps time.time() when the first chat request arrives (GET /stats `first_request_at`).
 Every run gets a fresh database, so it is a new run's whole path: interpreter, imports,
 variant and task load, preflight, prepare (DuckDB open, schema, tasks insert), first call.
+Modules load from their .pyc files, as an installed seqk's do (PYTHONDONTWRITEBYTECODE is
+dropped for the runs; the first, unmeasured run of each tree writes them).
 
     python bench/bench_startup.py                       # median of 9 runs + a breakdown
     python bench/bench_startup.py --compare /work/main  # the same, alternating with other code
@@ -184,6 +186,9 @@ def one_run(code: Path, base: str, folder: Path, *, child: bool = False,
     variant.write_text(VARIANT.format(api_base=base + "/v1"))
     db = folder / f"run-{time.time_ns()}.duckdb"
     env = dict(os.environ, PYTHONPATH=str(code))
+    # As an installed seqk starts: from .pyc files (the warm-up run writes them), not recompiling
+    # every module from source, which PYTHONDONTWRITEBYTECODE (set on some machines) would force.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     head = [sys.executable] + (["-X", "importtime"] if importtime else [])
     head += [str(Path(__file__).resolve()), "--child"] if child else ["-m", "seqk"]
     args = [*head, "run", str(variant.relative_to(folder)), "--db", str(db), "--no-export"]
