@@ -28,12 +28,16 @@ def _child() -> None:
     """`seqk run` as `python -m seqk run` does it, with a stamp at each phase on stderr."""
     import functools
     import importlib.machinery
+    import os
     from importlib.abc import MetaPathFinder
 
     def mark(label: str) -> None:
         # Wall clock, and the CPU seconds of every thread so far: a figure that the other jobs
         # on the machine inflate far less than wall time.
-        print(f"seqk-mark {label} {time.time():.6f} {time.process_time():.6f}", file=sys.stderr, flush=True)
+        # One write() per line: prepare stamps from its thread while the main one imports, and
+        # print() writes the text and its newline apart, so -X importtime lines could split it.
+        sys.stderr.flush()
+        os.write(2, f"seqk-mark {label} {time.time():.6f} {time.process_time():.6f}\n".encode())
 
     def timed(fn, label):  # type: ignore[no-untyped-def]
         @functools.wraps(fn)
@@ -48,6 +52,8 @@ def _child() -> None:
     def on_scheduler(module) -> None:  # type: ignore[no-untyped-def]
         if hasattr(module, "prepare"):
             module.prepare = timed(module.prepare, "prepare")
+        if hasattr(module, "import_clients"):  # in the main thread while prepare runs in another
+            module.import_clients = timed(module.import_clients, "clients")
         engine_run = module.Engine.run
 
         async def run(self, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -72,7 +78,7 @@ def _child() -> None:
         return hook
 
     hooks = {
-        "seqk.api": patch("load_variant"),
+        "seqk.config.spec": patch("load_with_settings"),
         "seqk.io.publish": patch("preflight"),
         "seqk.run.preflight": patch("before_run"),
         "seqk.run.scheduler": on_scheduler,
@@ -135,12 +141,13 @@ options: {{split: evaluation}}
 PHASES = (
     ("interpreter start", "start", "main"),
     ("import seqk.cli (typer, rich...)", "main", "cli"),
-    ("variant + task load (imports included)", "cli", "load_variant<"),
-    ("output paths checked (publish.preflight)", "load_variant<", "preflight<"),
+    ("variant + task load (imports included)", "cli", "load_with_settings<"),
+    ("output paths checked (publish.preflight)", "load_with_settings<", "preflight<"),
     ("run imports up to preflight", "preflight<", "before_run>"),
     ("preflight (keys, endpoints)", "before_run>", "before_run<"),
     ("lease + prepare imports", "before_run<", "prepare>"),
     ("prepare (DuckDB open, schema, tasks)", "prepare>", "prepare<"),
+    ("  alongside: client import (aiohttp)", "clients>", "clients<"),
     ("engine start (pool, writer, loop)", "prepare<", "engine"),
     ("first call: engine -> request sent", "engine", "request"),
     ("request -> the server's stamp", "request", "first"),
