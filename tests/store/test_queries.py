@@ -113,7 +113,7 @@ def writes(run: dict, uid: str) -> Calls:
         # The writer's Arrow appends read the table it registered under a fixed name.
         (queries.append_attempt_batch, {}), (queries.append_call_batch, {}),
         (queries.insert_tasks, {"run_id": "imported-run", "rows": '[{"task_index": 1, "task_id": "t1", '
-                                                                  '"prompt": "p", "content_hash": "h", "meta": "{}"}]'}),
+                                '"prompt": "p", "content_hash": "h", "meta": "{}"}]'}),
     ]
 
 
