@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from seqk.errors import BadInput, NotFound, QueryError, RunConflict, StoreBusy
-from seqk.store import lake, queries
+from seqk.store import lake, queries, template
 from seqk.store.execute import int_list, transaction
 from seqk.store.location import DEFAULT_DB, default_db_path, display, exists, home, is_lake, resolve
 from seqk.store.reads import attempt_uids, get_run, parquet_tables, resolve_run_ids, task_identities, valid_slots
@@ -136,12 +136,35 @@ def _create(db: Path) -> None:
             return
         fresh = db.with_name(f".{db.name}.{os.getpid()}.creating")
         try:
-            with duckdb.connect(str(fresh)) as con:
-                _ensure_schema(con)
-                con.execute("CHECKPOINT")  # all of it in the file: no .wal left to carry along
+            if not _from_template(fresh):
+                with duckdb.connect(str(fresh)) as con:
+                    _ensure_schema(con)
+                    con.execute("CHECKPOINT")  # all of it in the file: no .wal left to carry along
+                template.keep(fresh)
             os.replace(fresh, db)
+        except duckdb.Error as exc:  # e.g. a full disk: no database, and so no run, no call
+            raise BadInput(f"cannot create the database {db}: {str(exc).splitlines()[0]}") from None
         finally:
             fresh.unlink(missing_ok=True)
+            fresh.with_name(fresh.name + ".wal").unlink(missing_ok=True)
+
+
+def _from_template(fresh: Path) -> bool:
+    """Make `fresh` a copy of the template database (seqk.store.template), opened once to check
+    it; False (and nothing at `fresh`) when there is no usable template."""
+    import duckdb
+
+    if not template.copy_to(fresh):
+        return False
+    try:
+        with duckdb.connect(str(fresh)) as con:
+            _ensure_schema(con)  # a no-op on a current template; brings any other up to date
+        return True
+    except duckdb.Error:
+        template.discard()
+        fresh.unlink(missing_ok=True)
+        fresh.with_name(fresh.name + ".wal").unlink(missing_ok=True)
+        return False
 
 
 def _lock_folder(db: Path) -> Path:

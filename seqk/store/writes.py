@@ -9,6 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from seqk.errors import BadInput
 from seqk.records import AttemptRecord, FeedbackFill
 from seqk.store import queries
 from seqk.store.execute import transaction
@@ -18,8 +19,15 @@ if TYPE_CHECKING:
 
 
 def insert_run(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> None:
-    """Register a new run (row: the parameters of sql/runs.sql `insert_run`)."""
-    queries.insert_run(con, **row)
+    """Register a new run (row: the parameters of sql/runs.sql `insert_run`); BadInput when the
+    database refuses it, before the run has made any call."""
+    import duckdb
+
+    try:
+        queries.insert_run(con, **row)
+    except duckdb.Error as exc:
+        raise BadInput(f"cannot register the run {row['run_id']} in this database: "
+                       f"{str(exc).splitlines()[0]}") from None
 
 
 def extend_run(con: duckdb.DuckDBPyConnection, run_id: str, k: int, config: str) -> None:
