@@ -22,7 +22,9 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import duckdb
 
 from seqk.errors import BadInput, NotFound, QueryError, RunConflict, StoreBusy
 from seqk.store import lake, queries, template
@@ -42,9 +44,6 @@ from seqk.store.writes import (
     restart_run,
 )
 
-if TYPE_CHECKING:
-    import duckdb
-
 __all__ = [
     'DEFAULT_DB', 'adhoc', 'append_attempts', 'attempt_uids', 'compact_lake', 'connect', 'default_db_path',
     'display', 'exists', 'extend_run', 'fill_feedback', 'finish_run', 'get_run', 'home', 'insert_imported_run',
@@ -56,8 +55,6 @@ _LOCK_MESSAGE = re.compile(r"lock", re.IGNORECASE)
 
 
 def _is_lock_conflict(exc: BaseException) -> bool:
-    import duckdb
-
     return isinstance(exc, duckdb.IOException) and bool(_LOCK_MESSAGE.search(str(exc)))
 
 
@@ -128,8 +125,6 @@ def _create(db: Path) -> None:
     """
     import fcntl
 
-    import duckdb
-
     with open(_lock_folder(db) / (db.name + ".create.lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if _is_database(db):
@@ -177,10 +172,6 @@ def _lock_folder(db: Path) -> Path:
 
 
 def _open(db: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
-    # Imported here, not with this module: a run into a new database sends its first calls
-    # before anything opens it, and the import costs ~40 ms of that start.
-    import duckdb
-
     deadline = time.monotonic() + wait_s
     delay = 0.005
     while True:
@@ -201,8 +192,6 @@ def schema_version() -> int:
 
 
 def _ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
-    import duckdb
-
     # Views change more often than tables; their text's hash says when to redo them.
     views_sha = hashlib.sha256(views().encode()).hexdigest()
     try:
@@ -271,8 +260,6 @@ def run_lease(path: str | os.PathLike[str] | None, run_id: str,
 def views_current(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the database's views are those of this seqk's sql/views.sql (False for a
     database from before schema_info)."""
-    import duckdb
-
     try:
         have = dict(queries.get_schema_info(con))
     except duckdb.CatalogException:
@@ -285,8 +272,6 @@ def adhoc(con: duckdb.DuckDBPyConnection, text: str) -> tuple[list[str], list[tu
 
     DuckDB's refusal (syntax, unknown table, a write on a read-only open) is a QueryError.
     """
-    import duckdb
-
     try:
         # DuckDB runs every statement and returns the last result only: a second one would
         # silently hide the first's.

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import duckdb
 
 from seqk.store.sqlfiles import queries
 
-if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
-else:
-    Connection = Any  # duckdb loads with the first connection (seqk.store.connect), not before
+Connection = duckdb.DuckDBPyConnection
 
 
 def run(con: Connection, name: str, params: dict[str, Any], shape: str) -> Any:

@@ -4,13 +4,12 @@ attempt uids and valid slots, run ids matching patterns, Parquet tables."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import duckdb
 
 from seqk.errors import NotFound
 from seqk.store import queries
-
-if TYPE_CHECKING:
-    import duckdb
 
 
 def task_identities(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[int, tuple[str, str]]:

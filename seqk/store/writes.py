@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import duckdb
 
 from seqk.errors import BadInput
 from seqk.records import AttemptRecord, FeedbackFill
 from seqk.store import queries
 from seqk.store.execute import transaction
-
-if TYPE_CHECKING:
-    import duckdb
 
 
 def insert_run(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> None:
