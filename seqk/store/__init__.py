@@ -147,8 +147,6 @@ def _create(db: Path) -> None:
 def _from_template(fresh: Path) -> bool:
     """Make `fresh` a copy of the template database (seqk.store.template), opened once to check
     it; False (and nothing at `fresh`) when there is no usable template."""
-    import duckdb
-
     if not template.copy_to(fresh):
         return False
     try:

@@ -17,6 +17,8 @@ import os
 import shutil
 from pathlib import Path
 
+import duckdb
+
 from seqk.store.sqlfiles import migrations, schema, views
 
 _FOLDER = "seqk"
@@ -24,8 +26,6 @@ _FOLDER = "seqk"
 
 def path() -> Path | None:
     """Where the template of this schema, these views and this DuckDB lives (None: no cache folder)."""
-    import duckdb
-
     try:
         root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     except RuntimeError:  # no home folder to find

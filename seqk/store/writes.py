@@ -20,8 +20,6 @@ from seqk.store.execute import transaction
 def insert_run(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> None:
     """Register a new run (row: the parameters of sql/runs.sql `insert_run`); BadInput when the
     database refuses it, before the run has made any call."""
-    import duckdb
-
     try:
         queries.insert_run(con, **row)
     except duckdb.Error as exc:
