@@ -6,12 +6,16 @@ The clock: this script takes time.time() just before it starts the process; the 
 stamps time.time() when the first chat request arrives (GET /stats `first_request_at`).
 Every run gets a fresh database, so it is a new run's whole path: interpreter, imports,
 variant and task load, preflight, prepare (DuckDB open, schema, tasks insert), first call.
+A new database is a copy of the template in the user's cache (seqk.store.template; the first,
+unmeasured run of each tree makes it); --cold-cache gives each run an empty cache folder, so
+every database is built from sql/ as the first one ever made is.
 Modules load from their .pyc files, as an installed seqk's do (PYTHONDONTWRITEBYTECODE is
 dropped for the runs; the first, unmeasured run of each tree writes them).
 
     python bench/bench_startup.py                       # median of 9 runs + a breakdown
     python bench/bench_startup.py --compare /work/main  # the same, alternating with other code
     python bench/bench_startup.py --importtime          # + `python -X importtime` by package
+    python bench/bench_startup.py --cold-cache          # no template database
 
 The breakdown runs `seqk run` under a small harness (this file with --child) that stamps
 the phases by wrapping seqk's functions when their modules are first imported, and counts
@@ -125,6 +129,7 @@ from collections import Counter  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+COLD_CACHE = False
 ROOT = HERE.parent
 VARIANT = """\
 metric: seq@k
@@ -196,6 +201,8 @@ def one_run(code: Path, base: str, folder: Path, *, child: bool = False,
     # As an installed seqk starts: from .pyc files (the warm-up run writes them), not recompiling
     # every module from source, which PYTHONDONTWRITEBYTECODE (set on some machines) would force.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if COLD_CACHE:  # no template database (seqk.store.template): the database is built from sql/
+        env["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="seqk-cache-", dir=folder)
     head = [sys.executable] + (["-X", "importtime"] if importtime else [])
     head += [str(Path(__file__).resolve()), "--child"] if child else ["-m", "seqk"]
     args = [*head, "run", str(variant.relative_to(folder)), "--db", str(db), "--no-export"]
@@ -269,7 +276,11 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, action="append", default=[],
                         help="another seqk tree (e.g. /work/main), run alternately with this one")
     parser.add_argument("--importtime", action="store_true", help="also attribute import time by package")
+    parser.add_argument("--cold-cache", action="store_true",
+                        help="every run with an empty cache folder: new databases built from sql/, not copied")
     args = parser.parse_args()
+    global COLD_CACHE
+    COLD_CACHE = args.cold_cache
     trees = [ROOT, *args.compare]
     folder = Path(tempfile.mkdtemp(prefix="seqk-startup-"))
     proc, base = start_server()
