@@ -5,9 +5,11 @@ after a fixed delay, for measuring the harness without a real model.
     python bench/openai_server.py --max-in-flight 8 --retry-after 1   # a rate-limited provider
 
 With --max-in-flight N, a request that arrives while N are being answered gets a 429 with
-Retry-After at once; GET /stats gives the counts (requests, rate_limited, peak_in_flight), and
-GET /stats?times=1 also each answered request's arrival and reply (epoch seconds), in order of
-arrival, which bench/bench_chains.py uses to tell the server's time from the harness's.
+Retry-After at once; GET /stats gives the counts (requests, rate_limited, peak_in_flight) and
+`first_request_at`, the wall-clock time (time.time()) the first chat request arrived, which
+bench/bench_startup.py reads; POST /stats/reset starts the counts afresh. GET /stats?times=1
+also gives each answered request's arrival and reply (epoch seconds), in order of arrival, which
+bench/bench_chains.py uses to tell the server's time from the harness's.
 Usage figures are honest counts of whitespace-separated words in the prompt and reply.
 """
 
@@ -22,11 +24,15 @@ from aiohttp import web
 
 def make_app(delay_s: float, reply: str, max_in_flight: int | None = None,
              retry_after_s: float = 1.0) -> web.Application:
-    stats = {"requests": 0, "rate_limited": 0, "in_flight": 0, "peak_in_flight": 0}
+    fresh = {"requests": 0, "rate_limited": 0, "in_flight": 0, "peak_in_flight": 0,
+             "first_request_at": None}
+    stats: dict = dict(fresh)
     times: list[tuple[float, float]] = []
 
     async def chat(request: web.Request) -> web.Response:
-        arrived = time.time()
+        arrived = time.time()  # before the body is read: the arrival
+        if stats["first_request_at"] is None:
+            stats["first_request_at"] = arrived
         body = await request.json()
         stats["requests"] += 1
         if max_in_flight is not None and stats["in_flight"] >= max_in_flight:
@@ -60,10 +66,16 @@ def make_app(delay_s: float, reply: str, max_in_flight: int | None = None,
             return web.json_response({**stats, "times": times})
         return web.json_response(stats)
 
+    async def reset_stats(request: web.Request) -> web.Response:
+        stats.update(fresh)
+        times.clear()
+        return web.json_response(stats)
+
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app.router.add_post("/v1/chat/completions", chat)
     app.router.add_get("/v1/models", models)
     app.router.add_get("/stats", get_stats)
+    app.router.add_post("/stats/reset", reset_stats)
     return app
 
 

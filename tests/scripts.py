@@ -78,7 +78,9 @@ def arc_answer(prompt: str) -> str:
 def _slow_arc():
     from seqk.models import MockModel
 
-    return MockModel(arc_answer, latency_s=0.05)
+    # Slow enough that a run outlasts a few `seqk status` polls on a loaded machine (the tests
+    # that stop a run mid-way wait for attempts through them), now that a run starts sooner.
+    return MockModel(arc_answer, latency_s=0.15)
 
 
 slow_arc = _slow_arc()
@@ -109,7 +111,7 @@ def seeded_arc(prompt: str, seed: int | None = None) -> str:
 def _slow_seeded_arc():
     from seqk.models import MockModel
 
-    return MockModel(seeded_arc, latency_s=0.05)
+    return MockModel(seeded_arc, latency_s=0.15)  # as slow_arc, for the same reason
 
 
 slow_seeded_arc = _slow_seeded_arc()

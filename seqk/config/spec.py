@@ -188,14 +188,14 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
     """
     source = str(source)
     issues: list[ConfigIssue] = []
-    known = benchmarks.names()
     if variant.benchmark is None:
         raise ConfigError(source, [ConfigIssue(
             "C04", "benchmark", f"missing: put the file under variants/<bench>/ or set "
-            f"`benchmark:` (one of {', '.join(known)})")])
-    if variant.benchmark not in known:
+            f"`benchmark:` (one of {', '.join(benchmarks.names())})")])
+    # find() imports the variant's own benchmark folder alone; names() imports them all.
+    if benchmarks.find(variant.benchmark) is None:
         raise ConfigError(source, [ConfigIssue(
-            "C04", "benchmark", f"unknown benchmark {variant.benchmark!r}; known: {', '.join(known)}")])
+            "C04", "benchmark", f"unknown benchmark {variant.benchmark!r}; known: {', '.join(benchmarks.names())}")])
     bench = benchmarks.get(variant.benchmark)
 
     mode_name = variant.feedback_mode or bench.default_feedback_mode

@@ -7,19 +7,29 @@ import os
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from seqk import store
-from seqk.errors import BadInput, ConfigError, ConfigIssue, NotFound
+from seqk.errors import BadInput, ConfigError, ConfigIssue, NotFound, UploadError
 from seqk.io import tree
-from seqk.io.export import export_root, export_run
-from seqk.io.s3 import UploadError, UploadResult, check_access, upload_dir
 
 if TYPE_CHECKING:
     from seqk.config.spec import RunSettings, RunSpec
+    from seqk.io.s3 import UploadResult
+
+# export and s3 are imported where they are used: `seqk run` checks its output paths with this
+# module before its first call, and needs neither until the run has ended.
 
 _SYNC_OFF = {"0", "false", "no", "off"}
 __all__ = ["UploadError", "UploadResult", "after_run", "describe_upload", "preflight", "sync_bucket", "upload"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "UploadResult":
+        from seqk.io.s3 import UploadResult
+
+        return UploadResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def sync_bucket(spec: RunSpec, settings: RunSettings, *, no_upload: bool) -> str | None:
@@ -56,10 +66,14 @@ def preflight(spec: RunSpec, settings: RunSettings, db: str | os.PathLike[str] |
                            f"(set export_dir, or pass --no-export)")
     bucket = sync_bucket(spec, settings, no_upload=no_upload)
     if bucket is not None:
+        from seqk.io.s3 import check_access
+
         check_access(bucket, spec.run_id)
 
 
 def _retry_command(run_id: str, bucket: str, root: Path) -> str:
+    from seqk.io.export import export_root
+
     words = ["seqk", "upload", run_id, "--bucket", bucket]
     # `seqk upload` without --from looks beside the default database.
     if root.resolve() != export_root().resolve():
@@ -77,6 +91,9 @@ def upload(run_id: str, *, bucket: str | None = None, root: str | os.PathLike[st
     if bucket is None:
         raise ConfigError("seqk upload", [ConfigIssue(
             "S01", "--bucket", "no bucket: pass --bucket or set SEQK_S3_BUCKET")])
+    from seqk.io.export import export_root
+    from seqk.io.s3 import upload_dir
+
     run_id = run_id.strip("/")
     folder_root = Path(root) if root is not None else export_root(db)
     folder = tree.run_dir(folder_root, run_id)
@@ -101,6 +118,9 @@ def describe_upload(result: UploadResult) -> str:
 def after_run(spec: RunSpec, settings: RunSettings, db_path: str | os.PathLike[str] | None, *,
               no_export: bool, no_upload: bool, report: Callable[[str], None]) -> None:
     """After `seqk run`: export the run's folder tree, then upload it when sync is on."""
+    from seqk.io.export import export_run
+    from seqk.io.s3 import upload_dir
+
     db = store.resolve(db_path)
     root = Path(settings.export_dir) if settings.export_dir else store.home(db)
     bucket = sync_bucket(spec, settings, no_upload=no_upload)

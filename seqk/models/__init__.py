@@ -29,6 +29,7 @@ from seqk.models.registry import (
     cost_usd,
     credential_problems,
     ensure_ready,
+    import_clients,
     known_price,
     missing_credentials,
     price_of,
@@ -40,7 +41,8 @@ from seqk.models.retry import classify, is_rate_limit
 __all__ = [
     "PROBE_PROMPT", "Completion", "MockModel", "ModelPool", "ProbeResult", "Provider", "QuotaExceeded",
     "_mock_for", "check_endpoints", "check_installed", "classify", "clear_mocks", "close_sessions",
-    "count_tokens", "credential_problems", "cost_usd", "ensure_ready", "import_litellm", "is_rate_limit",
+    "count_tokens", "credential_problems", "cost_usd", "ensure_ready", "import_clients", "import_litellm",
+    "is_rate_limit",
     "known_price", "missing_credentials", "mock_problem", "price_of", "probe", "provider_for", "provider_of",
     "register_mock",
 ]

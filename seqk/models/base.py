@@ -60,6 +60,11 @@ class Provider(Protocol):
         """The model's price when this provider knows it, else None."""
         ...
 
+    def import_client(self) -> None:
+        """Import the library a call needs (aiohttp, litellm), so that a run can do it while its
+        database is prepared instead of in its first call."""
+        ...
+
 
 FREE = Price(0.0, 0.0, 0.0)
 """Mock and local models: their cost is known, and it is nothing."""

@@ -93,6 +93,10 @@ class LiteLLMProvider:
     def ensure_ready(self, role: RoleSpec) -> None:
         """Nothing beyond the key: a hosted model is ready when its key is there."""
 
+    def import_client(self) -> None:
+        """litellm (~4 s)."""
+        import_litellm()
+
     def check_installed(self, role: RoleSpec) -> None:
         """Nothing: the model is hosted."""
 

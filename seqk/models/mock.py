@@ -154,6 +154,9 @@ class MockProvider:
     def check_installed(self, role: RoleSpec) -> None:
         """Nothing: a mock is built in."""
 
+    def import_client(self) -> None:
+        """Nothing: a mock is built in."""
+
     def price(self, model: str) -> Price | None:
         """Free."""
         return FREE

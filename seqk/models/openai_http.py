@@ -113,3 +113,7 @@ class OpenAIHTTPProvider:
     def price(self, model: str) -> Price | None:
         """None: a server named by `api_base` is priced by whoever runs it (the role's `price:`)."""
         return None
+
+    def import_client(self) -> None:
+        """aiohttp (~0.1 s of a quiet machine's CPU)."""
+        import aiohttp  # noqa: F401

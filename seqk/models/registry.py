@@ -72,6 +72,13 @@ def ensure_ready(role: RoleSpec) -> None:
         provider_of(role).ensure_ready(role)
 
 
+def import_clients(roles: Sequence[RoleSpec]) -> None:
+    """Import the client library that the roles' calls need (aiohttp, litellm), each once."""
+    providers = {id(p): p for p in (provider_of(role) for role in roles if role.model is not None)}
+    for provider in providers.values():
+        provider.import_client()
+
+
 def check_installed(role: RoleSpec) -> None:
     """Raise MissingExtra when the role's model lacks a file or package here; starts nothing."""
     if role.model is not None:

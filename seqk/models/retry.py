@@ -15,12 +15,14 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from email.utils import parsedate_to_datetime
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-import tenacity
 from pydantic import BaseModel, ConfigDict, Field
 
 from seqk.errors import AuthError, PermanentProviderError, ProviderError, TransientProviderError
+
+if TYPE_CHECKING:
+    import tenacity
 
 T = TypeVar("T")
 
@@ -125,6 +127,27 @@ class _Tries:
     def total(self) -> int:
         return self.retries + self.rate_limit_retries
 
+    def retryable(self, error: BaseException | None) -> bool:
+        """Whether this failure is worth another try under the policy."""
+        if not isinstance(error, ProviderError) or isinstance(error, PermanentProviderError):
+            return False
+        if is_rate_limit(error):
+            return self.rate_limit_retries < self.policy.max_rate_limit_retries
+        return self.retries < self.policy.max_retries
+
+    def delay(self, error: ProviderError) -> float:
+        """The wait before the retry of this failure."""
+        n = self.rate_limit_retries if is_rate_limit(error) else self.retries
+        return backoff(self.policy, n, error, self.rng)
+
+    def note(self, error: ProviderError) -> None:
+        """Count a retry of this failure."""
+        if is_rate_limit(error):
+            self.rate_limit_retries += 1
+        else:
+            self.retries += 1
+
+    # tenacity's hooks.
     @staticmethod
     def _error(state: tenacity.RetryCallState) -> ProviderError:
         assert state.outcome is not None
@@ -134,23 +157,13 @@ class _Tries:
 
     def should_retry(self, state: tenacity.RetryCallState) -> bool:
         assert state.outcome is not None
-        error = state.outcome.exception()
-        if not isinstance(error, ProviderError) or isinstance(error, PermanentProviderError):
-            return False
-        if is_rate_limit(error):
-            return self.rate_limit_retries < self.policy.max_rate_limit_retries
-        return self.retries < self.policy.max_retries
+        return self.retryable(state.outcome.exception())
 
     def wait(self, state: tenacity.RetryCallState) -> float:
-        error = self._error(state)
-        n = self.rate_limit_retries if is_rate_limit(error) else self.retries
-        return backoff(self.policy, n, error, self.rng)
+        return self.delay(self._error(state))
 
     def count(self, state: tenacity.RetryCallState) -> None:
-        if is_rate_limit(self._error(state)):
-            self.rate_limit_retries += 1
-        else:
-            self.retries += 1
+        self.note(self._error(state))
 
 
 async def with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPolicy, *,
@@ -162,6 +175,19 @@ async def with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPolicy,
     `attempt` raises ProviderError for provider failures (anything else propagates at once).
     `rng` and `sleep` are the jitter's randomness and the wait, replaceable by a fake clock."""
     tries = _Tries(policy, rng or random.Random())
+    # Most calls succeed at the first try, made here: tenacity (and tornado, which it imports
+    # when installed: ~50 ms of CPU before a run's first request) loads once a call has failed.
+    try:
+        return await attempt(), 0
+    except ProviderError as error:
+        if not tries.retryable(error):
+            error.retries = 0
+            raise
+        wait = tries.delay(error)
+        tries.note(error)
+    await sleep(wait)
+    import tenacity
+
     retrying = tenacity.AsyncRetrying(
         retry=tries.should_retry, wait=tries.wait, before_sleep=tries.count,
         stop=tenacity.stop_never, sleep=sleep, reraise=True)

@@ -224,7 +224,7 @@ def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
         resumed = [t for t, idx in pending.items() if spec.seq and max(idx) > 1]
         if resumed:
             for h in queries.seq_history(con, run_id=spec.run_id, generation=generation,
-                                     task_indices=resumed):
+                                         task_indices=store.int_list(resumed)):
                 slot = (h["task_index"], h["chain_index"])
                 history.setdefault(slot, []).append(
                     HistoryItem(h["attempt_index"], h["output"] or "", h["feedback"]))
@@ -238,7 +238,7 @@ def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
                                 json.loads(details) if isinstance(details, str) else details or {}))
         kept_outputs = {
             (t, c, a): KeptOutput(prompt, output, k) for t, c, a, prompt, output, k in queries.kept_outputs(
-                con, run_id=spec.run_id, generation=generation, task_indices=list(pending))}
+                con, run_id=spec.run_id, generation=generation, task_indices=store.int_list(pending))}
     return Prepared(spec.run_id, decision.action, generation, spec.k, decision.previous_k, pending, history,
                     len(selected), missing_feedback, kept_outputs, pending_chains, spec.chains,
                     previous_chains)
@@ -257,7 +257,7 @@ def pending_slots(con: Any, spec: RunSpec, generation: int) -> tuple[dict[int, l
     chains: dict[int, list[int]] = {}
     for task_index, chain_index, attempt_index in queries.pending_attempts(
             con, run_id=spec.run_id, generation=generation, k=spec.k, is_seq=spec.seq,
-            chains=spec.chains, task_indices=[t.task_index for t in spec.tasks]):
+            chains=spec.chains, task_indices=store.int_list(t.task_index for t in spec.tasks)):
         pending.setdefault(task_index, []).append(attempt_index)
         chains.setdefault(task_index, []).append(chain_index)
     return pending, {t: c for t, c in chains.items() if c != [1] * len(c)}

@@ -27,8 +27,8 @@ from typing import Any
 import duckdb
 
 from seqk.errors import BadInput, NotFound, QueryError, RunConflict, StoreBusy
-from seqk.store import lake, queries
-from seqk.store.execute import transaction
+from seqk.store import lake, queries, template
+from seqk.store.execute import int_list, transaction
 from seqk.store.location import DEFAULT_DB, default_db_path, display, exists, home, is_lake, resolve
 from seqk.store.reads import (
     attempt_uids,
@@ -55,8 +55,9 @@ from seqk.store.writes import (
 __all__ = [
     'DEFAULT_DB', 'adhoc', 'append_attempts', 'attempt_uids', 'compact_lake', 'connect', 'default_db_path',
     'display', 'exists', 'extend_run', 'fill_feedback', 'finish_run', 'get_run', 'home', 'insert_imported_run',
-    'insert_run', 'insert_tasks', 'is_lake', 'link_rejudged_slots', 'parquet_tables', 'queries', 'resolve',
-    'resolve_run_id', 'resolve_run_ids', 'restart_run', 'run_lease', 'schema_version', 'task_identities',
+    'insert_run', 'insert_tasks', 'int_list', 'is_lake', 'link_rejudged_slots', 'parquet_tables', 'queries',
+    'resolve', 'resolve_run_id', 'resolve_run_ids', 'restart_run', 'run_lease', 'schema_version',
+    'task_identities',
     'transaction', 'valid_slots', 'views_current',
 ]
 _LOCK_MESSAGE = re.compile(r"lock", re.IGNORECASE)
@@ -139,12 +140,33 @@ def _create(db: Path) -> None:
             return
         fresh = db.with_name(f".{db.name}.{os.getpid()}.creating")
         try:
-            with duckdb.connect(str(fresh)) as con:
-                _ensure_schema(con)
-                con.execute("CHECKPOINT")  # all of it in the file: no .wal left to carry along
+            if not _from_template(fresh):
+                with duckdb.connect(str(fresh)) as con:
+                    _ensure_schema(con)
+                    con.execute("CHECKPOINT")  # all of it in the file: no .wal left to carry along
+                template.keep(fresh)
             os.replace(fresh, db)
+        except duckdb.Error as exc:  # e.g. a full disk: no database, and so no run, no call
+            raise BadInput(f"cannot create the database {db}: {str(exc).splitlines()[0]}") from None
         finally:
             fresh.unlink(missing_ok=True)
+            fresh.with_name(fresh.name + ".wal").unlink(missing_ok=True)
+
+
+def _from_template(fresh: Path) -> bool:
+    """Make `fresh` a copy of the template database (seqk.store.template), opened once to check
+    it; False (and nothing at `fresh`) when there is no usable template."""
+    if not template.copy_to(fresh):
+        return False
+    try:
+        with duckdb.connect(str(fresh)) as con:
+            _ensure_schema(con)  # a no-op on a current template; brings any other up to date
+        return True
+    except duckdb.Error:
+        template.discard()
+        fresh.unlink(missing_ok=True)
+        fresh.with_name(fresh.name + ".wal").unlink(missing_ok=True)
+        return False
 
 
 def _lock_folder(db: Path) -> Path:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -30,6 +30,14 @@ def run(con: Connection, name: str, params: dict[str, Any], shape: str) -> Any:
         row = cur.fetchone()
         return None if row is None else dict(zip(names, row, strict=True))
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def int_list(values: Iterable[int]) -> str:
+    """Integers as the text of a DuckDB list ('[1, 2, 3]'), for a parameter the query casts
+    (`$task_indices::INTEGER[]`). DuckDB inspects every element of a Python list parameter for
+    pandas types, trying `import pandas` for each when pandas is absent: a list of 1,000 task
+    indices cost 0.2-0.35 s per query, its text under 2 ms."""
+    return "[" + ", ".join(str(int(v)) for v in values) + "]"
 
 
 @contextmanager

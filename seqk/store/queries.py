@@ -38,12 +38,6 @@ def append_call_batch(con: Connection) -> None:
     return run(con, 'append_call_batch', {}, 'none')
 
 
-def append_task_batch(con: Connection) -> None:
-    """Appends every row of the Arrow table the writer registered as seqk_task_batch (columns by name)
-    to tasks; returns nothing. (tasks.sql:3)"""
-    return run(con, 'append_task_batch', {}, 'none')
-
-
 def budget_partners(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     """For each given seq@k run, its budget partner: a pass@k run of the same benchmark, slice, actor,
     verifier and judge with any k (seq_run_id, pass_run_id, pass_k, n_candidates): the largest k
@@ -159,7 +153,7 @@ def fill_feedback(con: Connection, *, attempt_uid: Any, feedback: Any, error: An
 
 
 def find_task(con: Connection, *, run_id: Any, task_index: Any, task_id: Any) -> list[dict[str, Any]]:
-    """(task_index, task_id, prompt, meta) of a run's task chosen by index or by id. (tasks.sql:12)"""
+    """(task_index, task_id, prompt, meta) of a run's task chosen by index or by id. (tasks.sql:16)"""
     return run(con, 'find_task', {'run_id': run_id, 'task_index': task_index, 'task_id': task_id}, 'rows')
 
 
@@ -189,7 +183,7 @@ def get_schema_info(con: Connection) -> list[tuple[Any, ...]]:
 
 
 def get_task_identities(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
-    """(task_index, task_id, content_hash) of the tasks a run has registered. (tasks.sql:8)"""
+    """(task_index, task_id, content_hash) of the tasks a run has registered. (tasks.sql:12)"""
     return run(con, 'get_task_identities', {'run_id': run_id}, 'tuples')
 
 
@@ -412,6 +406,14 @@ def insert_run(
         'shows_grading_info': shows_grading_info,
         'soft_score_clipped': soft_score_clipped,
     }, 'none')
+
+
+def insert_tasks(con: Connection, *, run_id: Any, rows: Any) -> None:
+    """Registers a run's tasks from $rows, a JSON array of {task_index, task_id, prompt, content_hash,
+    meta} (meta: a JSON text); returns nothing. One JSON string, parsed by DuckDB, is faster than an
+    Arrow table for a few thousand tasks and spares a run's start the import of pyarrow.
+    (tasks.sql:3)"""
+    return run(con, 'insert_tasks', {'run_id': run_id, 'rows': rows}, 'none')
 
 
 def judge_agreement(con: Connection, *, run_a: Any, run_b: Any) -> list[tuple[Any, ...]]:

@@ -11,14 +11,20 @@ from typing import Any
 
 import duckdb
 
+from seqk.errors import BadInput
 from seqk.records import AttemptRecord, FeedbackFill
 from seqk.store import queries
 from seqk.store.execute import transaction
 
 
 def insert_run(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> None:
-    """Register a new run (row: the parameters of sql/runs.sql `insert_run`)."""
-    queries.insert_run(con, **row)
+    """Register a new run (row: the parameters of sql/runs.sql `insert_run`); BadInput when the
+    database refuses it, before the run has made any call."""
+    try:
+        queries.insert_run(con, **row)
+    except duckdb.Error as exc:
+        raise BadInput(f"cannot register the run {row['run_id']} in this database: "
+                       f"{str(exc).splitlines()[0]}") from None
 
 
 def extend_run(con: duckdb.DuckDBPyConnection, run_id: str, k: int, config: str) -> None:
@@ -117,21 +123,11 @@ def insert_tasks(con: duckdb.DuckDBPyConnection, run_id: str, rows: Sequence[dic
     """Register tasks the run has not seen yet (rows: task_index, task_id, prompt, content_hash, meta)."""
     if not rows:
         return
-    import pyarrow as pa
-
-    table = pa.table({
-        "run_id": [run_id] * len(rows),
-        "task_index": [r["task_index"] for r in rows],
-        "task_id": [r["task_id"] for r in rows],
-        "prompt": [r["prompt"] for r in rows],
-        "content_hash": [r["content_hash"] for r in rows],
-        "meta": [json.dumps(r.get("meta") or {}, ensure_ascii=False, default=str) for r in rows],
-    })
-    con.register("seqk_task_batch", table)
-    try:
-        queries.append_task_batch(con)
-    finally:
-        con.unregister("seqk_task_batch")
+    queries.insert_tasks(con, run_id=run_id, rows=json.dumps([
+        {"task_index": r["task_index"], "task_id": r["task_id"], "prompt": r["prompt"],
+         "content_hash": r["content_hash"],
+         "meta": json.dumps(r.get("meta") or {}, ensure_ascii=False, default=str)} for r in rows],
+        ensure_ascii=False))
 
 
 def finish_run(con: duckdb.DuckDBPyConnection, run_id: str | None, *, is_lake: bool = False) -> None:

