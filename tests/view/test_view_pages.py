@@ -46,7 +46,9 @@ def test_run_list_curves_are_run_curves_figures(runs):
     got = [(run_id, p.t, p.n_tasks, p.n_left_out, p.value, p.low, p.high) for run_id, curve in listed.items()
            for p in curve]
     want = [(r["run_id"], r["t"], r["n_tasks"], r["n_left_out"], r["value"], r["low"], r["high"]) for r in expected]
-    assert sorted(got) == pytest.approx(sorted(want))
+    got, want = sorted(got), sorted(want)
+    assert [g[:4] for g in got] == [w[:4] for w in want]
+    assert [x for g in got for x in g[4:]] == pytest.approx([x for w in want for x in w[4:]])
     hint = listed[ids["seq"]]
     assert [p.value for p in hint] == pytest.approx([1 / 5, 2 / 5, 2 / 5])  # task 5 left out: 5 counted
 
