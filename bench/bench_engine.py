@@ -85,7 +85,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="skip the concurrency-1 run")
     parser.add_argument("--repeat", type=int, default=5, help="fresh runs at concurrency 120")
+    parser.add_argument("--slow-start", action="store_true",
+                        help="only the concurrency-120 runs, alternating the rate limiter's slow start "
+                             "(each model starts at 4 calls in flight) with a limit that starts at its ceiling")
     args = parser.parse_args()
+    if args.slow_start:
+        slow_start_share(args.repeat)
+        return
     tmp = Path(tempfile.mkdtemp(prefix="seqk-bench-"))
     warm_imports()
     base_keys = dict(metric="seq@k", k=3, feedback_mode="cell_match",
@@ -129,6 +135,35 @@ def main() -> None:
           + ", ".join(f"{p.name} {p.stat().st_size / 1e6:.1f} MB" for p in sorted(tmp.glob("*.duckdb"))))
     if "litellm" in sys.modules:
         print("note: litellm was imported")
+
+
+def slow_start_share(repeat: int) -> None:
+    """What the limiter's slow start costs the concurrency-120 run: the same runs, alternated."""
+    from seqk.models import limiter
+
+    tmp = Path(tempfile.mkdtemp(prefix="seqk-bench-"))
+    warm_imports()
+    keys = dict(metric="seq@k", k=3, feedback_mode="cell_match", options={"split": "evaluation"},
+                retry={"max_retries": 0}, model="openai/bench", concurrency=120)
+    defaults = limiter.AdaptiveLimit.__init__.__kwdefaults__
+    starts = {"slow start (from 4)": limiter.DEFAULT_START, "limit starts at its ceiling": 10**6}
+    walls: dict[str, list[float]] = {name: [] for name in starts}
+    proc, api_base = start_server(0.2)
+    try:
+        for rep in range(repeat):
+            for i, (name, start) in enumerate(starts.items()):
+                defaults["start"] = start
+                wall, result = timed_run(variant(tmp, f"s{i}r{rep}", api_base=api_base, **keys),
+                                         tmp / f"s{i}r{rep}.duckdb")
+                assert result.attempts_written == 360, result
+                walls[name].append(wall)
+    finally:
+        defaults["start"] = limiter.DEFAULT_START
+        proc.terminate()
+        proc.wait()
+    for name, found in walls.items():
+        print(f"{name}: median {statistics.median(found):.2f} s over {repeat} runs "
+              f"(min {min(found):.2f}, max {max(found):.2f})")
 
 
 if __name__ == "__main__":
