@@ -112,3 +112,30 @@ def test_an_unknown_executor_is_one_error_line(tmp_path):
     out = CliRunner().invoke(app, ["run", str(arc(tmp_path, "x.yaml")), "--executor", "slurm",
                                    "--db", str(tmp_path / "x.duckdb")])
     assert out.exit_code == 2 and "'slurm' is not one of local, ray" in out.output
+
+
+def test_ctrl_c_on_ray_keeps_what_finished_and_a_resume_ends_as_an_uninterrupted_run(tmp_path, ray_local):
+    path = arc(tmp_path, "slowarc.yaml", model="mock/py:scripts:slow_arc", max_tasks=16, concurrency=4)
+    reference = tmp_path / "reference.duckdb"
+    engine.run(load_variant(path), reference)
+    db = tmp_path / "seqk.duckdb"
+
+    class CtrlCAfterFourAttempts(RunObserver):
+        seen = 0
+
+        def attempt(self, event) -> None:
+            self.seen += 1
+            if self.seen == 4:  # the user's Ctrl-C: SIGINT to this process, as a terminal sends it
+                threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()
+
+    stopped = engine.run(load_variant(path, {"executor": "ray"}), db, CtrlCAfterFourAttempts())
+    assert stopped.interrupted
+    total = len(slots(reference))
+    kept = len(slots(db))
+    assert 4 <= kept < total, (kept, total)  # what finished is kept, the rest was not run
+    resumed = engine.run(load_variant(path, {"executor": "ray"}), db)
+    assert not resumed.interrupted and resumed.tasks_error == 0
+    assert slots(db) == slots(reference)
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM (SELECT task_index, attempt_index FROM attempts "
+                           "WHERE status = 'ok' GROUP BY ALL HAVING count(*) > 1)").fetchone() == (0,)
