@@ -15,12 +15,13 @@ import yaml
 TESTS = Path(__file__).resolve().parent
 
 
-def arc_variant(folder: Path, **keys) -> Path:
-    path = folder / "variants" / "arcagi2" / "seq.yaml"
+def arc_variant(folder: Path, name: str = "seq.yaml", **keys) -> Path:
+    """An arcagi2 seq@k variant answered by a slow mock (tests/scripts.py), 48 tasks unless `keys` say."""
+    path = folder / "variants" / "arcagi2" / name
     path.parent.mkdir(parents=True, exist_ok=True)
     base = dict(metric="seq@k", k=3, feedback_mode="cell_match", model="mock/py:scripts:slow_arc",
                 max_tasks=48, concurrency=4, options={"split": "evaluation"})
-    path.write_text(yaml.safe_dump(base | keys))
+    path.write_text(yaml.safe_dump({k: v for k, v in (base | keys).items() if v is not None}))
     return path
 
 

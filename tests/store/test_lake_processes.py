@@ -3,31 +3,17 @@ a team would: nothing lost, nothing counted twice, and the same report as a loca
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import yaml
-
-TESTS = Path(__file__).resolve().parents[1]
+from procs import arc_variant, env
 
 
 def variant(folder: Path, name: str, **keys) -> Path:
-    path = folder / "variants" / "arcagi2" / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    base = dict(metric="seq@k", k=3, feedback_mode="cell_match", model="mock/py:scripts:slow_arc",
-                concurrency=4, options={"split": "evaluation"})
-    path.write_text(yaml.safe_dump(base | keys))
-    return path
-
-
-def env() -> dict[str, str]:
-    e = dict(os.environ)
-    e["PYTHONPATH"] = os.pathsep.join([str(TESTS), e.get("PYTHONPATH", "")])
-    return e
+    return arc_variant(folder, name, **({"max_tasks": None} | keys))
 
 
 def seqk(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
