@@ -76,21 +76,23 @@ def report(runs: Sequence[str] = (), db: str | Path | None = None, *, compare: b
         if compare:
             partners = queries.pair_choices(con, run_ids=ids)
             ids = sorted(set(ids) | {p["pass_run_id"] for p in partners})
-        found = metrics.compute(con, ids, errors_as_failures=errors_as_failures, seed=seed,
-                                n_boot=n_boot)
-        rep = Report(found, errors_as_failures, seed, n_boot)
-        rep.oracle_runs = [r["run_id"] for r in queries.report_runs(
-            con, run_ids=ids, benchmark=None, model=None) if oracle_stopped(r)]
-        if compare:
-            rep.rows = _compare_rows(found)
-            rep.equal_budget = equal_budget(
-                con, [r.run_id for r in found if r.metric == "seq@k"],
-                errors_as_failures=errors_as_failures, seed=seed, n_boot=n_boot)
-        elif len(found) == 2:
-            a, b = found
-            rep.comparison = metrics.compare_on(con, a.run_id, b.run_id, min(a.k, b.k),
-                                                errors_as_failures=errors_as_failures,
-                                                seed=seed, n_boot=n_boot)
+        # every query below starts from the same runs' task outcomes: grouped once
+        with store.kept_task_outcomes(con, errors_as_failures=errors_as_failures, run_ids=ids):
+            found = metrics.compute(con, ids, errors_as_failures=errors_as_failures, seed=seed,
+                                    n_boot=n_boot)
+            rep = Report(found, errors_as_failures, seed, n_boot)
+            rep.oracle_runs = [r["run_id"] for r in queries.report_runs(
+                con, run_ids=ids, benchmark=None, model=None) if oracle_stopped(r)]
+            if compare:
+                rep.rows = _compare_rows(found)
+                rep.equal_budget = equal_budget(
+                    con, [r.run_id for r in found if r.metric == "seq@k"],
+                    errors_as_failures=errors_as_failures, seed=seed, n_boot=n_boot)
+            elif len(found) == 2:
+                a, b = found
+                rep.comparison = metrics.compare_on(con, a.run_id, b.run_id, min(a.k, b.k),
+                                                    errors_as_failures=errors_as_failures,
+                                                    seed=seed, n_boot=n_boot)
     rep.notes = _notes(rep)
     return rep
 

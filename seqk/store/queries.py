@@ -50,6 +50,12 @@ def count_tables(con: Connection, *, table_name: Any) -> Any:
     return run(con, 'count_tables', {'table_name': table_name}, 'scalar')
 
 
+def drop_kept_task_outcomes(con: Connection) -> None:
+    """Nothing: the database's own task_outcomes_of answers again; the kept tables are dropped.
+    (kept.sql:43)"""
+    return run(con, 'drop_kept_task_outcomes', {}, 'none')
+
+
 def equal_budget_types(
     con: Connection,
     *,
@@ -423,6 +429,24 @@ def judge_agreement(con: Connection, *, run_a: Any, run_b: Any) -> list[tuple[An
     return run(con, 'judge_agreement', {'run_a': run_a, 'run_b': run_b}, 'tuples')
 
 
+def keep_task_outcomes(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> None:
+    """Nothing: task_outcomes_of for the given runs, kept in the temporary table kept_task_outcomes.
+    (kept.sql:8)"""
+    return run(con, 'keep_task_outcomes', {
+        'errors_as_failures': errors_as_failures,
+        'run_ids': run_ids,
+    }, 'none')
+
+
+def keep_task_outcomes_for(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> None:
+    """Nothing: what kept_task_outcomes holds (errors_as_failures and the runs), for the macro's check.
+    (kept.sql:13)"""
+    return run(con, 'keep_task_outcomes_for', {
+        'errors_as_failures': errors_as_failures,
+        'run_ids': run_ids,
+    }, 'none')
+
+
 def kept_outputs(
     con: Connection,
     *,
@@ -605,6 +629,21 @@ def seq_history(con: Connection, *, run_id: Any, generation: Any, task_indices: 
         'generation': generation,
         'task_indices': task_indices,
     }, 'rows')
+
+
+def serve_kept_task_outcomes(con: Connection) -> None:
+    """Nothing: a temporary task_outcomes_of, which DuckDB resolves before the database's own (the
+    temporary catalog comes first), also where views.sql's macros call it, answering from
+    kept_task_outcomes. It fails (error) when asked for another errors_as_failures or for a run not
+    kept, rather than answer with missing rows. run_no is numbered again among the runs asked for,
+    as current_attempts_of numbers them, since run_curve_of joins the two on it. (kept.sql:18)"""
+    return run(con, 'serve_kept_task_outcomes', {}, 'none')
+
+
+def session_task_outcomes(con: Connection) -> Any:
+    """How many task_outcomes_of macros the session's temporary catalog holds: 1 in a lake's session,
+    whose views and macros all live there, or while a report keeps its outcomes. (kept.sql:49)"""
+    return run(con, 'session_task_outcomes', {}, 'scalar')
 
 
 def set_batch_state(
