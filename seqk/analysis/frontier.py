@@ -12,12 +12,13 @@ call of both runs was priced, else in tokens (input + output).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate, Types, bootstrap, difference
-from seqk.store import queries
+from seqk.store import int_list, queries
 
 
 @dataclass
@@ -109,14 +110,16 @@ def _differences(con: Any, results: list[EqualBudget], errors_as_failures: bool,
     """Each point's seq − pass difference, bootstrapped over the tasks both cells count (their
     value pairs merged by the database: a million attempts hold a million per-task values)."""
     points = [(r, p) for r in results for p in r.points if p.width is not None]
+    cells = [(p.width, p.depth) for _, p in points if p.width is not None and p.depth is not None]
     if not points:
         return
     types: dict[int, list[tuple[float, float, int]]] = {}
     for row in queries.equal_budget_types(
             con, errors_as_failures=errors_as_failures,
-            seq_run_ids=[r.seq_run_id for r, _ in points], seq_widths=[p.width for _, p in points],
-            seq_depths=[p.depth for _, p in points], pass_run_ids=[r.pass_run_id for r, _ in points],
-            pass_widths=[p.pass_width for _, p in points]):
+            seq_run_ids=json.dumps([r.seq_run_id for r, _ in points]),
+            seq_widths=int_list(w for w, _ in cells), seq_depths=int_list(d for _, d in cells),
+            pass_run_ids=json.dumps([r.pass_run_id for r, _ in points]),
+            pass_widths=int_list(p.pass_width for _, p in points)):
         types.setdefault(row["point"], []).append((row["seq_value"], row["pass_value"], row["n_tasks"]))
     for i, (r, p) in enumerate(points, start=1):
         p.difference = bootstrap(

@@ -41,7 +41,7 @@ def append_call_batch(con: Connection) -> None:
 def budget_partners(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     """For each given seq@k run, its budget partner: a pass@k run of the same benchmark, slice, actor,
     verifier and judge with any k (seq_run_id, pass_run_id, pass_k, n_candidates): the largest k
-    first, then the same feedback mode, the same temperature, the smallest run_id. (frontier.sql:43)"""
+    first, then the same feedback mode, the same temperature, the smallest run_id. (frontier.sql:69)"""
     return run(con, 'budget_partners', {'run_ids': run_ids}, 'rows')
 
 
@@ -71,7 +71,9 @@ def equal_budget_types(
     count (same task_index, same content), merged by their pair of per-task values: (point,
     seq_value, pass_value, n_tasks), in order of point and then of each pair's first task. What the
     paired bootstrap resamples, computed here: the per-task values of a million attempts are a
-    million rows. (frontier.sql:8)"""
+    million rows. The run ids come as JSON text and the integers as list text (seqk.store.int_list):
+    DuckDB tries `import pandas` twice for each element of a Python list parameter, ~85 us each when
+    pandas is absent, and a report has hundreds of points. (frontier.sql:8)"""
     return run(con, 'equal_budget_types', {
         'errors_as_failures': errors_as_failures,
         'seq_run_ids': seq_run_ids,
@@ -501,7 +503,7 @@ def pair_choices(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
 def pair_discordance(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     """For a seq@k run with a same-k pass@k partner (feedback_lift): pass_run_id, n_shared tasks and
     the discordant ones (n_seq_only, n_pass_only), what `seqk plan` sizes a study from.
-    (frontier.sql:63)"""
+    (frontier.sql:89)"""
     return run(con, 'pair_discordance', {'run_id': run_id}, 'rows')
 
 
@@ -514,7 +516,7 @@ def paired_run_types(
     run_b: Any,
 ) -> list[tuple[Any, ...]]:
     """Two runs' values at t on the tasks both count there (same task_index and content), grouped as
-    (a_value, b_value, n tasks): what a paired comparison resamples. (metrics.sql:88)"""
+    (a_value, b_value, n tasks): what a paired comparison resamples. (metrics.sql:89)"""
     return run(con, 'paired_run_types', {
         'errors_as_failures': errors_as_failures,
         'run_a': run_a,
@@ -675,7 +677,8 @@ def set_schema_info(con: Connection, *, key: Any, value: Any) -> None:
 
 def spend_by_role(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     """Tokens (four fields), cost_usd (NULL when nothing was priced), calls and unpriced calls of the
-    given runs, one row per (run, role, model): task_spend summed over tasks. (metrics.sql:72)"""
+    given runs, one row per (run, role, model): task_spend summed over tasks, summed here straight
+    from the calls (grouping by task first cost a million-call report ~0.3 s). (metrics.sql:72)"""
     return run(con, 'spend_by_role', {'run_ids': run_ids}, 'rows')
 
 
