@@ -69,15 +69,19 @@ def report(runs: Sequence[str] = (), db: str | Path | None = None, *, compare: b
     (benchmark or slice) and `model` (actor model)."""
     with store.connect(db, read_only=True) as con:
         ids = store.resolve_run_ids(con, runs)
-        ids = [r["run_id"] for r in queries.report_runs(con, run_ids=ids, benchmark=benchmark,
-                                                                model=model)]
+        chosen = queries.report_runs(con, run_ids=ids, benchmark=benchmark, model=model)
+        ids = [r["run_id"] for r in chosen]
         if not ids:
             raise NotFound("no run matches the filters; `seqk status` lists the runs")
+        partners = {p["pass_run_id"] for p in queries.pair_choices(con, run_ids=ids)}
         if compare:
-            partners = queries.pair_choices(con, run_ids=ids)
-            ids = sorted(set(ids) | {p["pass_run_id"] for p in partners})
-        # every query below starts from the same runs' task outcomes: grouped once
-        with store.kept_task_outcomes(con, errors_as_failures=errors_as_failures, run_ids=ids):
+            ids = sorted(set(ids) | partners)
+        # Every query below starts from task outcomes: grouped once for the runs and the partners
+        # their lift (pair_choices) and equal-budget block (budget_partners) read.
+        seq_ids = [r["run_id"] for r in chosen if r["metric"] == "seq@k"]
+        budget = {p["pass_run_id"] for p in queries.budget_partners(con, run_ids=seq_ids)} if compare else set()
+        with store.kept_task_outcomes(con, errors_as_failures=errors_as_failures,
+                                      run_ids=sorted(set(ids) | partners | budget)):
             found = metrics.compute(con, ids, errors_as_failures=errors_as_failures, seed=seed,
                                     n_boot=n_boot)
             rep = Report(found, errors_as_failures, seed, n_boot)
