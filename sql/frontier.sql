@@ -11,32 +11,58 @@ SELECT * FROM frontier_of($errors_as_failures, run_ids := $run_ids::VARCHAR[]);
 -- cells count (same task_index, same content), merged by their pair of per-task values:
 -- (point, seq_value, pass_value, n_tasks), in order of point and then of each pair's first task.
 -- What the paired bootstrap resamples, computed here: the per-task values of a million
--- attempts are a million rows.
+-- attempts are a million rows. The run ids come as JSON text and the integers as list text
+-- (seqk.store.int_list): DuckDB tries `import pandas` twice for each element of a Python list
+-- parameter, ~85 us each when pandas is absent, and a report has hundreds of points.
 WITH points AS (
-    SELECT unnest(range(1, len($seq_run_ids::VARCHAR[]) + 1)) AS point,
-           unnest($seq_run_ids::VARCHAR[]) AS seq_run_id, unnest($seq_widths::INTEGER[]) AS seq_width,
-           unnest($seq_depths::INTEGER[]) AS seq_depth, unnest($pass_run_ids::VARCHAR[]) AS pass_run_id,
+    SELECT unnest(range(1, len($seq_run_ids::JSON::VARCHAR[]) + 1)) AS point,
+           unnest($seq_run_ids::JSON::VARCHAR[]) AS seq_run_id,
+           unnest($seq_widths::INTEGER[]) AS seq_width, unnest($seq_depths::INTEGER[]) AS seq_depth,
+           unnest($pass_run_ids::JSON::VARCHAR[]) AS pass_run_id,
            unnest($pass_widths::INTEGER[]) AS pass_width
 ),
+-- the runs by number: the million-row joins below go on integers, not run ids and hashes
+numbered AS (
+    SELECT run_id, row_number() OVER (ORDER BY run_id) AS run_no
+    FROM (SELECT seq_run_id AS run_id FROM points UNION SELECT pass_run_id FROM points)
+),
 cells AS (
-    SELECT seq_run_id AS run_id, seq_width AS width, seq_depth AS depth FROM points
-    UNION
-    SELECT pass_run_id, pass_width, 1 FROM points
+    SELECT n.run_no, x.width, x.depth
+    FROM (SELECT seq_run_id AS run_id, seq_width AS width, seq_depth AS depth FROM points
+          UNION
+          SELECT pass_run_id, pass_width, 1 FROM points) x
+    JOIN numbered n USING (run_id)
+),
+-- the tasks each pair of runs shares: same task_index, same content
+shared AS (
+    SELECT x.seq_run_no, x.pass_run_no, s.task_index
+    FROM (SELECT DISTINCT ns.run_no AS seq_run_no, ns.run_id AS seq_run_id,
+                          np.run_no AS pass_run_no, np.run_id AS pass_run_id
+          FROM points p
+          JOIN numbered ns ON ns.run_id = p.seq_run_id
+          JOIN numbered np ON np.run_id = p.pass_run_id) x
+    JOIN tasks s ON s.run_id = x.seq_run_id
+    JOIN tasks q ON q.run_id = x.pass_run_id AND q.task_index = s.task_index
+                AND q.content_hash = s.content_hash
 ),
 task_values AS (
-    SELECT f.run_id, f.task_index, t.content_hash, f.width, f.depth, f.value
+    SELECT n.run_no, f.task_index, f.width, f.depth, f.value
     FROM frontier_task_values_of($errors_as_failures,
-                                 run_ids := (SELECT coalesce(list(DISTINCT run_id), []::VARCHAR[])
-                                             FROM cells)) f
-    SEMI JOIN cells c ON c.run_id = f.run_id AND c.width = f.width AND c.depth = f.depth
-    JOIN tasks t ON t.run_id = f.run_id AND t.task_index = f.task_index
+                                 run_ids := (SELECT list(run_id) FROM numbered)) f
+    JOIN numbered n USING (run_id)
+    SEMI JOIN cells c ON c.run_no = n.run_no AND c.width = f.width AND c.depth = f.depth
     WHERE f.value IS NOT NULL
 )
 SELECT p.point, s.value AS seq_value, q.value AS pass_value, count(*) AS n_tasks
-FROM points p
-JOIN task_values s ON s.run_id = p.seq_run_id AND s.width = p.seq_width AND s.depth = p.seq_depth
-JOIN task_values q ON q.run_id = p.pass_run_id AND q.width = p.pass_width AND q.depth = 1
-                  AND q.task_index = s.task_index AND q.content_hash = s.content_hash
+FROM (SELECT p.*, ns.run_no AS seq_run_no, np.run_no AS pass_run_no
+      FROM points p
+      JOIN numbered ns ON ns.run_id = p.seq_run_id
+      JOIN numbered np ON np.run_id = p.pass_run_id) p
+JOIN shared h ON h.seq_run_no = p.seq_run_no AND h.pass_run_no = p.pass_run_no
+JOIN task_values s ON s.run_no = p.seq_run_no AND s.width = p.seq_width AND s.depth = p.seq_depth
+                  AND s.task_index = h.task_index
+JOIN task_values q ON q.run_no = p.pass_run_no AND q.width = p.pass_width AND q.depth = 1
+                  AND q.task_index = h.task_index
 GROUP BY p.point, s.value, q.value
 ORDER BY p.point, min(s.task_index);
 

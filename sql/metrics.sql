@@ -71,16 +71,17 @@ ORDER BY seq_run_id;
 
 -- name: spend_by_role(run_ids) -> rows
 -- Tokens (four fields), cost_usd (NULL when nothing was priced), calls and unpriced calls
--- of the given runs, one row per (run, role, model): task_spend summed over tasks.
+-- of the given runs, one row per (run, role, model): task_spend summed over tasks, summed here
+-- straight from the calls (grouping by task first cost a million-call report ~0.3 s).
 SELECT run_id, role, model,
-       sum(n_calls)::BIGINT          AS n_calls,
-       sum(input_tokens)::BIGINT     AS input_tokens,
-       sum(cached_tokens)::BIGINT    AS cached_tokens,
-       sum(thinking_tokens)::BIGINT  AS thinking_tokens,
-       sum(output_tokens)::BIGINT    AS output_tokens,
-       sum(cost_usd)                 AS cost_usd,
-       sum(n_unpriced_calls)::BIGINT AS n_unpriced_calls
-FROM task_spend
+       count(*)::BIGINT                                                   AS n_calls,
+       coalesce(sum(input_tokens), 0)::BIGINT                             AS input_tokens,
+       coalesce(sum(cached_tokens), 0)::BIGINT                            AS cached_tokens,
+       coalesce(sum(thinking_tokens), 0)::BIGINT                          AS thinking_tokens,
+       coalesce(sum(output_tokens), 0)::BIGINT                            AS output_tokens,
+       sum(cost_usd)                                                      AS cost_usd,
+       count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL)::BIGINT AS n_unpriced_calls
+FROM current_calls
 WHERE list_contains($run_ids::VARCHAR[], run_id)
 GROUP BY run_id, role, model
 ORDER BY run_id, role, model;

@@ -12,12 +12,13 @@ call of both runs was priced, else in tokens (input + output).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate, Types, bootstrap, difference
-from seqk.store import queries
+from seqk.store import int_list, queries
 
 
 @dataclass
@@ -63,9 +64,21 @@ class EqualBudget:
 def equal_budget(con: Any, seq_run_ids: Sequence[str], *, errors_as_failures: bool = False,
                  seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT) -> list[EqualBudget]:
     """The equal-budget comparison of each given seq@k run that has a budget partner."""
+    results, bootstraps = equal_budget_reads(con, seq_run_ids, errors_as_failures=errors_as_failures,
+                                             seed=seed, n_boot=n_boot)
+    bootstraps()
+    return results
+
+
+def equal_budget_reads(con: Any, seq_run_ids: Sequence[str], *, errors_as_failures: bool = False,
+                       seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT,
+                       ) -> tuple[list[EqualBudget], Callable[[], None]]:
+    """`equal_budget` in two steps: what it reads from the database, now, and a function that
+    fills each point's difference by its bootstrap (most of the time, with no database), which
+    a report calls on another thread while the database computes its other figures."""
     partners = queries.budget_partners(con, run_ids=list(seq_run_ids))
     if not partners:
-        return []
+        return [], lambda: None
     ids = sorted({p["seq_run_id"] for p in partners} | {p["pass_run_id"] for p in partners})
     cells: dict[str, list[dict[str, Any]]] = {}
     for row in queries.frontier_rows(con, errors_as_failures=errors_as_failures, run_ids=ids):
@@ -100,28 +113,35 @@ def equal_budget(con: Any, seq_run_ids: Sequence[str], *, errors_as_failures: bo
                 point.seq_value, point.seq_spend = best["value"], best[spend]
             result.points.append(point)
         out.append(result)
-    _differences(con, out, errors_as_failures, seed, n_boot)
-    return out
+    return out, _differences(con, out, errors_as_failures, seed, n_boot)
 
 
 def _differences(con: Any, results: list[EqualBudget], errors_as_failures: bool, seed: int,
-                 n_boot: int) -> None:
-    """Each point's seq − pass difference, bootstrapped over the tasks both cells count (their
-    value pairs merged by the database: a million attempts hold a million per-task values)."""
+                 n_boot: int) -> Callable[[], None]:
+    """A function that sets each point's seq − pass difference, bootstrapped over the tasks both
+    cells count (their value pairs merged by the database, read here: a million attempts hold a
+    million per-task values). Each bootstrap draws from its own seeded stream, so when and on
+    which thread they run changes no figure."""
     points = [(r, p) for r in results for p in r.points if p.width is not None]
+    cells = [(p.width, p.depth) for _, p in points if p.width is not None and p.depth is not None]
     if not points:
-        return
+        return lambda: None
     types: dict[int, list[tuple[float, float, int]]] = {}
     for row in queries.equal_budget_types(
             con, errors_as_failures=errors_as_failures,
-            seq_run_ids=[r.seq_run_id for r, _ in points], seq_widths=[p.width for _, p in points],
-            seq_depths=[p.depth for _, p in points], pass_run_ids=[r.pass_run_id for r, _ in points],
-            pass_widths=[p.pass_width for _, p in points]):
+            seq_run_ids=json.dumps([r.seq_run_id for r, _ in points]),
+            seq_widths=int_list(w for w, _ in cells), seq_depths=int_list(d for _, d in cells),
+            pass_run_ids=json.dumps([r.pass_run_id for r, _ in points]),
+            pass_widths=int_list(p.pass_width for _, p in points)):
         types.setdefault(row["point"], []).append((row["seq_value"], row["pass_value"], row["n_tasks"]))
-    for i, (r, p) in enumerate(points, start=1):
-        p.difference = bootstrap(
-            Types.from_rows(types.get(i, [])), difference(0, 1),
-            name=f"equal-budget:{r.seq_run_id}:{p.pass_width}", seed=seed, n_boot=n_boot)
+
+    def bootstraps() -> None:
+        for i, (r, p) in enumerate(points, start=1):
+            p.difference = bootstrap(
+                Types.from_rows(types.get(i, [])), difference(0, 1),
+                name=f"equal-budget:{r.seq_run_id}:{p.pass_width}", seed=seed, n_boot=n_boot)
+
+    return bootstraps
 
 
 def _pass_at_spend(pass_cells: list[dict[str, Any]], spend: str, x: float) -> float | None:

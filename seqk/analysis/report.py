@@ -16,13 +16,14 @@ import dataclasses
 import io
 import json
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from seqk import store
 from seqk.analysis import metrics
-from seqk.analysis.frontier import EqualBudget, equal_budget, oracle_stopped
+from seqk.analysis.frontier import EqualBudget, equal_budget_reads, oracle_stopped
 from seqk.analysis.metrics import Comparison, RunMetrics
 from seqk.errors import NotFound
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate
@@ -69,28 +70,39 @@ def report(runs: Sequence[str] = (), db: str | Path | None = None, *, compare: b
     (benchmark or slice) and `model` (actor model)."""
     with store.connect(db, read_only=True) as con:
         ids = store.resolve_run_ids(con, runs)
-        ids = [r["run_id"] for r in queries.report_runs(con, run_ids=ids, benchmark=benchmark,
-                                                                model=model)]
+        chosen = queries.report_runs(con, run_ids=ids, benchmark=benchmark, model=model)
+        ids = [r["run_id"] for r in chosen]
         if not ids:
             raise NotFound("no run matches the filters; `seqk status` lists the runs")
+        partners = {p["pass_run_id"] for p in queries.pair_choices(con, run_ids=ids)}
         if compare:
-            partners = queries.pair_choices(con, run_ids=ids)
-            ids = sorted(set(ids) | {p["pass_run_id"] for p in partners})
-        found = metrics.compute(con, ids, errors_as_failures=errors_as_failures, seed=seed,
-                                n_boot=n_boot)
-        rep = Report(found, errors_as_failures, seed, n_boot)
-        rep.oracle_runs = [r["run_id"] for r in queries.report_runs(
-            con, run_ids=ids, benchmark=None, model=None) if oracle_stopped(r)]
-        if compare:
-            rep.rows = _compare_rows(found)
-            rep.equal_budget = equal_budget(
-                con, [r.run_id for r in found if r.metric == "seq@k"],
-                errors_as_failures=errors_as_failures, seed=seed, n_boot=n_boot)
-        elif len(found) == 2:
-            a, b = found
-            rep.comparison = metrics.compare_on(con, a.run_id, b.run_id, min(a.k, b.k),
-                                                errors_as_failures=errors_as_failures,
-                                                seed=seed, n_boot=n_boot)
+            ids = sorted(set(ids) | partners)
+        # Every query below starts from task outcomes: grouped once for the runs and the partners
+        # their lift (pair_choices) and equal-budget block (budget_partners) read.
+        seq_ids = [r["run_id"] for r in chosen if r["metric"] == "seq@k"]
+        budget = {p["pass_run_id"] for p in queries.budget_partners(con, run_ids=seq_ids)} if compare else set()
+        with store.kept_task_outcomes(con, errors_as_failures=errors_as_failures,
+                                      run_ids=sorted(set(ids) | partners | budget)):
+            budgets, bootstraps = equal_budget_reads(
+                con, seq_ids, errors_as_failures=errors_as_failures, seed=seed,
+                n_boot=n_boot) if compare else ([], lambda: None)
+            # The equal-budget bootstraps (no database) run while the database computes the
+            # curves; each draws from its own seeded stream, so the figures are the same.
+            with ThreadPoolExecutor(1) as pool:
+                drawn = pool.submit(bootstraps)
+                found = metrics.compute(con, ids, errors_as_failures=errors_as_failures, seed=seed,
+                                        n_boot=n_boot)
+                drawn.result()
+            rep = Report(found, errors_as_failures, seed, n_boot, equal_budget=budgets)
+            rep.oracle_runs = [r["run_id"] for r in queries.report_runs(
+                con, run_ids=ids, benchmark=None, model=None) if oracle_stopped(r)]
+            if compare:
+                rep.rows = _compare_rows(found)
+            elif len(found) == 2:
+                a, b = found
+                rep.comparison = metrics.compare_on(con, a.run_id, b.run_id, min(a.k, b.k),
+                                                    errors_as_failures=errors_as_failures,
+                                                    seed=seed, n_boot=n_boot)
     rep.notes = _notes(rep)
     return rep
 

@@ -41,13 +41,19 @@ def append_call_batch(con: Connection) -> None:
 def budget_partners(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     """For each given seq@k run, its budget partner: a pass@k run of the same benchmark, slice, actor,
     verifier and judge with any k (seq_run_id, pass_run_id, pass_k, n_candidates): the largest k
-    first, then the same feedback mode, the same temperature, the smallest run_id. (frontier.sql:43)"""
+    first, then the same feedback mode, the same temperature, the smallest run_id. (frontier.sql:69)"""
     return run(con, 'budget_partners', {'run_ids': run_ids}, 'rows')
 
 
 def count_tables(con: Connection, *, table_name: Any) -> Any:
     """How many tables of that name the database has (0 or 1). (schema_info.sql:9)"""
     return run(con, 'count_tables', {'table_name': table_name}, 'scalar')
+
+
+def drop_kept_task_outcomes(con: Connection) -> None:
+    """Nothing: the database's own task_outcomes_of answers again; the kept tables are dropped.
+    (kept.sql:43)"""
+    return run(con, 'drop_kept_task_outcomes', {}, 'none')
 
 
 def equal_budget_types(
@@ -65,7 +71,9 @@ def equal_budget_types(
     count (same task_index, same content), merged by their pair of per-task values: (point,
     seq_value, pass_value, n_tasks), in order of point and then of each pair's first task. What the
     paired bootstrap resamples, computed here: the per-task values of a million attempts are a
-    million rows. (frontier.sql:8)"""
+    million rows. The run ids come as JSON text and the integers as list text (seqk.store.int_list):
+    DuckDB tries `import pandas` twice for each element of a Python list parameter, ~85 us each when
+    pandas is absent, and a report has hundreds of points. (frontier.sql:8)"""
     return run(con, 'equal_budget_types', {
         'errors_as_failures': errors_as_failures,
         'seq_run_ids': seq_run_ids,
@@ -423,6 +431,24 @@ def judge_agreement(con: Connection, *, run_a: Any, run_b: Any) -> list[tuple[An
     return run(con, 'judge_agreement', {'run_a': run_a, 'run_b': run_b}, 'tuples')
 
 
+def keep_task_outcomes(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> None:
+    """Nothing: task_outcomes_of for the given runs, kept in the temporary table kept_task_outcomes.
+    (kept.sql:8)"""
+    return run(con, 'keep_task_outcomes', {
+        'errors_as_failures': errors_as_failures,
+        'run_ids': run_ids,
+    }, 'none')
+
+
+def keep_task_outcomes_for(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> None:
+    """Nothing: what kept_task_outcomes holds (errors_as_failures and the runs), for the macro's check.
+    (kept.sql:13)"""
+    return run(con, 'keep_task_outcomes_for', {
+        'errors_as_failures': errors_as_failures,
+        'run_ids': run_ids,
+    }, 'none')
+
+
 def kept_outputs(
     con: Connection,
     *,
@@ -477,7 +503,7 @@ def pair_choices(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
 def pair_discordance(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     """For a seq@k run with a same-k pass@k partner (feedback_lift): pass_run_id, n_shared tasks and
     the discordant ones (n_seq_only, n_pass_only), what `seqk plan` sizes a study from.
-    (frontier.sql:63)"""
+    (frontier.sql:89)"""
     return run(con, 'pair_discordance', {'run_id': run_id}, 'rows')
 
 
@@ -490,7 +516,7 @@ def paired_run_types(
     run_b: Any,
 ) -> list[tuple[Any, ...]]:
     """Two runs' values at t on the tasks both count there (same task_index and content), grouped as
-    (a_value, b_value, n tasks): what a paired comparison resamples. (metrics.sql:88)"""
+    (a_value, b_value, n tasks): what a paired comparison resamples. (metrics.sql:89)"""
     return run(con, 'paired_run_types', {
         'errors_as_failures': errors_as_failures,
         'run_a': run_a,
@@ -607,6 +633,21 @@ def seq_history(con: Connection, *, run_id: Any, generation: Any, task_indices: 
     }, 'rows')
 
 
+def serve_kept_task_outcomes(con: Connection) -> None:
+    """Nothing: a temporary task_outcomes_of, which DuckDB resolves before the database's own (the
+    temporary catalog comes first), also where views.sql's macros call it, answering from
+    kept_task_outcomes. It fails (error) when asked for another errors_as_failures or for a run not
+    kept, rather than answer with missing rows. run_no is numbered again among the runs asked for,
+    as current_attempts_of numbers them, since run_curve_of joins the two on it. (kept.sql:18)"""
+    return run(con, 'serve_kept_task_outcomes', {}, 'none')
+
+
+def session_task_outcomes(con: Connection) -> Any:
+    """How many task_outcomes_of macros the session's temporary catalog holds: 1 in a lake's session,
+    whose views and macros all live there, or while a report keeps its outcomes. (kept.sql:49)"""
+    return run(con, 'session_task_outcomes', {}, 'scalar')
+
+
 def set_batch_state(
     con: Connection,
     *,
@@ -636,7 +677,8 @@ def set_schema_info(con: Connection, *, key: Any, value: Any) -> None:
 
 def spend_by_role(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     """Tokens (four fields), cost_usd (NULL when nothing was priced), calls and unpriced calls of the
-    given runs, one row per (run, role, model): task_spend summed over tasks. (metrics.sql:72)"""
+    given runs, one row per (run, role, model): task_spend summed over tasks, summed here straight
+    from the calls (grouping by task first cost a million-call report ~0.3 s). (metrics.sql:72)"""
     return run(con, 'spend_by_role', {'run_ids': run_ids}, 'rows')
 
 

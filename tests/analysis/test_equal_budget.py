@@ -71,6 +71,20 @@ def test_equal_budget_block_picks_the_best_cell_that_costs_no_more(pair, db):
     assert f"at equal budget: {seq_id}" in md.output
     csv = report(db, "--format", "csv")
     assert "budget_at_pass_12_width" in csv.output.splitlines()[0]
+    # the seq@k run alone: its budget partner (k=12) is no lift partner (same k), and is read too
+    alone = report(db, seq_id, "--format", "json")
+    assert alone.exit_code == 0, alone.output
+    [again] = json.loads(alone.output)["equal_budget"]
+
+    def cells(b: dict) -> list:
+        return [(p["pass_width"], p["width"], p["depth"], p["difference"] and p["difference"]["n"])
+                for p in b["points"]]
+
+    def figures(b: dict) -> list:
+        return [x for p in b["points"] for x in (p["budget"], p["pass_value"], p["seq_value"],
+                                                  *(p["difference"] or {}).values()) if x is not None]
+
+    assert cells(again) == cells(budget) and figures(again) == pytest.approx(figures(budget))
 
 
 def test_pass_hat_t_is_the_unbiased_all_succeed_probability(pair, db):

@@ -5,6 +5,7 @@ here fails the test too."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -67,14 +68,22 @@ def reads(seq: str, pas: str, uid: str) -> Calls:
                                         "limit": 10, "offset": 0, "upto": None}),
         (queries.run_batch_items, one | {"generation": 1}), (queries.list_batches, {"run_ids": None}),
         (queries.frontier_rows, {"errors_as_failures": False} | both),
-        (queries.equal_budget_types, {"errors_as_failures": False, "seq_run_ids": [seq], "seq_widths": [1],
-                                      "seq_depths": [1], "pass_run_ids": [pas], "pass_widths": [1]}),
+        (queries.equal_budget_types, {"errors_as_failures": False, "seq_run_ids": json.dumps([seq]),
+                                      "seq_widths": "[1]", "seq_depths": "[1]",
+                                      "pass_run_ids": json.dumps([pas]), "pass_widths": "[1]"}),
+        # a report's outcomes kept and served; outside a lake, none are kept before
+        (queries.session_task_outcomes, {}),
+        (queries.keep_task_outcomes, {"errors_as_failures": False} | both),
+        (queries.keep_task_outcomes_for, {"errors_as_failures": False} | both),
+        (queries.serve_kept_task_outcomes, {}), (queries.drop_kept_task_outcomes, {}),
         (queries.budget_partners, both), (queries.pair_discordance, one),
     ]
 
 
 # Reads with nothing to return on this seed: no judge failed, no run re-judges another, no batch.
-EMPTY = {"kept_outputs", "rejudge_pending", "run_batch_items", "list_batches"}
+EMPTY = {"kept_outputs", "rejudge_pending", "run_batch_items", "list_batches", "session_task_outcomes",
+         # (and the four that keep a report's outcomes in the session, returning nothing)
+         "keep_task_outcomes", "keep_task_outcomes_for", "serve_kept_task_outcomes", "drop_kept_task_outcomes"}
 
 
 def writes(run: dict, uid: str) -> Calls:
