@@ -262,6 +262,10 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
         # Batch rounds run one chain per task (the slot they track).
         issues.append(ConfigIssue("C03", "chains", "chains above 1 run with synchronous calls only: "
                                   "drop batch, or keep chains: 1"))
+    if variant.executor == "ray" and (actor.batch or critic.batch):
+        # Batch rounds run in the driver: the provider does the work, there is nothing to spread.
+        issues.append(ConfigIssue("C03", "executor", "executor: ray runs synchronous calls only: batch "
+                                  "rounds run from one process (drop batch, or executor: ray)"))
     if issues:
         raise ConfigError(source, issues)
     slice_name = bench.slice_name(options)

@@ -163,3 +163,16 @@ def test_plan_and_run_refuse_a_mistyped_mock_and_write_nothing(tmp_path):
         assert "[C03] model: unknown mock model 'mock/wrnog'" in result.output
         assert "Traceback" not in result.output
     assert not db.exists()
+
+
+@pytest.mark.parametrize(("keys", "field", "said"), [
+    ({"executor": "ray"}, "executor", "executor: ray runs synchronous calls only"),
+    ({"chains": 2}, "chains", "chains above 1 run with synchronous calls only"),
+])
+def test_batch_rounds_refuse_what_they_cannot_honour(tmp_path, keys, field, said):
+    path = write_variant(tmp_path, benchmark="toy", metric="seq@k", k=2, model="openai/gpt-4o-mini",
+                         api_base="http://127.0.0.1:9/v1", batch=True, options={"n": 2}, **keys)
+    with pytest.raises(ConfigError) as info:
+        runspec.load(path)
+    assert [(i.rule, i.field) for i in info.value.issues] == [("C03", field)]
+    assert said in str(info.value)
