@@ -60,6 +60,12 @@ def keep(built: Path) -> None:
     except OSError:  # a cache that cannot be written: the next new database is built again
         with contextlib.suppress(OSError):
             part.unlink(missing_ok=True)
+        return
+    # Templates of earlier schemas or DuckDB versions are never read again: the cache keeps one.
+    for old in target.parent.glob("empty-*.duckdb"):
+        if old != target:
+            with contextlib.suppress(OSError):
+                old.unlink()
 
 
 def discard() -> None:

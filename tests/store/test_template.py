@@ -77,3 +77,13 @@ def test_a_cache_folder_that_cannot_be_written_only_costs_time(tmp_path: Path,
         with store.connect(tmp_path / name) as con:
             assert con.execute("SELECT count(*) FROM runs").fetchone() == (0,)
     assert blocker.read_text() == ""
+
+
+def test_a_new_template_replaces_those_of_earlier_schemas(cache: Path, tmp_path: Path) -> None:
+    cache.mkdir(parents=True)
+    earlier = cache / "empty-0123456789abcdef0123.duckdb"
+    earlier.write_bytes(b"a template of another schema")
+    with store.connect(tmp_path / "new.duckdb"):
+        pass
+    kept = template.path()
+    assert kept is not None and sorted(cache.glob("empty-*.duckdb")) == [kept]
