@@ -159,27 +159,13 @@ PHASES = (
 )
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_server() -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, str(HERE / "openai_server.py"), "--port", str(port),
-                             "--delay", "0.2"])
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(base + "/v1/models", timeout=1).read()
-            return proc, base
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("bench server did not start")
+    """bench/openai_server.py answering after 200 ms (bench_engine's), and its root URL."""
+    sys.path.insert(0, str(HERE))
+    from bench_engine import start_server as start
+
+    proc, api_base = start(0.2)
+    return proc, api_base.removesuffix("/v1")
 
 
 def server_stats(base: str, reset: bool = False) -> dict:

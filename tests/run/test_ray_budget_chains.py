@@ -5,7 +5,7 @@ executor, never spends past it, and runs the same chains."""
 from __future__ import annotations
 
 import duckdb
-import yaml
+from procs import arc_variant
 
 from seqk.api import load_variant
 from seqk.run import scheduler as engine
@@ -16,13 +16,9 @@ PRICE = {"input": 1.0, "output": 1.0}
 
 
 def arc(folder, name, **keys):
-    path = folder / "variants" / "arcagi2" / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    base = dict(metric="seq@k", k=3, feedback_mode="cell_match", model="mock/py:scripts:arc_answer",
-                max_tasks=12, concurrency=1, max_tokens=64, actor={"price": PRICE},
-                options={"split": "evaluation"})
-    path.write_text(yaml.safe_dump(base | keys))
-    return path
+    priced = {"model": "mock/py:scripts:arc_answer", "max_tasks": 12, "concurrency": 1, "max_tokens": 64,
+              "actor": {"price": PRICE}}
+    return arc_variant(folder, name, **(priced | keys))
 
 
 def table(db, query):

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 import duckdb
-import yaml
+from procs import arc_variant
 
 from seqk.api import load_variant
 from seqk.run import scheduler as engine
@@ -17,12 +17,7 @@ from seqk.run.observer import RunObserver
 
 
 def arc(folder, name, **keys):
-    path = folder / "variants" / "arcagi2" / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    base = dict(metric="seq@k", k=3, feedback_mode="cell_match", model="mock/py:scripts:arc_answer",
-                max_tasks=12, concurrency=4, options={"split": "evaluation"})
-    path.write_text(yaml.safe_dump(base | keys))
-    return path
+    return arc_variant(folder, name, **({"model": "mock/py:scripts:arc_answer", "max_tasks": 12} | keys))
 
 
 SLOTS = ("SELECT task_index, attempt_index, status, success, output, feedback FROM current_attempts "

@@ -9,7 +9,7 @@ import os
 import signal
 import threading
 
-import yaml
+from procs import arc_variant
 from typer.testing import CliRunner
 
 from seqk.api import load_variant
@@ -21,12 +21,7 @@ from seqk.store import lake
 
 
 def arc(folder, name, **keys):
-    path = folder / "variants" / "arcagi2" / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    base = dict(metric="seq@k", k=3, feedback_mode="cell_match", model="mock/py:scripts:arc_answer",
-                max_tasks=12, concurrency=4, options={"split": "evaluation"})
-    path.write_text(yaml.safe_dump(base | keys))
-    return path
+    return arc_variant(folder, name, **({"model": "mock/py:scripts:arc_answer", "max_tasks": 12} | keys))
 
 
 _LAKES = iter(range(1, 1000))
