@@ -11,6 +11,7 @@ attempts in flight, and the database is free for readers between batches.
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -332,6 +333,10 @@ class Engine:
         return self.result
 
 
+PREPARE_SWITCH_S = 0.0005
+"""The interpreter's thread switch interval while prepare and the client import overlap."""
+
+
 def run(spec: RunSpec, db: str | Path | None = None, observer: RunObserver | None = None,
         make_engine: Callable[..., Engine] | None = None) -> RunResult:
     """Run one variant to completion (or until Ctrl-C / SIGTERM), resuming what is stored.
@@ -365,11 +370,20 @@ def _prepare_importing_clients(spec: RunSpec, db: str | Path | None) -> Prepared
     two overlap instead of adding up (~0.1 s of a new run's start with aiohttp, more with
     litellm). No call is made before prepare has returned (the run is registered first, so a
     failure there costs nothing), and an import that fails waits for prepare first: the
-    database is never left behind mid-transaction."""
-    with ThreadPoolExecutor(1, thread_name_prefix="seqk-prepare") as pool:
-        future = pool.submit(prepare, spec, db)
-        try:
-            import_clients([spec.actor, spec.judge, spec.critic])
-        finally:
-            wait([future])
-        return future.result()
+    database is never left behind mid-transaction.
+
+    Meanwhile the interpreter switches threads every 0.5 ms, not every 5: prepare gives up the
+    GIL at each DuckDB call and, to go on, waits for the importing thread to yield it, a few
+    dozen times (~5 ms of a new run's start, bench/bench_startup.py)."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, PREPARE_SWITCH_S))
+    try:
+        with ThreadPoolExecutor(1, thread_name_prefix="seqk-prepare") as pool:
+            future = pool.submit(prepare, spec, db)
+            try:
+                import_clients([spec.actor, spec.judge, spec.critic])
+            finally:
+                wait([future])
+            return future.result()
+    finally:
+        sys.setswitchinterval(interval)
