@@ -29,7 +29,8 @@ import time
 
 
 def _child() -> None:
-    """`seqk run` as `python -m seqk run` does it, with a stamp at each phase on stderr."""
+    """`seqk run` as the console script and `python -m seqk run` do it, with a stamp at each
+    phase on stderr."""
     import functools
     import importlib.machinery
     import os
@@ -87,6 +88,7 @@ def _child() -> None:
         "seqk.run.preflight": patch("before_run"),
         "seqk.run.scheduler": on_scheduler,
         "aiohttp.client": on_aiohttp,
+        "seqk.cli": lambda module: mark("cli"),
     }
 
     class AfterImport(MetaPathFinder):
@@ -106,10 +108,9 @@ def _child() -> None:
 
     mark("main")
     sys.meta_path.insert(0, AfterImport())
-    from seqk.cli import main
-
-    mark("cli")
     sys.argv = ["seqk", *sys.argv[2:]]
+    from seqk.__main__ import main  # the console script's entry point
+
     main()
 
 

@@ -19,11 +19,21 @@ from typing import Annotated, Any
 
 import typer
 
-from seqk.cli.app import DbOption, app, check_choice
+from seqk.cli.app import DbOption, app, check_choice, resume_gc
 from seqk.cli.app import console as _console
+from seqk.render.console import RunProgress
 from seqk.render.console import print_limits as _print_limits
 
 SQL_FORMATS = ("table", "csv", "json")
+
+
+class _RunProgress(RunProgress):
+    """`seqk run`'s progress view, which also ends start-up: collection resumes (seqk/__main__.py)
+    once the run is registered, just before its first calls."""
+
+    def prepared(self, prepared: Any) -> None:
+        resume_gc()
+        super().prepared(prepared)
 
 
 @app.command()
@@ -58,7 +68,7 @@ def run(
     """
     from seqk import api
     from seqk.config import spec as runspec
-    from seqk.render.console import RunProgress, print_run_summary
+    from seqk.render.console import print_run_summary
     from seqk.run import signals
 
     overrides: dict[str, Any] = {}
@@ -77,8 +87,8 @@ def run(
     spec, settings = runspec.load_with_settings(variant, overrides)
     for note in spec.notes:
         _console(stderr=True).print(f"[dim]note: {note}[/]")
-    out = _console()
-    progress_view = RunProgress(_console(stderr=True), spec, verbose, out, settings.console_char_limit)
+    # The console is made (rich imported) at its first use: after the run's first calls.
+    progress_view = _RunProgress(lambda: _console(stderr=True), spec, verbose, settings.console_char_limit)
     with signals.outlast(lambda: progress_view.stopping):
         try:
             outcome = api.run_variant(spec, db, settings=settings, export=not no_export,
@@ -86,6 +96,7 @@ def run(
         finally:
             progress_view.stop()
     result = outcome.result
+    out = _console()
     deferred = getattr(result, "deferred", 0)  # a RoundsResult's, in batch mode
     if deferred:
         out.print(f"submitted: {deferred} batch(es) in flight at the provider, "

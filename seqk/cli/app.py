@@ -8,6 +8,7 @@ they mean (VARIANT, RUN_ID, FILE, N), not by their Python type (<path>, <bool>).
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -145,10 +146,21 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def _options(version: Annotated[bool, typer.Option(
+def _options(ctx: typer.Context, version: Annotated[bool, typer.Option(
         "--version", callback=_version, is_eager=True, help="Print seqk's version and exit.")] = False) -> None:
     """Does a model do better when it retries with feedback (seq@k) than when it samples k
     times (pass@k)?"""
+    if ctx.invoked_subcommand != "run":  # `run` resumes it once its run is registered
+        resume_gc()
+
+
+def resume_gc() -> None:
+    """Resume the garbage collection that start-up paused (seqk/__main__.py), first freezing
+    what start-up allocated (modules, the variant, its tasks), which later collections then
+    skip. Does nothing when collection is on."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 # A str, not a Path: a lake URL's `s3://` would lose a slash to Path.

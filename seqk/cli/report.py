@@ -45,7 +45,7 @@ def rejudge(
     spec = rejudging.rejudge_spec(run, judge, first_attempt_only=first_attempt_only,
                                   concurrency=concurrency, db=db)
     out, err = _console(), _console(stderr=True)
-    progress_view = RunProgress(err, spec, False, out)
+    progress_view = RunProgress(err, spec, False)
     with signals.outlast(lambda: progress_view.stopping):
         try:
             result = rejudging.rejudge(spec, db, progress_view)

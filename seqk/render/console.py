@@ -106,12 +106,23 @@ def cut(text: str | None, limit: int) -> str:
     return text
 
 
+SHOW_AFTER_S = 0.1
+"""How long after the run is prepared its header line and bar appear, unless an event comes
+first: the run's first calls go out in the meantime, without waiting for rich to import."""
+
+
 class RunProgress:
     """A progress bar with passed / failed / error counts and an ETA, plus --verbose output: the
-    run's observer (seqk.run.observer.RunObserver) for `seqk run` and `seqk rejudge`."""
+    run's observer (seqk.run.observer.RunObserver) for `seqk run` and `seqk rejudge`.
 
-    def __init__(self, err: Any, spec: Any, verbose: bool, out: Any, char_limit: int = 3000):
-        self.err, self.spec, self.verbose, self.out = err, spec, verbose, out
+    `err` is the rich console it prints to, or a function that makes it: then rich is imported
+    (~25 ms) only once the run's first calls are out. The header line and the bar appear
+    SHOW_AFTER_S after `prepared`, or at the first event, whichever comes first; when no event
+    loop runs, at once."""
+
+    def __init__(self, err: Any, spec: Any, verbose: bool, char_limit: int = 3000):
+        self._err = err
+        self.spec, self.verbose = spec, verbose
         self.char_limit = char_limit
         """--verbose cuts each prompt and output here (the variant's console_char_limit)."""
         self.progress: Any = None
@@ -123,14 +134,39 @@ class RunProgress:
         self.every_s = progress_every_s()
         self.batches = ""
         self.limits = ""
+        self._to_show: Any = None
+        """The prepared run whose header and bar are still to be shown."""
+
+    @property
+    def err(self) -> Any:
+        """The console, made at its first use when a function to make it was given."""
+        if not hasattr(self._err, "print"):
+            self._err = self._err()
+        return self._err
 
     def interrupted(self) -> None:
         """The first Ctrl-C or SIGTERM: say what happens now."""
+        self._show()
         self.stopping = True
         self.err.print("[yellow]stopping[/]: writing the finished attempts (attempts in flight are dropped)")
 
     def prepared(self, prepared: Any) -> None:
-        """What the run does (new, resume, ...), then the bar (or, off a terminal, plain lines)."""
+        """What the run does (new, resume, ...), then the bar (or, off a terminal, plain lines):
+        shown SHOW_AFTER_S later, or at the first event."""
+        import asyncio
+
+        self._to_show = prepared
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._show()
+            return
+        loop.call_later(SHOW_AFTER_S, self._show)
+
+    def _show(self) -> None:
+        prepared, self._to_show = self._to_show, None
+        if prepared is None:
+            return
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -167,6 +203,7 @@ class RunProgress:
 
     def attempt(self, event: Any) -> None:
         """Advance the bar when a task is done; --verbose prints the attempt."""
+        self._show()
         if self.verbose:
             self.progress.console.print(self._describe(event.record), highlight=False)
         self.limits = limits_text(event.limits)
@@ -181,6 +218,7 @@ class RunProgress:
 
     def batch(self, views: list[Any]) -> None:
         """Batch mode: the batches not yet collected, with their state and age, on the line."""
+        self._show()
         self.batches = batches_text(views)
         if self.progress is not None:
             self.progress.update(self.bar, limits=" ".join(x for x in (self.batches, self.limits) if x))
@@ -214,6 +252,7 @@ class RunProgress:
 
     def stop(self) -> None:
         """Stop the bar and the plain lines (again: nothing more)."""
+        self._show()
         if self.plain is not None:
             self.plain.stop()
             self.plain = None

@@ -248,7 +248,7 @@ def test_the_progress_line_shows_each_rate_limited_models_limit():
     from seqk.render.console import RunProgress
 
     err = io.StringIO()
-    view = RunProgress(Console(file=err, force_terminal=True, width=200), None, False, None)
+    view = RunProgress(Console(file=err, force_terminal=True, width=200), None, False)
     view.prepared(SimpleNamespace(run_id="run", action="new", previous_k=None, k=3, n_selected=2,
                                      pending=[1, 2], chains=1))
     limits = [LimitState("openai/bench", "http://x/v1", 9, 192, 4, 12),
