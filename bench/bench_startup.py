@@ -146,7 +146,7 @@ options: {{split: evaluation}}
 # "first" the server's stamp of the first request.
 PHASES = (
     ("interpreter start", "start", "main"),
-    ("import seqk.cli (typer, rich...)", "main", "cli"),
+    ("import seqk.cli (typer)", "main", "cli"),
     ("variant + task load (imports included)", "cli", "load_with_settings<"),
     ("output paths checked (publish.preflight)", "load_with_settings<", "preflight<"),
     ("run imports up to preflight", "preflight<", "before_run>"),
