@@ -242,24 +242,37 @@ class BudgetGate:
 class BudgetedPool:
     """The engine's model pool, with every call held to its attempt's reservation."""
 
-    def __init__(self, pool: Any, gate: BudgetGate):
+    def __init__(self, pool: Any, gate: Any):
         self.pool = pool
         self.gate = gate
+        """A BudgetGate here; a Ray worker's pool holds a gate to the job's ledger (seqk.run.ray_budget)."""
 
     async def complete(self, spec: RoleSpec, prompt: str, cache_prefix: str | None = None) -> Any:
         """Call the model when its worst case fits; count what it cost."""
         ticket = _TICKET.get()
-        if ticket is None:
+        if not self.holds(ticket):
             return await self.pool.complete(spec, prompt, cache_prefix)
         worst = call_worst_usd(spec, tokens_bound(prompt))
-        self.gate.take(ticket, spec.role, worst)
+        await self.take(ticket, spec.role, worst)
         cost = 0.0
         try:
             completion = await self.pool.complete(spec, prompt, cache_prefix)
             cost = completion.cost_usd or 0.0
             return completion
         finally:
-            self.gate.paid(ticket, spec.role, worst, cost)
+            await self.paid(ticket, spec.role, worst, cost)
+
+    def holds(self, ticket: Ticket | None) -> bool:
+        """Whether the call belongs to an attempt this gate admitted."""
+        return ticket is not None
+
+    async def take(self, ticket: Any, role: str, worst: float) -> None:
+        """Reserve a call's worst case (BudgetRefused when it does not fit)."""
+        self.gate.take(ticket, role, worst)
+
+    async def paid(self, ticket: Any, role: str, worst: float, cost: float) -> None:
+        """Swap the call's reservation for what it cost."""
+        self.gate.paid(ticket, role, worst, cost)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.pool, name)

@@ -25,7 +25,7 @@ from typing import Any
 
 from seqk.errors import BudgetRefused
 from seqk.records import CallRecord
-from seqk.run.budget import _TICKET, BudgetGate, Ticket, call_worst_usd, tokens_bound
+from seqk.run.budget import _TICKET, BudgetedPool, BudgetGate, Ticket
 
 
 @dataclass
@@ -145,27 +145,15 @@ class RemoteGate:
         return self.why or "budget reached"
 
 
-class RemotePool:
-    """The worker engine's model pool, every call held to its attempt's reservation in the ledger
-    (BudgetedPool, with the gate's calls awaited)."""
+class RemotePool(BudgetedPool):
+    """The worker engine's model pool, every call held to its attempt's reservation in the ledger:
+    BudgetedPool, with the gate's calls awaited."""
 
-    def __init__(self, pool: Any, gate: RemoteGate):
-        self.pool = pool
-        self.gate = gate
+    def holds(self, ticket: Ticket | None) -> bool:
+        return isinstance(ticket, LedgerTicket)
 
-    async def complete(self, spec: Any, prompt: str, cache_prefix: str | None = None) -> Any:
-        ticket = _TICKET.get()
-        if not isinstance(ticket, LedgerTicket):
-            return await self.pool.complete(spec, prompt, cache_prefix)
-        worst = call_worst_usd(spec, tokens_bound(prompt))
-        await self.gate.take(ticket, spec.role, worst)
-        cost = 0.0
-        try:
-            completion = await self.pool.complete(spec, prompt, cache_prefix)
-            cost = completion.cost_usd or 0.0
-            return completion
-        finally:
-            await self.gate.paid(ticket, spec.role, worst, cost)
+    async def take(self, ticket: Any, role: str, worst: float) -> None:
+        await self.gate.take(ticket, role, worst)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.pool, name)
+    async def paid(self, ticket: Any, role: str, worst: float, cost: float) -> None:
+        await self.gate.paid(ticket, role, worst, cost)
