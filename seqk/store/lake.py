@@ -280,11 +280,12 @@ def setup_lock(url: LakeUrl) -> Iterator[None]:
     """Held while one process creates or upgrades the lake's tables, so several processes
     starting on a fresh lake at once create them once."""
     pg = _pg(url.catalog_dsn)
+    key = _key("seqk-lake-setup")
     try:
-        pg.execute(_pg_queries()["lock_setup"], {"key": _key("seqk-lake-setup")})
+        pg.execute(_pg_queries()["lock_setup"], {"key": key})
         yield
     finally:
-        pg.close()
+        _release_and_close(pg, "unlock_setup", {"key": key})
 
 
 @contextlib.contextmanager
@@ -298,11 +299,25 @@ def lease(url_text: str, run_id: str, task_indices: Sequence[int]) -> Iterator[N
         row = pg.execute(_pg_queries()["try_lease_tasks"], {"keys": keys}).fetchone()
         refused = int(row[0]) if row else len(keys)
         if refused:
-            pg.execute(_pg_queries()["release_all"])
             raise RunConflict(
                 f"{refused} of the {len(keys)} task(s) of run {run_id} are being run right now by "
                 f"another process on the lake; wait for it, or run other tasks (task_indices)")
         yield
+    finally:
+        _release_and_close(pg, "release_all", {})
+
+
+def _release_and_close(pg: Any, query: str, params: dict[str, object]) -> None:
+    """Release the session's locks, then close. Closing alone is not enough: the server frees a
+    session's locks only when its backend has exited, which can come after the next process
+    (or this one's next run) already asks for them. If the connection is broken, the server
+    ends the session and frees them itself."""
+    import psycopg
+
+    try:
+        pg.execute(_pg_queries()[query], params)
+    except psycopg.Error:
+        pass
     finally:
         pg.close()
 

@@ -94,6 +94,39 @@ def test_the_lease_refuses_the_same_tasks_and_allows_others(lake_url):
         pass
 
 
+def test_the_lease_is_free_when_its_block_ends_not_when_the_server_ends_the_session(
+        lake_url, monkeypatch):
+    """PostgreSQL frees a closed session's locks only once its backend has exited, which can
+    come after the next run asks for them (seen on a loaded 2-core CI). Here the closes are
+    held back, as a slow backend exit would; the next lease must still be granted."""
+    with store.connect(lake_url):
+        pass
+    held: list = []
+    opened = lake._pg
+
+    def slow_to_close(dsn):
+        con = opened(dsn)
+        held.append(con)
+        monkeypatch.setattr(con, "close", lambda: None)
+        return con
+
+    monkeypatch.setattr(lake, "_pg", slow_to_close)
+    try:
+        with store.run_lease(lake_url, "r", [1, 2, 3]):
+            pass
+        with store.run_lease(lake_url, "r", [1, 2, 3]):
+            # Refused for 3 after taking 4: it must give 4 back too.
+            with pytest.raises(RunConflict, match="1 of the 2"), store.run_lease(lake_url, "r", [3, 4]):
+                pass
+        for _ in range(2):
+            with store.run_lease(lake_url, "r", [1, 2, 3, 4]):
+                pass
+        assert len(held) == 5 and not any(con.closed for con in held)
+    finally:
+        for con in held:
+            type(con).close(con)
+
+
 def test_compaction_merges_small_files_and_keeps_every_result(tmp_path, lake_url):
     models.register_mock("mock/actor", solves_on({1: 1, 3: 2}))
     for k in (1, 2, 3, 4):  # four invocations, each a few commits of more rows than DuckLake inlines
