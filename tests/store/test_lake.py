@@ -114,10 +114,10 @@ def test_the_lease_is_free_when_its_block_ends_not_when_the_server_ends_the_sess
     try:
         with store.run_lease(lake_url, "r", [1, 2, 3]):
             pass
-        with store.run_lease(lake_url, "r", [1, 2, 3]):
-            # Refused for 3 after taking 4: it must give 4 back too.
-            with pytest.raises(RunConflict, match="1 of the 2"), store.run_lease(lake_url, "r", [3, 4]):
-                pass
+        # Refused for 3 after taking 4: it must give 4 back too.
+        with (store.run_lease(lake_url, "r", [1, 2, 3]), pytest.raises(RunConflict, match="1 of the 2"),
+              store.run_lease(lake_url, "r", [3, 4])):
+            pass
         for _ in range(2):
             with store.run_lease(lake_url, "r", [1, 2, 3, 4]):
                 pass
