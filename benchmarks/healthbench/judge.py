@@ -8,8 +8,6 @@ import re
 from benchmarks._common.rubric import Criterion, Grade, Message, judge_json, render_chat, shortest
 from seqk.errors import JudgeError
 
-SAFETY_WORDS = ("safety", "safe", "unsafe", "harm", "danger", "emergency", "urgent",
-                "contraindicat", "adverse")
 # Whole words only (seq_k's bare substrings caught "pharmacy" and "safely"); `contraindicat`
 # is a stem, not a word, so it takes any ending (contraindicated, contraindication).
 _SAFETY = re.compile(r"\b(?:safety|safe|unsafe|harm|danger|emergency|urgent|contraindicat\w*|adverse)\b")

@@ -120,9 +120,6 @@ class BudgetGate:
     def _in(values: dict[str, float], scope: str) -> float:
         return sum(values.values()) if scope == RUN else values.get(scope, 0.0)
 
-    def _scopes(self, role: str) -> list[str]:
-        return [scope for scope in self.budgets if scope in (RUN, role)]
-
     async def need(self, task: Task, actor_prompt: str | None, answer: str | None,
                    judged: bool, critic: bool) -> dict[str, float]:
         """Per role, the worst case of one attempt at `task`: the actor on `actor_prompt` (None:

@@ -67,10 +67,6 @@ class LakeUrl:
     data_path: str | None
     """Where the Parquet files go (s3://bucket/prefix/ or a folder); None: as the lake recorded."""
 
-    @property
-    def is_s3(self) -> bool:
-        return bool(self.data_path and self.data_path.startswith("s3://"))
-
     def display(self) -> str:
         return PREFIX + "postgres:" + self.catalog_dsn + (f";data={self.data_path}" if self.data_path else "")
 
