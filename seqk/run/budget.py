@@ -112,6 +112,9 @@ class BudgetGate:
     """The worst case last weighed (an attempt's, or a call's when a call was refused)."""
     refused_call: str | None = None
     """The role of the call that was refused, when a call (not an attempt) was."""
+    stopped_by: str = "budget"
+    """What a run this gate stopped counts as (RunResult.stopped_by): a Ray worker's gate whose
+    ledger died says "error"."""
     _prompt_bytes: dict[int, tuple[list[int], list[int]]] = field(default_factory=dict)
     """task_index -> the byte sizes of its judge prompts and its critic prompts."""
     _settled: asyncio.Event = field(default_factory=asyncio.Event)

@@ -12,11 +12,17 @@ attempts of one process.
 A worker that dies leaves its tickets open; the driver `abandon`s them: what they held is
 released, and the worst case of a call that was in flight counts as spent (the provider may have
 billed it; the next `seqk run` reads the real spend from the database).
+
+The ledger runs on the driver's node, so it shares the driver's fate. Should it die anyway
+(killed, out of memory), no worker can know what the others spend: every worker stops admitting
+attempts and refuses every further call, the run stops saying so, and the next `seqk run` goes
+on from the spend in the database. Restarting the ledger instead would forget the reservations
+of the attempts in flight, and could spend past the budget.
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import contextvars
 import uuid
 from collections.abc import Sequence
@@ -26,6 +32,10 @@ from typing import Any
 from seqk.errors import BudgetRefused
 from seqk.records import CallRecord
 from seqk.run.budget import _TICKET, BudgetedPool, BudgetGate, Ticket
+
+
+class LedgerLost(BudgetRefused):
+    """The ledger died: a call cannot be held to the budget, so it does not go."""
 
 
 @dataclass
@@ -87,12 +97,8 @@ class BudgetLedger:
                 self.gate.paid(self.tickets[tid], role, worst, worst)
             self.gate.settle(self.tickets.pop(tid), [])
 
-    def state(self) -> dict[str, Any]:
-        """What the driver copies into its own gate: spend, and why it refused (if it did)."""
-        gate = self.gate
-        return {"spent": dict(gate.spent), "refused": gate.refused, "refused_call": gate.refused_call,
-                "last_need": dict(gate.last_need),
-                "describe": gate.describe() if gate.refused is not None else None}
+LEDGER_LOST = ("the run's budget ledger (a Ray actor) died, so no worker can know what the others "
+               "spend: the run stopped; `seqk run` again goes on from the spend in the database")
 
 
 class RemoteGate:
@@ -100,27 +106,46 @@ class RemoteGate:
 
     `need` is computed here (it reads the benchmark's prompts, which the worker has). `settle`
     is synchronous for the engine: it is sent at once, and this worker's next admit or take
-    waits for it, so the ledger sees one worker's messages in order."""
+    waits for it, so the ledger sees one worker's messages in order. Once a call to the ledger
+    finds it dead, the gate admits nothing and refuses every call (see the module's docstring)."""
 
     def __init__(self, ledger: Any, spec: Any):
         self.ledger = ledger
         self.local = BudgetGate(spec, {}, {})
         self.refused: str | None = None
         self.why: str | None = None
+        self.lost = False
+        """The ledger died: nothing more is admitted or taken."""
+        self.stopped_by = "budget"
         self._sent: list[Any] = []
 
     async def need(self, *args: Any) -> dict[str, float]:
         return await self.local.need(*args)
 
+    async def _call(self, ref: Any) -> Any:
+        """The ledger's answer; LedgerLost when it is dead (now or before)."""
+        import ray
+
+        try:
+            return await ref
+        except ray.exceptions.RayActorError:
+            self.lost, self.refused, self.why, self.stopped_by = True, "budget", LEDGER_LOST, "error"
+            raise LedgerLost(LEDGER_LOST) from None
+
     async def _drain(self) -> None:
         sent, self._sent = self._sent, []
-        if sent:
-            await asyncio.gather(*sent)
+        for ref in sent:
+            await self._call(ref)
 
     async def admit(self, need: dict[str, float]) -> LedgerTicket | None:
-        await self._drain()
+        if self.lost:
+            return None
         job = JOB.get()
-        tid, why = await self.ledger.admit.remote(job, need)
+        try:
+            await self._drain()
+            tid, why = await self._call(self.ledger.admit.remote(job, need))
+        except LedgerLost:
+            return None
         if tid is None:
             self.refused, self.why = "budget", why
             return None
@@ -129,17 +154,22 @@ class RemoteGate:
         return ticket
 
     async def take(self, ticket: LedgerTicket, role: str, worst: float) -> None:
+        if self.lost:
+            raise LedgerLost(LEDGER_LOST)
         await self._drain()
-        refused = await self.ledger.take.remote(ticket.tid, role, worst)
+        refused = await self._call(self.ledger.take.remote(ticket.tid, role, worst))
         if refused is not None:
             self.refused, self.why = "budget", refused[1]
             raise BudgetRefused(refused[0])
 
     async def paid(self, ticket: LedgerTicket, role: str, worst: float, cost: float) -> None:
-        await self.ledger.paid.remote(ticket.tid, role, worst, cost)
+        # The call's cost is in its record whatever happens here; a lost ledger only loses the count.
+        with contextlib.suppress(LedgerLost):
+            await self._call(self.ledger.paid.remote(ticket.tid, role, worst, cost))
 
     def settle(self, ticket: LedgerTicket, calls: Sequence[CallRecord]) -> None:
-        self._sent.append(self.ledger.settle.remote(ticket.job, ticket.tid, list(calls)))
+        if not self.lost:
+            self._sent.append(self.ledger.settle.remote(ticket.job, ticket.tid, list(calls)))
 
     def describe(self) -> str:
         return self.why or "budget reached"

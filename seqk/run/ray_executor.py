@@ -15,6 +15,7 @@ when a run asks for it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import os
@@ -163,8 +164,11 @@ class RayExecutor:
         nodes = [n for n in ray.nodes() if n.get("Alive")]
         tag = uuid.uuid4().hex[:8]
         if engine.budget is not None:
+            # On the driver's node, sharing its fate; never restarted (see seqk.run.ray_budget).
+            here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
             self.ledger = ray.remote(BudgetLedger).options(
                 name=f"seqk-budget-{tag}", num_cpus=0, max_restarts=0, max_concurrency=1000,
+                scheduling_strategy=here,
             ).remote(engine.spec, engine.budget.budgets, engine.budget.spent)
         db = engine.writer.db
         self.lake = db if store.is_lake(db) else None
@@ -209,7 +213,8 @@ class RayExecutor:
                 yield record, done, outcome
         except ray.exceptions.RayActorError:
             if self.ledger is not None:
-                await self.ledger.abandon.remote(job)
+                with contextlib.suppress(ray.exceptions.RayActorError):  # the ledger died too
+                    await self.ledger.abandon.remote(job)
             if self.lake is not None:
                 self._rescue(index)
             raise
@@ -303,7 +308,8 @@ class RayExecutor:
                 log.debug("ray worker already gone", exc_info=True)
         self.workers = []
         if self.ledger is not None:
-            ray.kill(self.ledger)
+            with contextlib.suppress(Exception):  # already gone
+                ray.kill(self.ledger)
             self.ledger = None
         if self._owns_ray:
             await asyncio.to_thread(ray.shutdown)

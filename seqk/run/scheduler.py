@@ -174,7 +174,7 @@ class Engine:
             self.budget.settle(ticket, [])
             return None
         if ticket is None and self.result.stopped is None:
-            self.result.stopped, self.result.stopped_by = self.budget.describe(), "budget"
+            self.result.stopped, self.result.stopped_by = self.budget.describe(), self.budget.stopped_by
         return ticket
 
     def _settle(self, ticket: Ticket, record: AttemptRecord | FeedbackFill) -> None:
@@ -182,7 +182,7 @@ class Engine:
             self.budget.settle(ticket, record.calls)
             if self.budget.refused is not None and self.result.stopped is None:
                 # A call was refused mid-attempt: nothing more starts.
-                self.result.stopped, self.result.stopped_by = self.budget.describe(), "budget"
+                self.result.stopped, self.result.stopped_by = self.budget.describe(), self.budget.stopped_by
 
     def _emit(self, record: AttemptRecord | FeedbackFill, done: bool, outcome: str | None,
               write: bool = True) -> None:

@@ -79,3 +79,46 @@ def test_chains_on_ray_give_the_same_attempts_as_local(tmp_path, ray_local):
     assert got == table(local, SLOTS)
     assert {chain for _, chain, *_ in got} == {1, 2}
     assert b.attempts_written == a.attempts_written == len(got)
+
+
+def test_a_dead_ledger_stops_the_run_in_one_line_and_the_next_run_goes_on(tmp_path, ray_local):
+    """The ledger is killed at the first attempt: with no one keeping the budget across workers,
+    nothing more is admitted or sent, the run ends (no hang) saying why, and the next run
+    finishes what is left (the spend it starts from is the database's)."""
+    import threading
+
+    import ray
+
+    from seqk.run.observer import RunObserver
+
+    path = arc(tmp_path, "ledger.yaml", budget_usd=1.0)
+    free = tmp_path / "free.duckdb"
+    engine.run(load_variant(path), free)
+
+    class KillTheLedger(RunObserver):
+        killed = False
+
+        def attempt(self, event) -> None:
+            if not self.killed:
+                self.killed = True
+                (name,) = [a for a in ray.util.list_named_actors(all_namespaces=True)
+                           if a["name"].startswith("seqk-budget-")]
+                ray.kill(ray.get_actor(name["name"], namespace=name["namespace"]))
+
+    db, outcome, done = tmp_path / "ray.duckdb", {}, threading.Event()
+    watcher = KillTheLedger()
+
+    def go() -> None:
+        outcome["result"] = engine.run(load_variant(path, {"executor": "ray"}), db, watcher)
+        done.set()
+
+    threading.Thread(target=go, daemon=True).start()
+    assert done.wait(180), "the run hung after its ledger died"
+    result = outcome["result"]
+    assert watcher.killed
+    assert result.stopped_by == "error" and "budget ledger" in result.stopped and "seqk run" in result.stopped
+    count = "SELECT count(*) FROM current_attempts WHERE status <> 'error'"
+    assert table(db, count)[0][0] < table(free, count)[0][0]  # it stopped
+    again = engine.run(load_variant(path), db)
+    assert again.stopped is None and again.tasks_error == 0
+    assert table(db, SLOTS) == table(free, SLOTS)
