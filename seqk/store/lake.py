@@ -206,8 +206,9 @@ def session(url_text: str, read_only: bool) -> Iterator[duckdb.DuckDBPyConnectio
         con = _sessions.get(key)
         if con is None:
             # A fresh lake is initialised by the first ATTACH, and its tables created by the first
-            # session: writers starting at once must take turns, or PostgreSQL refuses the second.
-            with contextlib.nullcontext() if read_only else setup_lock(url):
+            # session: writers starting at once must take turns, or PostgreSQL refuses the second,
+            # and a reader waits for a set-up under way, to find the lake whole or not at all.
+            with setup_lock(url, shared=read_only):
                 con = _attach(url, read_only)
                 try:
                     _prepare(con, url, read_only)
@@ -272,16 +273,18 @@ def _key(*parts: object) -> int:
 
 
 @contextlib.contextmanager
-def setup_lock(url: LakeUrl) -> Iterator[None]:
+def setup_lock(url: LakeUrl, shared: bool = False) -> Iterator[None]:
     """Held while one process creates or upgrades the lake's tables, so several processes
-    starting on a fresh lake at once create them once."""
+    starting on a fresh lake at once create them once; `shared` (a reader opening the lake)
+    waits for a set-up under way, and holds off a new one until the block ends."""
     pg = _pg(url.catalog_dsn)
     key = _key("seqk-lake-setup")
+    suffix = "_shared" if shared else ""
     try:
-        pg.execute(_pg_queries()["lock_setup"], {"key": key})
+        pg.execute(_pg_queries()["lock_setup" + suffix], {"key": key})
         yield
     finally:
-        _release_and_close(pg, "unlock_setup", {"key": key})
+        _release_and_close(pg, "unlock_setup" + suffix, {"key": key})
 
 
 @contextlib.contextmanager

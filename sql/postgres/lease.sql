@@ -19,3 +19,12 @@ SELECT pg_advisory_lock($key);
 -- name: unlock_setup(key) -> none
 -- Releases the lake's set-up lock; returns nothing.
 SELECT pg_advisory_unlock($key);
+
+-- name: lock_setup_shared(key) -> none
+-- Waits until no process is setting the lake up, and keeps any from starting until released (a
+-- reader opening the lake, which must see it whole or not at all); returns nothing.
+SELECT pg_advisory_lock_shared($key);
+
+-- name: unlock_setup_shared(key) -> none
+-- Releases a reader's hold on the set-up lock; returns nothing.
+SELECT pg_advisory_unlock_shared($key);

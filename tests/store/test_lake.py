@@ -166,3 +166,31 @@ def test_runs_move_from_a_file_to_the_lake_and_back(tmp_path, lake_url, db):
     with duckdb.connect(str(db), read_only=True) as a, duckdb.connect(str(other), read_only=True) as b:
         slots = "SELECT task_index, attempt_index, success, feedback FROM current_attempts ORDER BY ALL"
         assert a.execute(slots).fetchall() == b.execute(slots).fetchall()
+
+
+def test_a_reader_waits_for_a_set_up_under_way_and_finds_the_lake_whole(lake_url):
+    """A writer setting a fresh lake up holds the set-up lock from its ATTACH until its tables
+    are committed; a reader opening the lake meanwhile (`seqk status` during a teammate's first
+    run) must wait, not find it missing or half made."""
+    import threading
+
+    url = lake.parse(lake_url)
+    seen: dict = {}
+
+    def read() -> None:
+        try:
+            with store.connect(lake_url, read_only=True) as con:
+                seen["runs"] = con.execute("SELECT count(*) FROM run_rows").fetchone()[0]
+        except Exception as exc:  # noqa: BLE001 - what the reader saw is the assertion
+            seen["error"] = exc
+
+    with lake.setup_lock(url):  # as a writer's session() holds it
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(1.0)
+        assert reader.is_alive() and not seen, seen  # waiting, not refused
+        writer = lake._attach(url, False)
+        lake._prepare(writer, url, False)
+        writer.close()
+    reader.join(60)
+    assert seen == {"runs": 0}
