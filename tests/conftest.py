@@ -82,11 +82,19 @@ def lake_servers():
     import servers
 
     with servers.postgres() as pg, servers.moto_s3() as endpoint:
-        import boto3
-
-        boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="testing", aws_secret_access_key="testing",
-                     region_name="us-east-1").create_bucket(Bucket="seqk-lake")
+        lake_bucket(endpoint)
         yield pg, endpoint
+
+
+def lake_bucket(endpoint: str) -> None:
+    """The lakes' bucket, made again if gone: moto keeps its buckets in-process, shared by every
+    moto server of the session, and tests/io/test_s3.py resets them."""
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="testing",
+                          aws_secret_access_key="testing", region_name="us-east-1")
+    if "seqk-lake" not in {b["Name"] for b in client.list_buckets().get("Buckets", [])}:
+        client.create_bucket(Bucket="seqk-lake")
 
 
 _LAKES = iter(range(1, 10_000))
@@ -99,6 +107,7 @@ def lake_url(lake_servers, monkeypatch) -> str:
     import servers
 
     pg, endpoint = lake_servers
+    lake_bucket(endpoint)
     name = f"lake{next(_LAKES)}"
     dsn = servers.create_database(pg, name)
     for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",

@@ -106,15 +106,12 @@ def moto_s3() -> Iterator[str]:
     from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # a line per S3 request otherwise
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    # Port 0: the server binds a free port itself (a port picked here and bound later may be
+    # taken meanwhile, and moto then waits forever).
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-            time.sleep(0.05)
+        _host, port = server.get_host_and_port()
         yield f"http://127.0.0.1:{port}"
     finally:
         server.stop()

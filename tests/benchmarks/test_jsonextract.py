@@ -94,14 +94,17 @@ def test_parse_lenient_rejects_prose() -> None:
     ids=["open", "failing", "deep", "apostrophes", "escapes", "mismatched", "nested"],
 )
 def test_pathological_50kb_replies_stay_fast(text: str) -> None:
+    # A guard against quadratic or backtracking scans (minutes on these inputs), not a speed
+    # target (bench/ measures those): 0.02-0.27 s here, with room for a loaded machine.
     start = time.perf_counter()
     extract_all_json(text)
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 10.0
 
 
 def test_large_valid_reply_is_fast() -> None:
     grids = [[[(r + c) % 10 for c in range(30)] for r in range(30)]] * 3
     reply = "Reasoning... " * 2_000 + "```json\n" + json.dumps(grids) + "\n```"
+    # As above, a guard against a scan that re-reads the reply per bracket: 0.2 ms here.
     start = time.perf_counter()
     assert extract_json(reply) == grids
-    assert time.perf_counter() - start < 0.1
+    assert time.perf_counter() - start < 2.0

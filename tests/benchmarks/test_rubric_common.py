@@ -126,6 +126,7 @@ def test_a_missing_local_file_is_an_option_error_naming_data_path(tmp_path):
 
 def test_offline_hub_fails_at_validation_naming_data_path(tmp_path, monkeypatch):
     import huggingface_hub.constants
+    import huggingface_hub.file_download  # noqa: F401 - imported before the clock starts
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "empty-cache"))
@@ -148,6 +149,7 @@ def test_an_unreachable_hub_fails_at_once_in_one_line_naming_data_path(tmp_path,
     import time
 
     import huggingface_hub.constants
+    import huggingface_hub.file_download  # noqa: F401 - imported before the clock starts
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", f"http://127.0.0.1:{closed_port()}")
@@ -155,8 +157,9 @@ def test_an_unreachable_hub_fails_at_once_in_one_line_naming_data_path(tmp_path,
     start = time.monotonic()
     with pytest.raises(ConfigError) as info:
         healthbench.load_tasks(healthbench.Options())
-    # huggingface_hub alone retries with backoff for about 24 s before giving up.
-    assert time.monotonic() - start < 5
+    # huggingface_hub alone retries with backoff for about 24 s before giving up; seqk asks once
+    # and fails at once (the bound leaves room for a loaded machine).
+    assert time.monotonic() - start < 15
     [issue] = info.value.issues
     message = str(issue)
     assert "\n" not in message
@@ -167,6 +170,7 @@ def test_an_unreachable_hub_fails_at_once_in_one_line_naming_data_path(tmp_path,
 def test_an_unreachable_hub_still_serves_a_file_from_its_cache(monkeypatch):
     import huggingface_hub
     import huggingface_hub.constants
+    import huggingface_hub.file_download  # noqa: F401 - imported before the clock starts
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", f"http://127.0.0.1:{closed_port()}")

@@ -47,9 +47,14 @@ def test_a_killed_worker_leaves_errors_not_a_hang_and_the_next_run_redoes_them(t
     db = tmp_path / "seqk.duckdb"
     killed = threading.Event()
 
+    def workers() -> list[dict]:
+        return [a for a in ray.util.list_named_actors(all_namespaces=True) if a["name"].startswith("seqk-worker-")]
+
+    earlier = {a["name"] for a in workers()}  # an earlier run's, killed but maybe still listed
+
     def kill_a_worker() -> None:
-        names = [a for a in ray.util.list_named_actors(all_namespaces=True) if a["name"].startswith("seqk-worker-")]
-        worker = ray.get_actor(names[0]["name"], namespace=names[0]["namespace"])
+        (name, *_) = [a for a in workers() if a["name"] not in earlier]
+        worker = ray.get_actor(name["name"], namespace=name["namespace"])
         os.kill(ray.get(worker.pid.remote()), signal.SIGKILL)
         killed.set()
 
@@ -121,7 +126,7 @@ def test_ctrl_c_on_ray_keeps_what_finished_and_a_resume_ends_as_an_uninterrupted
         def attempt(self, event) -> None:
             self.seen += 1
             if self.seen == 4:  # the user's Ctrl-C: SIGINT to this process, as a terminal sends it
-                threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()
+                os.kill(os.getpid(), signal.SIGINT)
 
     stopped = engine.run(load_variant(path, {"executor": "ray"}), db, CtrlCAfterFourAttempts())
     assert stopped.interrupted

@@ -86,9 +86,14 @@ def test_a_killed_worker_leaves_errors_and_loses_nothing_it_finished(tmp_path, l
     killed = threading.Event()
     received: list[str] = []
 
+    def workers() -> list[dict]:
+        return [a for a in ray.util.list_named_actors(all_namespaces=True) if a["name"].startswith("seqk-worker-")]
+
+    earlier = {a["name"] for a in workers()}  # an earlier run's, killed but maybe still listed
+
     def kill_a_worker() -> None:
-        names = [a for a in ray.util.list_named_actors(all_namespaces=True) if a["name"].startswith("seqk-worker-")]
-        worker = ray.get_actor(names[0]["name"], namespace=names[0]["namespace"])
+        (name, *_) = [a for a in workers() if a["name"] not in earlier]
+        worker = ray.get_actor(name["name"], namespace=name["namespace"])
         os.kill(ray.get(worker.pid.remote()), signal.SIGKILL)
         killed.set()
 
