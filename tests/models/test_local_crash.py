@@ -162,3 +162,27 @@ def test_a_worker_never_outlives_seqk_even_after_sigkill(tmp_path):
     while any(map(running, workers)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(map(running, workers))
+
+
+def test_the_worker_writes_no_core_file(monkeypatch):
+    # A crash of a process with a model of gigabytes mapped in would dump gigabytes, and the run
+    # would wait for the dump before it could say why it stopped.
+    monkeypatch.setenv("PYTHONPATH", env(fake_llama=True)["PYTHONPATH"])
+    monkeypatch.syspath_prepend(str(TESTS / "fake_llama"))
+    import resource
+
+    model = runspec.load(QUICKSTART).actor.model
+    before = resource.getrlimit(resource.RLIMIT_CORE)
+    # As on a machine that keeps core files: the worker would inherit a limit above 0 (these
+    # machines' hard limit is unlimited; where it is 0, no process can write a core file anyway).
+    resource.setrlimit(resource.RLIMIT_CORE, (before[1], before[1]))
+    try:
+        worker = llm_local.start_worker(model, threads=1)
+    finally:
+        resource.setrlimit(resource.RLIMIT_CORE, before)
+    try:
+        limits = Path(f"/proc/{worker.proc.pid}/limits").read_text()
+    finally:
+        worker.kill()
+    (line,) = [x for x in limits.splitlines() if x.startswith("Max core file size")]
+    assert line.split()[4] == "0", line  # the soft limit

@@ -114,6 +114,18 @@ def serve(model_path: str, threads: int, n_ctx: int, host: str = "127.0.0.1") ->
     asyncio.run(main())
 
 
+def _no_core_file() -> None:
+    """A crash writes no core file: with the model mapped in, it would be as large as the model
+    (gigabytes), and seqk, waiting for the process to exit to say why it crashed, would wait for
+    the dump too (seqk.models.local.workers.Worker.exit_message)."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return
+    _soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, hard))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of `python -m seqk.models.local.worker`."""
     parser = argparse.ArgumentParser(prog="python -m seqk.models.local.worker", description=__doc__)
@@ -121,6 +133,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads")
     parser.add_argument("--n-ctx", type=int, default=8192, help="context window in tokens")
     args = parser.parse_args(argv)
+    _no_core_file()
     threading.Thread(target=_exit_when_parent_goes, daemon=True).start()
     serve(args.model, args.threads, args.n_ctx)
 
