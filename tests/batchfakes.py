@@ -56,6 +56,8 @@ class Fake:
     """The first batch expires with only its first half done."""
     cache: dict[str, int] = field(default_factory=dict)
     """Anthropic: cache_creation / cache_read tokens to report per item."""
+    held: bool = False
+    """While True, no batch ends, whatever its age (a test sets it False to let them end)."""
     url: str = ""
     batches: dict[str, FakeBatch] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
@@ -109,7 +111,7 @@ class Fake:
         return False
 
     def done(self, batch: FakeBatch) -> bool:
-        return time.time() >= batch.created + self.delay_s
+        return not self.held and time.time() >= batch.created + self.delay_s
 
 
 class FakeOpenAI(Fake):

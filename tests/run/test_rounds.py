@@ -167,7 +167,7 @@ def test_no_wait_submits_and_returns_then_a_later_run_collects(tmp_path: Path):
     from seqk.cli import app
 
     db = tmp_path / "b.duckdb"
-    with FakeOpenAI(delay_s=1.0) as fake:
+    with FakeOpenAI(delay_s=0.1, held=True) as fake:  # the batch ends only when the test says
         path = variant(tmp_path, fake, metric="pass@k", k=2, batch=True)
         first = CliRunner().invoke(app, ["run", str(path), "--db", str(db), "--no-wait", "--no-export"])
         assert first.exit_code == 0, first.output
@@ -175,7 +175,7 @@ def test_no_wait_submits_and_returns_then_a_later_run_collects(tmp_path: Path):
         assert rows(db, "SELECT count(*) FROM attempts") == [(0,)]
         status = CliRunner().invoke(app, ["status", "--db", str(db)])
         assert "in_progress" in status.output and "0/12" in status.output
-        time.sleep(1.0)
+        fake.held = False
         second = CliRunner().invoke(app, ["run", str(path), "--db", str(db), "--no-export"])
         assert second.exit_code == 0, second.output
         assert fake.posted_batches == 1
