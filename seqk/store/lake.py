@@ -263,8 +263,12 @@ def _pg(dsn: str) -> Any:
     try:
         return psycopg.connect(dsn, autocommit=True, connect_timeout=20)
     except psycopg.Error as exc:
-        raise StoreBusy(f"cannot reach the lake's catalog ({dsn}): "
-                        f"{str(exc).strip().splitlines()[0]}") from None
+        first = str(exc).strip().splitlines()[0]
+        if "does not exist" in first:  # the server answered: the database (or role) is missing
+            raise NotFound(f"the lake's catalog ({dsn}) {first.rsplit('FATAL:', 1)[-1].strip()}: "
+                           "create it on the PostgreSQL server first (createdb), or fix the "
+                           "dbname / user in the lake URL") from None
+        raise StoreBusy(f"cannot reach the lake's catalog ({dsn}): {first}") from None
 
 
 def _key(*parts: object) -> int:

@@ -194,3 +194,12 @@ def test_a_reader_waits_for_a_set_up_under_way_and_finds_the_lake_whole(lake_url
         writer.close()
     reader.join(60)
     assert seen == {"runs": 0}
+
+
+def test_a_lake_whose_catalog_database_is_missing_is_one_line_naming_it(lake_url):
+    missing = lake_url.replace("dbname=lake", "dbname=nosuchlake")
+    for command in (["status"], ["report"]):
+        out = runner.invoke(app, [*command, "--db", missing])
+        assert out.exit_code == 2, out.output
+        assert 'database "nosuchlake' in out.output and "createdb" in out.output
+        assert len(out.output.strip().splitlines()) == 1, out.output
