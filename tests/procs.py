@@ -1,5 +1,5 @@
 """Real `seqk` processes for tests: the environment they run in (tests/ on PYTHONPATH, so
-mock models in tests/scripts.py resolve), starting a run, and waiting for its attempts."""
+mock models in tests/scripts.py resolve), starting a run, gating it, and waiting for its attempts."""
 
 from __future__ import annotations
 
@@ -11,8 +11,30 @@ import time
 from pathlib import Path
 
 import yaml
+from scripts import GATE_AFTER, GATE_FILE
 
 TESTS = Path(__file__).resolve().parent
+
+
+class Gate:
+    """Holds a run on a slow mock of tests/scripts.py (`gated`) after its first `after` model calls,
+    until `open()`: a run started with it cannot end before the test has stopped or overlapped it.
+    As a context manager it opens on the way out, so a failing test leaves no run waiting."""
+
+    def __init__(self, folder: Path, after: int) -> None:
+        self.path, self.after = folder / f"gate-{after}.open", after
+
+    def env(self) -> dict[str, str]:
+        return {GATE_FILE: str(self.path), GATE_AFTER: str(self.after)}
+
+    def open(self) -> None:
+        self.path.touch()
+
+    def __enter__(self) -> Gate:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.open()
 
 
 def arc_variant(folder: Path, name: str = "seq.yaml", **keys) -> Path:
@@ -25,16 +47,16 @@ def arc_variant(folder: Path, name: str = "seq.yaml", **keys) -> Path:
     return path
 
 
-def env() -> dict[str, str]:
-    e = dict(os.environ)
+def env(gate: Gate | None = None) -> dict[str, str]:
+    e = dict(os.environ) | (gate.env() if gate else {})
     e["PYTHONPATH"] = os.pathsep.join([str(TESTS), e.get("PYTHONPATH", "")])
     return e
 
 
-def start_run(variant: Path, db: Path) -> subprocess.Popen:
+def start_run(variant: Path, db: Path | str, gate: Gate | None = None) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "seqk", "run", str(variant), "--db", str(db), "--no-export"],
-        env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env=env(gate), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def status(db: Path) -> subprocess.CompletedProcess:

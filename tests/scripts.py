@@ -75,24 +75,47 @@ def arc_answer(prompt: str) -> str:
     return "[[0, 0], [0, 0]]"
 
 
-def _slow_arc():
+# --- Slow, gated mocks: runs a test can stop, kill or overlap mid-way ----------------------------
+# In a process whose environment names a gate (procs.Gate sets these variables), the calls after
+# the first GATE_AFTER wait until the file GATE_FILE exists: the run writes exactly that many
+# attempts, then holds, so a test can signal, kill or overlap it mid-run however slow the machine
+# is. Without the variables (a reference run, a resume, an in-process run) a call only takes its
+# latency. A gate never opened lets calls through after GATE_LIMIT_S: a failed test hangs no run.
+
+GATE_FILE = "SEQK_TEST_GATE_FILE"
+GATE_AFTER = "SEQK_TEST_GATE_AFTER"
+GATE_LIMIT_S = 600.0
+
+
+def gated(script, latency_s: float):
+    """A MockModel answering as `script` after `latency_s`, held by a gate as said above."""
+    import asyncio
+    import inspect
+    import os
+    import time
+
     from seqk.models import MockModel
 
-    # Slow enough that a run outlasts a few `seqk status` polls on a loaded machine (the tests
-    # that stop a run mid-way wait for attempts through them), now that a run starts sooner.
-    return MockModel(arc_answer, latency_s=0.15)
+    takes_seed = "seed" in inspect.signature(script).parameters
+    passed = 0
+
+    async def reply(prompt: str, seed: int | None = None) -> str:
+        nonlocal passed
+        gate = os.environ.get(GATE_FILE)
+        if gate and passed >= int(os.environ.get(GATE_AFTER, "0")):
+            deadline = time.monotonic() + GATE_LIMIT_S
+            while not os.path.exists(gate) and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+        passed += 1  # no await since the check: exactly GATE_AFTER calls pass a closed gate
+        return script(prompt, seed=seed) if takes_seed else script(prompt)
+
+    return MockModel(reply, latency_s=latency_s)
 
 
-slow_arc = _slow_arc()
+# Slow enough that an ungated run (the Ray tests' in-process ones) outlasts a few polls.
+slow_arc = gated(arc_answer, latency_s=0.15)
 
-
-def _slow_wrong():
-    from seqk.models import MockModel
-
-    return MockModel(always_wrong, latency_s=0.3)
-
-
-slow_wrong = _slow_wrong()
+slow_wrong = gated(always_wrong, latency_s=0.3)
 """Always wrong, 0.3 s a call: a run long enough to print progress lines."""
 
 
@@ -108,10 +131,4 @@ def seeded_arc(prompt: str, seed: int | None = None) -> str:
     return "[[0, 0], [0, 0]]"
 
 
-def _slow_seeded_arc():
-    from seqk.models import MockModel
-
-    return MockModel(seeded_arc, latency_s=0.15)  # as slow_arc, for the same reason
-
-
-slow_seeded_arc = _slow_seeded_arc()
+slow_seeded_arc = gated(seeded_arc, latency_s=0.15)  # as slow_arc

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 import yaml
-from procs import TESTS, arc_variant, start_run, wait_for_attempts
+from procs import TESTS, Gate, arc_variant, start_run, wait_for_attempts
 
 
 def outcomes(db: Path) -> list[tuple]:
@@ -23,13 +23,15 @@ def outcomes(db: Path) -> list[tuple]:
 
 def test_status_reads_while_a_run_writes(tmp_path):
     db = tmp_path / "seqk.duckdb"
-    proc = start_run(arc_variant(tmp_path), db)
-    try:
-        seen = wait_for_attempts(db, proc, at_least=20)
-        assert proc.poll() is None, "the run should still be writing"
-        assert seen == sorted(seen) and seen[-1] >= 20
-    finally:
-        proc.wait(timeout=120)
+    with Gate(tmp_path, after=40) as gate:  # it writes 40 of its 108 attempts, then holds
+        proc = start_run(arc_variant(tmp_path), db, gate)
+        try:
+            seen = wait_for_attempts(db, proc, at_least=20)
+            assert proc.poll() is None, "the run should still be writing"
+            assert seen == sorted(seen) and seen[-1] >= 20
+        finally:
+            gate.open()
+            proc.wait(timeout=120)
     assert proc.returncode == 0, proc.stderr.read()
 
 
@@ -40,10 +42,11 @@ def test_sigkill_mid_run_then_resume_matches_an_uninterrupted_run(tmp_path):
     assert ref.wait(timeout=180) == 0, ref.stderr.read()
 
     db = tmp_path / "killed.duckdb"
-    proc = start_run(variant, db)
-    wait_for_attempts(db, proc, at_least=15)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
+    with Gate(tmp_path, after=15) as gate:  # it writes 15 attempts, then holds until killed
+        proc = start_run(variant, db, gate)
+        wait_for_attempts(db, proc, at_least=15)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
     with duckdb.connect(str(db), read_only=True) as con:
         written = con.execute("SELECT count(*) FROM attempts").fetchone()[0]
     assert 15 <= written < len(outcomes(reference)), "the kill should land mid-run"
@@ -66,10 +69,11 @@ def test_sigkill_mid_run_then_resume_matches_an_uninterrupted_run(tmp_path):
 def test_ctrl_c_stops_cleanly_keeping_finished_attempts(tmp_path):
     variant = arc_variant(tmp_path)
     db = tmp_path / "seqk.duckdb"
-    proc = start_run(variant, db)
-    wait_for_attempts(db, proc, at_least=10)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    with Gate(tmp_path, after=10) as gate:  # it writes 10 attempts, then holds until Ctrl-C
+        proc = start_run(variant, db, gate)
+        wait_for_attempts(db, proc, at_least=10)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "Interrupted" in out and "run the same command to resume" in out
     with duckdb.connect(str(db), read_only=True) as con:
@@ -83,10 +87,11 @@ def test_ctrl_c_stops_cleanly_keeping_finished_attempts(tmp_path):
 
 def test_sigterm_stops_cleanly_like_ctrl_c(tmp_path):
     db = tmp_path / "seqk.duckdb"
-    proc = start_run(arc_variant(tmp_path), db)
-    wait_for_attempts(db, proc, at_least=10)
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=60)
+    with Gate(tmp_path, after=10) as gate:  # it writes 10 attempts, then holds until SIGTERM
+        proc = start_run(arc_variant(tmp_path), db, gate)
+        wait_for_attempts(db, proc, at_least=10)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "Interrupted" in out and "Traceback" not in err
     with duckdb.connect(str(db), read_only=True) as con:
@@ -95,14 +100,15 @@ def test_sigterm_stops_cleanly_like_ctrl_c(tmp_path):
 
 def test_more_signals_during_the_final_write_cannot_lose_it(tmp_path):
     db = tmp_path / "seqk.duckdb"
-    proc = start_run(arc_variant(tmp_path), db)
-    wait_for_attempts(db, proc, at_least=10)
-    for _ in range(6):  # an impatient user: the first signal stops the run, the rest land on the write
-        if proc.poll() is not None:
-            break
-        proc.send_signal(signal.SIGINT)
-        time.sleep(0.05)
-    out, err = proc.communicate(timeout=60)
+    with Gate(tmp_path, after=10) as gate:  # it writes 10 attempts, then holds until the signals
+        proc = start_run(arc_variant(tmp_path), db, gate)
+        wait_for_attempts(db, proc, at_least=10)
+        for _ in range(6):  # an impatient user: the first signal stops the run, the rest land on the write
+            if proc.poll() is not None:
+                break
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.05)
+        out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     written = int(out.split(": ", 1)[1].split(" attempts written")[0])
     with duckdb.connect(str(db), read_only=True) as con:

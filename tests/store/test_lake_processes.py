@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from procs import arc_variant, env
+from procs import Gate, arc_variant, env, start_run
 
 
 def variant(folder: Path, name: str, **keys) -> Path:
@@ -19,11 +19,6 @@ def variant(folder: Path, name: str, **keys) -> Path:
 def seqk(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "seqk", *args], env=env(), capture_output=True, text=True,
                           timeout=timeout)
-
-
-def start(path: Path, db: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "seqk", "run", str(path), "--db", db, "--no-export"],
-                            env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def sql(db: str, query: str) -> str:
@@ -37,7 +32,7 @@ def test_three_writers_at_once_lose_and_duplicate_nothing_and_report_like_a_file
     seq = variant(tmp_path, "seq.yaml", max_tasks=12)
     first = variant(tmp_path, "pass-a.yaml", metric="pass@k", task_indices=list(range(1, 9)))
     second = variant(tmp_path, "pass-b.yaml", metric="pass@k", task_indices=list(range(9, 17)))
-    procs = [start(p, lake_url) for p in (seq, first, second)]
+    procs = [start_run(p, lake_url) for p in (seq, first, second)]
     for proc in procs:
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
@@ -67,9 +62,11 @@ def test_three_writers_at_once_lose_and_duplicate_nothing_and_report_like_a_file
 
 
 def test_the_same_tasks_of_a_run_twice_at_once_are_refused(tmp_path, lake_url):
-    # 4 tasks one at a time, 10 wrong attempts of 0.3 s each: the holder runs for about 12 s.
+    # 4 tasks one at a time, 10 wrong attempts each: the holder answers one, then holds until the
+    # gate opens, so it still runs however long the two other runs take.
     slow = variant(tmp_path, "slow.yaml", model="mock/py:scripts:slow_wrong", max_tasks=4, k=10, concurrency=1)
-    holder = start(slow, lake_url)
+    gate = Gate(tmp_path, after=1)
+    holder = start_run(slow, lake_url, gate)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -92,23 +89,26 @@ def test_the_same_tasks_of_a_run_twice_at_once_are_refused(tmp_path, lake_url):
         assert alongside.returncode == 0, alongside.stderr
         assert "resuming: 1 of 1 tasks" in alongside.stdout + alongside.stderr
     finally:
+        gate.open()
         out, err = holder.communicate(timeout=120)
     assert holder.returncode == 0, err
 
 
 def test_a_run_interrupted_then_resumed_on_the_lake_ends_as_an_uninterrupted_one(tmp_path, lake_url):
-    # 16 tasks, 3 wrong attempts of 0.3 s each, 2 at a time: about 7 s uninterrupted.
+    # 16 tasks, 3 wrong attempts of 0.3 s each, 2 at a time: about 7 s uninterrupted; this one
+    # writes 5 attempts, then holds until Ctrl-C.
     path = variant(tmp_path, "seq.yaml", max_tasks=16, model="mock/py:scripts:slow_wrong", concurrency=2)
-    proc = start(path, lake_url)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        n = seqk("sql", "SELECT count(*) FROM attempts", "--db", lake_url, "--format", "csv")
-        if n.returncode == 0 and int(n.stdout.strip().splitlines()[-1]) >= 5:
-            break
-        time.sleep(0.3)
-    assert proc.poll() is None, "the run ended before it could be interrupted"
-    proc.send_signal(signal.SIGINT)
-    _out, err = proc.communicate(timeout=120)
+    with Gate(tmp_path, after=5) as gate:
+        proc = start_run(path, lake_url, gate)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            n = seqk("sql", "SELECT count(*) FROM attempts", "--db", lake_url, "--format", "csv")
+            if n.returncode == 0 and int(n.stdout.strip().splitlines()[-1]) >= 5:
+                break
+            time.sleep(0.3)
+        assert proc.poll() is None, "the run ended before it could be interrupted"
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     resumed = seqk("run", str(path), "--db", lake_url, "--no-export")
     assert resumed.returncode == 0 and "resuming" in resumed.stdout + resumed.stderr
