@@ -27,7 +27,7 @@ import contextvars
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from seqk import store
 from seqk.benchmark import Task
@@ -112,9 +112,9 @@ class BudgetGate:
     """The worst case last weighed (an attempt's, or a call's when a call was refused)."""
     refused_call: str | None = None
     """The role of the call that was refused, when a call (not an attempt) was."""
-    stopped_by: str = "budget"
-    """What a run this gate stopped counts as (RunResult.stopped_by): a Ray worker's gate whose
-    ledger died says "error"."""
+    stopped_by: ClassVar[str] = "budget"
+    """What a run this gate stopped counts as (RunResult.stopped_by); a Ray worker's gate whose
+    ledger died says "error" (seqk.run.ray_budget.RemoteGate)."""
     _prompt_bytes: dict[int, tuple[list[int], list[int]]] = field(default_factory=dict)
     """task_index -> the byte sizes of its judge prompts and its critic prompts."""
     _settled: asyncio.Event = field(default_factory=asyncio.Event)

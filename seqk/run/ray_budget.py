@@ -116,8 +116,12 @@ class RemoteGate:
         self.why: str | None = None
         self.lost = False
         """The ledger died: nothing more is admitted or taken."""
-        self.stopped_by = "budget"
         self._sent: list[Any] = []
+
+    @property
+    def stopped_by(self) -> str:
+        """What a run this gate stopped counts as: a lost ledger is an error, not the budget."""
+        return "error" if self.lost else "budget"
 
     async def need(self, *args: Any) -> dict[str, float]:
         return await self.local.need(*args)
@@ -129,7 +133,7 @@ class RemoteGate:
         try:
             return await ref
         except ray.exceptions.RayActorError:
-            self.lost, self.refused, self.why, self.stopped_by = True, "budget", LEDGER_LOST, "error"
+            self.lost, self.refused, self.why = True, "budget", LEDGER_LOST
             raise LedgerLost(LEDGER_LOST) from None
 
     async def _drain(self) -> None:

@@ -282,13 +282,12 @@ def setup_lock(url: LakeUrl, shared: bool = False) -> Iterator[None]:
     starting on a fresh lake at once create them once; `shared` (a reader opening the lake)
     waits for a set-up under way, and holds off a new one until the block ends."""
     pg = _pg(url.catalog_dsn)
-    key = _key("seqk-lake-setup")
-    suffix = "_shared" if shared else ""
     try:
-        pg.execute(_pg_queries()["lock_setup" + suffix], {"key": key})
+        pg.execute(_pg_queries()["lock_setup_shared" if shared else "lock_setup"],
+                   {"key": _key("seqk-lake-setup")})
         yield
     finally:
-        _release_and_close(pg, "unlock_setup" + suffix, {"key": key})
+        _release_and_close(pg)
 
 
 @contextlib.contextmanager
@@ -307,18 +306,18 @@ def lease(url_text: str, run_id: str, task_indices: Sequence[int]) -> Iterator[N
                 f"another process on the lake; wait for it, or run other tasks (task_indices)")
         yield
     finally:
-        _release_and_close(pg, "release_all", {})
+        _release_and_close(pg)
 
 
-def _release_and_close(pg: Any, query: str, params: dict[str, object]) -> None:
-    """Release the session's locks, then close. Closing alone is not enough: the server frees a
-    session's locks only when its backend has exited, which can come after the next process
-    (or this one's next run) already asks for them. If the connection is broken, the server
-    ends the session and frees them itself."""
+def _release_and_close(pg: Any) -> None:
+    """Release every lock of the session (each block has a connection of its own), then close.
+    Closing alone is not enough: the server frees a session's locks only when its backend has
+    exited, which can come after the next process (or this one's next run) already asks for
+    them. If the connection is broken, the server ends the session and frees them itself."""
     import psycopg
 
     try:
-        pg.execute(_pg_queries()[query], params)
+        pg.execute(_pg_queries()["release_all"])
     except psycopg.Error:
         pass
     finally:

@@ -9,22 +9,14 @@ SELECT count(*) FILTER (WHERE NOT pg_try_advisory_lock(key))
 FROM unnest($keys::bigint[]) AS t(key);
 
 -- name: release_all() -> none
--- Drops every advisory lock this session holds; returns nothing.
+-- Drops every advisory lock this session holds, shared or not; returns nothing.
 SELECT pg_advisory_unlock_all();
 
 -- name: lock_setup(key) -> none
 -- Waits for the lake's set-up lock (held while a process creates the lake's tables); returns nothing.
 SELECT pg_advisory_lock($key);
 
--- name: unlock_setup(key) -> none
--- Releases the lake's set-up lock; returns nothing.
-SELECT pg_advisory_unlock($key);
-
 -- name: lock_setup_shared(key) -> none
 -- Waits until no process is setting the lake up, and keeps any from starting until released (a
 -- reader opening the lake, which must see it whole or not at all); returns nothing.
 SELECT pg_advisory_lock_shared($key);
-
--- name: unlock_setup_shared(key) -> none
--- Releases a reader's hold on the set-up lock; returns nothing.
-SELECT pg_advisory_unlock_shared($key);
