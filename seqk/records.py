@@ -134,3 +134,9 @@ def stored_chat(text: str | None) -> list[dict[str, str]] | None:
             for m in value)):
         return value
     return None
+
+
+def transcript(messages: list[dict[str, str]]) -> str:
+    """A chat prompt as text, each message under a `[role]` line (`seqk inspect`, the viewer's
+    prompt delta)."""
+    return "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in messages)
