@@ -41,8 +41,7 @@ def parse_sets(items: Sequence[str], option: str = "--set") -> tuple[dict[str, A
     return overrides, labels
 
 
-def apply(data: Mapping[str, Any], overrides: Mapping[str, Any], source: str,
-          labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+def apply(data: Mapping[str, Any], overrides: Mapping[str, Any], source: str) -> dict[str, Any]:
     """`data` with every override set, in order (the input is not changed). ConfigError C03 when a
     dotted key goes through a value that is not a mapping."""
     out = copy.deepcopy(dict(data))
@@ -55,9 +54,8 @@ def apply(data: Mapping[str, Any], overrides: Mapping[str, Any], source: str,
                 child = node[part] = {}
             if not isinstance(child, dict):
                 where = ".".join(parents[:depth + 1])
-                label = (labels or {}).get(key, key)
                 raise ConfigError(source, [ConfigIssue("C03", where, f"is {child!r}, not a mapping, so "
-                                                       f"{label} cannot set a key inside it")])
+                                                       f"{key} cannot be set")])
             node = child
         node[last] = copy.deepcopy(value)
     return out
