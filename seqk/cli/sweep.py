@@ -10,6 +10,7 @@ from typing import Any
 import typer
 
 from seqk.cli.app import console
+from seqk.config.sweep import shown_path
 
 
 def sweep_file(path: Path) -> bool:
@@ -36,8 +37,9 @@ def plan_sweep(path: Path, db: str | None, overrides: dict[str, Any], labels: di
     cells = plans(sweep, db)
     out = console()
     n_partners = sum(cell.partner for cell, _ in cells)
-    out.print(f"[bold]sweep {path}[/]: base {sweep.base}, {len(cells)} runs "
-              f"({len(cells) - n_partners} cells, {n_partners} pass@k partners)", highlight=False)
+    out.print(f"[bold]sweep {path}[/]: base {shown_path(sweep.base)}, {len(cells)} runs "
+              f"({len(cells) - n_partners} cells, {n_partners} pass@k partner{'' if n_partners == 1 else 's'})",
+              highlight=False)
     low = high = 0.0
     known = bounded = True
     attempts = [0, 0]

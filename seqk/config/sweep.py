@@ -27,6 +27,8 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from seqk.config.spec import RunSettings, RunSpec, load_with_settings
 from seqk.config.variant import read_yaml
 from seqk.errors import ConfigError, ConfigIssue
@@ -55,8 +57,23 @@ def is_sweep(path: str | Path) -> bool:
 
 
 def shown(value: Any) -> str:
-    """A factor's value as a cell's name and a command line write it (YAML-readable)."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    """A factor's value as a cell's name and a command line write it: YAML that reads back as
+    the same value (a string that YAML would read otherwise, "null" or "0.2", is quoted)."""
+    if isinstance(value, str):
+        try:
+            if yaml.safe_load(value) == value:
+                return value
+        except yaml.YAMLError:
+            pass
+    return json.dumps(value, ensure_ascii=False)
+
+
+def shown_path(path: Path) -> str:
+    """`path` relative to the current folder when it lies under it, else as it is."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 @dataclass(frozen=True)
@@ -78,9 +95,9 @@ class Cell:
         return f"pass@k partner: {text}" if self.partner else text
 
     def command(self, base: Path) -> str:
-        """The `seqk run` command line that runs this cell alone."""
+        """The `seqk run` command line that runs this cell alone (from the current folder)."""
         sets = [f"--set {shlex.quote(f'{key}={shown(value)}')}" for key, value in self.overrides.items()]
-        return " ".join(["seqk run", shlex.quote(str(base)), *sets])
+        return " ".join(["seqk run", shlex.quote(shown_path(base)), *sets])
 
 
 @dataclass

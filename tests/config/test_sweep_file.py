@@ -116,7 +116,7 @@ def test_plan_prints_every_cell_its_calls_and_cost_before_anything_is_spent(tmp_
         "matrix": {"model": ["mock/wrong", "mock/echo"], "feedback_mode": ["binary", "cell_match"]}}, sort_keys=False))
     db = tmp_path / "seqk.duckdb"
     done = subprocess.run([sys.executable, "-m", "seqk", "plan", str(path), "--db", str(db)],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert f"sweep {path}: base {ROOT / 'variants' / 'arcagi2' / 'mock.yaml'}, 6 runs (4 cells, 2 pass@k partners)" in out
