@@ -58,7 +58,8 @@ def test_history_as_messages_is_the_conversation_each_attempt_extends():
     first = chat.render("Solve x.", 1, 3, seq=True).prompt
     third = chat.render("Solve x.", 3, 3, seq=True, history=HISTORY).prompt
     assert isinstance(first, Chat) and isinstance(third, Chat)
-    note = "This is attempt 1 of 3. If this attempt does not pass, you will receive feedback and can revise it on the remaining attempts."
+    note = ("This is attempt 1 of 3. If this attempt does not pass, you will receive feedback and can revise it "
+            "on the remaining attempts.")
     assert first.messages == (Message("system", "Be brief."), Message("user", f"Solve x.\n\n{note}"))
     assert third.messages[:2] == first.messages
     assert [m.role for m in third.messages] == ["system", "user", "assistant", "user", "assistant", "user"]

@@ -21,81 +21,122 @@ HUB_DATA = {"clbench": "clbench.jsonl", "advancedif": "advancedif.jsonl", "healt
 # block existed (the hub benchmarks' variants read the test fixtures as their data). A deliberate
 # change (a benchmark's prompt_version bumped, a variant edited) updates its row here.
 PINNED = {
-    "variants/advancedif/passk.yaml": ("advancedif/passk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/binary",
+    "variants/advancedif/passk.yaml": (
+        "advancedif/passk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/binary",
         "dcb5394ea3881349c4169ba4d923c3d2b8d554e449528f458e13b470199150c9"),
-    "variants/advancedif/seqk.binary.yaml": ("advancedif/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/binary",
+    "variants/advancedif/seqk.binary.yaml": (
+        "advancedif/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/binary",
         "6c5328699a79f60b25c15235884dbc07c85855368170365a3412015393233e34"),
-    "variants/advancedif/seqk.compact.yaml": ("advancedif/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/compact",
+    "variants/advancedif/seqk.compact.yaml": (
+        "advancedif/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/compact",
         "6090734216c70171da30418465b0f8da481535adfc56039e028f3b14b3994340"),
-    "variants/advancedif/seqk.raw.yaml": ("advancedif/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/raw",
+    "variants/advancedif/seqk.raw.yaml": (
+        "advancedif/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/raw",
         "023f54b0921d5605ae10f69225e463976a422392c263d0017fa5cee19a3bb5cc"),
-    "variants/advancedif/smoke.yaml": ("advancedif/seqk/mock__echo/mock__py:benchmarks.advancedif.smoke:judge/compact",
+    "variants/advancedif/smoke.yaml": (
+        "advancedif/seqk/mock__echo/mock__py:benchmarks.advancedif.smoke:judge/compact",
         "16a2a8bfd397d0a807383bc05084bb96ac77da2a57da4245b4c2717604205a9e"),
-    "variants/arcagi2/mock.yaml": ("arcagi2-evaluation/seqk/mock__wrong/deterministic/cell_match",
+    "variants/arcagi2/mock.yaml": (
+        "arcagi2-evaluation/seqk/mock__wrong/deterministic/cell_match",
         "447b9df7088c3b69b521c844a19cfb1f64a2e0d5395632933f7f6bb72839195b"),
-    "variants/arcagi2/passk.yaml": ("arcagi2-evaluation/passk/anthropic__claude-sonnet-4-6/deterministic/cell_match",
+    "variants/arcagi2/passk.yaml": (
+        "arcagi2-evaluation/passk/anthropic__claude-sonnet-4-6/deterministic/cell_match",
         "081d13f63d6cc35ef46e27f8b5279ba29551b0d5abe3034f9844b27524410872"),
-    "variants/arcagi2/seqk.binary.yaml": ("arcagi2-evaluation/seqk/anthropic__claude-sonnet-4-6/deterministic/binary",
+    "variants/arcagi2/seqk.binary.yaml": (
+        "arcagi2-evaluation/seqk/anthropic__claude-sonnet-4-6/deterministic/binary",
         "1a88f2af6dc26fb643eaa117d05dce99d4002b83cf7a8d5d5be61f5cb39e289f"),
-    "variants/arcagi2/seqk.cell_match.yaml": ("arcagi2-evaluation/seqk/anthropic__claude-sonnet-4-6/deterministic/cell_match",
+    "variants/arcagi2/seqk.cell_match.yaml": (
+        "arcagi2-evaluation/seqk/anthropic__claude-sonnet-4-6/deterministic/cell_match",
         "e2631fa4b283b28a45ef47487c2eae287d4c8c6e530b86e6190355f6bceea8b9"),
-    "variants/clbench/passk.yaml": ("clbench-dkr/passk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/binary",
+    "variants/clbench/passk.yaml": (
+        "clbench-dkr/passk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/binary",
         "be477444dfcb73a4e4234b600bb54e74b5c8816a5e9831718a7bcfa2dd98fc99"),
-    "variants/clbench/seqk.binary.yaml": ("clbench-dkr/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/binary",
+    "variants/clbench/seqk.binary.yaml": (
+        "clbench-dkr/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/binary",
         "f87295d63262412979511fad8947bf0eeda824e9c1dc8c97ef634dae74cc45f4"),
-    "variants/clbench/seqk.directive.yaml": ("clbench-dkr/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/directive.openai__gpt-4.1-mini",
+    "variants/clbench/seqk.directive.yaml": (
+        "clbench-dkr/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/directive.openai__gpt-4.1-mini",
         "b61519e77eca8642fc158a6f97588d7163903f8dd6d8fd7c07067a1389dc0dac"),
-    "variants/clbench/seqk.raw.yaml": ("clbench-dkr/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/raw",
+    "variants/clbench/seqk.raw.yaml": (
+        "clbench-dkr/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/raw",
         "8d8bb8b9a1d6a53c3afd7be9583bad28774908ec0c7fb27519ffa97c15ee245c"),
-    "variants/clbench/seqk.socratic.yaml": ("clbench-dkr/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/socratic.openai__gpt-4.1-mini",
+    "variants/clbench/seqk.socratic.yaml": (
+        "clbench-dkr/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/socratic.openai__gpt-4.1-mini",
         "823a6b198793d96d26743ef40d5ac5da2747c5107b397559488a1a2f831132fb"),
-    "variants/clbench/smoke.yaml": ("clbench-dkr/seqk/mock__echo/mock__py:benchmarks.clbench.smoke:judge/socratic.mock__py:benchmarks.clbench.smoke:critic",
+    "variants/clbench/smoke.yaml": (
+        "clbench-dkr/seqk/mock__echo/mock__py:benchmarks.clbench.smoke:judge/socratic.mock__py:benchmarks"
+        ".clbench.smoke:critic",
         "a427d01d35638ffda4095ddf8e212ec241d54a99e3ceaa131a61e1c7bf54c8db"),
-    "variants/healthbench/passk.yaml": ("healthbench-default/passk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/binary",
+    "variants/healthbench/passk.yaml": (
+        "healthbench-default/passk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/binary",
         "821b8059a38ca0323ea768fd5466e696eb7ba3ee3b52d43ea416c17ccbbca12c"),
-    "variants/healthbench/seqk.binary.yaml": ("healthbench-default/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/binary",
+    "variants/healthbench/seqk.binary.yaml": (
+        "healthbench-default/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/binary",
         "867cc816a66b2d8a65fb9f2ce3074e99624593c48873019dc5d2e15c4e50ab8a"),
-    "variants/healthbench/seqk.judge.yaml": ("healthbench-default/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/judge.openai__gpt-4.1-mini",
+    "variants/healthbench/seqk.judge.yaml": (
+        "healthbench-default/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/judge.openai__gpt-4.1-mini",
         "9489bc55d750b1eeded451602b6fa7f3b404671e1603823ebb9102e2b35d94da"),
-    "variants/healthbench/seqk.raw.yaml": ("healthbench-default/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/raw",
+    "variants/healthbench/seqk.raw.yaml": (
+        "healthbench-default/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/raw",
         "91aaa75e3b0016ce66c31fe7467e08576a37a826cab5e621a38556affd9c828b"),
-    "variants/healthbench/smoke.yaml": ("healthbench-default/seqk/mock__echo/mock__py:benchmarks.healthbench.smoke:judge/judge.mock__py:benchmarks.healthbench.smoke:critic",
+    "variants/healthbench/smoke.yaml": (
+        "healthbench-default/seqk/mock__echo/mock__py:benchmarks.healthbench.smoke:judge/judge.mock__py:b"
+        "enchmarks.healthbench.smoke:critic",
         "aa635d79363bf129a1780b0f759f41d5d3e7f553a3dca56500c777353dadae6e"),
-    "variants/humaneval/local.yaml": ("humaneval/seqk/local__smollm2-135m/sandbox/error_type",
+    "variants/humaneval/local.yaml": (
+        "humaneval/seqk/local__smollm2-135m/sandbox/error_type",
         "0972ef97ba75b482a427b2940f6d1c2bea40f49fbeadb653bb0e9eb7f693a250"),
-    "variants/humaneval/passk.yaml": ("humaneval/passk/anthropic__claude-sonnet-4-6/sandbox/binary",
+    "variants/humaneval/passk.yaml": (
+        "humaneval/passk/anthropic__claude-sonnet-4-6/sandbox/binary",
         "d218c6d0fb29f2b96cac4be8f76f3e4616952bba4523ac7a04ae8f72b959aec2"),
-    "variants/humaneval/seqk.binary.yaml": ("humaneval/seqk/anthropic__claude-sonnet-4-6/sandbox/binary",
+    "variants/humaneval/seqk.binary.yaml": (
+        "humaneval/seqk/anthropic__claude-sonnet-4-6/sandbox/binary",
         "68836653cafca70a617ab5a6c29b07743df9bff6733c3c99cad861d28031c286"),
-    "variants/humaneval/seqk.error_type.yaml": ("humaneval/seqk/anthropic__claude-sonnet-4-6/sandbox/error_type",
+    "variants/humaneval/seqk.error_type.yaml": (
+        "humaneval/seqk/anthropic__claude-sonnet-4-6/sandbox/error_type",
         "fe374908257b27f83665b9a1a9316c5a5b549d5c84e1beb27f4a1dfa3ad8a2b7"),
-    "variants/humaneval/seqk.raw.yaml": ("humaneval/seqk/anthropic__claude-sonnet-4-6/sandbox/raw",
+    "variants/humaneval/seqk.raw.yaml": (
+        "humaneval/seqk/anthropic__claude-sonnet-4-6/sandbox/raw",
         "282757b17a496fe8145bdeb75a328cd4dc0a6a0b2af45cbec02bb1bd9872439c"),
-    "variants/humaneval/smoke.yaml": ("humaneval/seqk/mock__py:benchmarks.humaneval.smoke:actor/sandbox/error_type",
+    "variants/humaneval/smoke.yaml": (
+        "humaneval/seqk/mock__py:benchmarks.humaneval.smoke:actor/sandbox/error_type",
         "70299a62973a2db4570064dc955ddaaed2ba8567712f267a678133b5a698e6e4"),
-    "variants/quickstart/passk.yaml": ("quickstart/passk/local__smollm2-135m/deterministic/binary",
+    "variants/quickstart/passk.yaml": (
+        "quickstart/passk/local__smollm2-135m/deterministic/binary",
         "031a4be4d47cb982450befb1ad27478dc9f0057974f5459ad542f2f31bc2899c"),
-    "variants/quickstart/seqk.yaml": ("quickstart/seqk/local__smollm2-135m/deterministic/binary",
+    "variants/quickstart/seqk.yaml": (
+        "quickstart/seqk/local__smollm2-135m/deterministic/binary",
         "a6bec1c497c4e799bf2f0275781788bfc2ddc1b83396c4dc13ee5b6bca973f18"),
-    "variants/researchrubrics/passk.yaml": ("researchrubrics/passk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/binary",
+    "variants/researchrubrics/passk.yaml": (
+        "researchrubrics/passk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/binary",
         "f7c72ff763edcdc083d06cc6732c83f8fc818308b0cd42844a7da7575c95c40a"),
-    "variants/researchrubrics/seqk.binary.yaml": ("researchrubrics/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/binary",
+    "variants/researchrubrics/seqk.binary.yaml": (
+        "researchrubrics/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/binary",
         "2a581c6070cdf07dd0fd1228d85effa26bbe670f2456c8d9c41ec19f8bf83d76"),
-    "variants/researchrubrics/seqk.critic.yaml": ("researchrubrics/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/critic.openai__gpt-4.1-mini",
+    "variants/researchrubrics/seqk.critic.yaml": (
+        "researchrubrics/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/critic.openai__gpt-4.1-mini",
         "8ad03044ad3661de14ef42b83657f64a25e4ed4d497d88ce1fa123bf880e4339"),
-    "variants/researchrubrics/seqk.raw.yaml": ("researchrubrics/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/raw",
+    "variants/researchrubrics/seqk.raw.yaml": (
+        "researchrubrics/seqk/openai__gpt-4.1-mini/openai__gpt-4.1-mini/raw",
         "b3bc091202bfb1092b4e2dfa16e411f35354daf6ceafaaabe7b7df45436a4656"),
-    "variants/researchrubrics/smoke.yaml": ("researchrubrics/seqk/mock__echo/mock__py:benchmarks.researchrubrics.smoke:judge/critic.mock__py:benchmarks.researchrubrics.smoke:critic",
+    "variants/researchrubrics/smoke.yaml": (
+        "researchrubrics/seqk/mock__echo/mock__py:benchmarks.researchrubrics.smoke:judge/critic.mock__py:"
+        "benchmarks.researchrubrics.smoke:critic",
         "6ad2030fa9a7471166180107b14975baee548e6dd7607a1c4ea9364bc31666ad"),
-    "variants/terminalbench/passk.yaml": ("terminalbench/passk/anthropic__claude-sonnet-4-6/harbor/binary",
+    "variants/terminalbench/passk.yaml": (
+        "terminalbench/passk/anthropic__claude-sonnet-4-6/harbor/binary",
         "a3e3cd1977a929e02c69179486519a13cf7be80c75be67d7d1a3dd5b4181c472"),
-    "variants/terminalbench/seqk.binary.yaml": ("terminalbench/seqk/anthropic__claude-sonnet-4-6/harbor/binary",
+    "variants/terminalbench/seqk.binary.yaml": (
+        "terminalbench/seqk/anthropic__claude-sonnet-4-6/harbor/binary",
         "a1b7f2e512d04b340e12b0fcb3f366f21bd6acd3fd56aaf10fcf8c8f36af34b7"),
-    "variants/terminalbench/seqk.raw.yaml": ("terminalbench/seqk/anthropic__claude-sonnet-4-6/harbor/raw",
+    "variants/terminalbench/seqk.raw.yaml": (
+        "terminalbench/seqk/anthropic__claude-sonnet-4-6/harbor/raw",
         "4c752d5004a668e26bb5032ea5122215e35f0b8442477696bbf1ac9d27d6f592"),
-    "variants/terminalbench/seqk.retry_diagnostics.yaml": ("terminalbench/seqk/anthropic__claude-sonnet-4-6/harbor/retry_diagnostics",
+    "variants/terminalbench/seqk.retry_diagnostics.yaml": (
+        "terminalbench/seqk/anthropic__claude-sonnet-4-6/harbor/retry_diagnostics",
         "0e70eec66751b1fbe70415fd045ce14db6e09da2611ac6085705096497878ee9"),
-    "variants/terminalbench/smoke.yaml": ("terminalbench-local-local_tasks/seqk/mock__echo/harbor/retry_diagnostics",
+    "variants/terminalbench/smoke.yaml": (
+        "terminalbench-local-local_tasks/seqk/mock__echo/harbor/retry_diagnostics",
         "b0709e746cc907a0b8a5d7c55be9ce46c5f0b95b2421c436098d63cedbf24d44"),
 }
 

@@ -37,7 +37,8 @@ def test_a_two_by_two_sweep_with_partners_is_six_runs_paired_as_the_report_pairs
         "pass@k partner: model=mock/echo", "pass@k partner: model=mock/wrong"]
     ids = [c.spec.run_id for c in sweep.cells]
     assert len(set(ids)) == 6
-    assert ids[4:] == ["toy-plain/passk/mock__echo/deterministic/binary", "toy-plain/passk/mock__wrong/deterministic/binary"]
+    assert ids[4:] == ["toy-plain/passk/mock__echo/deterministic/binary",
+                       "toy-plain/passk/mock__wrong/deterministic/binary"]
     for cell in sweep.cells[:4]:
         partner = next(p for p in sweep.cells[4:] if p.spec.actor.model == cell.spec.actor.model)
         assert (partner.spec.slice_name, partner.spec.k, partner.spec.benchmark.verifier, partner.spec.judge.model) == (
@@ -119,9 +120,12 @@ def test_plan_prints_every_cell_its_calls_and_cost_before_anything_is_spent(tmp_
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert f"sweep {path}: base {ROOT / 'variants' / 'arcagi2' / 'mock.yaml'}, 6 runs (4 cells, 2 pass@k partners)" in out
-    assert "\n1. model=mock/wrong feedback_mode=binary\n  arcagi2-evaluation/seqk/mock__wrong/deterministic/binary  (new run)\n" in out
-    assert "\n6. pass@k partner: model=mock/echo\n  arcagi2-evaluation/passk/mock__echo/deterministic/binary  (new run)\n" in out
+    base = ROOT / "variants" / "arcagi2" / "mock.yaml"
+    assert f"sweep {path}: base {base}, 6 runs (4 cells, 2 pass@k partners)" in out
+    assert ("\n1. model=mock/wrong feedback_mode=binary\n"
+            "  arcagi2-evaluation/seqk/mock__wrong/deterministic/binary  (new run)\n") in out
+    assert ("\n6. pass@k partner: model=mock/echo\n"
+            "  arcagi2-evaluation/passk/mock__echo/deterministic/binary  (new run)\n") in out
     assert out.count("  attempts 2 to 6, critic calls up to 0; actor cost $0.0000 to $0.0000\n") == 4
     assert out.count("  attempts 6, critic calls up to 0; actor cost $0.0000 to $0.0000\n") == 2
     assert "total: attempts 20 to 36, critic calls up to 0; actor cost $0.0000 to $0.0000" in out

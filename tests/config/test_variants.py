@@ -30,10 +30,8 @@ def _offline_hub(monkeypatch):
 
 @pytest.mark.parametrize("path", VARIANTS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_shipped_variant_resolves(path):
-    if is_sweep(path):  # a sweep file: every cell resolves
-        specs = [cell.spec for cell in load_sweep(path).cells]
-    else:
-        specs = [runspec.load(path)]
+    # a sweep file: every cell resolves
+    specs = [cell.spec for cell in load_sweep(path).cells] if is_sweep(path) else [runspec.load(path)]
     for spec in specs:
         assert spec.benchmark.name == path.parent.name
         assert spec.tasks and spec.run_id.count("/") == 4

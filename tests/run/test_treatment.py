@@ -121,8 +121,9 @@ def test_plan_prints_the_prompt_attempt_2_would_see(tmp_path):
     assert "  retry prompt: the seed's\n  attempt 2 would see (task 1):\n    │ Solve this ARC-AGI-2 puzzle." in seed
     assert "(task 1's prompt: " in seed  # a long task is cut; what follows it is shown whole
     assert ("    │ This is attempt 2 of 3. Review your previous attempt(s) and the feedback below, then provide "
-            "an improved answer.\n    │ \n    │ <PreviousAttempt 1>\n    │ ‹attempt 1's output›\n    │ </PreviousAttempt 1>"
-            "\n    │ \n    │ <Feedback 1>\n    │ ‹the feedback on attempt 1›\n    │ </Feedback 1>\n") in seed
+            "an improved answer.\n    │ \n    │ <PreviousAttempt 1>\n    │ ‹attempt 1's output›\n"
+            "    │ </PreviousAttempt 1>\n    │ \n    │ <Feedback 1>\n    │ ‹the feedback on attempt 1›\n"
+            "    │ </Feedback 1>\n") in seed
     custom = plan_output("--set", "prompt.framing_later=Try {t} of {k}.", "--set", "prompt.history=messages",
                          db=tmp_path / "x.duckdb")
     assert 'retry prompt: not the seed\'s: framing_later "Try {t} of {k}.", history "messages"' in custom
