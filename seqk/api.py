@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from seqk.config.spec import RunSettings, RunSpec
-from seqk.errors import UploadError
+from seqk.errors import SeqkError, UploadError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -157,12 +157,16 @@ def run_sweep(sweep: str | os.PathLike[str] | Sweep, db: Db = None, *, overrides
     for cell in plan.cells:
         if on_start is not None:
             on_start(cell)
-        outcome = run_variant(cell.spec, db, settings=cell.settings, export=export, upload=upload,
-                              observer=observer_for(cell) if observer_for else None)
-        done.append(CellRun(cell, 1 if outcome.upload_error else outcome.result.exit_status, outcome))
+        try:
+            outcome = run_variant(cell.spec, db, settings=cell.settings, export=export, upload=upload,
+                                  observer=observer_for(cell) if observer_for else None)
+            ran = CellRun(cell, 1 if outcome.upload_error else outcome.result.exit_status, outcome)
+        except SeqkError as exc:  # this cell is refused (its stored run differs, a key is missing): the others go on
+            ran = CellRun(cell, exc.exit_code, output=f"error: {exc}")
+        done.append(ran)
         if on_cell is not None:
-            on_cell(done[-1])
-        if outcome.result.interrupted:
+            on_cell(ran)
+        if ran.status == 130:
             return SweepRun(plan, done, True)
     return SweepRun(plan, done, False)
 

@@ -91,8 +91,11 @@ def run(
     if ray_address is not None:
         overrides["ray_address"] = ray_address
     if sweep_file(variant):
-        return run_sweep(variant, db, overrides, labels, parallel=parallel, verbose=verbose,
+        return run_sweep(variant, db, overrides, labels, parallel=parallel, verbose=verbose, no_wait=no_wait,
                          no_export=no_export, no_upload=no_upload, progress=_RunProgress)
+    if parallel > 1:
+        raise typer.BadParameter("is for a sweep file (one with matrix:), whose cells it runs N at once",
+                                 param_hint="'--parallel'")
     spec, settings = runspec.load_with_settings(variant, overrides, labels)
     for note in spec.notes:
         _console(stderr=True).print(f"[dim]note: {note}[/]")

@@ -10,7 +10,6 @@ from typing import Any
 import typer
 
 from seqk.cli.app import console
-from seqk.config.sweep import shown_path
 
 
 def sweep_file(path: Path) -> bool:
@@ -29,7 +28,7 @@ def _cost(low: float | None, high: float | None, known: bool) -> str:
 def plan_sweep(path: Path, db: str | None, overrides: dict[str, Any], labels: dict[str, str]) -> None:
     """Print every cell of the sweep: its run, what is left to run, its calls and cost, and the
     command that runs it alone; then the totals."""
-    from seqk.config.sweep import load_sweep
+    from seqk.config.sweep import load_sweep, shown_path
     from seqk.run import preflight
     from seqk.run.plan import plan_sweep as plans
 
@@ -69,9 +68,12 @@ def plan_sweep(path: Path, db: str | None, overrides: dict[str, Any], labels: di
 
 
 def run_sweep(path: Path, db: str | None, overrides: dict[str, Any], labels: dict[str, str], *,
-              parallel: int, verbose: bool, no_export: bool, no_upload: bool, progress: Any) -> None:
+              parallel: int, verbose: bool, no_wait: bool, no_export: bool, no_upload: bool, progress: Any) -> None:
     """Run every cell (one after another with a progress bar each, or `parallel` at once), then
     say what each did; exit 130 when interrupted, else the worst cell's status (1, then 3)."""
+    if no_wait:
+        raise typer.BadParameter("is for one batch-mode variant, not a sweep (its cells run one after another "
+                                 "or --parallel N at once)", param_hint="'--no-wait'")
     from seqk import api
     from seqk.config.sweep import load_sweep
     from seqk.render.console import print_run_summary
@@ -92,9 +94,13 @@ def run_sweep(path: Path, db: str | None, overrides: dict[str, Any], labels: dic
         views.append(progress(lambda: console(stderr=True), cell.spec, verbose, cell.settings.console_char_limit))
         return views[-1]
 
+    finished: list[Any] = []
+
     def ended(done: Any) -> None:
-        if done.run is not None:
+        finished.append(done)
+        if views:
             views[-1].stop()
+        if done.run is not None:
             print_run_summary(out, done.cell.spec, done.run.result, done.run.db)
             for line in done.run.messages:
                 out.print(line, markup=False, highlight=False)
@@ -105,16 +111,18 @@ def run_sweep(path: Path, db: str | None, overrides: dict[str, Any], labels: dic
 
     with signals.outlast(lambda: any(v.stopping for v in views)):
         try:
-            outcome = api.run_sweep(sweep, db, parallel=parallel, export=not no_export, upload=not no_upload,
-                                    observer_for=view_for, on_start=started, on_cell=ended)
+            interrupted = api.run_sweep(sweep, db, parallel=parallel, export=not no_export, upload=not no_upload,
+                                        observer_for=view_for, on_start=started, on_cell=ended).interrupted
+        except KeyboardInterrupt:  # Ctrl-C between two cells, while no run was running
+            interrupted = True
         finally:
             for view in views:
                 view.stop()
-    statuses = [c.status for c in outcome.cells]
+    statuses = [c.status for c in finished]
     out.print(f"\nsweep {path}: {statuses.count(0)} of {n_cells} runs done"
               + (f", {len(statuses) - statuses.count(0)} not" if len(statuses) > statuses.count(0) else ""),
               highlight=False)
-    if outcome.interrupted:
+    if interrupted:
         out.print(f"[yellow]Interrupted[/]: {n_cells - len(statuses)} cells not started; finished attempts are "
                   "saved; run the same command to go on.")
         raise typer.Exit(130)

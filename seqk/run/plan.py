@@ -136,7 +136,7 @@ def _actor_cost_range(spec: RunSpec, pending: dict[int, list[int]]) -> tuple[flo
         low_tokens += base
         attempts = [a for i in indices for a in range(i, spec.k + 1)] if spec.seq else indices
         for attempt_index in attempts:
-            history = (attempt_index - 1) * (out_max or 0) if spec.seq else 0
+            history = (attempt_index - 1) * (out_max or 0) if spec.seq and spec.protocol.shows_history else 0
             high_in += base + history
             high_out += out_max or 0
     low = low_tokens * price.input / 1e6
@@ -169,7 +169,7 @@ def _tiers(spec: RunSpec, pending: dict[int, list[int]]) -> list[dict[str, Any]]
         base = len(by_index[task_index].prompt) / _CHARS_PER_TOKEN
         attempts = list(range(indices[0], spec.k + 1)) if spec.seq else indices
         for n, attempt_index in enumerate(attempts):
-            history = (attempt_index - 1) * out_max if spec.seq else 0
+            history = (attempt_index - 1) * out_max if spec.seq and spec.protocol.shows_history else 0
             fresh += history
             written += base if n == 0 else 0
             reused += base if n > 0 else 0

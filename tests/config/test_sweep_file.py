@@ -130,3 +130,19 @@ def test_plan_prints_every_cell_its_calls_and_cost_before_anything_is_spent(tmp_
     assert out.count("  attempts 6, critic calls up to 0; actor cost $0.0000 to $0.0000\n") == 2
     assert "total: attempts 20 to 36, critic calls up to 0; actor cost $0.0000 to $0.0000" in out
     assert "  alone: seqk run " in out and not db.exists()
+
+
+def test_options_a_sweep_alone_takes_or_refuses_are_usage_errors(tmp_path):
+    from typer.testing import CliRunner
+
+    from seqk.cli import app
+
+    runner = CliRunner()
+    path = sweep_file(tmp_path, matrix={"k": [2]})
+    variant = tmp_path / "variants" / "toy" / "base.yaml"
+    db = str(tmp_path / "seqk.duckdb")
+    result = runner.invoke(app, ["run", str(variant), "--parallel", "2", "--db", db])
+    assert result.exit_code == 2 and "'--parallel'" in result.output and "is for a sweep file" in result.output
+    result = runner.invoke(app, ["run", str(path), "--no-wait", "--db", db])
+    assert result.exit_code == 2 and "'--no-wait'" in result.output and "not a sweep" in result.output
+    assert not (tmp_path / "seqk.duckdb").exists()
