@@ -16,9 +16,10 @@ import time
 from typing import Any
 
 from seqk.errors import HTTPStatusError
-from seqk.models.base import Completion, key_env_problem, sampling
+from seqk.models.base import Completion, key_env_problem, messages_of, sampling
 from seqk.models.pricing import Price
 from seqk.models.role import RoleSpec
+from seqk.records import Prompt
 
 _SESSIONS: dict[int, Any] = {}
 
@@ -41,7 +42,7 @@ async def close_sessions() -> None:
         await session.close()
 
 
-async def chat_completion(spec: RoleSpec, prompt: str, api_base: str) -> Completion:
+async def chat_completion(spec: RoleSpec, prompt: Prompt, api_base: str) -> Completion:
     """One POST to `api_base`/chat/completions; HTTPStatusError on a 4xx or 5xx."""
     import aiohttp
 
@@ -61,12 +62,12 @@ async def chat_completion(spec: RoleSpec, prompt: str, api_base: str) -> Complet
     return parse_chat_completion(data, spec.model, time.perf_counter() - start)
 
 
-def request_body(spec: RoleSpec, prompt: str) -> dict[str, Any]:
-    """The chat-completions body of one call: model, the prompt as one user message, the role's
-    sampling settings, its service tier and its extra parameters."""
+def request_body(spec: RoleSpec, prompt: Prompt) -> dict[str, Any]:
+    """The chat-completions body of one call: model, the prompt's messages (a str: one user
+    message), the role's sampling settings, its service tier and its extra parameters."""
     assert spec.model is not None
     body: dict[str, Any] = {"model": spec.model.removeprefix("openai/"),
-                            "messages": [{"role": "user", "content": prompt}], **sampling(spec)}
+                            "messages": messages_of(prompt), **sampling(spec)}
     if spec.service_tier:
         body["service_tier"] = spec.service_tier
     body.update(spec.extra)
@@ -95,7 +96,7 @@ class OpenAIHTTPProvider:
         """An `openai/` id with an `api_base`."""
         return bool(api_base) and model.startswith("openai/")
 
-    async def call(self, spec: RoleSpec, prompt: str) -> Completion:
+    async def call(self, spec: RoleSpec, prompt: Prompt) -> Completion:
         """One chat completion from the role's server."""
         assert spec.api_base is not None
         return await chat_completion(spec, prompt, spec.api_base)

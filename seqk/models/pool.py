@@ -13,6 +13,7 @@ from seqk.models.limiter import AdaptiveLimit, LimitState
 from seqk.models.registry import cost_usd, provider_of
 from seqk.models.retry import RetryPolicy, classify, is_rate_limit, with_retries
 from seqk.models.role import RoleSpec
+from seqk.records import Prompt
 
 
 class ModelPool:
@@ -62,18 +63,19 @@ class ModelPool:
         return [LimitState(model, api_base, lim.limit, lim.ceiling, lim.lowest, lim.rate_limited)
                 for (model, api_base), lim in self._limits.items()]
 
-    async def complete(self, spec: RoleSpec, prompt: str, cache_prefix: str | None = None) -> Completion:
+    async def complete(self, spec: RoleSpec, prompt: Prompt, cache_prefix: str | None = None) -> Completion:
         """One call with retries. Raises ProviderError (with `.retries`) when it finally fails.
 
         Rate limits are retried apart from max_retries (up to max_rate_limit_retries): they say
         "slower", not "broken", and the model's limit on calls in flight adapts to them.
         `cache_prefix`, the start of the prompt a later call repeats, goes to providers that mark
-        it for their cache (Anthropic's cache_control); the others cache by themselves or not at all."""
+        it for their cache (Anthropic's cache_control); the others cache by themselves or not at all.
+        A Chat carries its own (`cache_at`)."""
         model = spec.model
         assert model is not None
         provider = provider_of(spec)
         if cache_prefix and getattr(provider, "marks_cache", False):
-            async def call(spec: RoleSpec, prompt: str) -> Completion:
+            async def call(spec: RoleSpec, prompt: Prompt) -> Completion:
                 return await provider.call(spec, prompt, cache_prefix=cache_prefix)  # type: ignore[call-arg]
         else:
             call = provider.call

@@ -230,7 +230,8 @@ def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
                     HistoryItem(h["attempt_index"], h["output"] or "", h["feedback"]))
                 last[slot] = h
             for slot, h in last.items():
-                if h["feedback"] is None and not h["success"]:
+                # feedback_mode none writes no feedback: none is missing
+                if h["feedback"] is None and not h["success"] and spec.mode.shows_history:
                     details = h["judge_details"]
                     missing_feedback[slot] = MissingFeedback(
                         h["attempt_uid"], h["attempt_index"], h["output"] or "",
