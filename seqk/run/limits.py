@@ -23,10 +23,12 @@ sustained (table endpoint_limits, sql/limits.sql), and the next run against it s
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from seqk import store
 from seqk.models.endpoints import public_url
 from seqk.models.limiter import DEFAULT_START
 from seqk.store import queries, transaction
@@ -58,7 +60,7 @@ class RememberedLimit:
         None when forgotten or no more than the default start."""
         if self.sustained is None:
             return None
-        start = int(self.sustained * 0.5 ** (max(0.0, self.age_hours) / HALF_LIFE_H))
+        start = round(self.sustained * 0.5 ** (max(0.0, self.age_hours) / HALF_LIFE_H))
         return start if start > DEFAULT_START else None
 
 
@@ -142,3 +144,16 @@ def reset(con: Any, model: str | None = None, api_base: str | None = None) -> li
                                       ceiling=None, rate_limited=0, calls=0, run_id=None)
         forgot.append(row)
     return forgot
+
+
+def list_limits(db: str | os.PathLike[str] | None) -> list[RememberedLimit]:
+    """Every endpoint's remembered limit, forgotten ones included (`seqk limits`)."""
+    with store.connect(db, read_only=True) as con:
+        return list(remembered(con).values())
+
+
+def reset_limits(db: str | os.PathLike[str] | None, model: str | None = None,
+                 api_base: str | None = None) -> list[RememberedLimit]:
+    """Forget the remembered limits (`seqk limits --reset`): see `reset`."""
+    with store.connect(db) as con, transaction(con):
+        return reset(con, model, api_base)
