@@ -7,7 +7,7 @@ import random
 from collections.abc import Awaitable, Callable, Mapping
 
 from seqk.errors import ProviderError, QuotaExceeded
-from seqk.models.base import Completion
+from seqk.models.base import Completion, Provider
 from seqk.models.endpoints import Breaker, address, endpoint_of, public_url
 from seqk.models.limiter import DEFAULT_START, AdaptiveLimit, LimitState
 from seqk.models.registry import cost_usd, provider_of
@@ -36,6 +36,7 @@ class ModelPool:
         self.calls_made: dict[str, int] = {}
         self._limits: dict[tuple[str, str | None], AdaptiveLimit] = {}
         self._breakers: dict[tuple[str, int] | str, Breaker] = {}
+        self._providers: dict[tuple[str, str | None], Provider] = {}
         self._rng = rng or random.Random()
         self._sleep = sleep
 
@@ -89,7 +90,9 @@ class ModelPool:
         it for their cache (Anthropic's cache_control); the others cache by themselves or not at all."""
         model = spec.model
         assert model is not None
-        provider = provider_of(spec)
+        provider = self._providers.get((model, spec.api_base))
+        if provider is None:
+            provider = self._providers[(model, spec.api_base)] = provider_of(spec)
         if cache_prefix and getattr(provider, "marks_cache", False):
             async def call(spec: RoleSpec, prompt: str) -> Completion:
                 return await provider.call(spec, prompt, cache_prefix=cache_prefix)  # type: ignore[call-arg]
