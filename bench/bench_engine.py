@@ -87,7 +87,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="skip the concurrency-1 run")
     parser.add_argument("--repeat", type=int, default=5, help="fresh runs at concurrency 120")
+    parser.add_argument("--first-start", type=int, metavar="N",
+                        help="where a never-seen endpoint's limit starts (default: seqk's, 4)")
     args = parser.parse_args()
+    first_start(args.first_start)
     tmp = Path(tempfile.mkdtemp(prefix="seqk-bench-"))
     warm_imports()
     base_keys = dict(metric="seq@k", k=3, feedback_mode="cell_match",
@@ -140,6 +143,15 @@ def main() -> None:
           + ", ".join(f"{p.name} {p.stat().st_size / 1e6:.1f} MB" for p in sorted(tmp.glob("*.duckdb"))))
     if "litellm" in sys.modules:
         print("note: litellm was imported")
+
+
+def first_start(n: int | None) -> None:
+    """Make a never-seen endpoint's limit start at `n` calls in flight (for measuring the choice)."""
+    if n is not None:
+        from seqk.models import pool
+
+        pool.DEFAULT_START = n  # type: ignore[attr-defined]
+        print(f"a never-seen endpoint's limit starts at {n} calls in flight")
 
 
 def warm_store(tmp: Path, api_base: str, tasks: int = 120, k: int = 1) -> Path:
