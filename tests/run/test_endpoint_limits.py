@@ -181,3 +181,18 @@ def test_seqk_limits_lists_and_resets_them(tmp_path, db):
         server.reset()
         again = run(tmp_path, db, server.api_base, "again")
         assert again.model_limits[0].start == DEFAULT_START
+
+
+def test_a_lake_remembers_the_limit_for_every_machine_that_runs_against_the_endpoint(tmp_path, lake_url):
+    """On a lake the table is appended like any other: a second run (any process on any machine
+    with the lake) starts where the first left the endpoint."""
+    with CountingServer(delay_s=0.02) as server:
+        first = run(tmp_path, lake_url, server.api_base, "first")
+        with store.connect(lake_url, read_only=True) as con:
+            [row] = limits.remembered(con).values()
+        assert (row.api_base, row.model, row.bounded) == (server.api_base, "openai/bench", False)
+        assert DEFAULT_START < row.sustained <= first.model_limits[0].peak_in_flight
+        server.reset(hold_until=row.sustained)
+        second = run(tmp_path, lake_url, server.api_base, "second")
+        assert second.model_limits[0].start == row.sustained
+        assert server.in_flight_at_first_reply >= row.sustained
