@@ -67,6 +67,15 @@ def _server_times(api_base: str) -> list[tuple[float, float]]:
     return [tuple(t) for t in json.loads(urllib.request.urlopen(url, timeout=10).read())["times"]]
 
 
+def _peak(times: list[tuple[float, float]]) -> int:
+    """The most requests in the server at once, from their (arrival, reply) times."""
+    peak = now = 0
+    for _, step in sorted([(a, 1) for a, _ in times] + [(r, -1) for _, r in times], key=lambda e: (e[0], e[1])):
+        now += step
+        peak = max(peak, now)
+    return peak
+
+
 def engine_bench(tmp: Path, repeat: int) -> None:
     from seqk.models.limiter import DEFAULT_START
 
@@ -102,7 +111,7 @@ def engine_bench(tmp: Path, repeat: int) -> None:
                 seen += len(times)
                 first, last = min(t[0] for t in times), max(t[1] for t in times)
                 in_server = statistics.mean(t[1] - t[0] for t in times)
-                peak = max(sum(a <= t < r for a, r in times) for t, _ in times)
+                peak = _peak(times)
                 print(f"  run {rep + 1}, {kind}: {wall:.2f} s at load average {load:.1f} on {os.cpu_count()} "
                       f"cores: {first - began:.2f} s before the first request, {last - first:.2f} s from it to "
                       f"the last reply, {ended - last:.2f} s after; at most {peak} requests in the server at "
