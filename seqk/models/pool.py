@@ -37,6 +37,7 @@ class ModelPool:
         self._limits: dict[tuple[str, str | None], AdaptiveLimit] = {}
         self._breakers: dict[tuple[str, int] | str, Breaker] = {}
         self._providers: dict[tuple[str, str | None], Provider] = {}
+        self._public: dict[str, str | None] = {}
         self._rng = rng or random.Random()
         self._sleep = sleep
 
@@ -67,9 +68,18 @@ class ModelPool:
 
     def limit_states(self) -> list[LimitState]:
         """Each model's current limit on calls in flight, and how rate limits moved it."""
-        return [LimitState(model, public_url(api_base) if api_base else None, lim.limit, lim.ceiling,
-                           lim.lowest, lim.rate_limited, lim.start, lim.peak_in_flight)
+        return [LimitState(model, self._shown(api_base), lim.limit, lim.ceiling, lim.lowest,
+                           lim.rate_limited, lim.start, lim.peak_in_flight)
                 for (model, api_base), lim in self._limits.items()]
+
+    def _shown(self, api_base: str | None) -> str | None:
+        """The api_base as the console shows it (public_url), worked out once: the progress view
+        asks for every limit after every attempt."""
+        if not api_base:
+            return None
+        if api_base not in self._public:
+            self._public[api_base] = public_url(api_base)
+        return self._public[api_base]
 
     def sustained(self) -> list[tuple[str, str | None, int, bool, AdaptiveLimit]]:
         """(model, api_base, calls in flight held, bounded by a rate limit, the limit) of each model
