@@ -44,8 +44,8 @@ class Writer:
         self.max_failures = 5
         self._task: asyncio.Task[None] | None = None
         self.on_final: Callable[[Any], None] | None = None
-        """Called with the connection in the final write's transaction (the run's remembered
-        endpoint limits, seqk.run.limits)."""
+        """Called once with the final write's connection, after its attempts and before the run
+        is stamped (the run's remembered endpoint limits, seqk.run.limits)."""
 
     def start(self) -> None:
         """Begin flushing in the background."""
