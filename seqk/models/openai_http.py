@@ -11,6 +11,7 @@ and litellm is not imported for it (not even for its price map: 3.7 s here).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from typing import Any
@@ -42,24 +43,35 @@ async def close_sessions() -> None:
         await session.close()
 
 
+_JSON = {"Content-Type": "application/json"}
+_TIMEOUTS: dict[float, Any] = {}
+
+
 async def chat_completion(spec: RoleSpec, prompt: Prompt, api_base: str) -> Completion:
-    """One POST to `api_base`/chat/completions; HTTPStatusError on a 4xx or 5xx."""
+    """One POST to `api_base`/chat/completions; HTTPStatusError on a 4xx or 5xx.
+
+    The body goes as bytes encoded here and the reply is read as bytes and parsed here: aiohttp's
+    JSON payload and its charset detection cost more CPU per call than the call's own work
+    (bench/bench_chains.py's profile)."""
     import aiohttp
 
     assert spec.model is not None
-    body = request_body(spec, prompt)
-    headers = {}
+    data = json.dumps(request_body(spec, prompt), ensure_ascii=False).encode()
+    headers = _JSON
     key = os.environ.get(spec.api_key_env or "", "")
     if key:
-        headers["Authorization"] = f"Bearer {key}"
+        headers = {**_JSON, "Authorization": f"Bearer {key}"}
     url = api_base.rstrip("/") + "/chat/completions"
-    timeout = aiohttp.ClientTimeout(total=spec.timeout_s or 600)
+    total = spec.timeout_s or 600
+    timeout = _TIMEOUTS.get(total)
+    if timeout is None:
+        timeout = _TIMEOUTS[total] = aiohttp.ClientTimeout(total=total)
     start = time.perf_counter()
-    async with _session().post(url, json=body, headers=headers, timeout=timeout) as response:
+    async with _session().post(url, data=data, headers=headers, timeout=timeout) as response:
+        body = await response.read()
         if response.status >= 400:
-            raise HTTPStatusError(response.status, await response.text(), response.headers)
-        data = await response.json(content_type=None)
-    return parse_chat_completion(data, spec.model, time.perf_counter() - start)
+            raise HTTPStatusError(response.status, body.decode(errors="replace"), response.headers)
+    return parse_chat_completion(json.loads(body), spec.model, time.perf_counter() - start)
 
 
 def request_body(spec: RoleSpec, prompt: Prompt) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from seqk.errors import ProviderError, TransientProviderError
 from seqk.models import cost_usd
 from seqk.models.base import Completion
 from seqk.models.batch import FINAL_STATES, BatchProvider, BatchRequest, ItemResult, batch_provider
+from seqk.models.endpoints import public_url
 from seqk.models.role import RoleSpec
 from seqk.records import Prompt, stored_prompt
 from seqk.run.metering import now
@@ -284,7 +285,8 @@ class Collector:
     def _insert(self, key: str, provider: str, spec: RoleSpec, view: BatchView, calls: list[_Call]) -> None:
         with store.connect(self.db, wait_s=60, checkpoint=False) as con, store.transaction(con):
             queries.insert_batch(con, batch_key=key, run_id=self.spec.run_id, generation=self.generation,
-                                 provider=provider, api_base=spec.api_base, model=spec.model,
+                                 provider=provider, model=spec.model,
+                                 api_base=public_url(spec.api_base) if spec.api_base else None,
                                  role=view.role, round=view.round, n_items=view.n_items, at=view.submitted_at)
             queries.insert_batch_items(
                 con, batch_key=key, run_id=self.spec.run_id, generation=self.generation,

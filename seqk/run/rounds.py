@@ -66,6 +66,10 @@ class BatchRouter:
         """The pool's limits (batched calls have none)."""
         return self.pool.limit_states()
 
+    def sustained(self) -> list[tuple[str, str | None, int, bool, Any]]:
+        """What the pool's endpoints sustained (seqk.run.limits; batched calls are not counted)."""
+        return self.pool.sustained()
+
 
 _TASK: contextvars.ContextVar[int] = contextvars.ContextVar("seqk_batch_task")
 

@@ -25,7 +25,7 @@ from seqk.config.spec import RunSpec
 from seqk.errors import AgentRunError, CriticError, JudgeError, ProviderError
 from seqk.models import ModelPool, close_sessions, import_clients
 from seqk.records import AttemptRecord, CallRecord, FeedbackFill, stored_prompt
-from seqk.run import preflight, signals
+from seqk.run import limits, preflight, signals
 from seqk.run.budget import BudgetedPool, BudgetGate, Ticket, gate_for
 from seqk.run.executor import Emit, executor_for
 from seqk.run.metering import MeteredClient, agent_call, error_record, now, seeded
@@ -54,7 +54,9 @@ class Engine:
         self.prepared = prepared
         # a task has up to k pass@k samples, or one call per seq@k chain, in flight at once
         self.pool = ModelPool(spec.retry, spec.quota,
-                              default_concurrency=max(spec.concurrency * max(spec.k, spec.chains), 16))
+                              default_concurrency=max(spec.concurrency * max(spec.k, spec.chains), 16),
+                              starts=limits.starts((spec.actor, spec.judge, spec.critic),
+                                                   prepared.endpoint_limits))
         # A lake commits about once a second: each commit is a catalog transaction that other
         # writers may have to retry against.
         self.writer = Writer(db, interval_s=max(flush_interval_s, 1.0) if store.is_lake(db) else flush_interval_s,
@@ -291,6 +293,9 @@ class Engine:
 
     async def _close(self) -> None:
         await self.executor.close()
+        # What each endpoint sustained goes in with the final write (seqk.run.limits).
+        rows = limits.to_record(self.pool, self.prepared.endpoint_limits, self.spec.run_id)
+        self.writer.on_final = lambda con: limits.record(con, rows)
         await self.writer.close()
         await self.pool.close()
         await close_sessions()
