@@ -204,3 +204,38 @@ def test_every_variant_shown_in_the_docs_validates():
     assert len(shown) >= 3
     for block in shown:
         Variant.model_validate(yaml.safe_load(block))
+
+
+# --- paths named in the code's own comments and docstrings -----------------------------------
+
+SOURCES = [*sorted(ROOT.glob("seqk/**/*.py")), *sorted(ROOT.glob("benchmarks/**/*.py")),
+           *sorted(ROOT.glob("bench/*.py")), *sorted(ROOT.glob("sql/**/*.sql"))]
+CODE_PATH = re.compile(r"(?<![\w/.])((?:seqk|sql|benchmarks|bench|tests|notebooks|variants|docs)/[\w./-]*\w)")
+# Named on purpose though absent from the tree: files a script writes, an example in a message.
+NOT_IN_THE_TREE = {"bench/synthetic.duckdb", "variants/arcagi2/x.yaml", "bench/terminal-bench-2"}
+
+
+def prose(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of every comment and docstring of a Python file, or every `--` comment of SQL."""
+    import ast
+    import io
+    import tokenize
+
+    text = path.read_text()
+    if path.suffix == ".sql":
+        return [(i, line) for i, line in enumerate(text.splitlines(), 1) if line.lstrip().startswith("--")]
+    found = [(tok.start[0], tok.string) for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+             if tok.type == tokenize.COMMENT]
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            doc = ast.get_docstring(node, clean=False)
+            if doc and node.body:
+                found.append((node.body[0].lineno, doc))
+    return found
+
+
+def test_paths_named_in_comments_and_docstrings_exist():
+    missing = [f"{path.relative_to(ROOT)}:{line}: {name}"
+               for path in SOURCES for line, text in prose(path) for name in CODE_PATH.findall(text)
+               if not (ROOT / name).exists() and name not in NOT_IN_THE_TREE]
+    assert not missing, "comments and docstrings name what does not exist (moved or renamed?):\n" + "\n".join(missing)
