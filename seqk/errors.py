@@ -31,7 +31,7 @@
     HTTPStatusError              (not a SeqkError) a non-2xx answer of an OpenAI-compatible
                                  server, before seqk.models.classify turns it into a ProviderError
 
-Library code raises these; only seqk/cli.py turns them into messages and exit codes.
+Library code raises these; only seqk/cli/ turns them into messages and exit codes.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
--- Queries behind seqk/metrics.py and `seqk report`. The per-task work lives in the views
+-- Queries behind seqk/analysis/metrics.py and `seqk report`. The per-task work lives in the views
 -- and table macros of views.sql; these select from them for the runs a report covers.
 -- $errors_as_failures is a BOOLEAN; $run_ids a VARCHAR[] (NULL for every run).
 

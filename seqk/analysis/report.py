@@ -1,7 +1,7 @@
 """`seqk report`: choose runs, compute their figures (seqk.analysis.metrics), lay them out.
 
 `report()` returns data; the renderers here turn it into cells, Markdown, CSV or JSON
-text, seqk/report_text.py into the terminal's blocks, and seqk/charts.py into charts.
+text, seqk/render/text.py into the terminal's blocks, and seqk/render/charts.py into charts.
 Nothing here prints: the CLI does.
 
 With `compare=True` there is one row per seq@k run (benchmark slice, actor model,

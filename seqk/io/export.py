@@ -2,7 +2,7 @@
 other tools, and the hooks `seqk run` calls before and after a run (S3 check; export,
 then upload).
 
-The folder tree (layout and attempt shape: seqk/tree.py) is rebuilt from DuckDB, the
+The folder tree (layout and attempt shape: seqk/io/tree.py) is rebuilt from DuckDB, the
 source of truth, every time. Files are written atomically and only when their content
 changed, so re-exporting is idempotent; nothing is ever deleted. A file left by an
 attempt that no longer counts (a k-restart started a new generation) is reported as

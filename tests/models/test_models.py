@@ -164,6 +164,7 @@ def test_readiness_is_the_providers_own():
         models.ensure_ready(role)
 
 
+@pytest.mark.slow
 def test_prices_come_from_the_provider_whether_or_not_litellm_was_imported():
     # A fresh process: a free or self-hosted model is priced without importing litellm, and a
     # hosted one loads litellm's price map on its own instead of depending on an earlier import.

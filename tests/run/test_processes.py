@@ -10,8 +10,11 @@ import time
 from pathlib import Path
 
 import duckdb
+import pytest
 import yaml
 from procs import TESTS, Gate, arc_variant, start_run, wait_for_attempts
+
+pytestmark = pytest.mark.slow
 
 
 def outcomes(db: Path) -> list[tuple]:

@@ -16,6 +16,8 @@ from seqk.errors import BadInput, RunConflict
 from seqk.run import scheduler as engine
 from seqk.store import lake, queries
 
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 
 
