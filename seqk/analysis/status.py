@@ -11,7 +11,6 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import NamedTuple, TypeAlias, TypedDict, cast
 
 from seqk import store
@@ -149,7 +148,7 @@ class SqlResult(NamedTuple):
     rows: list[tuple[object, ...]]
 
 
-def status(runs: Sequence[str] = (), db: str | Path | None = None) -> list[RunStatus]:
+def status(runs: Sequence[str] = (), db: store.DbLike = None) -> list[RunStatus]:
     """One row per run matching `runs` (ids, globs, prefixes; default all), with `batches`: the
     run's provider batches in batch mode, newest first."""
     with store.connect(db, read_only=True) as con:
@@ -171,7 +170,7 @@ class Trajectory:
     """By chain and attempt; superseded errors included (`counts` False)."""
 
 
-def inspect(run: str, db: str | Path | None = None, *, task_index: int | None = None,
+def inspect(run: str, db: store.DbLike = None, *, task_index: int | None = None,
             task_id: str | None = None) -> Trajectory:
     """The whole trajectory of a task: prompts, outputs, verdicts, judge calls, feedback, tokens."""
     if (task_index is None) == (task_id is None):
@@ -198,7 +197,7 @@ def inspect(run: str, db: str | Path | None = None, *, task_index: int | None = 
     return Trajectory(cast(RunRow, run_row), cast(TaskRow, task), cast(list[AttemptRow], attempts))
 
 
-def sql(query: str, db: str | Path | None = None) -> SqlResult:
+def sql(query: str, db: store.DbLike = None) -> SqlResult:
     """Run one read-only SQL statement; returns its column names and rows.
 
     DuckDB's refusal (syntax, unknown table, a write on the read-only open) is a QueryError.

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -287,17 +286,17 @@ def budgets_of(spec: RunSpec) -> dict[str, float]:
     return budgets
 
 
-def stored_spend(spec: RunSpec, db: str | os.PathLike[str] | None) -> dict[str, float]:
+def stored_spend(spec: RunSpec, db: store.DbLike) -> dict[str, float]:
     """What the run has spent so far, per role."""
-    path = store.resolve(db)
-    if not store.exists(path):
+    database = store.open(db)
+    if not database.exists():
         return {}
-    with store.connect(path, read_only=True) as con:
+    with database.connect(read_only=True) as con:
         rows = queries.run_spend_by_role(con, run_id=spec.run_id)
     return {role: float(cost) for role, cost, _ in rows}
 
 
-def gate_for(spec: RunSpec, db: str | os.PathLike[str] | None) -> BudgetGate | None:
+def gate_for(spec: RunSpec, db: store.DbLike) -> BudgetGate | None:
     """The run's budget gate, with the spend stored so far; None when the variant sets no budget."""
     budgets = budgets_of(spec)
     if not budgets:

@@ -56,9 +56,9 @@ class WorkerWriter(Writer):
     """A worker's own writer into the lake (one connection per process, a commit about every
     second), remembering what it committed so the driver can tell what a dead worker lost."""
 
-    def __init__(self, db: str):
+    def __init__(self, db: store.Database):
         # run_id None: the driver stamps the run once, at its end.
-        super().__init__(db, interval_s=1.0, run_id=None)
+        super().__init__(db, interval_s=db.commit_interval_s, run_id=None)
         self._lock = threading.Lock()
         self._committed: list[Key] = []
 
@@ -77,15 +77,16 @@ class WorkerWriter(Writer):
 
 class ChainWorker:
     """The Ray actor: an Engine of its own that runs tasks and streams each record back. Its
-    budget is the run's ledger (when the run has one); on a lake it writes its records itself."""
+    budget is the run's ledger (when the run has one); on a store that several processes may
+    write (a lake) it writes its records itself."""
 
-    def __init__(self, engine_cls: Any, spec: Any, prepared: Any, ledger: Any, lake: str | None):
+    def __init__(self, engine_cls: Any, spec: Any, prepared: Any, ledger: Any, db: store.Database):
         # The class comes pickled by reference, so this module never imports the scheduler.
-        self.engine = engine_cls(spec, prepared, None)
+        self.engine = engine_cls(spec, prepared, db)
         if ledger is not None:
             gate = RemoteGate(ledger, spec)
             self.engine.budget, self.engine.pool = gate, RemotePool(self.engine.pool, gate)
-        self.writer = WorkerWriter(lake) if lake is not None else None
+        self.writer = WorkerWriter(db) if db.shared_writes else None
 
     def pid(self) -> int:
         """The worker's process id (the tests kill it)."""
@@ -142,7 +143,8 @@ class RayExecutor:
         self._next: Any = None
         self._owns_ray = False
         self.ledger: Any = None
-        self.lake: str | None = None
+        self.workers_write = False
+        """Whether the workers write their records themselves (a store that takes several writers)."""
         self.engine: Any = None
         self.confirmed: set[Key] = set()
         """Records a worker committed to the lake."""
@@ -171,7 +173,7 @@ class RayExecutor:
                 scheduling_strategy=here,
             ).remote(engine.spec, engine.budget.budgets, engine.budget.spent)
         db = engine.writer.db
-        self.lake = db if store.is_lake(db) else None
+        self.workers_write = db.shared_writes
         actor = ray.remote(ChainWorker)
         spec = engine.spec
         for index, node in enumerate(nodes):
@@ -179,7 +181,7 @@ class RayExecutor:
                 name=f"seqk-worker-{tag}-{index}", num_cpus=1, max_restarts=1, max_task_retries=0,
                 max_concurrency=max(64, spec.concurrency * max(spec.k, spec.chains)),
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=True),
-            ).remote(type(engine), spec, engine.prepared, self.ledger, self.lake))
+            ).remote(type(engine), spec, engine.prepared, self.ledger, db))
             self.unconfirmed[index] = {}
         self._next = itertools.cycle(range(len(self.workers)))
 
@@ -208,20 +210,20 @@ class RayExecutor:
                     if outcome is not None and engine.result.stopped is None:
                         engine.result.stopped, engine.result.stopped_by = outcome
                     continue
-                if self.lake is not None and key_of(record) not in self.confirmed:
+                if self.workers_write and key_of(record) not in self.confirmed:
                     self.unconfirmed[index][key_of(record)] = record
                 yield record, done, outcome
         except ray.exceptions.RayActorError:
             if self.ledger is not None:
                 with contextlib.suppress(ray.exceptions.RayActorError):  # the ledger died too
                     await self.ledger.abandon.remote(job)
-            if self.lake is not None:
+            if self.workers_write:
                 self._rescue(index)
             raise
 
     def _emit(self, engine: Any, record: Any, done: bool, outcome: str | None, lost: bool = False) -> None:
         # On a lake the worker wrote it; the driver writes the error record of a lost attempt.
-        engine._emit(record, done, outcome, write=self.lake is None or lost)
+        engine._emit(record, done, outcome, write=not self.workers_write or lost)
 
     async def run_task(self, engine: Any, task: Any, indices: list[int]) -> None:
         if engine.spec.seq:
@@ -299,7 +301,7 @@ class RayExecutor:
             import ray
         except ImportError:
             return
-        if self.lake is not None:
+        if self.workers_write:
             await self._finish_writes()
         for worker in self.workers:
             try:

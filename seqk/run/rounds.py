@@ -25,9 +25,9 @@ import contextvars
 import dataclasses
 import functools
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from seqk import store
 from seqk.benchmark import HistoryItem, Task
 from seqk.config.spec import RunSpec
 from seqk.models import ModelPool
@@ -85,13 +85,12 @@ class RoundsResult(scheduler.RunResult):
 class RoundsEngine(scheduler.Engine):
     """The scheduler's engine with every task in flight and batched roles answered in rounds."""
 
-    def __init__(self, spec: RunSpec, prepared: Prepared, db: str | Path | None,
-                 observer: RunObserver | None = None,
-                 flush_interval_s: float = 0.2, budget: Any = None, *, no_wait: bool = False,
+    def __init__(self, spec: RunSpec, prepared: Prepared, db: store.Database,
+                 observer: RunObserver | None = None, budget: Any = None, *, no_wait: bool = False,
                  poll_s: float = 30.0):
         # Every task at once: a round is as wide as the run, whatever `concurrency` says.
         wide = dataclasses.replace(spec, concurrency=max(len(prepared.pending), 1))
-        super().__init__(wide, prepared, db, observer, flush_interval_s, budget)
+        super().__init__(wide, prepared, db, observer, budget)
         self.result = RoundsResult(prepared)
         self.collector = Collector(spec, prepared, db, poll_s, no_wait, self.observer.batch)
         self.pool = BatchRouter(self.pool, self.collector)  # type: ignore[assignment]
@@ -161,7 +160,7 @@ class RoundsEngine(scheduler.Engine):
         return result
 
 
-def run(spec: RunSpec, db: str | Path | None = None, observer: RunObserver | None = None, *,
+def run(spec: RunSpec, db: store.DbLike = None, observer: RunObserver | None = None, *,
         no_wait: bool = False) -> scheduler.RunResult:
     """seqk.run.scheduler.run in batch mode (the variant's `batch_poll_s` between polls); the
     observer also hears of each batch (`batch`)."""

@@ -16,7 +16,6 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
-from pathlib import Path
 from typing import Any
 
 from seqk import store
@@ -48,18 +47,14 @@ async def _cancel(jobs: list[asyncio.Task[None]]) -> None:
 class Engine:
     """Runs the pending attempts of one prepared run."""
 
-    def __init__(self, spec: RunSpec, prepared: Prepared, db: str | Path | None,
-                 observer: RunObserver | None = None,
-                 flush_interval_s: float = 0.2, budget: BudgetGate | None = None):
+    def __init__(self, spec: RunSpec, prepared: Prepared, db: store.Database,
+                 observer: RunObserver | None = None, budget: BudgetGate | None = None):
         self.spec = spec
         self.prepared = prepared
         # a task has up to k pass@k samples, or one call per seq@k chain, in flight at once
         self.pool = ModelPool(spec.retry, spec.quota,
                               default_concurrency=max(spec.concurrency * max(spec.k, spec.chains), 16))
-        # A lake commits about once a second: each commit is a catalog transaction that other
-        # writers may have to retry against.
-        self.writer = Writer(db, interval_s=max(flush_interval_s, 1.0) if store.is_lake(db) else flush_interval_s,
-                             run_id=spec.run_id)
+        self.writer = Writer(db, interval_s=db.commit_interval_s, run_id=spec.run_id)
         self.observer = guarded(observer)
         self.budget = budget
         if budget is not None:
@@ -337,7 +332,7 @@ PREPARE_SWITCH_S = 0.0005
 """The interpreter's thread switch interval while prepare and the client import overlap."""
 
 
-def run(spec: RunSpec, db: str | Path | None = None, observer: RunObserver | None = None,
+def run(spec: RunSpec, db: store.DbLike = None, observer: RunObserver | None = None,
         make_engine: Callable[..., Engine] | None = None) -> RunResult:
     """Run one variant to completion (or until Ctrl-C / SIGTERM), resuming what is stored.
 
@@ -346,7 +341,8 @@ def run(spec: RunSpec, db: str | Path | None = None, observer: RunObserver | Non
     arguments (batch mode: seqk.run.rounds; re-judging: seqk.run.rejudge)."""
     preflight.before_run(spec)
     watch = guarded(observer)
-    with store.run_lease(db, spec.run_id, [t.task_index for t in spec.tasks]):
+    db = store.open(db)
+    with db.lease(spec.run_id, [t.task_index for t in spec.tasks]):
         # Batch rounds and re-judging (make_engine) and Ray workers reach providers through
         # their own clients: nothing to import ahead for them.
         local = make_engine is None and spec.executor == "local"
@@ -363,7 +359,7 @@ def run(spec: RunSpec, db: str | Path | None = None, observer: RunObserver | Non
     return result
 
 
-def _prepare_importing_clients(spec: RunSpec, db: str | Path | None) -> Prepared:
+def _prepare_importing_clients(spec: RunSpec, db: store.Database) -> Prepared:
     """prepare() in a thread while this one imports the client libraries of the first calls.
 
     DuckDB releases the GIL while it opens, creates and fills the database, so on two cores the

@@ -8,7 +8,6 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from seqk import store
@@ -183,12 +182,13 @@ def _attempts(rows: list[dict[str, Any]], calls: list[dict[str, Any]], task_prom
     return out
 
 
-def task_page(run_id: str, task_index: int, db: str | Path | None = None) -> TaskPage:
+def task_page(run_id: str, task_index: int, db: store.DbLike = None) -> TaskPage:
     """One task's attempts in order, with the partner run's attempts at the same task."""
-    with store.connect(db, read_only=True, wait_s=WAIT_S) as con:
+    database = store.open(db)
+    with database.connect(read_only=True, wait_s=WAIT_S) as con:
         run = store.get_run(con, run_id)
         if run is None:
-            raise NotFound(f"no run {run_id!r} in {store.default_db_path(db)}")
+            raise NotFound(f"no run {run_id!r} in {database}")
         identities = store.task_identities(con, run_id)
         tasks = queries.find_task(con, run_id=run_id, task_index=task_index, task_id=None)
         if not tasks:

@@ -4,7 +4,6 @@ the links, the chart and the static bundle made from them."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
@@ -189,7 +188,7 @@ def test_server_routes_pages_errors_and_stamp(runs):
     from seqk.view.app import create_app
 
     db, ids = runs
-    client = TestClient(create_app(Path(db)))
+    client = TestClient(create_app(store.open(db)))
     assert "seq@3 = 0.400" in client.get("/").text
     run = "/runs/" + render.run_path(ids["seq"])
     assert client.get(run, params={"filter": "errored"}).text.count('class="task-link"') == 1
