@@ -35,7 +35,7 @@ from seqk.models.retry import RetryPolicy
 from seqk.models.role import RoleSpec
 from seqk.records import AttemptRecord, CallRecord
 from seqk.run import scheduler
-from seqk.run.budget import BudgetGate
+from seqk.run.budget import Gate
 from seqk.run.metering import MeteredClient, error_record, now
 from seqk.run.observer import RunObserver, RunResult
 from seqk.run.prepare import Prepared
@@ -114,7 +114,7 @@ class RejudgeEngine(Engine):
     has not judged yet, linked in `rejudged_slots` first (made inside the run's lease)."""
 
     def __init__(self, spec: RunSpec, prepared: Prepared, db: store.Database,
-                 observer: RunObserver | None = None, budget: BudgetGate | None = None):
+                 observer: RunObserver | None = None, budget: Gate | None = None):
         assert spec.rejudge_of is not None
         with db.connect(checkpoint=False) as con:
             store.link_rejudged_slots(con, spec.run_id, spec.rejudge_of, spec.k)

@@ -23,14 +23,15 @@ from seqk.benchmark import AgentContext, AgenticBenchmark, AttemptContext, Histo
 from seqk.benchmark.prompt import actor_prompt
 from seqk.config.spec import RunSpec
 from seqk.errors import AgentRunError, CriticError, JudgeError, ProviderError
-from seqk.models import ModelPool, close_sessions, import_clients
+from seqk.models import ModelPool, Pool, close_sessions, import_clients
 from seqk.records import AttemptRecord, CallRecord, FeedbackFill
 from seqk.run import preflight, signals
-from seqk.run.budget import BudgetedPool, BudgetGate, Ticket, gate_for
-from seqk.run.executor import Emit, executor_for
+from seqk.run.budget import BudgetedPool, Gate, Ticket, gate_for
+from seqk.run.executor import executor_for
 from seqk.run.metering import MeteredClient, agent_call, error_record, now, seeded
 from seqk.run.observer import AttemptEvent, RunObserver, RunResult, guarded
 from seqk.run.prepare import MissingFeedback, Prepared, prepare
+from seqk.run.runner import Emit
 from seqk.run.writer import Writer
 
 ATTEMPT_ERRORS = (ProviderError, JudgeError, CriticError, AgentRunError)
@@ -48,21 +49,25 @@ class Engine:
     """Runs the pending attempts of one prepared run."""
 
     def __init__(self, spec: RunSpec, prepared: Prepared, db: store.Database,
-                 observer: RunObserver | None = None, budget: BudgetGate | None = None):
+                 observer: RunObserver | None = None, budget: Gate | None = None):
         self.spec = spec
         self.prepared = prepared
         # a task has up to k pass@k samples, or one call per seq@k chain, in flight at once
-        self.pool = ModelPool(spec.retry, spec.quota,
-                              default_concurrency=max(spec.concurrency * max(spec.k, spec.chains), 16))
+        self.pool: Pool = ModelPool(spec.retry, spec.quota,
+                                    default_concurrency=max(spec.concurrency * max(spec.k, spec.chains), 16))
         self.writer = Writer(db, interval_s=db.commit_interval_s, run_id=spec.run_id)
         self.observer = guarded(observer)
-        self.budget = budget
+        self.budget: Gate | None = budget
         if budget is not None:
-            self.pool = BudgetedPool(self.pool, budget)  # type: ignore[assignment]
+            self.pool = BudgetedPool(self.pool, budget)
         self.result = RunResult(prepared)
         self.executor = executor_for(spec)
         self.mode = spec.mode
         self._tasks = {t.task_index: t for t in spec.tasks}
+
+    def task(self, task_index: int) -> Task:
+        """The run's task of this index."""
+        return self._tasks[task_index]
 
     async def attempt(self, task: Task, attempt_index: int,
                       history: list[HistoryItem], chain_index: int = 1) -> AttemptRecord:
@@ -179,7 +184,7 @@ class Engine:
                 # A call was refused mid-attempt: nothing more starts.
                 self.result.stopped, self.result.stopped_by = self.budget.describe(), self.budget.stopped_by
 
-    def _emit(self, record: AttemptRecord | FeedbackFill, done: bool, outcome: str | None,
+    def emit(self, record: AttemptRecord | FeedbackFill, done: bool, outcome: str | None,
               write: bool = True) -> None:
         if write:  # False: a Ray worker wrote it to the lake
             self.writer.put(record)
@@ -200,12 +205,12 @@ class Engine:
         if self.observer.observer is not None:  # no event (nor limit states) built for nobody
             self.observer.attempt(AttemptEvent(record, done, outcome, self.pool.limit_states()))
 
-    async def _run_seq_task(self, task: Task, slots: list[tuple[int, int]], emit: Emit | None = None) -> None:
+    async def run_chains(self, task: Task, slots: list[tuple[int, int]], emit: Emit | None = None) -> None:
         """The task's unfinished chains, concurrently; the task is done when the last one ends
         (passed if any chain passed, else error if any chain ended on one, else failed). Each
         record goes to `emit` (default: the writer and progress of this process; a Ray worker
         streams them to the driver instead)."""
-        emit = emit or self._emit
+        emit = emit or self.emit
         remaining = len(slots)
         outcomes: list[str] = []
 
@@ -258,8 +263,8 @@ class Engine:
             emit(record, False, None)
             history.append(HistoryItem(attempt_index, record.output or "", record.feedback))
 
-    async def _run_pass_task(self, task: Task, indices: list[int], emit: Emit | None = None) -> None:
-        emit = emit or self._emit
+    async def run_samples(self, task: Task, indices: list[int], emit: Emit | None = None) -> None:
+        emit = emit or self.emit
         remaining = len(indices)
         outcomes: list[str] = []
 
@@ -297,7 +302,7 @@ class Engine:
             async with limit:
                 if self.result.stopped:
                     return
-                task = self._tasks[task_index]
+                task = self.task(task_index)
                 try:
                     await self.executor.run_task(self, task, indices)
                 except Exception as exc:

@@ -616,10 +616,10 @@ def run_spend_by_role(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
 
 
 def run_status(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
-    """One row per run: settings, task counts (registered, started, finished: every chain done; passed:
-    any chain solved), valid and open-error attempts, tokens and cost of the current generation, and
-    `updated_at`: when its last counted attempt finished (the run's creation time while it has
-    none). (status.sql:1)"""
+    """One row per run: settings, its progress as run_progress_of has it (tasks registered, started,
+    finished, passed; valid and open-error attempts), tokens and cost of the current generation
+    (n_unpriced_calls: calls that returned with no price), and `updated_at`: when its last attempt
+    finished (the run's creation time while it has none). (status.sql:1)"""
     return run(con, 'run_status', {'run_ids': run_ids}, 'rows')
 
 
@@ -704,7 +704,7 @@ def touch_run(con: Connection, *, run_id: Any) -> None:
 def view_partners(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     """The runs a run is compared with: for a seq@k run its chosen pass@k run; for a pass@k run every
     seq@k run that chose it, the one with its feedback mode first. (seq_run_id, pass_run_id,
-    same_feedback_mode). (view.sql:167)"""
+    same_feedback_mode). (view.sql:156)"""
     return run(con, 'view_partners', {'run_id': run_id}, 'rows')
 
 
@@ -730,7 +730,7 @@ def view_run_tasks(
     run); $search ('' for none) matches the task prompt or an attempt's output of this run, case-
     insensitively; $upto (NULL for none) keeps tasks 1..upto. The filters need every task's outcome
     (one pass over the runs' attempts); the cells and the spend are read for the page's tasks only.
-    (view.sql:178)"""
+    (view.sql:167)"""
     return run(con, 'view_run_tasks', {
         'filter': filter,
         'search': search,
@@ -745,13 +745,14 @@ def view_run_tasks(
 
 def view_runs(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     """One row per run of $run_ids (NULL: every run), for the run list and a run page's header:
-    settings; n_tasks registered, n_started, n_finished, n_solved (tasks with a valid success),
-    valid and errored attempts; tokens, cost_usd (NULL when no call was priced), unpriced and failed
-    calls; pass_run_id (the pass@k run a seq@k run is compared with, run_pairs choice 1); curve:
-    [{t, n_tasks, value, low, high}] as in run_curve (errors excluded, 95% Wilson interval;
-    n_left_out: tasks whose outcome at t is unknown); budget: [{t, cost_usd_per_task,
-    tokens_per_task}], the expected spend per task of each point of the curve as frontier_of has it
-    (NULL for a seq@k run with several chains, whose frontier has more widths). The attempts are
-    read once, in one pass (task_outcomes_fast_of), and the calls once, summed per attempt index;
-    without run_curve's soft score, which costs a second read of the attempts. (view.sql:4)"""
+    settings; its progress as run_progress_of has it (n_tasks registered, n_started, n_finished,
+    n_passed, valid and errored attempts: what `seqk status` shows); tokens, cost_usd (NULL when no
+    call was priced), unpriced and failed calls; pass_run_id (the pass@k run a seq@k run is compared
+    with, run_pairs choice 1); curve: [{t, n_tasks, value, low, high}] as in run_curve (errors
+    excluded, 95% Wilson interval; n_left_out: tasks whose outcome at t is unknown); budget: [{t,
+    cost_usd_per_task, tokens_per_task}], the expected spend per task of each point of the curve as
+    frontier_of has it (NULL for a seq@k run with several chains, whose frontier has more widths).
+    The attempts are read once, in one pass (task_outcomes_fast_of), and the calls once, summed per
+    attempt index; without run_curve's soft score, which costs a second read of the attempts.
+    (view.sql:4)"""
     return run(con, 'view_runs', {'run_ids': run_ids}, 'rows')

@@ -62,7 +62,8 @@ class RunSummary:
     n_tasks: int
     n_started: int
     n_finished: int
-    n_solved: int
+    n_passed: int
+    """Tasks with a valid success in any chain (run_progress_of, as `seqk status` counts them)."""
     n_valid_attempts: int
     n_error_attempts: int
     input_tokens: int
