@@ -48,7 +48,8 @@ from seqk.store.writes import (
 )
 
 __all__ = [
-    'DEFAULT_DB', 'Compaction', 'Database', 'DbLike', 'adhoc', 'append_attempts', 'attempt_uids', 'connect',
+    'DEFAULT_DB', 'Compaction', 'Connection', 'Database', 'DbLike', 'adhoc', 'append_attempts', 'attempt_uids',
+    'connect',
     'extend_run', 'fill_feedback', 'get_run', 'insert_imported_run', 'insert_run', 'insert_tasks', 'int_list',
     'kept_task_outcomes', 'link_rejudged_slots', 'open', 'parquet_tables', 'queries', 'resolve_run_id',
     'resolve_run_ids', 'restart_run', 'run_lease', 'schema_version', 'task_identities', 'transaction',

@@ -103,7 +103,7 @@ def test_task_story_shows_each_attempt_what_it_saw_its_verdict_and_feedback(runs
     assert "This is attempt 1 of 3." in first.prompt_delta[-1] and "Say the word w2." not in first.prompt_delta
     assert "<Feedback 1>" in second.prompt_delta and "Incorrect; the word was w2." in second.prompt_delta
     assert "Say the word w2." not in second.prompt_delta  # seen before: not new
-    assert first.calls[0].role == "actor" and first.input_tokens == first.calls[0].input_tokens > 0
+    assert first.calls[0]["role"] == "actor" and first.input_tokens == first.calls[0]["input_tokens"] > 0
     assert (page.first_success, page.previous_index, page.next_index) == (2, 1, 3)
     partner = page.partner
     assert partner.run_id == ids["pass"] and partner.same_task and partner.metric == "pass@k"
@@ -111,7 +111,7 @@ def test_task_story_shows_each_attempt_what_it_saw_its_verdict_and_feedback(runs
     assert samples == [(i, "FAIL", "w-two?") for i in (1, 2, 3)]
     errored = view.task_page(ids["seq"], 5, db).attempts[0]
     assert (errored.verdict, errored.error["stage"], errored.error["status_code"]) == ("ERROR", "actor", 400)
-    assert errored.calls[0].error.startswith("400 bad request")
+    assert errored.calls[0]["error"].startswith("400 bad request")
     assert view.task_page(ids["seq"], 6, db).attempts[0].output_grid == [[[1, 2], [3, 0]]]
 
 
