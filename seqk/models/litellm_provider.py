@@ -49,13 +49,14 @@ def classify_litellm(exc: BaseException) -> ProviderError:
     message = f"{name}: {exc}"[:2000]
     if status in (401, 403) or any(part in name for part in _AUTH_NAMES) or _AUTH_MESSAGE.search(message):
         return AuthError(message, status_code=status, kind="AuthError")
+    # litellm gives a dropped connection the status 500: its name says the server was not there.
+    unreachable = any(part in name for part in _UNREACHABLE_NAMES)
     if status is not None:
         return from_status(status, message, kind=name, retry_after=retry_after(exc),
-                           rate_limited="RateLimit" in name)
+                           rate_limited="RateLimit" in name, unreachable=unreachable)
     if any(part in name for part in _TRANSIENT_NAMES):
         return TransientProviderError(message, retry_after=retry_after(exc), kind=name,
-                                      rate_limited="RateLimit" in name,
-                                      unreachable=any(part in name for part in _UNREACHABLE_NAMES))
+                                      rate_limited="RateLimit" in name, unreachable=unreachable)
     return classify(exc)
 
 

@@ -67,14 +67,14 @@ def retry_after(exc: BaseException) -> float | None:
 
 
 def from_status(status: int, message: str, *, kind: str, retry_after: float | None = None,
-                rate_limited: bool = False) -> ProviderError:
+                rate_limited: bool = False, unreachable: bool = False) -> ProviderError:
     """What an HTTP status says: 401 and 403 an AuthError; 408, 409, 425, 429 and 5xx worth
     another try; any other a permanent failure."""
     if status in (401, 403):
         return AuthError(message, status_code=status, kind="AuthError")
     if status in (408, 409, 425, 429) or status >= 500:
         return TransientProviderError(message, status_code=status, retry_after=retry_after, kind=kind,
-                                      rate_limited=rate_limited or status == 429)
+                                      rate_limited=rate_limited or status == 429, unreachable=unreachable)
     return PermanentProviderError(message, status_code=status, retry_after=retry_after, kind=kind)
 
 
