@@ -112,38 +112,25 @@ def lake_servers():
     import servers
 
     with servers.postgres() as pg, servers.moto_s3() as endpoint:
-        lake_bucket(endpoint)
+        servers.lake_bucket(endpoint)
         yield pg, endpoint
-
-
-def lake_bucket(endpoint: str) -> None:
-    """The lakes' bucket, made again if gone: moto keeps its buckets in-process, shared by every
-    moto server of the session, and tests/io/test_s3.py resets them."""
-    import boto3
-
-    client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="testing",
-                          aws_secret_access_key="testing", region_name="us-east-1")
-    if "seqk-lake" not in {b["Name"] for b in client.list_buckets().get("Buckets", [])}:
-        client.create_bucket(Bucket="seqk-lake")
-
-
-_LAKES = iter(range(1, 10_000))
 
 
 @pytest.fixture
 def lake_url(lake_servers, monkeypatch) -> str:
-    """A fresh lake: its own PostgreSQL database, data under its own S3 prefix; the S3
-    credentials in the environment (as a user sets them), inherited by `seqk` subprocesses."""
+    """A fresh lake (servers.new_lake); the S3 credentials in the environment (as a user sets
+    them), inherited by `seqk` subprocesses."""
     import servers
 
-    pg, endpoint = lake_servers
-    lake_bucket(endpoint)
-    name = f"lake{next(_LAKES)}"
-    dsn = servers.create_database(pg, name)
+    for key in servers.AWS_SETTINGS:
+        monkeypatch.delenv(key, raising=False)
+    # Never the instance metadata service: the chain asks it last, when nothing else answers.
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                       "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint}.items():
+                       "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": lake_servers[1],
+                       "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull}.items():
         monkeypatch.setenv(key, value)
-    yield f"ducklake:postgres:{dsn};data=s3://seqk-lake/{name}/"
+    yield servers.new_lake(*lake_servers)
     from seqk.store import lake
 
     lake.close_all()

@@ -18,7 +18,6 @@ import json
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from seqk import store
@@ -62,7 +61,7 @@ class Report:
     """seq@k runs whose chains stop on the verdict of the judge that grades them."""
 
 
-def report(runs: Sequence[str] = (), db: str | Path | None = None, *, compare: bool = False,
+def report(runs: Sequence[str] = (), db: store.DbLike = None, *, compare: bool = False,
            benchmark: str | None = None, model: str | None = None, errors_as_failures: bool = False,
            seed: int = DEFAULT_SEED,
            n_boot: int = DEFAULT_N_BOOT) -> Report:

@@ -204,7 +204,7 @@ def test_the_breaker_trips_only_when_no_call_gets_through_for_its_window():
     from seqk.models.role import RoleSpec
 
     role = RoleSpec("actor", "openai/bench", api_base=f"http://127.0.0.1:{free_port()}/v1")
-    refused = TransientProviderError("Cannot connect", kind="ClientConnectorError")
+    refused = TransientProviderError("Cannot connect", kind="ClientConnectorError", unreachable=True)
     slow = TransientProviderError("timed out", kind="TimeoutError")
 
     async def calls(breaker: Breaker, outcomes: list[str]) -> str | None:

@@ -170,7 +170,7 @@ def test_a_database_held_for_too_long_says_how_many_attempts_were_not_written(tm
     record = records.FeedbackFill("uid", "run", 1, 1, 1, None, None)
 
     async def close_while_held() -> None:
-        writer = Writer(db, close_wait_s=1.0)
+        writer = Writer(store.open(db), close_wait_s=1.0)
         writer.put(record)
         await writer.close()
 
