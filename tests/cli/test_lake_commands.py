@@ -1,6 +1,6 @@
 """Every command that takes --db works on a lake (PostgreSQL catalog, data on moto's S3) as on a
 DuckDB file: run, plan, status, inspect, sql, rejudge, report (--compare, --judges), export
-(folders and Parquet), import, upload, view --bundle and lake compact. A command added with a
+(folders and Parquet), import, upload, view --bundle, lake compact and limits. A command added with a
 --db option and not driven here fails the last test: drive it on a lake, or make it refuse a lake
 in one line."""
 
@@ -19,7 +19,7 @@ from seqk.cli import app
 
 runner = CliRunner()
 DRIVEN = {"run", "plan", "status", "inspect", "sql", "rejudge", "report", "export", "import", "upload",
-          "view", "lake compact"}
+          "view", "lake compact", "limits"}
 
 
 def seqk(*args: str) -> str:
@@ -65,6 +65,9 @@ def test_every_command_with_a_db_works_on_a_lake(tmp_path, lake_url, judges):
     assert "verified" in seqk("upload", run_id, "--bucket", "seqk-lake", "--from", str(out), "--db", lake_url)
     assert "wrote" in seqk("view", "--db", lake_url, "--bundle", str(tmp_path / "site"))
     assert "compacted" in seqk("lake", "compact", "--db", lake_url)
+    # mock models are not remembered: the lake answers, and has nothing to say yet
+    assert "no endpoint limit remembered yet" in seqk("limits", "--db", lake_url)
+    assert "forgot 0 remembered limit(s)" in seqk("limits", "--reset", "--db", lake_url)
 
 
 def test_the_commands_driven_on_a_lake_are_every_command_with_a_db():
