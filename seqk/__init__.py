@@ -13,6 +13,7 @@ from seqk.version import __version__ as __version__
 if TYPE_CHECKING:
     from seqk.api import (
         VariantRun,
+        compare,
         export_parquet,
         export_runs,
         inspect,
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
         status,
     )
 
-__all__ = ["VariantRun", "__version__", "export_parquet", "export_runs", "inspect", "load_variant",
+__all__ = ["VariantRun", "__version__", "compare", "export_parquet", "export_runs", "inspect", "load_variant",
            "report", "query", "run_variant", "status"]
 
 

@@ -26,6 +26,7 @@ from seqk.errors import UploadError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from seqk.analysis.compare import RunComparison
     from seqk.analysis.report import Report
     from seqk.analysis.status import RunStatus, SqlResult, Trajectory
     from seqk.io.export import ExportResult
@@ -111,6 +112,17 @@ def report(runs: Sequence[str] = (), db: Db = None, *, compare: bool = False, be
 
     return build(runs, _path(db), compare=compare, benchmark=benchmark, model=model,
                  errors_as_failures=errors_as_failures)
+
+
+def compare(run_a: str, run_b: str, db: Db = None, *, errors_as_failures: bool = False,
+            seed: int | None = None) -> RunComparison:
+    """Two runs of one benchmark slice side by side on the tasks both hold (what `seqk compare`
+    prints): what differs in their settings, a − b at each t up to the smaller K with its interval,
+    p-value and n, and the tasks only one of them solved. Runs of different slices: BadInput."""
+    from seqk.analysis.compare import compare as build
+
+    extra = {} if seed is None else {"seed": seed}
+    return build(run_a, run_b, _path(db), errors_as_failures=errors_as_failures, **extra)
 
 
 def status(runs: Sequence[str] = (), db: Db = None) -> list[RunStatus]:
