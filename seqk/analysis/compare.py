@@ -101,11 +101,10 @@ def compare(run_a: str, run_b: str, db: str | Path | None = None, *, errors_as_f
         if a_id == b_id:
             raise BadInput(f"{run_a!r} and {run_b!r} name the same run, {a_id}; compare two runs")
         rows = [store.get_run(con, i) or {} for i in (a_id, b_id)]
-        refused = [key for key in ("benchmark", "slice") if rows[0][key] != rows[1][key]]
-        if refused:
-            raise BadInput(f"{a_id} and {b_id} are runs of different {' and '.join(refused)}s "
-                           f"({rows[0]['slice']} vs {rows[1]['slice']}): their tasks are not the same "
-                           "tasks, so they are not compared")
+        for key in ("benchmark", "slice"):
+            if rows[0][key] != rows[1][key]:
+                raise BadInput(f"{a_id} is a run of {key} {rows[0][key]}, {b_id} of {rows[1][key]}: runs of "
+                               f"different {key}s are not compared (their tasks are not the same tasks)")
         # metrics.compute also reads each seq@k run's lift partner: its outcomes are kept too
         partners = {p["pass_run_id"] for p in queries.pair_choices(con, run_ids=[a_id, b_id])}
         with store.kept_task_outcomes(con, errors_as_failures=errors_as_failures,
