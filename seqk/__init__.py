@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from seqk.api import (
         VariantRun,
         compare,
+        compare_by,
         export_parquet,
         export_runs,
         inspect,
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
         status,
     )
 
-__all__ = ["VariantRun", "__version__", "compare", "export_parquet", "export_runs", "inspect", "load_variant",
-           "report", "query", "run_variant", "status"]
+__all__ = ["VariantRun", "__version__", "compare", "compare_by", "export_parquet", "export_runs", "inspect",
+           "load_variant", "report", "query", "run_variant", "status"]
 
 
 def __getattr__(name: str) -> Any:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from seqk.analysis.compare import RunComparison
+    from seqk.analysis.grouped import GroupedComparison
     from seqk.analysis.report import Report
     from seqk.analysis.status import RunStatus, SqlResult, Trajectory
     from seqk.io.export import ExportResult
@@ -123,6 +124,20 @@ def compare(run_a: str, run_b: str, db: Db = None, *, errors_as_failures: bool =
 
     extra = {} if seed is None else {"seed": seed}
     return build(run_a, run_b, _path(db), errors_as_failures=errors_as_failures, **extra)
+
+
+def compare_by(by: str, runs: Sequence[str] = (), db: Db = None, *, benchmark: str | None = None,
+               model: str | None = None, errors_as_failures: bool = False,
+               seed: int | None = None) -> GroupedComparison:
+    """What `seqk report --compare --by BY` prints: every pair of runs of a slice that differ along
+    `by` (model, feedback, critic or judge) and share the rest, a − b at the smaller K with interval,
+    p and Benjamini–Hochberg q across the table, and a ranking with rank intervals where more than
+    two runs compete."""
+    from seqk.analysis.grouped import compare_by as build
+
+    extra = {} if seed is None else {"seed": seed}
+    return build(by, runs, _path(db), benchmark=benchmark, model=model, errors_as_failures=errors_as_failures,
+                 **extra)
 
 
 def status(runs: Sequence[str] = (), db: Db = None) -> list[RunStatus]:

@@ -6,11 +6,12 @@ A run's rank is 1 + the number of runs whose mean value over the shared tasks is
 task-level resamples, every run's value recomputed on each resampled task set (the tasks are the
 unit: a task's values for all runs travel together, so the ranking is paired). This is the
 bootstrap rank interval of Goldstein & Spiegelhalter (1996, "League tables and their limitations",
-JRSS-A 159:385-443); Hall & Miller (2009, "Using the bootstrap to quantify the authority of an
-empirical ranking", Annals of Statistics 37:3929-3959) show it is conservative for runs whose true
-values differ and can be too wide for near-ties, never too narrow there: a near-tie reads as an
-interval spanning both ranks, which is the honest answer. tests/analysis/test_ranking.py measures
-its coverage where the truth is known and how often it names a clear winner when there is none.
+JRSS-A 159:385-443). Hall & Miller (2009, "Using the bootstrap to quantify the authority of an
+empirical ranking", Annals of Statistics 37:3929-3959) show that this n-out-of-n bootstrap can
+misstate the uncertainty of ranks whose true values tie or nearly tie, so seqk measures what it
+does: tests/analysis/test_ranking.py counts how often it holds every run's true rank (in every
+replicate of worlds with runs 30 and 6 points apart) and how often it names a winner among equal
+runs (2% of 400 worlds of three equal runs on 80 tasks).
 """
 
 from __future__ import annotations

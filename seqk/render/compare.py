@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from seqk.analysis.compare import RunComparison, Side, inspect_command, view_path
+from seqk.analysis.grouped import Group, GroupedComparison
 from seqk.analysis.report import fmt_estimate, fmt_number, fmt_p
 
 MAX_FLIPS = 20
@@ -109,3 +110,61 @@ def _flips(c: RunComparison, db: str | None, max_flips: int | None, names: tuple
     if f.a_only or f.b_only:
         lines.append(f"  side by side in `seqk view`: {view_path(c.a.run.run_id, c.b.run.run_id)}/tasks/N")
     return lines
+
+
+# ---------------------------------------------------------------------------
+# `report --compare --by AXIS`
+
+
+def grouped_text(result: GroupedComparison) -> str:
+    """One block per group: what its runs share, each pair (a − b at t, interval, p, q, n), the
+    ranking when more than two runs compete; then the notes."""
+    head = (f"compared by {result.by}: {len(result.pairs)} pair(s) in {len(result.groups)} group(s); q: "
+            f"Benjamini–Hochberg over the table")
+    blocks = [head] + [_group_block(g) for g in result.groups]
+    return "\n\n".join(blocks) + "\n\n" + "\n".join(f"• {note}" for note in result.notes) + "\n"
+
+
+_SHARED = {"slice": "", "metric": "", "actor_model": "actor ", "feedback_mode": "feedback ", "verifier": "verifier ",
+           "judge_model": "judge "}
+
+
+def _shared(group: Group) -> str:
+    """What every run of the group shares, in words."""
+    return " · ".join(f"{_SHARED[k]}{v}" for k, v in group.shares.items() if v is not None and k in _SHARED)
+
+
+def _group_block(group: Group) -> str:
+    lines = [_shared(group)]
+    for p in group.pairs:
+        c = p.comparison
+        pv = "—" if c.p_value is None else fmt_p(c.p_value)
+        q = "—" if p.q_value is None else fmt_p(p.q_value)
+        lines += [f"  a {p.a.label}", f"  b {p.b.label}",
+                  f"    a − b at t={c.t}: {fmt_estimate(c.difference, digits=3)} p={pv} q={q} n={c.difference.n}"
+                  f" · a {fmt_number(c.a_value, digits=3)}, b {fmt_number(c.b_value, digits=3)}"]
+        if p.also_differs:
+            lines.append(f"    also differ: {', '.join(p.also_differs)}")
+    if group.ranking:
+        lines.append(f"  ranking at t={group.ranking_t} on the {group.n_ranked} task(s) all "
+                     f"{len(group.members)} runs count (rank [95% bootstrap interval] value):")
+        lines += [f"    {r.rank} [{r.low}, {r.high}]  {r.value:.3f}  {r.member.label}" for r in group.ranking]
+    return "\n".join(lines)
+
+
+def grouped_markdown(result: GroupedComparison) -> str:
+    """A Markdown table, one row per pair, then the rankings and the notes."""
+    lines = ["| group | a | b | t | a − b [95% CI] | p | q | n | also differ |", "|" + "---|" * 9]
+    for g in result.groups:
+        for p in g.pairs:
+            c = p.comparison
+            cells = [_shared(g), p.a.label, p.b.label, str(c.t), fmt_estimate(c.difference, digits=3),
+                     "—" if c.p_value is None else fmt_p(c.p_value),
+                     "—" if p.q_value is None else fmt_p(p.q_value), str(c.difference.n), ", ".join(p.also_differs)]
+            lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    for g in result.groups:
+        if g.ranking:
+            lines += ["", f"Ranking of {_shared(g)} at t={g.ranking_t} ({g.n_ranked} tasks):", ""]
+            lines += [f"{r.rank}. {r.member.label}: {r.value:.3f}, rank interval [{r.low}, {r.high}]"
+                      for r in g.ranking]
+    return "\n".join(lines + [""] + [f"- {n}" for n in result.notes]) + "\n"

@@ -7,16 +7,12 @@ bootstrap of 20,000 task resamples, the flips."""
 from __future__ import annotations
 
 import json
-import math
 import shutil
 
 import compare_db
-import duckdb
-import numpy as np
 import pytest
 from helpers import make_run
-from scipy.optimize import brentq, minimize_scalar
-from scipy.special import comb, erfc
+from recompute import attempts, bootstrap, flip_counts, paired, tango
 from typer.testing import CliRunner
 
 import seqk
@@ -34,72 +30,15 @@ def demo(tmp_path_factory):
     return db, compare_db.build(folder, db)
 
 
-# --- the independent recomputation -----------------------------------------------------------
-
-
-def attempts(db, run_id: str) -> list[tuple[int, int, int, bool]]:
-    with duckdb.connect(str(db), read_only=True) as con:
-        return con.execute("SELECT task_index, chain_index, attempt_index, success FROM attempts "
-                           "WHERE run_id = ? AND status = 'ok'", [run_id]).fetchall()
-
-
-def task_values(db, run_id: str, metric: str, t: int) -> dict[int, float]:
-    """seq@t of each task (the mean over its chains of 'solved within t'), or Chen's pass@t."""
-    chains: dict[int, dict[int, list[tuple[int, bool]]]] = {}
-    for task, chain, index, success in attempts(db, run_id):
-        chains.setdefault(task, {}).setdefault(chain, []).append((index, success))
-    out = {}
-    for task, by_chain in chains.items():
-        if metric == "seq@k":
-            out[task] = float(np.mean([any(s and i <= t for i, s in rows) for rows in by_chain.values()]))
-        else:
-            samples = [s for rows in by_chain.values() for _, s in rows]
-            n, c = len(samples), sum(samples)
-            out[task] = 1 - comb(n - c, t, exact=True) / comb(n, t, exact=True)
-    return out
-
-
-def tango(b: int, c: int, n: int, alpha: float = 0.05) -> tuple[float, float, float]:
-    """(low, high, p at 0) of the continuity-corrected score test of P(a only) - P(b only) = d, its
-    nuisance P(b only) maximised numerically under each d (Tango 1998, solved here by scipy)."""
-
-    def p_value(d: float) -> float:
-        def nll(q: float) -> float:
-            parts = ((b, q + d), (c, q), (n - b - c, 1 - 2 * q - d))
-            return -sum(k * math.log(x) for k, x in parts if k)
-
-        lo, hi = max(0.0, -d), (1 - d) / 2
-        q = minimize_scalar(nll, bounds=(lo + 1e-15, hi - 1e-15), method="bounded",
-                            options={"xatol": 1e-14}).x
-        excess = max(0.0, abs(b - c - n * d) - 1)
-        return 1.0 if excess == 0 else float(erfc(excess / math.sqrt(n * (2 * q + d * (1 - d))) / math.sqrt(2)))
-
-    estimate = (b - c) / n
-    edge = 1 - 1e-9
-    low = -1.0 if p_value(-edge) >= alpha else brentq(lambda d: p_value(d) - alpha, -edge, estimate, xtol=1e-12)
-    high = 1.0 if p_value(edge) >= alpha else brentq(lambda d: p_value(d) - alpha, estimate, edge, xtol=1e-12)
-    return low, high, p_value(0.0)
-
-
-def bootstrap(a: np.ndarray, b: np.ndarray, n_boot: int = 20_000) -> tuple[float, float]:
-    rng = np.random.default_rng(7)
-    picks = rng.integers(0, len(a), size=(n_boot, len(a)))
-    diffs = a[picks].mean(axis=1) - b[picks].mean(axis=1)
-    low, high = np.percentile(diffs, [2.5, 97.5])
-    return float(low), float(high)
-
-
 def check_at_t(db, result, metrics: tuple[str, str]) -> None:
     for x in result.at_t:
-        va = task_values(db, result.a.run.run_id, metrics[0], x.t)
-        vb = task_values(db, result.b.run.run_id, metrics[1], x.t)
-        shared = sorted(set(va) & set(vb))
-        a, b = np.array([va[i] for i in shared]), np.array([vb[i] for i in shared])
-        assert x.difference.n == len(shared) == 60
+        a, b = paired(db, result.a.run.run_id, metrics[0], result.b.run.run_id, metrics[1], x.t)
+        assert x.difference.n == len(a) == 60
         assert x.a_value == pytest.approx(a.mean()) and x.b_value == pytest.approx(b.mean())
         assert x.difference.value == pytest.approx(a.mean() - b.mean())
         if set(a) | set(b) <= {0.0, 1.0}:
-            low, high, p = tango(int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum()), len(a))
+            n, a_only, b_only = flip_counts(a, b)
+            low, high, p = tango(a_only, b_only, n)
             assert (x.difference.low, x.difference.high) == pytest.approx((low, high), abs=1e-6)
             assert x.p_value == pytest.approx(p, abs=1e-6)
             assert (x.p_value < 0.05) == (x.difference.low > 0 or x.difference.high < 0)
@@ -157,7 +96,8 @@ def test_socratic_against_binary_with_the_spend_it_takes(demo):
     assert all(x.interval == "bootstrap" for x in result.at_t)
     check_flips(db, result)
     # socratic pays its critic: more per task than binary at every t
-    assert all(pa.cost_usd_per_task > pb.cost_usd_per_task for pa, pb in zip(result.a.run.curve, result.b.run.curve))
+    curves = zip(result.a.run.curve, result.b.run.curve, strict=True)
+    assert all(pa.cost_usd_per_task > pb.cost_usd_per_task for pa, pb in curves)
 
 
 def test_cheap_model_with_retries_against_a_strong_model_once(demo):
