@@ -152,6 +152,13 @@ def settings(row: dict[str, Any]) -> dict[str, Any]:
 def differs(a: dict[str, Any], b: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
     """The settings whose values differ between two run rows: FIRST_KEYS first, then by name."""
     sa, sb = settings(a), settings(b)
+    for role in ("judge", "critic"):
+        if (sa.get(f"{role}.model") is None) != (sb.get(f"{role}.model") is None):
+            # one run has no such role: its model (and price) say it; its other settings are noise
+            for key in [k for k in set(sa) | set(sb) if k.startswith(f"{role}.")]:
+                if key not in (f"{role}.model", f"{role}.price"):
+                    sa.pop(key, None)
+                    sb.pop(key, None)
     keys = [k for k in FIRST_KEYS if k in sa or k in sb]
     keys += sorted((set(sa) | set(sb)) - set(keys))
     return {k: (sa.get(k), sb.get(k)) for k in keys if sa.get(k) != sb.get(k)}

@@ -63,6 +63,8 @@ class AttemptView:
     started_at: datetime
     finished_at: datetime
     calls: list[CallView]
+    chain_index: int = 1
+    """The attempt's chain (1 but for a seq@k run with `chains:`)."""
 
     @property
     def verdict(self) -> str:
@@ -177,10 +179,17 @@ def _attempts(rows: list[dict[str, Any]], calls: list[dict[str, Any]], task_prom
             judge_details=json.loads(details) if isinstance(details, str) else details,
             feedback=r["feedback"], error=json.loads(error) if isinstance(error, str) else error,
             started_at=r["started_at"], finished_at=r["finished_at"],
-            calls=by_uid.get(r["attempt_uid"], [])))
+            calls=by_uid.get(r["attempt_uid"], []), chain_index=r.get("chain_index", 1)))
         if r["counts"]:
             previous = prompt
     return out
+
+
+def read_attempts(con: Any, run_id: str, task_index: int, task_prompt: str) -> list[AttemptView]:
+    """One task's attempts in one run, with their calls, on an open connection (the compare pages
+    read two runs' in one open)."""
+    params = {"run_id": run_id, "task_index": task_index}
+    return _attempts(queries.task_attempts(con, **params), queries.task_calls(con, **params), task_prompt)
 
 
 def task_page(run_id: str, task_index: int, db: str | Path | None = None) -> TaskPage:
