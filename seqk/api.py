@@ -8,7 +8,8 @@ The library never prints: progress goes to an observer (seqk.run.observer.RunObs
 the run's export and upload did comes back as lines in the outcome. `db` is the second argument
 of every function that reads or writes a database, after what the function acts on (a variant,
 runs, a run, a query); None means the variant's `db:`, then $SEQK_DB, then runs/seqk.duckdb. It
-is a DuckDB file or a DuckLake URL. Every other argument is by keyword, and every result is typed.
+is a DuckDB file or a DuckLake URL (`compare`, which acts on two runs, takes it third). Every other
+argument is by keyword, and every result is typed.
 These are the names `seqk` exports (`seqk.__all__`); each imports what it needs when called, so
 `import seqk` stays cheap.
 """
@@ -126,17 +127,17 @@ def compare(run_a: str, run_b: str, db: Db = None, *, errors_as_failures: bool =
     return build(run_a, run_b, _path(db), errors_as_failures=errors_as_failures, **extra)
 
 
-def compare_by(by: str, runs: Sequence[str] = (), db: Db = None, *, benchmark: str | None = None,
+def compare_by(runs: Sequence[str] = (), db: Db = None, *, by: str, benchmark: str | None = None,
                model: str | None = None, errors_as_failures: bool = False,
                seed: int | None = None) -> GroupedComparison:
-    """What `seqk report --compare --by BY` prints: every pair of runs of a slice that differ along
-    `by` (model, feedback, critic or judge) and share the rest, a − b at the smaller K with interval,
-    p and Benjamini–Hochberg q across the table, and a ranking with rank intervals where more than
-    two runs compete."""
+    """What `seqk report --compare --by BY` prints: every pair of the runs (ids, globs, prefixes;
+    default all) of a slice that differ along `by` (model, feedback, critic or judge) and share the
+    rest, a − b at the smaller K with interval, p and Benjamini–Hochberg q across the table, and a
+    ranking with rank intervals where more than two runs compete."""
     from seqk.analysis.grouped import compare_by as build
 
     extra = {} if seed is None else {"seed": seed}
-    return build(by, runs, _path(db), benchmark=benchmark, model=model, errors_as_failures=errors_as_failures,
+    return build(runs, _path(db), by=by, benchmark=benchmark, model=model, errors_as_failures=errors_as_failures,
                  **extra)
 
 

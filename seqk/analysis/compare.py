@@ -208,6 +208,13 @@ def _notes(c: RunComparison) -> list[str]:
     if c.at_t and c.at_t[-1].t < max(a.k, b.k):
         notes.append(f"Compared up to t = {c.at_t[-1].t}, the smaller K; the other run's later attempts count "
                      "only in its own curve and in the flips.")
+    if (c.a.chains, a.k) != (c.b.chains, b.k):
+        notes.append("The flips count any attempt of any chain or sample: a run with more chains or a larger K has "
+                     "had more chances to solve a task.")
+    oracle = [r.run_id for r in (a, b) if r.metric == "seq@k" and r.verifier == "llm"]
+    if oracle:
+        notes.append(f"{', '.join(oracle)}: its chains stop on the verdict of the LLM judge that also grades them, "
+                     "so part of a seq@k gain may be an oracle effect (Huang et al., ICLR 2024).")
     if c.n_shared == 0:
         notes.append("The runs share no task (same index and same content): nothing is compared.")
     errored = [r.run_id for r in (a, b) if r.n_error_attempts]

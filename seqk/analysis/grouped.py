@@ -128,7 +128,7 @@ class GroupedComparison:
         return [p for g in self.groups for p in g.pairs]
 
 
-def compare_by(by: str, runs: Sequence[str] = (), db: str | Path | None = None, *, benchmark: str | None = None,
+def compare_by(runs: Sequence[str] = (), db: str | Path | None = None, *, by: str, benchmark: str | None = None,
                model: str | None = None, errors_as_failures: bool = False, seed: int = DEFAULT_SEED,
                n_boot: int = DEFAULT_N_BOOT) -> GroupedComparison:
     """Every pair of the chosen runs (ids, globs, prefixes; default all) that differ along `by`

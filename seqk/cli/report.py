@@ -153,8 +153,8 @@ def _report_by(by: str, runs: list[str], *, compare: bool, benchmark: str | None
         raise typer.BadParameter("--by prints a table; it takes no --judges, --html or --png", param_hint="'--by'")
     check_choice(fmt, "--format", FORMATS)
     extra = {} if seed is None else {"seed": seed}
-    result = api.compare_by(by, runs, db, benchmark=benchmark, model=model, errors_as_failures=errors_as_failures,
-                            **extra)
+    result = api.compare_by(runs, db, by=by, benchmark=benchmark, model=model,
+                            errors_as_failures=errors_as_failures, **extra)
     if fmt == "json":
         typer.echo(grouped.to_json(result))
     elif fmt == "csv":

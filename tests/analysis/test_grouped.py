@@ -29,7 +29,7 @@ def demo(tmp_path_factory):
 
 def test_by_critic_pairs_the_three_critics_with_q_values_recomputed_from_the_attempts(demo):
     db, ids = demo
-    result = seqk.compare_by("critic", db=db)
+    result = seqk.compare_by(db=db, by="critic")
     assert len(result.groups) == 1
     group = result.groups[0]
     assert group.shares["feedback_mode"] == "socratic" and group.shares["slice"] == "clbench-dkr"
@@ -59,7 +59,7 @@ def test_by_critic_pairs_the_three_critics_with_q_values_recomputed_from_the_att
 
 def test_by_feedback_lists_binary_beside_the_critics_and_what_else_differs(demo):
     db, ids = demo
-    result = seqk.compare_by("feedback", db=db)
+    result = seqk.compare_by(db=db, by="feedback")
     (group,) = result.groups
     assert {m.label for m in group.members} == {"binary"} | {
         f"socratic (mock/py:benchmarks.clbench.demo:{c})" for c in CRITICS}
