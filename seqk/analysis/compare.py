@@ -128,7 +128,11 @@ def settings(row: dict[str, Any]) -> dict[str, Any]:
     but never uses reads None: a pass@k run's feedback mode and critic, a role without a model."""
     identity = _json(row.get("fingerprint_fields"))
     config = _json(row.get("config"))
-    flat: dict[str, Any] = {"k": row.get("k"), "chains": row.get("chains"), "verifier": row.get("verifier"),
+    # the runs table's own columns first: an imported or synthetic run may have no full identity
+    flat: dict[str, Any] = {"metric": row.get("metric"), "k": row.get("k"), "chains": row.get("chains"),
+                            "actor.model": row.get("actor_model"), "feedback_mode": row.get("feedback_mode"),
+                            "critic.model": row.get("critic_model"), "judge.model": row.get("judge_model"),
+                            "verifier": row.get("verifier"), "actor.temperature": row.get("temperature"),
                             "tag": row["run_id"].rsplit("/", 1)[-1].partition("@")[2] or None}
     for key, value in identity.items():
         if key in ("benchmark", "slice"):
