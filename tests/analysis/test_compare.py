@@ -171,3 +171,27 @@ def test_runs_of_different_slices_or_the_same_run_are_refused_in_one_line(demo, 
     assert same.exit_code == 2 and "name the same run" in same.stderr
     missing = runner.invoke(app, ["compare", ids["cheap"], "nope/*", "--db", str(db)])
     assert missing.exit_code == 2 and "no run matches 'nope/*'" in missing.stderr
+
+
+def test_a_task_whose_outcome_an_error_hides_is_no_flip_unless_errors_count_as_failures(tmp_path, db):
+    from scripts import solves_on, word_of
+
+    from seqk import models
+    from seqk.errors import PermanentProviderError
+
+    def flaky(prompt: str) -> str:
+        if word_of(prompt) == "w1":
+            raise PermanentProviderError("400 bad request", status_code=400)
+        return "wrong"
+
+    models.register_mock("mock/alpha", solves_on({1: 1, 2: 2}))
+    models.register_mock("mock/flaky", flaky)
+    a = make_run(tmp_path, db, model="mock/alpha").run_id
+    b = make_run(tmp_path, db, model="mock/flaky").run_id
+    hidden = seqk.compare(a, b, db)
+    assert [f.task_index for f in hidden.flips.a_only] == [2]  # b's task 1 is not known to be unsolved
+    assert (hidden.flips.n_unsettled, hidden.flips.n_neither, hidden.flips.n_both) == (1, 1, 0)
+    assert any("not settled" in n or "not known yet" in n for n in hidden.notes)
+    counted = seqk.compare(a, b, db, errors_as_failures=True)
+    assert [(f.task_index, f.attempt_index) for f in counted.flips.a_only] == [(1, 1), (2, 2)]
+    assert counted.flips.n_unsettled == 0
