@@ -11,7 +11,7 @@ from helpers import make_run
 from scripts import odd_tasks_right, solves_on
 from starlette.testclient import TestClient
 
-from seqk import models
+from seqk import models, store
 from seqk.analysis.compare import view_path
 from seqk.errors import NotFound
 from seqk.view import compare
@@ -60,7 +60,7 @@ def test_flip_filters_and_search(toy):
 def test_routes_answer_what_cannot_be_compared_with_a_page_that_says_so(toy, tmp_path):
     db, ids = toy
     other = make_run(tmp_path, db, model="mock/alpha", options={"n": 4, "flavour": "spicy"}).run_id
-    client = TestClient(create_app(Path(db)))
+    client = TestClient(create_app(store.open(db)))
     ok = client.get(view_path(ids["binary"], ids["hint"]), params={"filter": "a_only"})
     assert ok.status_code == 200 and 'data-filter="a_only" class="on"' not in ok.text
     assert 'class="on" data-filter="a_only"' in ok.text
