@@ -12,19 +12,23 @@ from seqk.version import __version__ as __version__
 
 if TYPE_CHECKING:
     from seqk.api import (
+        StudyRun,
         VariantRun,
         export_parquet,
         export_runs,
         inspect,
+        load_study,
         load_variant,
+        plan_study,
         query,
         report,
+        run_study,
         run_variant,
         status,
     )
 
-__all__ = ["VariantRun", "__version__", "export_parquet", "export_runs", "inspect", "load_variant",
-           "report", "query", "run_variant", "status"]
+__all__ = ["StudyRun", "VariantRun", "__version__", "export_parquet", "export_runs", "inspect", "load_study",
+           "load_variant", "plan_study", "report", "query", "run_study", "run_variant", "status"]
 
 
 def __getattr__(name: str) -> Any:

@@ -275,12 +275,18 @@ def plan(
     restart: Annotated[bool, typer.Option(
         "--restart", help="Plan as `seqk run --restart` would run (a larger k restarts the run).")] = False,
 ) -> None:
-    """Validate a variant and show what a run would do: run id, roles, tasks, calls left.
+    """Validate a variant and show what a run would do: run id, roles, tasks, calls left; for a study
+    file, the tasks and US$ to a decision beside a fixed-n test.
 
     Example: seqk plan variants/arcagi2/seqk.cell_match.yaml
     """
     from seqk.config import spec as runspec
+    from seqk.config.study import is_study_file
     from seqk.run.plan import plan as make_plan
+
+    if is_study_file(variant):
+        study.plan(variant, db, lift)
+        return
 
     spec, settings = runspec.load_with_settings(variant, {"continue": False} if restart else None)
     database = settings.database(db)
@@ -347,7 +353,7 @@ def plan(
 
 
 # After this module's commands, so `seqk --help` lists running before reporting.
-from seqk.cli import checks, lake, report  # noqa: E402, F401 - registers probe, doctor; lake; rejudge, report, export, import, upload
+from seqk.cli import checks, lake, report, study  # noqa: E402, F401 - registers probe, doctor; lake; rejudge, report, export, import, upload; study
 
 
 def main() -> None:

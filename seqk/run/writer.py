@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from pathlib import Path
 
 from seqk import store
@@ -16,6 +17,10 @@ from seqk.errors import StoreBusy
 from seqk.records import AttemptRecord, FeedbackFill
 
 log = logging.getLogger("seqk")
+
+_WRITING = threading.Lock()
+"""Held while a writer of this process writes. Two runs in one process (a study's two arms) share
+DuckDB's instance of the file, and the final CHECKPOINT fails while another write is open."""
 
 
 class Writer:
@@ -54,7 +59,7 @@ class Writer:
 
     def _write(self, batch: list[AttemptRecord | FeedbackFill], final: bool) -> None:
         wait_s = min(60.0, self.close_wait_s) if final else 10.0
-        with store.connect(self.db, wait_s=wait_s, checkpoint=False) as con:
+        with _WRITING, store.connect(self.db, wait_s=wait_s, checkpoint=False) as con:
             store.append_attempts(con, batch)
             # Committed: a failure from here on (the final stamp) must not write them again.
             self.written += len(batch)
