@@ -45,13 +45,15 @@ def studies(db: str | Path | None, run_ids: list[str] | None = None) -> list[Stu
     if not store.exists(path):
         return []
     with store.connect(path, read_only=True) as con:
-        found = [s for s in queries.list_studies(con)
-                 if run_ids is None or s["seq_run_id"] in run_ids or s["partner_run_id"] in run_ids]
-        out = []
-        for s in found:
-            looks = [StudyUpdate.from_row(r) for r in queries.study_updates_of(con, study_id=s["study_id"])]
-            out.append(_summary(s, looks))
-    return out
+        return studies_in(con, run_ids)
+
+
+def studies_in(con: Any, run_ids: list[str] | None = None) -> list[StudySummary]:
+    """`studies` over an open connection."""
+    found = [s for s in queries.list_studies(con)
+             if run_ids is None or s["seq_run_id"] in run_ids or s["partner_run_id"] in run_ids]
+    return [_summary(s, [StudyUpdate.from_row(r) for r in queries.study_updates_of(con, study_id=s["study_id"])])
+            for s in found]
 
 
 def _summary(row: dict[str, Any], looks: list[StudyUpdate]) -> StudySummary:

@@ -57,6 +57,12 @@ class StudyProgress:
         self.stopping = True
         self._say("interrupted: writing the attempts that finished…")
 
+    def attempt(self, arm: str, event: Any) -> None:
+        """Each attempt: nothing (a line per look is the progress)."""
+
+    def finished(self, result: Any) -> None:
+        """The summary is printed by the command."""
+
 
 @app.command()
 def study(

@@ -128,7 +128,14 @@ def report_lines(studies: list[Any]) -> list[str]:
                      f"{last.n_used} used of {s.n_available}; {usd(last.spent_usd)} spent, a full run "
                      f"{usd(last.full_cost_usd)}")
         lines.append("    tasks  sequence")
-        for look in s.looks:
-            if look.n_tasks:
-                lines.append(f"    {look.n_tasks:5d}  {sequence_text(look.low, look.high, s.alpha, look.estimate)}")
+        for look in shown_looks([look for look in s.looks if look.n_tasks]):
+            lines.append(f"    {look.n_tasks:5d}  {sequence_text(look.low, look.high, s.alpha, look.estimate)}")
     return lines
+
+
+def shown_looks(looks: list[Any], most: int = 10) -> list[Any]:
+    """At most `most` looks, evenly spread, the first and the last always among them."""
+    if len(looks) <= most:
+        return looks
+    picks = sorted({round(i * (len(looks) - 1) / (most - 1)) for i in range(most)})
+    return [looks[i] for i in picks]

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from seqk import store
-from seqk.anytime import UNDECIDED, SequenceState, confidence_sequence
+from seqk.anytime import UNDECIDED, confidence_sequence
 from seqk.config.study import StudySpec
 from seqk.models import sessions_kept
 from seqk.records import StudyUpdate
@@ -39,9 +39,12 @@ from seqk.run.scheduler import Engine
 from seqk.run.study_record import (
     ArmWatch,
     Guarded,
+    Reading,
+    StoredState,
     StudyObserver,
     StudyResult,
     choose_cells,
+    read_runs,
     register,
     stored_state,
 )
@@ -53,6 +56,9 @@ ERROR_SHARE = 0.05
 ERROR_SHARE_MIN_TASKS = 20
 """...once at least this many tasks have entered (one error among the first few is no pattern)."""
 ARMS = ("seq", "partner")
+FLUSH_INTERVAL_S = 1.0
+"""How often an arm's engine writes what finished during a window (a kill loses at most this
+much of attempts; the window's end writes the rest)."""
 
 
 def run(study: StudySpec, db: str | Path | None, observer: StudyObserver | None = None) -> StudyResult:
@@ -64,18 +70,19 @@ def run(study: StudySpec, db: str | Path | None, observer: StudyObserver | None 
     with store.run_lease(db, study.seq.run_id, study.order), \
             store.run_lease(db, study.partner.run_id, study.order):
         resumed, notes = register(study, db)
-        result = StudyResult(study, stored_state(study, db).updates, len(study.order), resumed=resumed,
-                             notes=notes)
+        state = stored_state(study, db)
+        result = StudyResult(study, list(state.updates), len(study.order), resumed=resumed, notes=notes)
         watch.started(result)
-        looper = _Study(study, db, watch, result)
+        looper = _Study(study, db, watch, result, state)
         signals.run_until_signalled(looper.loop, watch.interrupted)
     watch.finished(result)
     return result
 
 
 class _Study:
-    def __init__(self, study: StudySpec, db: str | Path | None, watch: Guarded, result: StudyResult):
-        self.study, self.db, self.watch, self.result = study, db, watch, result
+    def __init__(self, study: StudySpec, db: str | Path | None, watch: Guarded, result: StudyResult,
+                 state: StoredState):
+        self.study, self.db, self.watch, self.result, self.state = study, db, watch, result, state
         self.specs = {"seq": study.seq, "partner": study.partner}
         self.tasks = {arm: {t.task_index: t for t in spec.tasks} for arm, spec in self.specs.items()}
 
@@ -85,37 +92,43 @@ class _Study:
                 pass
         return self.result
 
+    def _over(self) -> bool:
+        """Stopped for good: any stop but the budget's, or the budget's with the cap not raised."""
+        study, state = self.study, self.state
+        last = state.updates[-1] if state.updates else None
+        if last is None or last.stop_reason is None:
+            return False
+        return not (last.stop_reason == "budget" and study.budget_usd is not None
+                    and (last.budget_usd is None or study.budget_usd > last.budget_usd))
+
     async def _step(self) -> bool:
         """One look: run the next window and enter what settled. False when the study is over
         (stopped, interrupted, or a fatal error)."""
-        study, result = self.study, self.result
-        state = stored_state(study, self.db)
-        last = state.updates[-1] if state.updates else None
-        if last is not None and last.stop_reason is not None and not (
-                last.stop_reason == "budget" and study.budget_usd is not None
-                and (last.budget_usd is None or study.budget_usd > last.budget_usd)):
+        study, state = self.study, self.state
+        if self._over():
             return False
         if state.cells is None:  # equal_budget, before its pilot
-            return await self._pilot(state.pilot_tasks)
+            return await self._pilot()
         start = state.pilot_tasks + len(state.entered)
-        size = self._affordable(state, start)
+        size = self._affordable(start)
         if size == 0 or start >= len(study.order):
-            self._record(state, [], "budget" if start < len(study.order) else "tasks_exhausted", start)
+            self._record([], "budget" if start < len(study.order) else "tasks_exhausted", start, None)
             return False
         window = study.order[start:start + size]
         positions = range(start + 1, start + len(window) + 1)
+        used = max(state.used, positions.stop - 1)
         self.watch.window(list(positions), window)
-        runs = await self._run_window(window, self._gates(state))
+        runs = await self._run_window(window)
         if runs is None:
             return False
-        values = self._values(window, state.cells)
+        reading, values = self._read(window, used)
         ranged = [t for t in window if any(values[arm][t].settled and values[arm][t].ranged for arm in ARMS)]
-        if ranged and not self._stopped(runs):
+        if ranged and not any(r.stopped for r in runs):
             self.watch.retrying(ranged)
-            runs = await self._run_window(ranged, self._gates(state))
+            runs = await self._run_window(ranged)
             if runs is None:
                 return False
-            values = self._values(window, state.cells)
+            reading, values = self._read(window, used)
         entering = []
         for position, task in zip(positions, window, strict=True):
             if not all(values[arm][task].settled for arm in ARMS):
@@ -123,63 +136,67 @@ class _Study:
             entering.append((position, task, values["seq"][task], values["partner"][task]))
         budget_stop = any(r.stopped_by == "budget" for r in runs)
         if not entering and not budget_stop:
-            result.error = (f"the tasks at positions {positions.start}-{positions.stop - 1} did not finish "
-                            "in both arms (an attempt was neither run nor recorded as an error)")
+            self.result.error = (f"the tasks at positions {positions.start}-{positions.stop - 1} did not finish "
+                                 "in both arms (an attempt was neither run nor recorded as an error)")
             return False
-        return self._record(state, entering, "budget" if budget_stop else None, start + len(window))
+        return self._record(entering, "budget" if budget_stop else None, used, reading)
 
-    async def _pilot(self, pilot_tasks: int) -> bool:
+    async def _pilot(self) -> bool:
         """equal_budget: run the first window, choose each arm's cell on it (those tasks never
         enter the sequence), and record the choice."""
         study = self.study
         window = study.order[:min(study.window, len(study.order))]
         self.watch.window(list(range(1, len(window) + 1)), window, pilot=True)
-        runs = await self._run_window(window, self._gates(stored_state(study, self.db)))
+        runs = await self._run_window(window)
         if runs is None:
             return False
-        if self._stopped(runs):
+        if any(r.stopped for r in runs):
             self.result.error = "the pilot did not finish within the budget"
             return False
         cells, reason = choose_cells(study, self.db, window)
-        update = self._update(stored_state(study, self.db), 0, len(window), 0, None,
-                              "no_cell" if cells is None else None, cells or {"pilot_tasks": len(window)})
-        with store.connect(self.db, checkpoint=False) as con, store.transaction(con):
-            self._insert(con, [], update)
+        self.state.cells = cells
+        self.state.pilot_tasks = len(window)
         self.result.pilot_note = reason
-        self.result.updates.append(update)
-        self.watch.updated(update)
-        return cells is not None
+        reading = read_runs(study, self.db, [], len(window))
+        return self._record([], None if cells is not None else "no_cell", len(window), reading,
+                            cells=cells or {"pilot_tasks": len(window)})
 
-    def _affordable(self, state: Any, start: int) -> int:
+    def _affordable(self, start: int) -> int:
         """The next window's size: the study's window, shrunk to what the budget cap still covers
         at the per-task spend so far (both arms); 0 when not even one task does."""
         size = min(self.study.window, len(self.study.order) - start)
-        cap = self.study.budget_usd
-        per_task = state.cost_per_task
-        if cap is None or per_task is None or per_task <= 0:
+        cap, per_task, spent = self.study.budget_usd, self.state.cost_per_task, self.state.spent_usd
+        if cap is None or per_task is None or per_task <= 0 or spent is None:
             return size
-        left = cap - state.spent_usd(self.db)
-        return max(0, min(size, int(left // per_task)))
+        return max(0, min(size, int((cap - spent) // per_task)))
 
-    def _gates(self, state: Any) -> dict[str, BudgetGate | None]:
+    def _gates(self) -> dict[str, BudgetGate | None]:
         """Each arm's budget gate: its variant's budgets, with the whole run's capped at what it has
         spent plus its share of what the study's cap has left (shared in proportion to each arm's
-        spend per task so far, half each before any)."""
+        spend per task so far, half each before any). The study's spend is read afresh: a study
+        killed mid-window paid for attempts no look has counted yet."""
         gates: dict[str, BudgetGate | None] = {}
-        left = None if self.study.budget_usd is None else max(self.study.budget_usd - state.spent_usd(self.db), 0.0)
-        shares = state.arm_shares
+        cap = self.study.budget_usd
+        left = None
+        if cap is not None:
+            spent = read_runs(self.study, self.db, [], len(self.study.order)).spent_usd or 0.0
+            left = max(cap - spent, 0.0)
         for arm, spec in self.specs.items():
             budgets = budgets_of(spec)
-            spent = stored_spend(spec, self.db)
+            if not budgets and left is None:
+                gates[arm] = None
+                continue
+            paid = stored_spend(spec, self.db)
             if left is not None:
-                mine = sum(spent.values()) + left * shares[arm]
+                mine = sum(paid.values()) + left * self.state.arm_shares[arm]
                 budgets[RUN] = min(budgets.get(RUN, mine), mine)
-            gates[arm] = BudgetGate(spec, budgets, spent) if budgets else None
+            gates[arm] = BudgetGate(spec, budgets, paid)
         return gates
 
-    async def _run_window(self, window: list[int], gates: dict[str, BudgetGate | None]) -> list[RunResult] | None:
+    async def _run_window(self, window: list[int]) -> list[RunResult] | None:
         """Both arms' engines on `window`, together; None (and the result says why) when the
         study was interrupted or an arm hit a fatal error."""
+        gates = self._gates()
         jobs = [asyncio.ensure_future(self._run_arm(arm, window, gates[arm])) for arm in ARMS]
         try:
             runs = list(await asyncio.gather(*jobs))
@@ -203,25 +220,22 @@ class _Study:
     async def _run_arm(self, arm: str, window: list[int], gate: BudgetGate | None) -> RunResult:
         spec = dataclasses.replace(self.specs[arm], tasks=[self.tasks[arm][t] for t in window])
         prepared = await asyncio.to_thread(prepare, spec, self.db)
-        engine = Engine(spec, prepared, self.db, ArmWatch(self.watch, arm), budget=gate)
+        engine = Engine(spec, prepared, self.db, ArmWatch(self.watch, arm), flush_interval_s=FLUSH_INTERVAL_S,
+                        budget=gate)
         return await engine.run()
 
-    @staticmethod
-    def _stopped(runs: list[RunResult]) -> bool:
-        return any(r.stopped for r in runs)
+    def _read(self, window: list[int], used: int) -> tuple[Reading, dict[str, dict[int, ArmValue]]]:
+        reading = read_runs(self.study, self.db, window, used)
+        cells = self.state.cells or {}
+        return reading, {arm: arm_values(spec, tuple(cells[arm]),
+                                         [r for r in reading.chains if r["run_id"] == spec.run_id], window)
+                         for arm, spec in self.specs.items()}
 
-    def _values(self, window: list[int], cells: dict[str, Any]) -> dict[str, dict[int, ArmValue]]:
-        with store.connect(self.db, read_only=True) as con:
-            rows = queries.study_chain_outcomes(con, run_ids=[s.run_id for s in self.specs.values()],
-                                                task_indices=store.int_list(window))
-        return {arm: arm_values(spec, tuple(cells[arm]), [r for r in rows if r["run_id"] == spec.run_id], window)
-                for arm, spec in self.specs.items()}
-
-    def _record(self, state: Any, entering: list[tuple[int, int, ArmValue, ArmValue]],
-                stop: str | None, used: int) -> bool:
+    def _record(self, entering: list[tuple[int, int, ArmValue, ArmValue]], stop: str | None, used: int,
+                reading: Reading | None, cells: dict[str, Any] | None = None) -> bool:
         """Enter `entering` and record the look, in one transaction. True when the study goes on."""
-        study = self.study
-        spend = state.task_spend(self.db, [task for _, task, _, _ in entering])
+        study, state = self.study, self.state
+        spend = reading.task_spend if reading is not None else {"seq": {}, "partner": {}}
         rows = [{"position": p, "task_index": t, "seq_low": s.low, "seq_high": s.high,
                  "partner_low": q.low, "partner_high": q.high, "seq_cost_usd": spend["seq"].get(t),
                  "partner_cost_usd": spend["partner"].get(t)} for p, t, s, q in entering]
@@ -236,32 +250,21 @@ class _Study:
             stop = "error_share"
         elif stop is None and state.pilot_tasks + len(entered) >= len(study.order):
             stop = "tasks_exhausted"
-        update = self._update(state, len(entered), max(used, state.used), n_ranged, sequence, stop,
-                              state.cells, entered=entered)
+        update = StudyUpdate(
+            len(state.updates) + 1, len(entered), max(used, state.used), n_ranged, sequence.estimate, sequence.low,
+            sequence.high, sequence.decision, stop, reading.spent_usd if reading is not None else state.spent_usd,
+            state.full_cost(entered, len(study.order)), study.budget_usd, cells or state.cells)
         with store.connect(self.db, checkpoint=False) as con, store.transaction(con):
-            self._insert(con, rows, update)
+            if rows:
+                queries.insert_study_tasks(con, study_id=study.study_id, rows=json.dumps(rows))
+            queries.insert_study_update(
+                con, study_id=study.study_id, update_index=update.update_index, n_tasks=update.n_tasks,
+                n_used=update.n_used, n_ranged=update.n_ranged, estimate=update.estimate, low=update.low,
+                high=update.high, decision=update.decision, stop_reason=update.stop_reason,
+                spent_usd=update.spent_usd, full_cost_usd=update.full_cost_usd, budget_usd=update.budget_usd,
+                cells=json.dumps(update.cells) if update.cells is not None else None)
+        state.entered, state.used = entered, update.n_used
+        state.updates.append(update)
         self.result.updates.append(update)
         self.watch.updated(update)
         return stop is None
-
-    def _update(self, state: Any, n_tasks: int, used: int, n_ranged: int, sequence: SequenceState | None,
-                stop: str | None, cells: dict[str, Any] | None,
-                entered: list[dict[str, Any]] | None = None) -> StudyUpdate:
-        spent = state.spent_usd(self.db)
-        full = state.full_cost(entered if entered is not None else state.entered, len(self.study.order))
-        low, high = (sequence.low, sequence.high) if sequence is not None else (-1.0, 1.0)
-        return StudyUpdate(len(state.updates) + 1, n_tasks, used, n_ranged,
-                           sequence.estimate if sequence is not None else None, low, high,
-                           sequence.decision if sequence is not None else UNDECIDED, stop, spent, full,
-                           self.study.budget_usd, cells)
-
-    def _insert(self, con: Any, rows: list[dict[str, Any]], update: StudyUpdate) -> None:
-        if rows:
-            queries.insert_study_tasks(con, study_id=self.study.study_id, rows=json.dumps(rows))
-        queries.insert_study_update(
-            con, study_id=self.study.study_id, update_index=update.update_index, n_tasks=update.n_tasks,
-            n_used=update.n_used, n_ranged=update.n_ranged, estimate=update.estimate, low=update.low,
-            high=update.high, decision=update.decision, stop_reason=update.stop_reason,
-            spent_usd=update.spent_usd, full_cost_usd=update.full_cost_usd, budget_usd=update.budget_usd,
-            cells=json.dumps(update.cells) if update.cells is not None else None)
-

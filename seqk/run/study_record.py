@@ -177,7 +177,8 @@ def register(study: StudySpec, db: str | Path | None) -> tuple[bool, list[str]]:
 
 @dataclass
 class StoredState:
-    """A study as the database holds it."""
+    """A study as the database holds it, read once when it starts and kept up to date in memory by
+    the study that writes it."""
 
     study: StudySpec
     updates: list[StudyUpdate]
@@ -189,22 +190,10 @@ class StoredState:
     used: int
     """Tasks the study has run so far (the latest look's n_used)."""
 
-    def spent_usd(self, db: str | Path | None) -> float | None:
-        """What both runs have paid on the study's tasks (None when no call was priced)."""
-        costs = [c for arm in self.task_spend(db, self.study.order).values() for c in arm.values()]
-        priced = [c for c in costs if c is not None]
-        return sum(priced) if priced else (None if costs else 0.0)
-
-    def task_spend(self, db: str | Path | None, tasks: list[int]) -> dict[str, dict[int, float | None]]:
-        """arm -> task -> what the arm's run paid on it (None when none of its calls was priced)."""
-        out: dict[str, dict[int, float | None]] = {"seq": {}, "partner": {}}
-        if not tasks:
-            return out
-        arms = {self.study.seq.run_id: "seq", self.study.partner.run_id: "partner"}
-        with store.connect(db, read_only=True) as con:
-            for row in queries.study_task_spend(con, run_ids=list(arms), task_indices=store.int_list(tasks)):
-                out[arms[row["run_id"]]][row["task_index"]] = row["cost_usd"]
-        return out
+    @property
+    def spent_usd(self) -> float | None:
+        """Both arms' spend on the study's tasks at the latest look."""
+        return self.updates[-1].spent_usd if self.updates else 0.0
 
     def _means(self, entered: list[dict[str, Any]]) -> dict[str, float] | None:
         means = {}
@@ -251,6 +240,32 @@ def stored_state(study: StudySpec, db: str | Path | None) -> StoredState:
             pilot = int(chosen["pilot_tasks"])
             cells = chosen if "seq" in chosen else None
     return StoredState(study, updates, entered, cells, pilot, updates[-1].n_used if updates else 0)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a look reads of the two runs, in one read-only open."""
+
+    chains: list[dict[str, Any]]
+    """sql/studies.sql study_chain_outcomes of the window's tasks, both runs."""
+    task_spend: dict[str, dict[int, float | None]]
+    """arm -> task -> what the arm's run paid on it (None when none of its calls was priced)."""
+    spent_usd: float | None
+    """Both runs' spend on the study's first `used` tasks (None when no call was priced)."""
+
+
+def read_runs(study: StudySpec, db: str | Path | None, window: list[int], used: int) -> Reading:
+    """The window's per-chain outcomes and spend, and the spend on the tasks run so far."""
+    arms = {study.seq.run_id: "seq", study.partner.run_id: "partner"}
+    spend: dict[str, dict[int, float | None]] = {"seq": {}, "partner": {}}
+    with store.connect(db, read_only=True) as con:
+        chains = queries.study_chain_outcomes(con, run_ids=list(arms), task_indices=store.int_list(window))
+        paid = queries.study_task_spend(con, run_ids=list(arms), task_indices=store.int_list(study.order[:used]))
+    for row in paid:
+        spend[arms[row["run_id"]]][row["task_index"]] = row["cost_usd"]
+    costs = [row["cost_usd"] for row in paid]
+    priced = [c for c in costs if c is not None]
+    return Reading(chains, spend, sum(priced) if priced else (None if costs else 0.0))
 
 
 def choose_cells(study: StudySpec, db: str | Path | None, pilot: list[int]) -> tuple[dict[str, Any] | None, str]:

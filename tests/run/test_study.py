@@ -8,8 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
-from helpers import rows, write_variant
+from helpers import rows, toy_arms, toy_study_file, write_variant
 from scripts import feedback_world, word_of
 
 from seqk import api, models
@@ -19,30 +18,14 @@ from seqk.errors import PermanentProviderError, RunConflict, TransientProviderEr
 from seqk.run.study_values import chen
 
 
-def arms(tmp_path: Path, seq_model: str = "mock/actor", partner_model: str | None = None, n: int = 200,
-         **keys) -> None:
-    """A toy seq@k (binary feedback) and pass@k pair, k = 3, seeded, priced."""
-    common = dict(benchmark="toy", k=3, seed=1, concurrency=8, options={"n": n},
-                  actor={"price": {"input": 1.0, "output": 2.0}}) | keys
-    write_variant(tmp_path, "seq.yaml", metric="seq@k", feedback_mode="binary", model=seq_model, **common)
-    write_variant(tmp_path, "pass.yaml", metric="pass@k", model=partner_model or seq_model, **common)
-
-
-def study_file(tmp_path: Path, name: str = "study.yaml", **keys) -> Path:
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump({"arms": {"seq": "variants/toy/seq.yaml", "partner": "variants/toy/pass.yaml"},
-                                    "seed": 7} | keys))
-    return path
-
-
 def attempted(db: Path, run_id: str) -> set[int]:
     return {t for (t,) in rows(db, "SELECT DISTINCT task_index FROM attempts WHERE run_id = ?", [run_id])}
 
 
 def test_a_study_where_feedback_helps_decides_seq_better_early_in_lockstep(tmp_path, db):
     models.register_mock("mock/actor", feedback_world(0.3, 0.3))
-    arms(tmp_path)
-    outcome = api.run_study(study_file(tmp_path), db, export=False, upload=False)
+    toy_arms(tmp_path)
+    outcome = api.run_study(toy_study_file(tmp_path), db, export=False, upload=False)
     result, spec = outcome.result, outcome.spec
     data = result.to_json()
     assert data["decision"] == "seq_better" and data["stop_reason"] == "decided"
@@ -75,10 +58,10 @@ def test_a_study_where_feedback_helps_decides_seq_better_early_in_lockstep(tmp_p
 
 def test_a_stopped_study_runs_nothing_more_and_says_the_same(tmp_path, db):
     models.register_mock("mock/actor", feedback_world(0.3, 0.3))
-    arms(tmp_path)
-    first = api.run_study(study_file(tmp_path), db, export=False, upload=False).result
+    toy_arms(tmp_path)
+    first = api.run_study(toy_study_file(tmp_path), db, export=False, upload=False).result
     n_attempts = rows(db, "SELECT count(*) FROM attempts")[0][0]
-    again = api.run_study(study_file(tmp_path), db, export=False, upload=False).result
+    again = api.run_study(toy_study_file(tmp_path), db, export=False, upload=False).result
     assert again.resumed and again.attempts == {"seq": 0, "partner": 0}
     assert rows(db, "SELECT count(*) FROM attempts")[0][0] == n_attempts
     assert again.to_json() == first.to_json()
@@ -86,10 +69,10 @@ def test_a_stopped_study_runs_nothing_more_and_says_the_same(tmp_path, db):
 
 def test_another_declaration_over_the_same_runs_is_refused(tmp_path, db):
     models.register_mock("mock/actor", feedback_world(0.3, 0.3))
-    arms(tmp_path)
-    api.run_study(study_file(tmp_path), db, export=False, upload=False)
+    toy_arms(tmp_path)
+    api.run_study(toy_study_file(tmp_path), db, export=False, upload=False)
     with pytest.raises(RunConflict, match="already have study .* seed 7"):
-        api.run_study(study_file(tmp_path, "other.yaml", seed=8), db, export=False, upload=False)
+        api.run_study(toy_study_file(tmp_path, "other.yaml", seed=8), db, export=False, upload=False)
 
 
 def test_an_error_is_retried_once_and_a_slot_that_recovers_enters_exactly(tmp_path, db):
@@ -105,13 +88,16 @@ def test_an_error_is_retried_once_and_a_slot_that_recovers_enters_exactly(tmp_pa
         return world(prompt, seed)
 
     models.register_mock("mock/actor", flaky_once)
-    arms(tmp_path, retry={"max_retries": 0})
-    result = api.run_study(study_file(tmp_path), db, export=False, upload=False).result
+    toy_arms(tmp_path, retry={"max_retries": 0})
+    result = api.run_study(toy_study_file(tmp_path), db, export=False, upload=False).result
     assert failed and result.last.n_ranged == 0 and result.last.n_tasks >= 16
     errors = rows(db, "SELECT count(*) FROM attempts WHERE status = 'error'")[0][0]
     assert errors == len([w for w in failed if int(w[1:]) in result.spec.order[:result.last.n_used]]) > 0
-    # Each errored slot was run again and now counts once, valid.
-    assert rows(db, "SELECT count(*) FROM current_attempts WHERE status = 'error'") == [(0,)]
+    # An errored slot that censored a value was run again; one left is a pass@k sample of a task
+    # another sample solved, whose pass@3 is 1 whatever it would have said.
+    left = rows(db, "SELECT run_id, task_index FROM current_attempts WHERE status = 'error'")
+    solved = set(rows(db, "SELECT run_id, task_index FROM attempts WHERE success"))
+    assert all(run == result.spec.partner.run_id and (run, task) in solved for run, task in left)
 
 
 def test_errors_that_persist_enter_as_ranges_and_past_5_percent_stop_the_study(tmp_path, db):
@@ -122,8 +108,8 @@ def test_errors_that_persist_enter_as_ranges_and_past_5_percent_stop_the_study(t
 
     models.register_mock("mock/actor", feedback_world(0.3, 0.0))
     models.register_mock("mock/partner", partner)
-    arms(tmp_path, partner_model="mock/partner")
-    result = api.run_study(study_file(tmp_path), db, export=False, upload=False).result
+    toy_arms(tmp_path, partner_model="mock/partner")
+    result = api.run_study(toy_study_file(tmp_path), db, export=False, upload=False).result
     last = result.last
     assert last.stop_reason == "error_share" and last.decision == "undecided"
     assert last.n_tasks >= 20 and last.n_ranged > 0.05 * last.n_tasks
@@ -134,24 +120,24 @@ def test_errors_that_persist_enter_as_ranges_and_past_5_percent_stop_the_study(t
 
 def test_the_budget_cap_over_both_arms_holds(tmp_path, db):
     models.register_mock("mock/actor", feedback_world(0.3, 0.0))
-    arms(tmp_path, max_tokens=8, actor={"price": {"input": 300.0, "output": 300.0}})
-    result = api.run_study(study_file(tmp_path, budget_usd=1.5), db, export=False, upload=False).result
+    toy_arms(tmp_path, max_tokens=8, actor={"price": {"input": 300.0, "output": 300.0}})
+    result = api.run_study(toy_study_file(tmp_path, budget_usd=1.5), db, export=False, upload=False).result
     last = result.last
     assert last.stop_reason == "budget" and last.decision == "undecided"
     assert 0 < last.spent_usd <= 1.5
     assert rows(db, "SELECT sum(cost_usd) FROM calls")[0][0] == pytest.approx(last.spent_usd)
     # Raising the cap lets the same study go on from where it stopped.
-    more = api.run_study(study_file(tmp_path, budget_usd=3.0), db, export=False, upload=False).result
+    more = api.run_study(toy_study_file(tmp_path, budget_usd=3.0), db, export=False, upload=False).result
     assert more.resumed and more.last.n_tasks > last.n_tasks and more.last.spent_usd <= 3.0
 
 
 def test_equal_budget_chooses_cells_on_a_pilot_that_never_enters(tmp_path, db):
     models.register_mock("mock/actor", feedback_world(0.3, 0.3))
-    arms(tmp_path, chains=2)
+    toy_arms(tmp_path, chains=2)
     # chains is seq@k's: the partner is a pass@k run with more samples
     write_variant(tmp_path, "pass.yaml", benchmark="toy", metric="pass@k", k=6, seed=1, concurrency=8,
                   model="mock/actor", options={"n": 200}, actor={"price": {"input": 1.0, "output": 2.0}})
-    result = api.run_study(study_file(tmp_path, question="equal_budget", budget_usd_per_task=0.0002),
+    result = api.run_study(toy_study_file(tmp_path, question="equal_budget", budget_usd_per_task=0.0002),
                            db, export=False, upload=False).result
     pilot = result.updates[0]
     assert pilot.n_tasks == 0 and pilot.cells["pilot_tasks"] == 16 == pilot.n_used
