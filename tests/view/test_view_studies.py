@@ -47,7 +47,7 @@ def test_the_run_list_shows_the_study_and_its_sequence(studied):
 
 def test_the_bundle_holds_the_study_and_chromium_draws_it(studied, tmp_path):
     db, outcome = studied
-    publish.bundle(tmp_path / "site", db)
+    publish.bundle(tmp_path / "site", db, max_tasks=1)
     index = (tmp_path / "site" / "index.html").read_text()
     assert len(re.findall(r'class="look"', index)) == len(outcome.result.updates)
     with sync_playwright() as p:
