@@ -146,3 +146,30 @@ def test_a_partner_with_a_smaller_k_is_refused(tmp_path):
     found = seqk_study(study, tmp_path / "seqk.duckdb")
     assert found.returncode == 2
     assert "arms.partner: the partner has k=2, below the seq arm's k=3" in found.stderr
+
+
+def test_ctrl_c_stops_a_study_cleanly_and_the_same_command_resumes_it(tmp_path):
+    with WorldServer(arc_world(0.25)) as server:
+        study = arc_study(tmp_path, server.api_base)
+        db = tmp_path / "seqk.duckdb"
+        server.hold_after(60)  # inside the first window: both arms have calls in flight
+        proc = subprocess.Popen([sys.executable, "-m", "seqk", "study", str(study), "--db", str(db), "--no-export"],
+                                env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 600
+        while not server.holding() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        proc.send_signal(2)
+        out, err = proc.communicate(timeout=120)
+        server.release()
+        assert proc.returncode == 130, err
+        assert "interrupted: writing the attempts that finished" in err
+        assert "interrupted: what finished is saved; run the same command to resume the study" in out
+        assert looks(db) == []  # the window was cut short: nothing entered
+        kept = rows(db, "SELECT count(*) FROM attempts")[0][0]
+        assert 0 < kept <= 60
+        resumed = seqk_study(study, db, "--format", "json")
+        assert resumed.returncode == 0, resumed.stderr
+        assert json.loads(resumed.stdout)["decision"] == "seq_better"
+        assert rows(db, "SELECT run_id, task_index, chain_index, attempt_index FROM attempts WHERE status = 'ok' "
+                        "GROUP BY ALL HAVING count(*) > 1") == []
