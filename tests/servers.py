@@ -190,14 +190,15 @@ def openai_server(*, reply: str = "NO", delay: float = 0.01) -> Iterator[str]:
         proc.wait(timeout=10)
 
 
-class WorldServer:
+class WorldServer(ScriptedServer):
     """An OpenAI-compatible server on loopback, in this process, answering each call with
     `script(prompt, seed)` (tests/scripts.py's worlds), with honest usage (words). `hold_after(n)`:
     once n calls were answered, later calls wait until `release()`, so a process killed meanwhile
     dies with calls in flight, whatever the machine's speed."""
 
     def __init__(self, script, latency_s: float = 0.0):
-        self.script, self.latency_s = script, latency_s
+        super().__init__([])
+        self.world, self.latency_s = script, latency_s
         self.answered = 0
         self._limit: int | None = None
         self._open = threading.Event()
@@ -221,7 +222,7 @@ class WorldServer:
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
         prompt = " ".join(str(m.get("content", "")) for m in body.get("messages", []))
-        reply = self.script(prompt, seed=body.get("seed"))
+        reply = self.world(prompt, seed=body.get("seed"))
         self.answered += 1
         p, c = len(prompt.split()), len(reply.split())
         return web.json_response({
@@ -230,29 +231,6 @@ class WorldServer:
             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}}],
             "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}})
 
-    async def models(self, request):
-        return web.json_response({"object": "list", "data": [{"id": "world", "object": "model"}]})
-
-    def __enter__(self):
-        app = web.Application(client_max_size=64 * 1024 * 1024)
-        app.router.add_post("/v1/chat/completions", self.chat)
-        app.router.add_get("/v1/models", self.models)
-        self.loop = asyncio.new_event_loop()
-        self.runner = web.AppRunner(app)
-        self.loop.run_until_complete(self.runner.setup())
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        self.loop.run_until_complete(site.start())
-        self.port = site._server.sockets[0].getsockname()[1]
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        return self
-
     def __exit__(self, *exc):
         self.release()
-        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(30)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-
-    @property
-    def api_base(self):
-        return f"http://127.0.0.1:{self.port}/v1"
+        super().__exit__(*exc)
