@@ -28,13 +28,14 @@ from typing import Any
 
 from seqk import store
 from seqk.anytime import UNDECIDED, confidence_sequence
+from seqk.config.spec import RunSpec
 from seqk.config.study import StudySpec
 from seqk.models import sessions_kept
 from seqk.records import StudyUpdate
 from seqk.run import preflight, signals
 from seqk.run.budget import RUN, BudgetGate, budgets_of, stored_spend
 from seqk.run.observer import RunResult
-from seqk.run.prepare import prepare
+from seqk.run.prepare import Prepared, prepare
 from seqk.run.scheduler import Engine
 from seqk.run.study_record import (
     ArmWatch,
@@ -49,6 +50,7 @@ from seqk.run.study_record import (
     stored_state,
 )
 from seqk.run.study_values import ArmValue, arm_values
+from seqk.run.writer import WRITE_LOCK
 from seqk.store import queries
 
 ERROR_SHARE = 0.05
@@ -219,10 +221,15 @@ class _Study:
 
     async def _run_arm(self, arm: str, window: list[int], gate: BudgetGate | None) -> RunResult:
         spec = dataclasses.replace(self.specs[arm], tasks=[self.tasks[arm][t] for t in window])
-        prepared = await asyncio.to_thread(prepare, spec, self.db)
+        prepared = await asyncio.to_thread(self._prepare, spec)
         engine = Engine(spec, prepared, self.db, ArmWatch(self.watch, arm), flush_interval_s=FLUSH_INTERVAL_S,
                         budget=gate)
         return await engine.run()
+
+    def _prepare(self, spec: RunSpec) -> Prepared:
+        # The other arm's engine may be writing its last batch (and CHECKPOINT) meanwhile.
+        with WRITE_LOCK:
+            return prepare(spec, self.db)
 
     def _read(self, window: list[int], used: int) -> tuple[Reading, dict[str, dict[int, ArmValue]]]:
         reading = read_runs(self.study, self.db, window, used)

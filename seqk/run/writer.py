@@ -18,9 +18,10 @@ from seqk.records import AttemptRecord, FeedbackFill
 
 log = logging.getLogger("seqk")
 
-_WRITING = threading.Lock()
-"""Held while a writer of this process writes. Two runs in one process (a study's two arms) share
-DuckDB's instance of the file, and the final CHECKPOINT fails while another write is open."""
+WRITE_LOCK = threading.Lock()
+"""Held while a writer of this process writes (and by whoever else writes beside a running engine
+in the same process: a study's `prepare` of its other arm). Two runs in one process share DuckDB's
+instance of the file, and a run's final CHECKPOINT fails while another write is open."""
 
 
 class Writer:
@@ -59,7 +60,7 @@ class Writer:
 
     def _write(self, batch: list[AttemptRecord | FeedbackFill], final: bool) -> None:
         wait_s = min(60.0, self.close_wait_s) if final else 10.0
-        with _WRITING, store.connect(self.db, wait_s=wait_s, checkpoint=False) as con:
+        with WRITE_LOCK, store.connect(self.db, wait_s=wait_s, checkpoint=False) as con:
             store.append_attempts(con, batch)
             # Committed: a failure from here on (the final stamp) must not write them again.
             self.written += len(batch)
