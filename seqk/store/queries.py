@@ -463,6 +463,83 @@ def insert_run(
     }, 'none')
 
 
+def insert_study(
+    con: Connection,
+    *,
+    study_id: Any,
+    seq_run_id: Any,
+    partner_run_id: Any,
+    question: Any,
+    alpha: Any,
+    margin: Any,
+    budget_usd: Any,
+    budget_usd_per_task: Any,
+    order_seed: Any,
+    task_order: Any,
+    declaration: Any,
+    seqk_version: Any,
+) -> None:
+    """Registers a study's declaration and task order; returns nothing. (studies.sql:5)"""
+    return run(con, 'insert_study', {
+        'study_id': study_id,
+        'seq_run_id': seq_run_id,
+        'partner_run_id': partner_run_id,
+        'question': question,
+        'alpha': alpha,
+        'margin': margin,
+        'budget_usd': budget_usd,
+        'budget_usd_per_task': budget_usd_per_task,
+        'order_seed': order_seed,
+        'task_order': task_order,
+        'declaration': declaration,
+        'seqk_version': seqk_version,
+    }, 'none')
+
+
+def insert_study_tasks(con: Connection, *, study_id: Any, rows: Any) -> None:
+    """Enters tasks into a study's sequence from $rows, a JSON array of {position, task_index, seq_low,
+    seq_high, partner_low, partner_high, seq_cost_usd, partner_cost_usd}; returns nothing.
+    (studies.sql:38)"""
+    return run(con, 'insert_study_tasks', {'study_id': study_id, 'rows': rows}, 'none')
+
+
+def insert_study_update(
+    con: Connection,
+    *,
+    study_id: Any,
+    update_index: Any,
+    n_tasks: Any,
+    n_used: Any,
+    n_ranged: Any,
+    estimate: Any,
+    low: Any,
+    high: Any,
+    decision: Any,
+    stop_reason: Any,
+    spent_usd: Any,
+    full_cost_usd: Any,
+    budget_usd: Any,
+    cells: Any,
+) -> None:
+    """Records the sequence after one look; returns nothing. (studies.sql:59)"""
+    return run(con, 'insert_study_update', {
+        'study_id': study_id,
+        'update_index': update_index,
+        'n_tasks': n_tasks,
+        'n_used': n_used,
+        'n_ranged': n_ranged,
+        'estimate': estimate,
+        'low': low,
+        'high': high,
+        'decision': decision,
+        'stop_reason': stop_reason,
+        'spent_usd': spent_usd,
+        'full_cost_usd': full_cost_usd,
+        'budget_usd': budget_usd,
+        'cells': cells,
+    }, 'none')
+
+
 def insert_tasks(con: Connection, *, run_id: Any, rows: Any) -> None:
     """Registers a run's tasks from $rows, a JSON array of {task_index, task_id, prompt, content_hash,
     meta} (meta: a JSON text); returns nothing. One JSON string, parsed by DuckDB, is faster than an
@@ -546,6 +623,13 @@ def list_runs(con: Connection) -> list[dict[str, Any]]:
     """Every run: run_id, benchmark, metric, k, generation, actor_model, feedback_mode, updated_at.
     (runs.sql:8)"""
     return run(con, 'list_runs', {}, 'rows')
+
+
+def list_studies(con: Connection) -> list[dict[str, Any]]:
+    """Every study (every column of studies) with its latest look: n_tasks, n_ranged, estimate, low,
+    high, decision, stop_reason, spent_usd, full_cost_usd, cells, updated_at (NULL before the first
+    look; also n_used), and n_updates; oldest first. (studies.sql:20)"""
+    return run(con, 'list_studies', {}, 'rows')
 
 
 def pair_choices(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
@@ -734,6 +818,46 @@ def spend_by_role(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     given runs, one row per (run, role, model): task_spend summed over tasks, summed here straight
     from the calls (grouping by task first cost a million-call report ~0.3 s). (metrics.sql:72)"""
     return run(con, 'spend_by_role', {'run_ids': run_ids}, 'rows')
+
+
+def studies_of_runs(con: Connection, *, seq_run_id: Any, partner_run_id: Any) -> list[dict[str, Any]]:
+    """The studies (every column) whose arms include either run, oldest first. (studies.sql:12)"""
+    return run(con, 'studies_of_runs', {'seq_run_id': seq_run_id, 'partner_run_id': partner_run_id}, 'rows')
+
+
+def study_cells(con: Connection, *, run_ids: Any, task_indices: Any) -> list[dict[str, Any]]:
+    """Per (run, width, depth) of the width x depth frontier over the given tasks: value (the mean over
+    the n_tasks with a value there), cost_usd_per_task (the mean expected spend of the cell over the
+    same tasks; NULL when no call of the run was priced), n_tasks. What an equal_budget study
+    chooses its cells on, from its pilot tasks. (studies.sql:97)"""
+    return run(con, 'study_cells', {'run_ids': run_ids, 'task_indices': task_indices}, 'rows')
+
+
+def study_chain_outcomes(con: Connection, *, run_ids: Any, task_indices: Any) -> list[dict[str, Any]]:
+    """Per (run, task, chain) of the given runs and tasks, from the attempts that count (errors not
+    scored): run_id, task_index, chain_index, metric, k, chains, n_attempts, n_valid, n_success,
+    first_success, valid_prefix, settled_prefix, ended_in_error. (studies.sql:76)"""
+    return run(con, 'study_chain_outcomes', {'run_ids': run_ids, 'task_indices': task_indices}, 'rows')
+
+
+def study_task_spend(con: Connection, *, run_ids: Any, task_indices: Any) -> list[dict[str, Any]]:
+    """Per (run, task) of the given runs and tasks with at least one call of the current generation:
+    cost_usd (NULL when no call was priced), n_unpriced_calls (calls that returned tokens but have
+    no price). (studies.sql:86)"""
+    return run(con, 'study_task_spend', {'run_ids': run_ids, 'task_indices': task_indices}, 'rows')
+
+
+def study_tasks_of(con: Connection, *, study_id: Any) -> list[dict[str, Any]]:
+    """The study's entered tasks in order: position, task_index, seq_low, seq_high, partner_low,
+    partner_high, seq_cost_usd, partner_cost_usd. (studies.sql:49)"""
+    return run(con, 'study_tasks_of', {'study_id': study_id}, 'rows')
+
+
+def study_updates_of(con: Connection, *, study_id: Any) -> list[dict[str, Any]]:
+    """The sequence after each look, in order: update_index, n_tasks, n_used, n_ranged, estimate, low,
+    high, decision, stop_reason, spent_usd, full_cost_usd, budget_usd, cells, updated_at.
+    (studies.sql:66)"""
+    return run(con, 'study_updates_of', {'study_id': study_id}, 'rows')
 
 
 def task_attempts(con: Connection, *, run_id: Any, task_index: Any) -> list[dict[str, Any]]:

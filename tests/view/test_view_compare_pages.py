@@ -4,8 +4,6 @@ answers to what cannot be compared."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from helpers import make_run
 from scripts import odd_tasks_right, solves_on
