@@ -24,7 +24,7 @@ from helpers import rows, write_variant  # noqa: E402
 from toybench import ToyBench  # noqa: E402
 
 from seqk import api  # noqa: E402
-from seqk import benchmark as benchmarks  # noqa: E402
+from seqk.benchmark import discovery  # noqa: E402
 
 
 def main() -> None:
@@ -32,7 +32,7 @@ def main() -> None:
     parser.add_argument("--turnaround", type=float, default=2.0, help="seconds the fake takes per batch")
     parser.add_argument("--tasks", type=int, default=30)
     args = parser.parse_args()
-    benchmarks.registry()["toy"] = ToyBench()
+    discovery.registry()["toy"] = ToyBench()
     price = {"input": 2.0, "output": 8.0}
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAI(delay_s=args.turnaround) as fake:
         folder = Path(tmp)

@@ -80,7 +80,7 @@ def engine_bench(tmp: Path, repeat: int) -> None:
     from seqk.models.limiter import DEFAULT_START
 
     latency, k, chains, tasks, concurrency = 0.2, 3, 4, 120, 120
-    ceiling = max(concurrency * max(k, chains), 16)  # the pool's default, seqk/run/scheduler.py
+    ceiling = max(concurrency * max(k, chains), 16)  # the pool's default, seqk/run/engine.py
     critical = k * latency
     waves = -(-tasks * chains // ceiling) * critical
     slow = ideal_wall(tasks * chains, k, latency, ceiling, DEFAULT_START)

@@ -68,14 +68,14 @@ def warm_imports() -> None:
     import pyarrow  # noqa: F401
 
     from seqk import models, store  # noqa: F401
-    from seqk.config import spec  # noqa: F401
-    from seqk.run import scheduler  # noqa: F401
+    from seqk.config import runspec  # noqa: F401
+    from seqk.run import engine  # noqa: F401
 
 
 def timed_run(path: Path, db: Path) -> tuple[float, object]:
     """Wall time of engine.run (prepare, schedule, write); variant parsing excluded."""
-    from seqk.config import spec as runspec
-    from seqk.run import scheduler as engine
+    from seqk.config import runspec
+    from seqk.run import engine
 
     spec = runspec.load(path)
     start = time.perf_counter()

@@ -42,8 +42,8 @@ def main() -> None:
     from benchmarks._common.sandbox import default_parallel
     from benchmarks.humaneval import benchmark
     from seqk import models
-    from seqk.config import spec as runspec
-    from seqk.run import scheduler as engine
+    from seqk.config import runspec
+    from seqk.run import engine
 
     problems = read_problems()
     by_prompt = {t.prompt: problems[t.task_id] for t in benchmark.load_tasks(benchmark.Options())}

@@ -102,7 +102,7 @@ def inspect_side(args: argparse.Namespace) -> None:
 
     from seqk.benchmark import AttemptContext, HistoryItem
     from seqk.benchmark.prompt import actor_prompt
-    from seqk.config import spec as runspec
+    from seqk.config import runspec
 
     spec = runspec.load(Path(args.variant))
     bench, tasks = spec.benchmark, {t.task_index: t for t in spec.tasks}

@@ -31,9 +31,9 @@ import duckdb
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from seqk.config import spec as runspec  # noqa: E402
-from seqk.models.local import workers as llm_local  # noqa: E402
-from seqk.run import scheduler as engine  # noqa: E402
+from seqk.config import runspec  # noqa: E402
+from seqk.models.local import workers  # noqa: E402
+from seqk.run import engine  # noqa: E402
 
 
 def run_variant(path: Path, db: Path, max_tasks: int | None) -> dict[str, float]:
@@ -83,7 +83,7 @@ def main() -> None:
     both = {key: figures["passk"][key] + figures["seqk"][key] for key in figures["passk"]}
     for name, f in [*figures.items(), ("both", both)]:
         report(name, f)
-    llm_local.close_all()  # so the worker counts among the finished children
+    workers.close_all()  # so the worker counts among the finished children
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     worker_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"peak memory (ru_maxrss): seqk {peak_mb:.0f} MiB, model worker {worker_mb:.0f} MiB; "

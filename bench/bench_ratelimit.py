@@ -31,8 +31,8 @@ IDEAL_S = CALLS * DELAY_S / SERVER_LIMIT
 
 def one_run(tmp: Path, api_base: str, name: str, db: Path, actor: dict[str, object], tag: str) -> None:
     from seqk import store
-    from seqk.config import spec as runspec
-    from seqk.run import scheduler as engine
+    from seqk.config import runspec
+    from seqk.run import engine
 
     urllib.request.urlopen(urllib.request.Request(api_base.removesuffix("/v1") + "/stats/reset",
                                                   method="POST")).read()

@@ -17,7 +17,7 @@ import yaml
 
 
 def spec_for(folder: Path):
-    from seqk.config import spec as runspec
+    from seqk.config import runspec
 
     path = folder / "variants" / "arcagi2" / "b.yaml"
     path.parent.mkdir(parents=True)

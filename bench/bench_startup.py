@@ -83,10 +83,10 @@ def _child() -> None:
         return hook
 
     hooks = {
-        "seqk.config.spec": patch("load_with_settings"),
+        "seqk.config.runspec": patch("load_with_settings"),
         "seqk.io.publish": patch("preflight"),
         "seqk.run.preflight": patch("before_run"),
-        "seqk.run.scheduler": on_scheduler,
+        "seqk.run.engine": on_scheduler,
         "aiohttp.client": on_aiohttp,
         "seqk.cli": lambda module: mark("cli"),
     }

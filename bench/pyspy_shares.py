@@ -30,7 +30,7 @@ COMPONENTS = (
     ("pydantic", ("pydantic",)),
     ("pool, limiter, retry, metering", ("seqk/models/pool.py", "seqk/models/limiter.py", "seqk/models/retry.py",
                                         "seqk/run/metering.py", "seqk/models/registry.py")),
-    ("scheduler", ("seqk/run/scheduler.py",)),
+    ("scheduler", ("seqk/run/engine.py",)),
     ("asyncio event loop", ("asyncio/", "selectors.py")),
 )
 WHOLE = ("writer: DuckDB appends, opens, checkpoints", "registration (prepare)")

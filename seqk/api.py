@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from seqk.config.spec import RunSettings, RunSpec
+from seqk.config.runspec import RunSettings, RunSpec
 from seqk.errors import SeqkError, UploadError
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ class VariantRun:
 
 def load_variant(variant: str | os.PathLike[str], overrides: dict[str, Any] | None = None) -> RunSpec:
     """Validate a variant YAML against its benchmark (ConfigError lists every problem)."""
-    from seqk.config import spec as runspec
+    from seqk.config import runspec
 
     return runspec.load(Path(variant), overrides or {})
 
@@ -85,9 +85,9 @@ def run_variant(variant: str | os.PathLike[str] | RunSpec, db: Db = None, *,
     sent (the result's `deferred` counts the batches in flight) and a later call collects it.
     """
     from seqk import store
-    from seqk.config import spec as runspec
+    from seqk.config import runspec
     from seqk.io import publish
-    from seqk.run import scheduler as engine
+    from seqk.run import engine
 
     if isinstance(variant, RunSpec):
         spec, settings = variant, settings or RunSettings()

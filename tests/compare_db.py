@@ -9,8 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from seqk.config import spec as runspec
-from seqk.run import scheduler as engine
+from seqk.config import runspec
+from seqk.run import engine
 
 REPO = Path(__file__).resolve().parents[1]
 VARIANTS = ("cheap", "strong", "critic_sharp", "critic_vague", "critic_half")

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from seqk import benchmark as benchmarks
 from seqk import models
+from seqk.benchmark import discovery
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -31,7 +31,7 @@ from toybench import ToyAgentBench, ToyBench, ToyBuggyBench, ToyLLMJudgeBench  #
 
 @pytest.fixture(autouse=True)
 def _registry_and_mocks():
-    reg = benchmarks.registry()
+    reg = discovery.registry()
     reg["toy"] = ToyBench()
     reg["toyjudge"] = ToyLLMJudgeBench()
     reg["toyagent"] = ToyAgentBench()

@@ -10,8 +10,8 @@ from pathlib import Path
 from scripts import solves_on
 
 from seqk import models
-from seqk.config import spec as runspec
-from seqk.run import scheduler as engine
+from seqk.config import runspec
+from seqk.run import engine
 
 
 def write_variant(folder: Path, name: str = "v.yaml", **keys) -> Path:

@@ -26,7 +26,7 @@ def test_run_variant_runs_exports_and_returns_what_it_did(tmp_path, db):
 
 
 def test_importing_seqk_stays_cheap():
-    code = ("import sys, seqk; print(sorted(m for m in ('duckdb', 'litellm', 'boto3', 'seqk.run.scheduler') "
+    code = ("import sys, seqk; print(sorted(m for m in ('duckdb', 'litellm', 'boto3', 'seqk.run.engine') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

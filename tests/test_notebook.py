@@ -11,10 +11,10 @@ from nbclient import NotebookClient
 from scripts import word_of
 from toybench import ToyBench
 
-from seqk import benchmark as benchmarks
 from seqk import models
-from seqk.config import spec as runspec
-from seqk.run import scheduler as engine
+from seqk.benchmark import discovery
+from seqk.config import runspec
+from seqk.run import engine
 
 pytestmark = pytest.mark.slow
 
@@ -103,7 +103,7 @@ def vega_specs(nb) -> list[dict]:
 def test_several_benchmarks_are_faceted_paired_on_shared_tasks_and_rendered_offline(
         tmp_path, db, monkeypatch):
     build_mock_db(tmp_path, db)  # toy: mock/alpha and mock/beta, k=3, 5 tasks
-    monkeypatch.setitem(benchmarks.registry(), "abc", OtherBench())
+    monkeypatch.setitem(discovery.registry(), "abc", OtherBench())
     for metric in ("pass@k", "seq@k"):  # abc: mock/alpha alone, k=2, 3 tasks
         spec = runspec.load(write_variant(tmp_path, f"abc-{metric[:-2]}.yaml", benchmark="abc", metric=metric,
                                           k=2, model="mock/alpha", options={"n": 3}))

@@ -11,10 +11,10 @@ from helpers import write_variant
 from scripts import solves_on
 
 from seqk import models, store
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.config.identity import fingerprint
 from seqk.errors import RunConflict
-from seqk.run import scheduler as engine
+from seqk.run import engine
 from seqk.run.metering import seeded
 from seqk.seeds import SEED_SCHEME, seed_for
 

@@ -10,9 +10,9 @@ from helpers import write_variant
 from scripts import attempt_of, word_of
 
 from seqk import models
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.errors import PermanentProviderError
-from seqk.run import scheduler as engine
+from seqk.run import engine
 
 K = 3
 LONG_OUTPUT = "\n".join(f"def step_{i}(x):\n    return x + {i}" for i in range(30))

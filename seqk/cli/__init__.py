@@ -72,7 +72,7 @@ def run(
     Example: seqk run variants/arcagi2/seqk.cell_match.yaml --db runs/seqk.duckdb --set k=3
     """
     from seqk import api
-    from seqk.config import spec as runspec
+    from seqk.config import runspec
     from seqk.config.overrides import parse_sets
     from seqk.render.console import print_run_summary
     from seqk.run import signals
@@ -302,10 +302,10 @@ def plan(
 
     Example: seqk plan variants/arcagi2/seqk.cell_match.yaml --set feedback_mode=none
     """
-    from seqk.config import spec as runspec
+    from seqk.config import runspec
     from seqk.config.overrides import parse_sets
     from seqk.config.study import is_study_file
-    from seqk.run.plan import plan as make_plan
+    from seqk.run.plan import plan_run
 
     if is_study_file(variant):
         study.plan(variant, db, lift)
@@ -317,7 +317,7 @@ def plan(
         return plan_sweep(variant, db, overrides, labels)
     spec, settings = runspec.load_with_settings(variant, overrides, labels)
     database = settings.database(db)
-    p = make_plan(spec, database, lift=lift)
+    p = plan_run(spec, database, lift=lift)
     out = _console()
     out.print(f"[bold]{p['run_id']}[/]  ({p['state']})")
     for role in ("actor", "judge", "critic"):

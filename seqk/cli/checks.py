@@ -27,7 +27,7 @@ def probe(
     Example: seqk probe variants/arcagi2/seqk.cell_match.yaml
     """
     from seqk import models
-    from seqk.config import spec as runspec
+    from seqk.config import runspec
     from seqk.models.role import RoleSpec
 
     if len(targets) == 1 and targets[0].endswith((".yaml", ".yml")):

@@ -31,9 +31,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.config.identity import canonical_json
-from seqk.config.spec import RunSettings, RunSpec
+from seqk.config.runspec import RunSettings, RunSpec
 from seqk.config.variant import pydantic_issues, read_yaml
 from seqk.errors import ConfigError, ConfigIssue
 from seqk.models import known_price

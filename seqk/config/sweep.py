@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from seqk.config.spec import RunSettings, RunSpec, load_with_settings
+from seqk.config.runspec import RunSettings, RunSpec, load_with_settings
 from seqk.config.variant import read_yaml
 from seqk.errors import ConfigError, ConfigIssue
 

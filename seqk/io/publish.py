@@ -14,7 +14,7 @@ from seqk.errors import BadInput, ConfigError, ConfigIssue, NotFound, UploadErro
 from seqk.io import tree
 
 if TYPE_CHECKING:
-    from seqk.config.spec import RunSettings, RunSpec
+    from seqk.config.runspec import RunSettings, RunSpec
     from seqk.io.s3 import UploadResult
 
 # export and s3 are imported where they are used: `seqk run` checks its output paths with this

@@ -37,7 +37,7 @@ _HINT = "is the server running, and is the port right?"
 
 
 class Role(Protocol):
-    """What this module reads of a seqk.config.spec.RoleSpec (which imports seqk.models: no cycle)."""
+    """What this module reads of a seqk.config.runspec.RoleSpec (which imports seqk.models: no cycle)."""
 
     @property
     def role(self) -> str:

@@ -293,9 +293,9 @@ def print_run_summary(out: Any, spec: Any, result: Any, db_path: Any) -> None:
             stage, _, kind_name = kind.partition(":")
             first = " ".join(result.error_examples.get(kind, "").split())
             out.print(f"  {n}× {kind_name} at {stage}: {first[:300]}", markup=False, highlight=False)
-    from seqk.render import text as report_text
+    from seqk.render.text import closing_summary
 
-    out.print(report_text.closing_summary(spec.run_id, db_path))
+    out.print(closing_summary(spec.run_id, db_path))
 
 
 def limits_text(limits: Any) -> str:

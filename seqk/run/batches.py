@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from seqk import store
-from seqk.config.spec import RunSpec
+from seqk.config.runspec import RunSpec
 from seqk.errors import ProviderError, TransientProviderError
 from seqk.models import cost_usd
 from seqk.models.base import Completion

@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Protocol
 
 from seqk import store
 from seqk.benchmark import Task
-from seqk.config.spec import RunSpec
+from seqk.config.runspec import RunSpec
 from seqk.errors import BudgetRefused
 from seqk.models import Completion, Pool, known_price
 from seqk.models.limiter import LimitState

@@ -3,7 +3,7 @@
 `local` (the default) runs a task's attempts in this process's event loop. `ray`
 (seqk/run/ray_executor.py, imported only when chosen) runs them on one worker per node of a
 Ray cluster. Either way the attempt logic is the engine's own, reached through the public
-methods of `TaskRunner` (seqk/run/runner.py; seqk.run.scheduler.Engine implements it); an executor only decides
+methods of `TaskRunner` (seqk/run/runner.py; seqk.run.engine.Engine implements it); an executor only decides
 where it runs and brings the records back to the driver, which writes them, shows progress and
 keeps the budget.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from seqk.benchmark import Task
-from seqk.config.spec import RunSpec
+from seqk.config.runspec import RunSpec
 from seqk.run.runner import TaskRunner
 
 

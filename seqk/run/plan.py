@@ -8,7 +8,7 @@ from typing import Any
 
 from seqk import store
 from seqk.benchmark import HistoryItem
-from seqk.config.spec import RunSpec
+from seqk.config.runspec import RunSpec
 from seqk.config.sweep import Cell, Sweep
 from seqk.errors import BadInput
 from seqk.run.prepare import decide_in, pending_attempts
@@ -16,7 +16,7 @@ from seqk.stats import DEFAULT_DISCORDANCE, mcnemar_detectable_lift, mcnemar_tas
 from seqk.store import queries
 
 
-def plan(spec: RunSpec, db: store.DbLike = None, lift: float | None = None) -> dict[str, Any]:
+def plan_run(spec: RunSpec, db: store.DbLike = None, lift: float | None = None) -> dict[str, Any]:
     """Run id, roles, fingerprint, state and the range of attempts and calls still to make; for
     seq@k, the power of the comparison with pass@k (`power`), and the tasks a `lift` needs."""
     selected = [t.task_index for t in spec.tasks]
@@ -89,7 +89,7 @@ def attempt_preview(spec: RunSpec) -> dict[str, Any] | None:
 
 def plan_sweep(sweep: Sweep, db: store.DbLike = None) -> list[tuple[Cell, dict[str, Any]]]:
     """Each cell of a sweep with its plan (what `plan` says of it), before anything is spent."""
-    return [(cell, plan(cell.spec, cell.settings.database(db))) for cell in sweep.cells]
+    return [(cell, plan_run(cell.spec, cell.settings.database(db))) for cell in sweep.cells]
 
 
 def _power(n_tasks: int, measured: dict[str, Any] | None, lift: float | None) -> dict[str, Any]:

@@ -4,7 +4,7 @@ role's key is in the environment (C10), every local model can run, every server 
 
 from __future__ import annotations
 
-from seqk.config.spec import RunSpec
+from seqk.config.runspec import RunSpec
 from seqk.errors import ConfigError
 from seqk.models import check_endpoints, check_installed, credential_problems, ensure_ready
 from seqk.models.role import RoleSpec

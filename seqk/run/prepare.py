@@ -17,7 +17,7 @@ from typing import Any
 from seqk import store
 from seqk.benchmark import HistoryItem, Verdict
 from seqk.config.identity import differing_fields
-from seqk.config.spec import RunSpec
+from seqk.config.runspec import RunSpec
 from seqk.errors import RunConflict
 from seqk.run import limits
 from seqk.store import queries

@@ -25,21 +25,20 @@ import json
 import uuid
 from typing import Any
 
-from seqk import benchmark as benchmarks
 from seqk import store
-from seqk.benchmark import AgenticBenchmark, AttemptContext, HistoryItem, Task, Verdict
+from seqk.benchmark import AgenticBenchmark, AttemptContext, HistoryItem, Task, Verdict, discovery
 from seqk.config.identity import path_safe
-from seqk.config.spec import RunSpec
+from seqk.config.runspec import RunSpec
 from seqk.errors import ConfigError, ConfigIssue, NotFound, RejudgeRefused, RunConflict
 from seqk.models.retry import RetryPolicy
 from seqk.models.role import RoleSpec
 from seqk.records import AttemptRecord, CallRecord
-from seqk.run import scheduler
+from seqk.run import engine
 from seqk.run.budget import Gate
+from seqk.run.engine import Engine
 from seqk.run.metering import MeteredClient, error_record, now
 from seqk.run.observer import RunObserver, RunResult
 from seqk.run.prepare import Prepared
-from seqk.run.scheduler import Engine
 from seqk.store import queries
 
 _ACTOR_FIELDS = ("temperature", "max_tokens", "top_p", "seed", "extra")
@@ -66,7 +65,7 @@ def rejudge_spec(source_run_id: str, judge: RoleSpec, *, first_attempt_only: boo
             f"{source_run_id} is a seq@k run: another judge's verdicts would move where each task "
             "stopped, and later attempts saw feedback built on the old verdicts. Re-judge its first "
             "attempts only (--first-attempt-only), as a pass@1-style comparison")
-    bench = benchmarks.get(row["benchmark"])
+    bench = discovery.get(row["benchmark"])
     if isinstance(bench, AgenticBenchmark):
         raise RejudgeRefused(f"{bench.name} runs the actor and the judge together (an agentic "
                              "benchmark): its answers cannot be graded apart")
@@ -164,4 +163,4 @@ def rejudge(spec: RunSpec, db: store.DbLike = None,
     """Run (or resume) a re-judging run made by `rejudge_spec`: judge calls only, through the
     same path as any run (preflight, lease, signals, observer)."""
     assert spec.rejudge_of is not None
-    return scheduler.run(spec, db, observer, make_engine=RejudgeEngine)
+    return engine.run(spec, db, observer, make_engine=RejudgeEngine)

@@ -1,6 +1,6 @@
 """Batch mode: the actor's and critic's calls go through their provider's batch API, in rounds.
 
-The engine runs unchanged (seqk.run.scheduler.Engine), with every task in flight at once; a role
+The engine runs unchanged (seqk.run.engine.Engine), with every task in flight at once; a role
 with `batch: true` answers from a collector instead of the pool. When every unfinished task is
 waiting on the collector, the waiting calls go out as one batch per model (split at the
 provider's limits), and the tasks go on when it ends. So pass@k is one batch of actor calls;
@@ -29,13 +29,13 @@ from typing import Any
 
 from seqk import store
 from seqk.benchmark import HistoryItem, Task
-from seqk.config.spec import RunSpec
+from seqk.config.runspec import RunSpec
 from seqk.models import Pool
 from seqk.models.base import Completion
 from seqk.models.limiter import LimitState
 from seqk.models.role import RoleSpec
 from seqk.records import AttemptRecord, FeedbackFill, Prompt
-from seqk.run import scheduler
+from seqk.run import engine
 from seqk.run.batches import SLOT, BatchView, Collector, Deferred, custom_id, prompt_sha256
 from seqk.run.budget import Ticket
 from seqk.run.observer import RunObserver
@@ -75,7 +75,7 @@ _TASK: contextvars.ContextVar[int] = contextvars.ContextVar("seqk_batch_task")
 
 
 @dataclass
-class RoundsResult(scheduler.RunResult):
+class RoundsResult(engine.RunResult):
     """A batch-mode run: what the scheduler reports, and the batches."""
 
     rounds: int = 0
@@ -86,7 +86,7 @@ class RoundsResult(scheduler.RunResult):
     """--no-wait: batches left in flight at the provider; a later `seqk run` collects them."""
 
 
-class RoundsEngine(scheduler.Engine):
+class RoundsEngine(engine.Engine):
     """The scheduler's engine with every task in flight and batched roles answered in rounds."""
 
     def __init__(self, spec: RunSpec, prepared: Prepared, db: store.Database,
@@ -144,7 +144,7 @@ class RoundsEngine(scheduler.Engine):
         finally:
             self.collector.task_done(task.task_index)
 
-    async def run(self) -> scheduler.RunResult:
+    async def run(self) -> engine.RunResult:
         """Run with the collector's loop beside the tasks; --no-wait ends it once sent."""
         runner = asyncio.current_task()
         assert runner is not None
@@ -165,8 +165,8 @@ class RoundsEngine(scheduler.Engine):
 
 
 def run(spec: RunSpec, db: store.DbLike = None, observer: RunObserver | None = None, *,
-        no_wait: bool = False) -> scheduler.RunResult:
-    """seqk.run.scheduler.run in batch mode (the variant's `batch_poll_s` between polls); the
+        no_wait: bool = False) -> engine.RunResult:
+    """seqk.run.engine.run in batch mode (the variant's `batch_poll_s` between polls); the
     observer also hears of each batch (`batch`)."""
     make = functools.partial(RoundsEngine, no_wait=no_wait, poll_s=spec.batch_poll_s)
-    return scheduler.run(spec, db, observer, make_engine=make)
+    return engine.run(spec, db, observer, make_engine=make)

@@ -1,5 +1,5 @@
 """The seam between the engine and the executors: `TaskRunner`, what an executor (seqk/run/executor.py,
-seqk/run/ray_executor.py) runs a task through. seqk.run.scheduler.Engine implements it with public
+seqk/run/ray_executor.py) runs a task through. seqk.run.engine.Engine implements it with public
 methods, so an executor never reaches into the engine's own state."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from seqk.benchmark import Task
-from seqk.config.spec import RunSpec
+from seqk.config.runspec import RunSpec
 from seqk.models import Pool
 from seqk.records import AttemptRecord, FeedbackFill
 from seqk.run.budget import Gate
@@ -21,7 +21,7 @@ Emit = Callable[[AttemptRecord | FeedbackFill, bool, str | None], None]
 
 
 class TaskRunner(Protocol):
-    """What an executor runs tasks through: the engine of one run (seqk.run.scheduler.Engine)."""
+    """What an executor runs tasks through: the engine of one run (seqk.run.engine.Engine)."""
 
     spec: RunSpec
     prepared: Prepared

@@ -27,15 +27,15 @@ from typing import Any
 
 from seqk import store
 from seqk.anytime import UNDECIDED, confidence_sequence
-from seqk.config.spec import RunSpec
+from seqk.config.runspec import RunSpec
 from seqk.config.study import StudySpec
 from seqk.models import sessions_kept
 from seqk.records import StudyUpdate
 from seqk.run import preflight, signals
 from seqk.run.budget import RUN, BudgetGate, budgets_of, stored_spend
+from seqk.run.engine import Engine
 from seqk.run.observer import RunResult
 from seqk.run.prepare import Prepared, prepare
-from seqk.run.scheduler import Engine
 from seqk.run.study_record import (
     ArmWatch,
     Guarded,

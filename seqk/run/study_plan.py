@@ -24,7 +24,7 @@ from seqk import store
 from seqk.anytime import stopping_looks
 from seqk.config.study import StudySpec
 from seqk.errors import BadInput
-from seqk.run import plan as runplan
+from seqk.run.plan import plan_run
 from seqk.run.study_record import stored_state
 from seqk.stats import DEFAULT_DISCORDANCE, mcnemar_tasks_needed
 from seqk.store import queries
@@ -155,7 +155,7 @@ def _rough_cost(study: StudySpec) -> tuple[float | None, str]:
     total = 0.0
     for spec in (study.seq, study.partner):
         with tempfile.TemporaryDirectory() as empty:  # as for a new run: every task to do
-            arm = runplan.plan(spec, Path(empty) / "none.duckdb")
+            arm = plan_run(spec, Path(empty) / "none.duckdb")
         if not arm["price_known"] or arm["actor_cost_high"] is None or not arm["n_tasks"]:
             return None, "unknown (an actor has no price, or no max_tokens to bound its output)"
         total += (arm["actor_cost_low"] + arm["actor_cost_high"]) / 2 / arm["n_tasks"]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from math import comb
 from typing import Any
 
-from seqk.config.spec import RunSpec
+from seqk.config.runspec import RunSpec
 
 
 @dataclass(frozen=True)

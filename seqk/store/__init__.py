@@ -35,7 +35,7 @@ from seqk.store.reads import (
     task_identities,
     valid_slots,
 )
-from seqk.store.schema import version as schema_version
+from seqk.store.schema import schema_version
 from seqk.store.writes import (
     append_attempts,
     extend_run,

@@ -54,7 +54,7 @@ FILE = Flavour(keys=True, views_kept=True)
 LAKE = Flavour(keys=False, views_kept=False)
 
 
-def version() -> int:
+def schema_version() -> int:
     """The version of sql/schema.sql: the number of the last file in sql/migrations/."""
     return len(migrations())
 
@@ -79,7 +79,7 @@ def _stored(con: Connection) -> tuple[int, str | None]:
 def current(con: Connection, flavour: Flavour) -> bool:
     """Whether the store's tables, and the views it keeps, are this seqk's."""
     number, sha = _stored(con)
-    return number == version() and (not flavour.views_kept or sha == views_sha())
+    return number == schema_version() and (not flavour.views_kept or sha == views_sha())
 
 
 def ensure(con: Connection, flavour: Flavour, *, where: str, read_only: bool = False) -> None:
@@ -88,7 +88,7 @@ def ensure(con: Connection, flavour: Flavour, *, where: str, read_only: bool = F
     session, NotFound for a store without seqk's tables (a read-only file is upgraded by its
     opener with a brief read-write open instead)."""
     number, sha = _stored(con)
-    newest = version()
+    newest = schema_version()
     if number > newest:
         raise BadInput(f"{where} has schema {number}, made by a newer seqk than this one "
                        f"(schema {newest}): upgrade seqk to read it")

@@ -24,8 +24,8 @@ from starlette.staticfiles import StaticFiles
 
 from seqk.errors import BadInput, NotFound, SeqkError, StoreBusy
 from seqk.store import Database
-from seqk.view import compare as compare_pages
 from seqk.view import compare_render, pages, render, story
+from seqk.view.compare import compare_page, compare_task_page
 
 _TASK = re.compile(r"(?P<run>.+)/tasks/(?P<index>\d+)")
 _CACHED_PAGES = 64
@@ -85,10 +85,10 @@ def create_app(db: Database, *, cache: bool = True) -> Starlette:
         q = request.query_params
         try:
             if len(parts) == 2:
-                return page(request, lambda: compare_render.render_compare(compare_pages.compare_page(
+                return page(request, lambda: compare_render.render_compare(compare_page(
                     parts[0], parts[1], db, filter=q.get("filter", "flips"), search=q.get("q", "")), urls))
             if len(parts) == 4 and parts[2] == "tasks" and parts[3].isdigit():
-                return page(request, lambda: compare_render.render_compare_task(compare_pages.compare_task_page(
+                return page(request, lambda: compare_render.render_compare_task(compare_task_page(
                     parts[0], parts[1], int(parts[3]), db), urls))
         except BadInput as exc:  # two runs that cannot be compared: the reader's request, not a failure
             return error_page(400, str(exc))

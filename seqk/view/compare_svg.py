@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from html import escape
 
-from seqk.analysis.metrics import CurvePoint as MetricPoint
+from seqk.analysis import metrics
 from seqk.view.compare import ComparePage
 from seqk.view.pages import CurvePoint
 from seqk.view.svg import COLORS, Series, _Frame, curve_chart
@@ -24,7 +24,7 @@ def _y_title(svg: str, frame: _Frame, text: str = Y_TITLE) -> str:
     return svg.replace("</svg>", title + "</svg>")
 
 
-def _points(curve: list[MetricPoint]) -> list[CurvePoint]:
+def _points(curve: list[metrics.CurvePoint]) -> list[CurvePoint]:
     return [CurvePoint(p.t, p.n_tasks, p.value, p.low, p.high, p.n_left_out) for p in curve]
 
 

@@ -12,8 +12,8 @@ from helpers import rows, write_variant
 from typer.testing import CliRunner
 
 from seqk.cli import app
-from seqk.config import spec as runspec
-from seqk.run import scheduler as engine
+from seqk.config import runspec
+from seqk.run import engine
 
 PRICED = {"price": {"input": 1.0, "output": 2.0}}
 SEQ = dict(metric="seq@k", k=3, chains=4, model="mock/py:scripts:seeded_coin", seed=7,

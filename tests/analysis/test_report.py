@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from seqk import models
 from seqk.cli import app
-from seqk.config import spec as runspec
-from seqk.run import scheduler as engine
+from seqk.config import runspec
+from seqk.run import engine
 
 runner = CliRunner()
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -12,8 +12,7 @@ import pytest
 from helpers import context
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from seqk import benchmark as benchmarks
-from seqk.benchmark import AgenticBenchmark, AttemptContext, Benchmark, NoOptions, Task, Verdict
+from seqk.benchmark import AgenticBenchmark, AttemptContext, Benchmark, NoOptions, Task, Verdict, discovery
 from seqk.errors import BenchmarkContractError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,14 +43,14 @@ PINNED = [
 @pytest.mark.parametrize("name, options, n, digest", PINNED, ids=lambda v: v if isinstance(v, str) else None)
 def test_task_hashes_are_those_of_the_first_contract(name, options, n, digest, monkeypatch):
     monkeypatch.chdir(ROOT)  # the fixtures and local tasks are named from the repository root
-    bench = benchmarks.get(name)
+    bench = discovery.get(name)
     tasks = bench.load_tasks(bench.Options.model_validate(options))
     assert len(tasks) == n
     assert hashlib.sha256("".join(t.content_hash for t in tasks).encode()).hexdigest() == digest
 
 
 def test_no_run_setting_lands_in_the_tasks_table():
-    humaneval = benchmarks.get("humaneval")
+    humaneval = discovery.get("humaneval")
     tasks = humaneval.load_tasks(humaneval.Options(timeout_s=9.0, sandbox="none"))
     assert all(set(t.meta) == {"entry_point"} for t in tasks)
 
@@ -151,27 +150,27 @@ def test_an_agentic_benchmark_is_a_kind_and_a_flag_is_refused(monkeypatch):
         async def run_attempt(self, task, prompt, ctx):
             raise AssertionError
 
-    registry = benchmarks.registry()
+    registry = discovery.registry()
     monkeypatch.setitem(registry, "agent", Agent())
     monkeypatch.setitem(registry, "flagged", Flagged())
-    assert isinstance(benchmarks.get("agent"), AgenticBenchmark)
+    assert isinstance(discovery.get("agent"), AgenticBenchmark)
     with pytest.raises(TypeError, match="agent is agentic"):
         asyncio.run(Agent().verify(Task(1, "w", "p"), "", context(Agent())))
     with pytest.raises(BenchmarkContractError, match="defines run_attempt but is not an AgenticBenchmark"):
-        benchmarks.get("flagged")
+        discovery.get("flagged")
 
 
 def test_every_shipped_benchmark_follows_the_contract():
     from seqk.benchmark.discovery import contract_problem
 
-    shipped = {name: bench for name, bench in benchmarks.registry().items() if not name.startswith("toy")}
+    shipped = {name: bench for name, bench in discovery.registry().items() if not name.startswith("toy")}
     assert {name: contract_problem(bench) for name, bench in shipped.items()} == dict.fromkeys(shipped)
     assert isinstance(shipped["terminalbench"], AgenticBenchmark)
     assert not any(isinstance(b, AgenticBenchmark) for n, b in shipped.items() if n != "terminalbench")
 
 
 def test_every_benchmark_folder_has_a_readme_naming_its_modes_and_leaks():
-    for name, bench in benchmarks.registry().items():
+    for name, bench in discovery.registry().items():
         if name.startswith("toy"):
             continue
         text = (ROOT / "benchmarks" / name / "README.md").read_text()

@@ -15,7 +15,7 @@ from benchmarks.arcagi2 import benchmark
 from benchmarks.arcagi2.data import Split, bundled_tasks
 from benchmarks.arcagi2.grids import is_grid, render
 from seqk.benchmark import Task, Verdict
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.errors import ConfigError, NotFound
 
 

@@ -9,9 +9,9 @@ from rubrichelp import FIXTURES, ScriptedRole, run
 
 from benchmarks.clbench import benchmark, judge
 from seqk import models
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.errors import JudgeError
-from seqk.run import scheduler as engine
+from seqk.run import engine
 
 DATA = str(FIXTURES / "clbench.jsonl")
 PASS = ('{"Grading Rationale": "Both met.", "List of Requirement Satisfaction Status": ["yes", "yes"], '

@@ -22,7 +22,7 @@ from benchmarks._common.records import Records
 from benchmarks.advancedif import benchmark as advancedif
 from benchmarks.healthbench import benchmark as healthbench
 from seqk.cli import app
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.errors import DataFileError
 
 # Every character but "\n" that str.splitlines() treats as a line end; JSON allows the

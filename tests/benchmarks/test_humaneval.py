@@ -18,8 +18,8 @@ from benchmarks.humaneval import INCORRECT, HumanEval, benchmark
 from benchmarks.humaneval.extract import extract
 from seqk import models
 from seqk.benchmark import Task, Verdict
-from seqk.config import spec as runspec
-from seqk.run import scheduler as engine
+from seqk.config import runspec
+from seqk.run import engine
 
 PROBLEMS: dict[str, dict[str, Any]] = read_problems()
 WRONG = "    return None\n"

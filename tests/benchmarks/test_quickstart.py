@@ -14,8 +14,8 @@ from benchmarks.quickstart import benchmark
 from benchmarks.quickstart.checks import check, last_number
 from seqk import models
 from seqk.benchmark import NoOptions, Task
-from seqk.config import spec as runspec
-from seqk.run import scheduler as engine
+from seqk.config import runspec
+from seqk.run import engine
 
 ROOT = Path(__file__).resolve().parents[2]
 

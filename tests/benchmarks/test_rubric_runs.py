@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 
 from seqk import models
 from seqk.cli import app
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.errors import RunConflict
 from seqk.render import text as report_text
-from seqk.run import scheduler as engine
+from seqk.run import engine
 
 HB = str(FIXTURES / "healthbench.jsonl")
 GOOD, BAD = "GOOD ANSWER", "BAD ANSWER"

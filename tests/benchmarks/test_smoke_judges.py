@@ -9,7 +9,7 @@ import pytest
 from helpers import context
 from rubrichelp import FIXTURES, ScriptedRole, run
 
-from seqk import benchmark as benchmarks
+from seqk.benchmark import discovery
 
 DATA = {"healthbench": "healthbench.jsonl", "advancedif": "advancedif.jsonl", "clbench": "clbench.jsonl",
         "researchrubrics": "researchrubrics.jsonl"}
@@ -17,7 +17,7 @@ DATA = {"healthbench": "healthbench.jsonl", "advancedif": "advancedif.jsonl", "c
 
 @pytest.mark.parametrize("name", sorted(DATA))
 def test_the_stand_in_judge_answers_its_own_benchmark(name):
-    bench = benchmarks.get(name)
+    bench = discovery.get(name)
     smoke = importlib.import_module(f"benchmarks.{name}.smoke")
     options = bench.Options(data_path=str(FIXTURES / DATA[name]))
     verdicts = [run(bench.verify(task, output, context(bench, options, judge=ScriptedRole(smoke.judge))))

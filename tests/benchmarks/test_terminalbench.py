@@ -18,9 +18,9 @@ from pydantic import ValidationError
 from benchmarks.terminalbench import TASKS, TerminalBench, benchmark, text
 from seqk.benchmark import AgentContext, AgenticBenchmark, AttemptResult, HistoryItem, Task
 from seqk.benchmark.prompt import DEFAULT
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.errors import AgentRunError
-from seqk.run import scheduler as engine
+from seqk.run import engine
 
 FAKE_HARBOR = Path(__file__).resolve().parents[2] / "benchmarks" / "terminalbench" / "fake_harbor.py"
 

@@ -153,7 +153,7 @@ def test_plan_refuses_a_local_model_whose_file_is_missing_as_run_does(tmp_path, 
 
 
 def test_plan_refuses_a_local_model_without_llama_cpp_and_starts_no_worker(tmp_path, db, monkeypatch):
-    from seqk.models.local import workers as llm_local
+    from seqk.models.local import workers
 
     gguf = tmp_path / "tiny.gguf"
     gguf.write_bytes(b"GGUF" + bytes(16))
@@ -162,15 +162,15 @@ def test_plan_refuses_a_local_model_without_llama_cpp_and_starts_no_worker(tmp_p
     def no_worker(*args, **kwargs):
         raise AssertionError("seqk plan started a model worker")
 
-    monkeypatch.setattr(llm_local, "start_worker", no_worker)
+    monkeypatch.setattr(workers, "start_worker", no_worker)
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # find_spec then finds nothing
     result = runner.invoke(app, ["plan", str(path), "--db", str(db)])
     assert result.exit_code == 2, result.output
     assert "error: local/... models need llama-cpp-python, which is not installed" in result.output
     # With llama-cpp-python there, the file and the package are all plan checks: no worker starts.
     monkeypatch.delitem(sys.modules, "llama_cpp")
-    real_find_spec = llm_local.importlib.util.find_spec
-    monkeypatch.setattr(llm_local.importlib.util, "find_spec",
+    real_find_spec = workers.importlib.util.find_spec
+    monkeypatch.setattr(workers.importlib.util, "find_spec",
                         lambda name, *a: object() if name == "llama_cpp" else real_find_spec(name, *a))
     result = runner.invoke(app, ["plan", str(path), "--db", str(db)])
     assert result.exit_code == 0, result.output
@@ -186,12 +186,12 @@ def test_refused_resume_exits_2_with_the_reason(tmp_path, db):
 
 
 def test_plan_estimates_actor_cost_from_prompt_length_and_max_tokens(tmp_path, db):
-    from seqk.config import spec as runspec
-    from seqk.run.plan import plan
+    from seqk.config import runspec
+    from seqk.run.plan import plan_run
 
     path = write_variant(tmp_path, metric="seq@k", k=2, model="anthropic/claude-sonnet-4-6",
                          options={"n": 2}, max_tokens=100)
-    p = plan(runspec.load(path), db)
+    p = plan_run(runspec.load(path), db)
     chars = len("Say the word w1.") + len("Say the word w2.")
     assert p["actor_cost_low"] == pytest.approx(chars / 4 * 3.0 / 1e6)
     # Two attempts per task; the second carries one earlier output of at most 100 tokens.

@@ -12,7 +12,7 @@ from helpers import write_variant
 from toybench import ToyBench
 from typer.testing import CliRunner
 
-from seqk import benchmark as benchmarks
+from seqk.benchmark import discovery
 from seqk.cli import app
 
 runner = CliRunner()
@@ -24,7 +24,7 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A database holding one finished toy run, a copy of its export with a broken config.json,
     an empty folder and a plain file; made once, as no case changes them."""
     tmp_path = tmp_path_factory.mktemp("made")
-    benchmarks.registry()["toy"] = ToyBench()  # before conftest's per-test fixture runs
+    discovery.registry()["toy"] = ToyBench()  # before conftest's per-test fixture runs
     db = tmp_path / "seqk.duckdb"
     variant = write_variant(tmp_path, metric="seq@k", k=2, model="mock/wrong", options={"n": 2})
     result = runner.invoke(app, ["run", str(variant), "--db", str(db)])

@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 from seqk import __version__, models
 from seqk.analysis import report
 from seqk.cli import app
-from seqk.config import spec as runspec
-from seqk.render import text as report_text
-from seqk.run import scheduler as engine
+from seqk.config import runspec
+from seqk.render.text import to_text
+from seqk.run import engine
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,7 +74,7 @@ def test_the_grading_footnote_refers_to_a_mark_a_block_carries(tmp_path, db):
                                               feedback_mode=mode, options={"n": 1})), db)
     for compare in (False, True):
         rep = report.report(compare=compare, db=db)
-        text = report_text.to_text(rep)
+        text = to_text(rep)
         blocks, notes = text.split("\n\n• ", 1)
         assert any(n.startswith(report.GRADING_MARK) for n in rep.notes)
         assert f"hint {report.GRADING_MARK}" in blocks and f"binary {report.GRADING_MARK}" not in blocks

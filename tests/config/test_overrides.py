@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import rows, write_variant
 
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.config.overrides import apply, parse_sets
 from seqk.errors import ConfigError
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import write_variant
 
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ import dataclasses
 
 from helpers import write_variant
 
-from seqk.config import spec as runspec
-from seqk.config.spec import RunSettings, RunSpec
+from seqk.config import runspec
+from seqk.config.runspec import RunSettings, RunSpec
 
 BASE = dict(benchmark="toy", metric="seq@k", k=2, model="mock/echo", options={"n": 2})
 

@@ -6,9 +6,9 @@ import pytest
 from helpers import write_variant
 
 from seqk import models
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.errors import ConfigError, RunConflict
-from seqk.run import scheduler as engine
+from seqk.run import engine
 
 
 def test_a_tag_makes_a_sixth_part_of_the_run_id_and_a_run_of_its_own(tmp_path, db):

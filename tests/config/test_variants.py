@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.config.sweep import is_sweep, load_sweep
-from seqk.run import scheduler as engine
+from seqk.run import engine
 
 ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = sorted((ROOT / "variants").glob("*/*.yaml"))

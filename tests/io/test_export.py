@@ -18,10 +18,10 @@ from typer.testing import CliRunner
 from seqk import models
 from seqk.analysis import report, status
 from seqk.cli import app
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.io import export, tree
 from seqk.models.pricing import PRICING_LAST_UPDATED
-from seqk.run import scheduler as engine
+from seqk.run import engine
 
 runner = CliRunner()
 TOKENS = ["input_tokens", "cached_tokens", "thinking_tokens", "output_tokens"]

@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 
 from seqk import models
 from seqk.cli import app
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.errors import RunConflict
 from seqk.io import export, importing, tree
-from seqk.run import scheduler as engine
+from seqk.run import engine
 
 runner = CliRunner()
 ORDER = {"runs": "run_id", "tasks": "run_id, task_index", "attempts": "attempt_uid",

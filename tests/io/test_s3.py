@@ -204,7 +204,7 @@ def test_upload_needs_an_exported_folder_and_a_bucket(tmp_path, db, monkeypatch)
 
 def spec_with(tmp_path, **keys):
     """The run and this invocation's settings, read from a variant with these keys."""
-    from seqk.config import spec as runspec
+    from seqk.config import runspec
 
     keys = {"benchmark": "toy", "metric": "seq@k", "k": 2, "model": "mock/actor",
             "options": {"n": 2}} | keys

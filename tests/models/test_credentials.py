@@ -8,12 +8,12 @@ from helpers import write_variant
 from typer.testing import CliRunner
 
 from seqk import models
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.errors import AuthError, TransientProviderError
 from seqk.models.litellm_provider import LiteLLMProvider
 from seqk.models.retry import RetryPolicy
 from seqk.models.role import RoleSpec
-from seqk.run import scheduler as engine
+from seqk.run import engine
 
 runner = CliRunner()
 

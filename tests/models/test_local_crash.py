@@ -19,9 +19,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from seqk.config import spec as runspec
-from seqk.models.local import workers as llm_local
-from seqk.run import scheduler as engine
+from seqk.config import runspec
+from seqk.models.local import workers
+from seqk.run import engine
 
 TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
@@ -90,7 +90,7 @@ def test_a_crash_mid_run_records_the_attempts_in_flight_and_stops(tmp_path, monk
     try:
         result = engine.run(spec, db)
     finally:
-        llm_local.close_all()
+        workers.close_all()
     assert result.stopped is not None and "SIGSEGV" in result.stopped
     with duckdb.connect(str(db), read_only=True) as con:
         rows = con.execute("SELECT status, error->>'stage', error->>'message' FROM attempts "
@@ -112,12 +112,12 @@ def test_killing_the_real_model_mid_run_gives_errors_a_message_and_exit_1(tmp_pa
         worker = None
         deadline = time.monotonic() + 240
         while worker is None and time.monotonic() < deadline and proc.poll() is None:
-            workers = [pid for pid, cmd in children(proc.pid) if "seqk.models.local.worker" in cmd]
-            if workers and db.exists():
+            worker_pids = [pid for pid, cmd in children(proc.pid) if "seqk.models.local.worker" in cmd]
+            if worker_pids and db.exists():
                 status = seqk("status", "--json", "--db", str(db), env=env())
                 rows = json.loads(status.stdout or "[]")
                 if rows and rows[0]["n_valid_attempts"] >= 2:
-                    worker = workers[0]
+                    worker = worker_pids[0]
             time.sleep(0.2)
         assert worker is not None, "the run never got going"
         os.kill(worker, signal.SIGSEGV)
@@ -143,12 +143,12 @@ def test_a_worker_never_outlives_seqk_even_after_sigkill(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "seqk", "run", str(QUICKSTART), "--db", str(tmp_path / "k.duckdb"),
          "--no-export"], env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    workers: list[int] = []
+    worker_pids: list[int] = []
     deadline = time.monotonic() + 120
-    while not workers and time.monotonic() < deadline:
-        workers = [pid for pid, cmd in children(proc.pid) if "seqk.models.local.worker" in cmd]
+    while not worker_pids and time.monotonic() < deadline:
+        worker_pids = [pid for pid, cmd in children(proc.pid) if "seqk.models.local.worker" in cmd]
         time.sleep(0.1)
-    assert workers, "no worker started"
+    assert worker_pids, "no worker started"
     proc.kill()
     proc.wait()
 
@@ -177,7 +177,7 @@ def test_the_worker_writes_no_core_file(monkeypatch):
     # machines' hard limit is unlimited; where it is 0, no process can write a core file anyway).
     resource.setrlimit(resource.RLIMIT_CORE, (before[1], before[1]))
     try:
-        worker = llm_local.start_worker(model, threads=1)
+        worker = workers.start_worker(model, threads=1)
     finally:
         resource.setrlimit(resource.RLIMIT_CORE, before)
     try:

@@ -18,7 +18,7 @@ import pytest
 
 from seqk import models
 from seqk.errors import MissingExtra, PermanentProviderError, TransientProviderError
-from seqk.models.local import workers as llm_local
+from seqk.models.local import workers
 from seqk.models.retry import RetryPolicy
 from seqk.models.role import RoleSpec
 
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.native
 @pytest.fixture(autouse=True)
 def _fresh_workers():
     yield
-    llm_local.close_all()
+    workers.close_all()
 
 
 def complete(prompt: str, **settings) -> models.Completion:
@@ -61,7 +61,7 @@ def _vocabulary():
     """SmolLM2's tokenizer alone, in this process (no weights: nothing is computed here)."""
     import llama_cpp
 
-    llama = llama_cpp.Llama(model_path=str(llm_local.model_path(MODEL)), vocab_only=True, verbose=False)
+    llama = llama_cpp.Llama(model_path=str(workers.model_path(MODEL)), vocab_only=True, verbose=False)
     # Left to __del__ at interpreter shutdown, llama-cpp-python prints a TypeError traceback.
     atexit.register(llama.close)
     return llama
@@ -83,7 +83,7 @@ def templated_prompt_tokens(prompt: str) -> int:
 
 def worker_pids() -> set[int]:
     """The live worker processes this test process started."""
-    return {w.proc.pid for s in llm_local._servers.values() for w in s.workers if w.alive()}
+    return {w.proc.pid for s in workers._servers.values() for w in s.workers if w.alive()}
 
 
 def test_a_call_returns_text_and_the_tokenizers_real_counts():
@@ -166,34 +166,34 @@ def test_a_file_that_is_not_a_model_says_so(tmp_path):
 
 def test_an_unknown_local_name_lists_what_exists():
     with pytest.raises(MissingExtra, match="local/smollm2-135m, or local/<path to a .gguf"):
-        llm_local.model_path("local/gpt-5")
+        workers.model_path("local/gpt-5")
 
 
 def test_without_llama_cpp_the_message_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # find_spec then finds nothing
     with pytest.raises(MissingExtra, match=r"install\.sh"):
-        llm_local.check(MODEL)
+        workers.check(MODEL)
     with pytest.raises(PermanentProviderError, match=r"install\.sh"):
         complete("Hi")
 
 
 def test_without_the_model_package_the_message_says_what_to_install(monkeypatch):
-    monkeypatch.setitem(llm_local.BUILTIN_MODELS, "ghost", ("no_such_package", "x.gguf"))
+    monkeypatch.setitem(workers.BUILTIN_MODELS, "ghost", ("no_such_package", "x.gguf"))
     with pytest.raises(MissingExtra, match=r"no_such_package.*install\.sh"):
-        llm_local.model_path("local/ghost")
+        workers.model_path("local/ghost")
 
 
 def test_a_prompt_longer_than_the_context_fails_at_once_and_clearly():
     with pytest.raises(PermanentProviderError, match="prompt is too long") as caught:
-        complete("word " * (llm_local.N_CTX + 100))
+        complete("word " * (workers.N_CTX + 100))
     assert caught.value.retries == 0
 
 
 def test_the_local_model_can_be_the_critic(tmp_path):
     from helpers import write_variant
 
-    from seqk.config import spec as runspec
-    from seqk.run import scheduler as engine
+    from seqk.config import runspec
+    from seqk.run import engine
 
     models.register_mock("mock/actor", ["wrong"])
     db = tmp_path / "critic.duckdb"
@@ -221,8 +221,8 @@ def test_a_short_quickstart_run_stores_real_token_counts(variant, tmp_path):
     from typer.testing import CliRunner
 
     from seqk.cli import app
-    from seqk.config import spec as runspec
-    from seqk.run import scheduler as engine
+    from seqk.config import runspec
+    from seqk.run import engine
 
     db = tmp_path / "quickstart.duckdb"
     spec = runspec.load(ROOT / "variants" / "quickstart" / variant,

@@ -22,12 +22,12 @@ import procs
 import pytest
 
 from seqk import models
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.errors import PermanentProviderError
-from seqk.models.local import workers as llm_local
+from seqk.models.local import workers
 from seqk.models.retry import RetryPolicy
 from seqk.models.role import RoleSpec
-from seqk.run import scheduler as engine
+from seqk.run import engine
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY_ENV = "SEQK_TEST_LLAMA_SERVER_KEY"
@@ -52,7 +52,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with log.open("w") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "llama_cpp.server",
-             "--model", str(llm_local.model_path("local/smollm2-135m")),
+             "--model", str(workers.model_path("local/smollm2-135m")),
              "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port),
              "--n_ctx", "4096", "--api_key", KEY, "--verbose", "False"],
             stdout=out, stderr=subprocess.STDOUT)

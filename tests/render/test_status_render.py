@@ -11,9 +11,9 @@ from helpers import write_variant
 from typer.testing import CliRunner
 
 from seqk.cli import app
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.render.status import shared_prefix, status_view
-from seqk.run import scheduler as engine
+from seqk.run import engine
 
 MODELS = ["anthropic__claude-sonnet-4-6", "anthropic__claude-opus-4-1", "openai__gpt-5-mini",
           "openai__gpt-5", "google__gemini-2.5-pro"]

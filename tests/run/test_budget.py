@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from seqk import models
 from seqk.cli import app
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.errors import ConfigError
 from seqk.models import pricing
 

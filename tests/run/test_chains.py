@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from seqk import store
 from seqk.cli import app
-from seqk.config import spec as runspec
-from seqk.run import scheduler as engine
+from seqk.config import runspec
+from seqk.run import engine
 from seqk.store import queries
 
 SEQ = dict(metric="seq@k", k=3, model="mock/py:scripts:seeded_coin", seed=7, options={"n": 12})

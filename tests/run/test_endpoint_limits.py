@@ -13,10 +13,9 @@ from typer.testing import CliRunner
 
 from seqk import store
 from seqk.cli import app
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.models.limiter import DEFAULT_START
-from seqk.run import limits
-from seqk.run import scheduler as engine
+from seqk.run import engine, limits
 from seqk.store import queries
 
 N = 48

@@ -8,9 +8,9 @@ from helpers import rows, write_variant
 from scripts import solves_on
 
 from seqk import models
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.errors import RunConflict, TransientProviderError
-from seqk.run import scheduler as engine
+from seqk.run import engine
 
 
 def spec_for(tmp_path, **keys):

@@ -10,8 +10,8 @@ from scripts import solves_on
 from toybench import AGENT_TOOL_TOKENS
 
 from seqk import models
-from seqk.config import spec as runspec
-from seqk.run import scheduler as engine
+from seqk.config import runspec
+from seqk.run import engine
 
 
 def spec_for(tmp_path, **keys):

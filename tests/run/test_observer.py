@@ -10,10 +10,10 @@ from helpers import rows, write_variant
 from scripts import solves_on
 
 from seqk import api, models
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.models.role import RoleSpec
+from seqk.run import engine
 from seqk.run import rejudge as rejudging
-from seqk.run import scheduler
 from seqk.run.observer import AttemptEvent, RunObserver, RunResult
 from seqk.run.prepare import Prepared
 
@@ -61,7 +61,7 @@ def seq_spec(tmp_path, name: str = "v.yaml"):
 def test_events_arrive_in_order_prepared_attempts_finished(tmp_path, db):
     models.register_mock("mock/actor", solves_on({1: 1, 2: 3}))
     seen = Recorder()
-    result = scheduler.run(seq_spec(tmp_path), db, seen)
+    result = engine.run(seq_spec(tmp_path), db, seen)
     kinds = [kind for kind, _ in seen.events]
     assert kinds == ["prepared"] + ["attempt"] * result.attempts_written + ["finished"]
     assert seen.events[0][1].action == "new" and seen.events[-1][1] is result
@@ -80,7 +80,7 @@ def test_an_observer_that_raises_does_not_stop_the_run(tmp_path, db, caplog):
     models.register_mock("mock/actor", solves_on({1: 1, 2: 3}))
     broken = Broken()
     with caplog.at_level(logging.ERROR, logger="seqk"):
-        result = scheduler.run(seq_spec(tmp_path), db, broken)
+        result = engine.run(seq_spec(tmp_path), db, broken)
     assert not result.interrupted and result.stopped is None
     assert result.attempts_written == 10 and (result.tasks_passed, result.tasks_failed) == (2, 2)
     assert broken.calls == 1 + 10 + 1
@@ -108,7 +108,7 @@ def test_rejudge_is_heard_like_any_run(tmp_path, db):
     models.register_mock("mock/judge1", lambda p: "YES" if p.split("'")[1] == p.split("the word ")[1][:2] else "NO")
     source = runspec.load(write_variant(tmp_path, benchmark="toyjudge", metric="pass@k", k=2,
                                         model="mock/actor", judge_model="mock/judge1", options={"n": 3}))
-    scheduler.run(source, db)
+    engine.run(source, db)
     models.register_mock("mock/judge2", lambda p: "YES")
     spec = rejudging.rejudge_spec(source.run_id, RoleSpec(role="judge", model="mock/judge2",
                                                           temperature=0.0), db=db)

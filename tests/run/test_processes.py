@@ -132,8 +132,8 @@ def hold_database(db: Path, seconds: float) -> subprocess.Popen:
 
 def test_a_run_waits_out_a_busy_database_and_writes_everything(tmp_path):
     from seqk import models
-    from seqk.config import spec as runspec
-    from seqk.run import scheduler as engine
+    from seqk.config import runspec
+    from seqk.run import engine
 
     sys.path.insert(0, str(TESTS))
     from helpers import write_variant
@@ -211,8 +211,8 @@ def test_runs_started_at_once_on_a_new_database_all_succeed(tmp_path):
 def test_an_empty_file_at_the_database_path_is_a_new_database(tmp_path):
     # What a second process sees the instant after another one's DuckDB has created the file.
     from seqk import models
-    from seqk.config import spec as runspec
-    from seqk.run import scheduler as engine
+    from seqk.config import runspec
+    from seqk.run import engine
 
     sys.path.insert(0, str(TESTS))
     from helpers import write_variant

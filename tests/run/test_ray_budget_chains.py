@@ -9,7 +9,7 @@ import pytest
 from procs import arc_variant
 
 from seqk.api import load_variant
-from seqk.run import scheduler as engine
+from seqk.run import engine
 
 pytestmark = pytest.mark.slow
 

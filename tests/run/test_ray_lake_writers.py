@@ -15,8 +15,7 @@ from typer.testing import CliRunner
 
 from seqk.api import load_variant
 from seqk.cli import app
-from seqk.run import scheduler as engine
-from seqk.run import writer
+from seqk.run import engine, writer
 from seqk.run.observer import RunObserver
 from seqk.store import lake
 

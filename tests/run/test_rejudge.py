@@ -5,8 +5,8 @@ from __future__ import annotations
 from helpers import rows, write_variant
 
 from seqk import models
-from seqk.config import spec as runspec
-from seqk.run import scheduler as engine
+from seqk.config import runspec
+from seqk.run import engine
 
 
 def spec_for(tmp_path, **keys):

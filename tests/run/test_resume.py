@@ -8,9 +8,9 @@ import json
 import pytest
 from helpers import write_variant
 
-from seqk.config import spec as runspec
-from seqk.run import plan as planning
-from seqk.run import scheduler as engine
+from seqk.config import runspec
+from seqk.run import engine
+from seqk.run.plan import plan_run
 from seqk.run.prepare import Paid, decide
 
 
@@ -91,7 +91,7 @@ def test_a_smaller_k_is_refused(tmp_path):
 ])
 def test_plan_states_follow_the_decision(tmp_path, db, stored_k, keys, state, attempts):
     engine.run(spec_for(tmp_path, "first.yaml", k=stored_k), db)
-    plan = planning.plan(spec_for(tmp_path, "first.yaml", **keys), db)
+    plan = plan_run(spec_for(tmp_path, "first.yaml", **keys), db)
     assert plan["state"] == state
     assert (plan["attempts_min"], plan["attempts_max"]) == attempts
 

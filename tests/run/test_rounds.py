@@ -110,7 +110,7 @@ def test_a_batch_the_provider_got_but_seqk_never_recorded_is_found_by_its_key(tm
     import asyncio
 
     from seqk import store
-    from seqk.config import spec as runspec
+    from seqk.config import runspec
     from seqk.models.batch import BatchRequest, batch_provider
     from seqk.run import rounds
     from seqk.run.prepare import prepare

@@ -18,10 +18,10 @@ from helpers import rows, write_variant
 from scripts import solves_on
 
 from seqk import models
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.models.role import RoleSpec
+from seqk.run import engine, signals
 from seqk.run import rejudge as rejudging
-from seqk.run import scheduler, signals
 from seqk.run.observer import AttemptEvent, RunObserver, RunResult
 
 SEQK = Path(__file__).resolve().parents[2] / "seqk"
@@ -70,7 +70,7 @@ def test_the_first_signal_stops_the_run_once_and_the_old_handlers_come_back(tmp_
     spec = runspec.load(write_variant(tmp_path, benchmark="toy", metric="pass@k", k=2, concurrency=1,
                                       model="mock/actor", options={"n": 30}))
     impatient = Impatient(after=3, sent=(signal.SIGTERM, signal.SIGINT, signal.SIGTERM))
-    result = scheduler.run(spec, db, impatient)
+    result = engine.run(spec, db, impatient)
     assert result.interrupted and impatient.events == ["interrupted", "finished"]
     # Stopped early, yet what finished is written, whole: no attempt without its calls.
     assert 3 <= result.attempts_written == rows(db, "SELECT count(*) FROM attempts")[0][0] < 60
@@ -80,7 +80,7 @@ def test_the_first_signal_stops_the_run_once_and_the_old_handlers_come_back(tmp_
     assert reached == []
     assert all(signal.getsignal(sig) is count for sig in signals.STOP_SIGNALS)
     # The same run resumes to the end.
-    assert scheduler.run(spec, db).attempts_written == 60 - result.attempts_written
+    assert engine.run(spec, db).attempts_written == 60 - result.attempts_written
 
 
 def test_a_first_signal_during_the_final_write_cannot_cut_it_short(tmp_path, db, own_handlers, monkeypatch):
@@ -101,7 +101,7 @@ def test_a_first_signal_during_the_final_write_cannot_cut_it_short(tmp_path, db,
     spec = runspec.load(write_variant(tmp_path, benchmark="toy", metric="pass@k", k=1, concurrency=1,
                                       model="mock/actor", options={"n": 3}))
     seen = Impatient(after=0, sent=())
-    result = scheduler.run(spec, db, seen)
+    result = engine.run(spec, db, seen)
     assert result.interrupted and seen.events == ["interrupted", "finished"]
     assert result.attempts_written == 3 == rows(db, "SELECT count(*) FROM attempts")[0][0]
     assert rows(db, "SELECT count(*) FROM calls WHERE attempt_uid NOT IN "
@@ -134,7 +134,7 @@ def test_rejudge_stops_on_a_signal_like_any_run(tmp_path, db, own_handlers):
     models.register_mock("mock/judge1", lambda p: "NO")
     source = runspec.load(write_variant(tmp_path, benchmark="toyjudge", metric="pass@k", k=2,
                                         model="mock/actor", judge_model="mock/judge1", options={"n": 20}))
-    scheduler.run(source, db)
+    engine.run(source, db)
     models.register_mock("mock/judge2", lambda p: "YES", latency_s=0.02)
     spec = rejudging.rejudge_spec(source.run_id, RoleSpec(role="judge", model="mock/judge2"),
                                   concurrency=1, db=db)

@@ -14,9 +14,9 @@ import pytest
 from helpers import rows, write_variant
 
 from seqk import models
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.errors import MissingExtra
-from seqk.run import scheduler as engine
+from seqk.run import engine
 
 REPO = Path(__file__).resolve().parents[2]
 

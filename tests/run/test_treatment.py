@@ -12,9 +12,9 @@ from helpers import rows, write_variant
 from procs import env
 
 from seqk import models, store
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.records import stored_chat
-from seqk.run import scheduler as engine
+from seqk.run import engine
 
 SYSTEM = "You solve grid puzzles. Answer with JSON only."
 LATER = "Attempt {t} of {k}: your last grid was wrong; look again."

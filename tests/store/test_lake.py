@@ -13,7 +13,7 @@ from seqk import models, store
 from seqk.api import load_variant
 from seqk.cli import app
 from seqk.errors import BadInput, RunConflict
-from seqk.run import scheduler as engine
+from seqk.run import engine
 from seqk.store import catalog, lake, queries, schema
 
 pytestmark = pytest.mark.slow

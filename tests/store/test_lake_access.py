@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 
 from seqk import models, store
 from seqk.cli import app
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.errors import BadInput
-from seqk.run import scheduler
+from seqk.run import engine
 from seqk.store import catalog, catalog_queries, lake, lake_queries, sqlfiles
 
 runner = CliRunner()
@@ -46,7 +46,7 @@ def test_a_profile_in_an_aws_config_file_serves_the_lake_and_the_upload(tmp_path
     models.register_mock("mock/actor", solves_on({1: 1}))
     spec = runspec.load(write_variant(tmp_path, benchmark="toy", metric="pass@k", k=2,
                                       model="mock/actor", options={"n": 3}))
-    assert scheduler.run(spec, url).attempts_written == 6
+    assert engine.run(spec, url).attempts_written == 6
     store.open(url).compact(keep_hours=0)  # rows inlined in the catalog go out to S3 as Parquet
     lake.close_all()  # a new session reads the data files back from S3
     with store.connect(url, read_only=True) as con:

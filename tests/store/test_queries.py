@@ -15,8 +15,8 @@ from helpers import write_variant
 from scripts import solves_on
 
 from seqk import models, store
-from seqk.config import spec as runspec
-from seqk.run import scheduler as engine
+from seqk.config import runspec
+from seqk.run import engine
 from seqk.store import queries, sqlfiles
 
 K = 2

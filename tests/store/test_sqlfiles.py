@@ -6,9 +6,9 @@ import pytest
 from scripts import solves_on
 
 from seqk import models, store
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.errors import SqlFileError
-from seqk.run import scheduler as engine
+from seqk.run import engine
 from seqk.store import queries, sqlfiles
 
 

@@ -16,8 +16,8 @@ from chromium import seqk_view
 from playwright.sync_api import Page, expect
 
 from seqk import models
-from seqk.config import spec as runspec
-from seqk.run import scheduler as engine
+from seqk.config import runspec
+from seqk.run import engine
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from seqk import models, store, view
 from seqk.cli import app
-from seqk.config import spec as runspec
-from seqk.run import scheduler
+from seqk.config import runspec
+from seqk.run import engine
 from seqk.view import render
 from seqk.view.app import create_app
 
@@ -70,6 +70,6 @@ def test_the_server_reads_a_lake_and_its_stamp_moves_with_each_commit(tmp_path, 
     models.register_mock("mock/other", solves_on({1: 1}))
     spec = runspec.load(write_variant(tmp_path, "other.yaml", benchmark="toy", metric="pass@k", k=1,
                                       model="mock/other", options={"n": 2}))
-    scheduler.run(spec, lake_url)
+    engine.run(spec, lake_url)
     assert client.get("/api/stamp").json()["stamp"] != stamp
     assert spec.run_id in client.get("/").text

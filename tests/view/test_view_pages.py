@@ -221,14 +221,14 @@ def test_status_and_the_viewer_count_a_run_s_progress_alike(runs, tmp_path):
     from scripts import solves_on
 
     from seqk.analysis.status import status
-    from seqk.config import spec as runspec
-    from seqk.run import scheduler
+    from seqk.config import runspec
+    from seqk.run import engine
 
     db, ids = runs
     models.register_mock("mock/chained", solves_on({1: 1, 2: 3}))
     spec = runspec.load(write_variant(tmp_path, "chains.yaml", benchmark="toy", metric="seq@k", k=2, chains=3,
                                       model="mock/chained", options={"n": 3}))
-    scheduler.run(spec, db)
+    engine.run(spec, db)
     in_status = {r["run_id"]: tuple(r[key] for key in PROGRESS) for r in status([], db)}
     in_viewer = {r.run_id: tuple(getattr(r, key) for key in PROGRESS)
                  for g in view.runs_page(db).groups for r in [*([g.pass_run] if g.pass_run else []), *g.seq_runs]}

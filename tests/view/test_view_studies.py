@@ -21,9 +21,9 @@ def studied(tmp_path_factory):
     db = folder / "seqk.duckdb"
     from toybench import ToyBench
 
-    from seqk import benchmark as benchmarks
+    from seqk.benchmark import discovery
 
-    benchmarks.registry()["toy"] = ToyBench()
+    discovery.registry()["toy"] = ToyBench()
     outcome = toy_study(folder, db, margin=0.05)
     return db, outcome
 

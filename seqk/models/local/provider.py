@@ -23,10 +23,10 @@ class LocalProvider:
 
     async def call(self, spec: RoleSpec, prompt: Prompt, cache_prefix: str | None = None) -> Completion:
         """One call on a leased worker; a worker that died becomes LocalModelCrashed (or a timeout)."""
-        from seqk.models.local import workers as llm_local
+        from seqk.models.local import workers
 
         assert spec.model is not None
-        local = llm_local.server(spec.model, spec.max_concurrency)
+        local = workers.server(spec.model, spec.max_concurrency)
         async with local.lease() as worker:
             try:
                 return await chat_completion(spec, prompt, worker.api_base)
@@ -48,17 +48,17 @@ class LocalProvider:
     def ensure_ready(self, role: RoleSpec) -> None:
         """MissingExtra when the file or llama-cpp-python is missing; LocalModelCrashed when a
         worker dies generating a few tokens."""
-        from seqk.models.local import workers as llm_local
+        from seqk.models.local import workers
 
         assert role.model is not None
-        llm_local.ensure_ready(role.model, role.max_concurrency)
+        workers.ensure_ready(role.model, role.max_concurrency)
 
     def check_installed(self, role: RoleSpec) -> None:
         """MissingExtra when the GGUF file or llama-cpp-python is missing; nothing is loaded."""
-        from seqk.models.local import workers as llm_local
+        from seqk.models.local import workers
 
         assert role.model is not None
-        llm_local.check(role.model)
+        workers.check(role.model)
 
     def import_client(self) -> None:
         """Nothing: ensure_ready has started the workers."""

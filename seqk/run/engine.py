@@ -20,7 +20,7 @@ from typing import Any
 
 from seqk import store
 from seqk.benchmark import AgentContext, AgenticBenchmark, AttemptContext, HistoryItem, Task, Verdict
-from seqk.config.spec import RunSpec
+from seqk.config.runspec import RunSpec
 from seqk.errors import AgentRunError, CriticError, JudgeError, ProviderError
 from seqk.models import ModelPool, Pool, close_sessions, import_clients
 from seqk.records import AttemptRecord, CallRecord, FeedbackFill, stored_prompt

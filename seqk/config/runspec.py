@@ -16,8 +16,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from seqk import benchmark as benchmarks
-from seqk.benchmark import AgenticBenchmark, Benchmark, FeedbackMode, Task
+from seqk.benchmark import AgenticBenchmark, Benchmark, FeedbackMode, Task, discovery
 from seqk.benchmark.prompt import DEFAULT, PROMPT_VERSION, RetryProtocol
 from seqk.config.identity import fingerprint, run_id
 from seqk.config.prompt import protocol_config, protocol_slot, resolve_protocol
@@ -198,12 +197,12 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
     if variant.benchmark is None:
         raise ConfigError(source, [ConfigIssue(
             "C04", "benchmark", f"missing: put the file under variants/<bench>/ or set "
-            f"`benchmark:` (one of {', '.join(benchmarks.names())})")])
+            f"`benchmark:` (one of {', '.join(discovery.names())})")])
     # find() imports the variant's own benchmark folder alone; names() imports them all.
-    if benchmarks.find(variant.benchmark) is None:
+    if discovery.find(variant.benchmark) is None:
         raise ConfigError(source, [ConfigIssue(
-            "C04", "benchmark", f"unknown benchmark {variant.benchmark!r}; known: {', '.join(benchmarks.names())}")])
-    bench = benchmarks.get(variant.benchmark)
+            "C04", "benchmark", f"unknown benchmark {variant.benchmark!r}; known: {', '.join(discovery.names())}")])
+    bench = discovery.get(variant.benchmark)
 
     mode_name = variant.feedback_mode or bench.default_feedback_mode
     mode = None
