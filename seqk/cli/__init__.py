@@ -302,10 +302,10 @@ def plan(
 
     Example: seqk plan variants/arcagi2/seqk.cell_match.yaml --set feedback_mode=none
     """
-    from seqk.config import runspec
+    from seqk import api
     from seqk.config.overrides import parse_sets
     from seqk.config.study import is_study_file
-    from seqk.run.plan import plan_run
+    from seqk.render.plan import print_plan
 
     if is_study_file(variant):
         study.plan(variant, db, lift)
@@ -315,87 +315,10 @@ def plan(
         overrides["continue"] = False
     if sweep_file(variant):
         return plan_sweep(variant, db, overrides, labels)
-    spec, settings = runspec.load_with_settings(variant, overrides, labels)
-    database = settings.database(db)
-    p = plan_run(spec, database, lift=lift)
-    out = _console()
-    out.print(f"[bold]{p['run_id']}[/]  ({p['state']})")
-    for role in ("actor", "judge", "critic"):
-        out.print(f"  {role:6} {p['roles'][role] or '(none)'}")
-    out.print(f"  tasks selected: {p['n_tasks']}, to run: {p['n_tasks_pending']}")
-    if spec.mode.shows_grading_info:
-        out.print(f"  [yellow]feedback mode {spec.feedback_mode} shows grading information to the actor: "
-                  "results are not comparable with blind modes[/]")
-    if spec.seq:
-        out.print(f"  attempts to run: {p['attempts_min']} to {p['attempts_max']} "
-                  f"(seq@k stops at a task's first success)")
-        out.print(f"  actor calls: {p['attempts_min']}–{p['attempts_max']}; critic calls up to "
-                  f"{p['critic_calls_max']}")
-    else:
-        out.print(f"  attempts to run: {p['attempts_max']} (pass@k: exactly k={spec.k} "
-                  f"independent attempts per task)")
-        out.print(f"  actor calls: {p['attempts_max']}; no critic calls (pass@k shows no feedback)")
-    if not p["price_known"]:
-        out.print(f"  actor cost: unknown (no price for {spec.actor.model})")
-    else:
-        high = ("unbounded: set max_tokens" if p["actor_cost_high"] is None
-                else f"${p['actor_cost_high']:.4f}")
-        out.print(f"  actor cost, rough (prompt chars/4; judge and critic not included): "
-                  f"${p['actor_cost_low']:.4f} to {high}")
-        if p["tiers"]:
-            out.print(f"  actor cost if every attempt runs, {len(p['tiers'])} ways to pay (output at "
-                      f"max_tokens={spec.actor.max_tokens or 0}; caching: the task prefix written once "
-                      "per task, read by every later attempt):")
-            for t in p["tiers"]:
-                out.print(f"    {t['tier']:22} ${t['cost_usd']:.4f}   critical path: {t['critical_path']}",
-                          highlight=False)
-    from seqk.run.budget import first_attempt_need, gate_for
-
-    gate = gate_for(spec, database)
-    if gate is not None:
-        import asyncio
-
-        need = asyncio.run(first_attempt_need(gate))
-        for line in gate.lines(need):
-            out.print(f"  budget ({line.scope}): ${line.spent_usd:.4f} spent of ${line.budget_usd:.4f}, "
-                      f"${max(line.remaining_usd, 0):.4f} left; an attempt reserves up to "
-                      f"${line.attempt_usd:.4f} (its worst case: attempt 1 of the longest task)")
-    power = p["power"]
-    if power is not None:
-        detectable = ("none: too few tasks" if power["detectable_lift"] is None
-                      else f"{power['detectable_lift']:.3f}")
-        out.print(f"  power vs pass@k (McNemar's test, Connor 1987; α = 0.05 two-sided, 80% power): "
-                  f"smallest detectable lift on {power['n_tasks']} tasks: {detectable}")
-        out.print(f"    discordance {power['discordance']:.3f}, {power['discordance_source']}",
-                  markup=False)
-        if power["lift"] is not None:
-            out.print(f"  a lift of {power['lift']:g} needs {power['tasks_needed']} tasks "
-                      f"(this variant selects {power['n_tasks']})")
-    _print_preview(out, p)
-    out.print(f"  fingerprint: {p['fingerprint'][:16]}…")
-    for note in spec.notes:
-        out.print(f"  note: {note}")
-    from seqk.run import preflight
-
-    preflight.before_plan(spec)
-
-
-def _print_preview(out: Any, p: dict[str, Any]) -> None:
-    """The retry protocol and the prompt attempt 2 would see (seq@k)."""
-    preview = p["preview"]
-    if preview is None:
-        return
-    differs = ", ".join(f"{k} {json.dumps(v, ensure_ascii=False)}" for k, v in p["protocol"].items())
-    seed = "the seed's"
-    out.print(f"  retry prompt: {f'not {seed}: {differs}' if differs else seed}", markup=False, highlight=False)
-    messages = preview["messages"]
-    out.print(f"  attempt {preview['attempt_index']} would see (task {preview['task_index']}"
-              + (f", {len(messages)} messages" if len(messages) > 1 else "") + "):", markup=False)
-    from seqk.records import transcript
-
-    text = messages[0]["content"] if len(messages) == 1 else transcript(messages)
-    for line in text.splitlines():
-        out.print(f"    │ {line}", markup=False, highlight=False)
+    found = api.plan(variant, db, lift=lift, overrides=overrides, labels=labels)
+    print_plan(_console(), found)
+    if found.refusal is not None:
+        raise found.refusal
 
 
 # After this module's commands, so `seqk --help` lists running before reporting.

@@ -1,6 +1,6 @@
 """`seqk run` and `seqk plan` of a sweep file (one with `matrix:`): every cell an ordinary run.
 The commands in seqk/cli/__init__.py hand a sweep file here; this parses nothing more, calls
-seqk.api.run_sweep or seqk.run.plan.plan_sweep, and renders what they return."""
+seqk.api.run_sweep or seqk.api.plan_sweep, and renders what they return."""
 
 from __future__ import annotations
 
@@ -19,52 +19,18 @@ def sweep_file(path: Path) -> bool:
     return is_sweep(path)
 
 
-def _cost(low: float | None, high: float | None, known: bool) -> str:
-    if not known:
-        return "actor cost unknown (no price)"
-    return f"actor cost ${low or 0:.4f} to " + ("unbounded (no max_tokens)" if high is None else f"${high:.4f}")
-
-
 def plan_sweep(path: Path, db: str | None, overrides: dict[str, Any], labels: dict[str, str]) -> None:
-    """Print every cell of the sweep: its run, what is left to run, its calls and cost, and the
-    command that runs it alone; then the totals."""
-    from seqk.config.sweep import load_sweep, shown_path
-    from seqk.run import preflight
-    from seqk.run.plan import plan_sweep as plans
+    """Print every cell of the sweep (seqk.api.plan_sweep): its run, what is left to run, its calls
+    and cost, and the command that runs it alone; then the totals."""
+    from seqk import api
+    from seqk.config.sweep import shown_path
+    from seqk.render.plan import print_sweep_plan
 
-    sweep = load_sweep(path, overrides, labels)
-    cells = plans(sweep, db)
-    out = console()
-    n_partners = sum(cell.partner for cell, _ in cells)
-    out.print(f"[bold]sweep {path}[/]: base {shown_path(sweep.base)}, {len(cells)} runs "
-              f"({len(cells) - n_partners} cells, {n_partners} pass@k partner{'' if n_partners == 1 else 's'})",
-              highlight=False)
-    low = high = 0.0
-    known = bounded = True
-    attempts = [0, 0]
-    critic = 0
-    for n, (cell, p) in enumerate(cells, start=1):
-        out.print(f"\n[bold]{n}. {cell.name}[/]", markup=True, highlight=False)
-        out.print(f"  {p['run_id']}  ({p['state']})", markup=False, highlight=False)
-        calls = (f"attempts {p['attempts_min']} to {p['attempts_max']}" if cell.spec.seq
-                 else f"attempts {p['attempts_max']}")
-        out.print(f"  {calls}, critic calls up to {p['critic_calls_max']}; "
-                  f"{_cost(p['actor_cost_low'], p['actor_cost_high'], p['price_known'])}", markup=False)
-        out.print(f"  alone: {cell.command(sweep.base)}", markup=False, highlight=False)
-        for note in cell.spec.notes:
-            out.print(f"  note: {note}", markup=False, highlight=False)
-        attempts[0] += p["attempts_min"]
-        attempts[1] += p["attempts_max"]
-        critic += p["critic_calls_max"]
-        known = known and p["price_known"]
-        bounded = bounded and p["actor_cost_high"] is not None
-        low += p["actor_cost_low"] or 0.0
-        high += p["actor_cost_high"] or 0.0
-    out.print(f"\n[bold]total[/]: attempts {attempts[0]} to {attempts[1]}, critic calls up to {critic}; "
-              + _cost(low, high if bounded else None, known) + " (rough: prompt chars/4, judge and critic "
-              "not included)", highlight=False)
-    for cell, _ in cells:
-        preflight.before_plan(cell.spec)
+    found = api.plan_sweep(path, db, overrides=overrides, labels=labels)
+    print_sweep_plan(console(), path, found, shown_path(found.sweep.base))
+    for _, cell_plan in found.cells:
+        if cell_plan.refusal is not None:
+            raise cell_plan.refusal
 
 
 def run_sweep(path: Path, db: str | None, overrides: dict[str, Any], labels: dict[str, str], *,

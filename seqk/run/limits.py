@@ -23,7 +23,6 @@ sustained (table endpoint_limits, sql/limits.sql), and the next run against it s
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -146,13 +145,13 @@ def reset(con: Any, model: str | None = None, api_base: str | None = None) -> li
     return forgot
 
 
-def list_limits(db: str | os.PathLike[str] | None) -> list[RememberedLimit]:
+def list_limits(db: store.DbLike) -> list[RememberedLimit]:
     """Every endpoint's remembered limit, forgotten ones included (`seqk limits`)."""
     with store.connect(db, read_only=True) as con:
         return list(remembered(con).values())
 
 
-def reset_limits(db: str | os.PathLike[str] | None, model: str | None = None,
+def reset_limits(db: store.DbLike, model: str | None = None,
                  api_base: str | None = None) -> list[RememberedLimit]:
     """Forget the remembered limits (`seqk limits --reset`): see `reset`."""
     with store.connect(db) as con, transaction(con):

@@ -4,6 +4,7 @@ attempts and calls left, read from the database without writing to it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from seqk import store
@@ -16,7 +17,56 @@ from seqk.stats import DEFAULT_DISCORDANCE, mcnemar_detectable_lift, mcnemar_tas
 from seqk.store import queries
 
 
-def plan_run(spec: RunSpec, db: store.DbLike = None, lift: float | None = None) -> dict[str, Any]:
+@dataclass
+class Plan:
+    """What a run of `spec` would do (`seqk plan`), read without writing anything."""
+
+    spec: RunSpec
+    state: str
+    """'new run', 'resume', 'extend k 2→4', 'restart at k=…', or 'REFUSED: …' with the reason."""
+    n_tasks: int
+    """Tasks the variant selects."""
+    n_tasks_pending: int
+    """Of those, tasks with attempts still to run."""
+    attempts_min: int
+    attempts_max: int
+    """Attempts still to run: seq@k stops at a task's first success (min), pass@k runs all (min = max)."""
+    critic_calls_max: int
+    actor_cost_low: float | None
+    actor_cost_high: float | None
+    """The actor's rough cost range (prompt chars/4; judge and critic not included); high None:
+    unbounded (no max_tokens)."""
+    price_known: bool
+    tiers: list[dict[str, Any]]
+    """The actor's cost if every attempt runs, per way to pay (tier, cost_usd, critical_path)."""
+    power: dict[str, Any] | None
+    """seq@k: McNemar's power against pass@k (n_tasks, discordance, detectable_lift, lift, ...)."""
+    protocol: dict[str, Any]
+    """seq@k: how the retry prompt differs from the seed's."""
+    preview: dict[str, Any] | None
+    """seq@k: the messages attempt 2 would see (attempt_index, task_index, messages)."""
+    budget: list[Any] = field(default_factory=list)
+    """The budget's lines (seqk.run.budget), when the variant sets one."""
+    refusal: Exception | None = None
+    """What `seqk run` would refuse before writing anything (a key, a local model, a server)."""
+
+    @property
+    def run_id(self) -> str:
+        """The run the variant names."""
+        return self.spec.run_id
+
+    @property
+    def fingerprint(self) -> str:
+        """The run's fingerprint (seqk.config.identity)."""
+        return self.spec.fingerprint()
+
+    @property
+    def roles(self) -> dict[str, str | None]:
+        """Each role's model (None: no LLM in that role)."""
+        return {"actor": self.spec.actor.model, "judge": self.spec.judge.model, "critic": self.spec.critic.model}
+
+
+def plan_run(spec: RunSpec, db: store.DbLike = None, lift: float | None = None) -> Plan:
     """Run id, roles, fingerprint, state and the range of attempts and calls still to make; for
     seq@k, the power of the comparison with pass@k (`power`), and the tasks a `lift` needs."""
     selected = [t.task_index for t in spec.tasks]
@@ -51,18 +101,16 @@ def plan_run(spec: RunSpec, db: store.DbLike = None, lift: float | None = None) 
         low = high = sum(len(idx) for idx in pending.values())
     mode = spec.mode
     low_cost, high_cost, price_known = _actor_cost_range(spec, pending)
-    return {
-        "run_id": spec.run_id, "state": state, "fingerprint": spec.fingerprint(),
-        "roles": {"actor": spec.actor.model, "judge": spec.judge.model, "critic": spec.critic.model},
-        "n_tasks": len(selected), "n_tasks_pending": len(pending),
-        "attempts_min": low, "attempts_max": high,
-        "critic_calls_max": high if (spec.seq and mode.llm_critic) else 0,
-        "actor_cost_low": low_cost, "actor_cost_high": high_cost, "price_known": price_known,
-        "tiers": _tiers(spec, pending),
-        "power": _power(len(selected), discordance, lift) if spec.seq else None,
-        "protocol": spec.protocol.identity() if spec.seq else {},
-        "preview": attempt_preview(spec),
-    }
+    return Plan(
+        spec, state, n_tasks=len(selected), n_tasks_pending=len(pending),
+        attempts_min=low, attempts_max=high,
+        critic_calls_max=high if (spec.seq and mode.llm_critic) else 0,
+        actor_cost_low=low_cost, actor_cost_high=high_cost, price_known=price_known,
+        tiers=_tiers(spec, pending),
+        power=_power(len(selected), discordance, lift) if spec.seq else None,
+        protocol=spec.protocol.identity() if spec.seq else {},
+        preview=attempt_preview(spec),
+    )
 
 
 OUTPUT_PLACEHOLDER = "‹attempt 1's output›"
@@ -87,9 +135,17 @@ def attempt_preview(spec: RunSpec) -> dict[str, Any] | None:
     return {"attempt_index": attempt_index, "task_index": task.task_index, "messages": messages_of(prompt)}
 
 
-def plan_sweep(sweep: Sweep, db: store.DbLike = None) -> list[tuple[Cell, dict[str, Any]]]:
-    """Each cell of a sweep with its plan (what `plan` says of it), before anything is spent."""
-    return [(cell, plan_run(cell.spec, cell.settings.database(db))) for cell in sweep.cells]
+@dataclass
+class SweepPlan:
+    """Each cell of a sweep with its plan (`seqk plan SWEEP`)."""
+
+    sweep: Sweep
+    cells: list[tuple[Cell, Plan]]
+
+
+def plan_cells(sweep: Sweep, db: store.DbLike = None) -> SweepPlan:
+    """Each cell of a sweep with its plan (what `plan_run` says of it), before anything is spent."""
+    return SweepPlan(sweep, [(cell, plan_run(cell.spec, cell.settings.database(db))) for cell in sweep.cells])
 
 
 def _power(n_tasks: int, measured: dict[str, Any] | None, lift: float | None) -> dict[str, Any]:

@@ -156,7 +156,7 @@ def _rough_cost(study: StudySpec) -> tuple[float | None, str]:
     for spec in (study.seq, study.partner):
         with tempfile.TemporaryDirectory() as empty:  # as for a new run: every task to do
             arm = plan_run(spec, Path(empty) / "none.duckdb")
-        if not arm["price_known"] or arm["actor_cost_high"] is None or not arm["n_tasks"]:
+        if not arm.price_known or arm.actor_cost_high is None or not arm.n_tasks:
             return None, "unknown (an actor has no price, or no max_tokens to bound its output)"
-        total += (arm["actor_cost_low"] + arm["actor_cost_high"]) / 2 / arm["n_tasks"]
+        total += ((arm.actor_cost_low or 0.0) + arm.actor_cost_high) / 2 / arm.n_tasks
     return total, "rough: the midpoint of each arm's `seqk plan` actor cost (judge and critic not included)"

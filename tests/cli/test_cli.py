@@ -193,10 +193,10 @@ def test_plan_estimates_actor_cost_from_prompt_length_and_max_tokens(tmp_path, d
                          options={"n": 2}, max_tokens=100)
     p = plan_run(runspec.load(path), db)
     chars = len("Say the word w1.") + len("Say the word w2.")
-    assert p["actor_cost_low"] == pytest.approx(chars / 4 * 3.0 / 1e6)
+    assert p.actor_cost_low == pytest.approx(chars / 4 * 3.0 / 1e6)
     # Two attempts per task; the second carries one earlier output of at most 100 tokens.
     high_in = 2 * (chars / 4) + 2 * 100
-    assert p["actor_cost_high"] == pytest.approx((high_in * 3.0 + 4 * 100 * 15.0) / 1e6)
+    assert p.actor_cost_high == pytest.approx((high_in * 3.0 + 4 * 100 * 15.0) / 1e6)
 
 
 def test_status_updated_is_the_last_attempts_time_else_the_runs_creation(tmp_path, db):

@@ -92,8 +92,8 @@ def test_a_smaller_k_is_refused(tmp_path):
 def test_plan_states_follow_the_decision(tmp_path, db, stored_k, keys, state, attempts):
     engine.run(spec_for(tmp_path, "first.yaml", k=stored_k), db)
     plan = plan_run(spec_for(tmp_path, "first.yaml", **keys), db)
-    assert plan["state"] == state
-    assert (plan["attempts_min"], plan["attempts_max"]) == attempts
+    assert plan.state == state
+    assert (plan.attempts_min, plan.attempts_max) == attempts
 
 
 def test_a_changed_fingerprint_is_refused_even_when_no_field_name_differs(tmp_path):

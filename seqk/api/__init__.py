@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from seqk.api.checks import doctor, limits, probe, reset_limits
+from seqk.api.stores import bundle, compact, import_runs, upload_run, view
 from seqk.config.runspec import RunSettings, RunSpec
 from seqk.errors import SeqkError, UploadError
 
@@ -29,15 +31,25 @@ if TYPE_CHECKING:
 
     from seqk.analysis.compare import RunComparison
     from seqk.analysis.grouped import GroupedComparison
+    from seqk.analysis.judges import JudgeComparison
     from seqk.analysis.report import Report
     from seqk.analysis.status import RunStatus, SqlResult, Trajectory
     from seqk.config.study import StudySpec
     from seqk.config.sweep import Cell, Sweep
     from seqk.io.export import ExportResult
+    from seqk.models.role import RoleSpec
     from seqk.run.observer import RunObserver, RunResult
+    from seqk.run.plan import Plan, SweepPlan
     from seqk.run.study_plan import StudyPlan
     from seqk.run.study_record import StudyObserver, StudyResult
     from seqk.store import Database
+
+__all__ = [
+    "CellRun", "Db", "Rejudged", "StudyRun", "SweepRun", "VariantRun", "bundle", "compact", "compare",
+    "compare_by", "doctor", "export_parquet", "export_runs", "import_runs", "inspect", "judges", "limits",
+    "load_study", "load_variant", "plan", "plan_study", "plan_sweep", "probe", "query", "rejudge", "report",
+    "reset_limits", "run_study", "run_sweep", "run_variant", "status", "upload_run", "view"
+]
 
 Db: TypeAlias = "Database | str | os.PathLike[str] | None"
 """A store (seqk.store.open), a DuckDB file or a DuckLake URL; None: $SEQK_DB, then
@@ -183,9 +195,9 @@ def report(runs: Sequence[str] = (), db: Db = None, *, compare: bool = False, be
            model: str | None = None, errors_as_failures: bool = False) -> Report:
     """What `seqk report` prints, as data: each run's curve with intervals, and with `compare`
     each seq@k run against its pass@k partner (lift, paired test, the equal-budget block)."""
-    from seqk.analysis.report import report as build
+    from seqk.analysis.report import report
 
-    return build(runs, db, compare=compare, benchmark=benchmark, model=model,
+    return report(runs, db, compare=compare, benchmark=benchmark, model=model,
                  errors_as_failures=errors_as_failures)
 
 
@@ -194,10 +206,10 @@ def compare(run_a: str, run_b: str, db: Db = None, *, errors_as_failures: bool =
     """Two runs of one benchmark slice side by side on the tasks both hold (what `seqk compare`
     prints): what differs in their settings, a − b at each t up to the smaller K with its interval,
     p-value and n, and the tasks only one of them solved. Runs of different slices: BadInput."""
-    from seqk.analysis.compare import compare as build
+    from seqk.analysis.compare import compare
 
     extra = {} if seed is None else {"seed": seed}
-    return build(run_a, run_b, db, errors_as_failures=errors_as_failures, **extra)
+    return compare(run_a, run_b, db, errors_as_failures=errors_as_failures, **extra)
 
 
 def compare_by(runs: Sequence[str] = (), db: Db = None, *, by: str, benchmark: str | None = None,
@@ -207,48 +219,48 @@ def compare_by(runs: Sequence[str] = (), db: Db = None, *, by: str, benchmark: s
     default all) of a slice that differ along `by` (model, feedback, critic or judge) and share the
     rest, a − b at the smaller K with interval, p and Benjamini–Hochberg q across the table, and a
     ranking with rank intervals where more than two runs compete."""
-    from seqk.analysis.grouped import compare_by as build
+    from seqk.analysis.grouped import compare_by
 
     extra = {} if seed is None else {"seed": seed}
-    return build(runs, db, by=by, benchmark=benchmark, model=model, errors_as_failures=errors_as_failures,
+    return compare_by(runs, db, by=by, benchmark=benchmark, model=model, errors_as_failures=errors_as_failures,
                  **extra)
 
 
 def status(runs: Sequence[str] = (), db: Db = None) -> list[RunStatus]:
     """Each run's progress, errors, tokens and cost (what `seqk status` prints)."""
-    from seqk.analysis.status import status as rows
+    from seqk.analysis.status import status
 
-    return rows(runs, db)
+    return status(runs, db)
 
 
 def inspect(run: str, db: Db = None, *, task_index: int | None = None, task_id: str | None = None) -> Trajectory:
     """One task's whole trajectory: every attempt with its prompt, output, verdict, feedback, calls."""
-    from seqk.analysis.status import inspect as trajectory
+    from seqk.analysis.status import inspect
 
-    return trajectory(run, db, task_index=task_index, task_id=task_id)
+    return inspect(run, db, task_index=task_index, task_id=task_id)
 
 
 def query(sql: str, db: Db = None) -> SqlResult:
     """One read-only SQL statement over the database's tables and views (what `seqk sql` runs;
     named `query` because `seqk.sql` is the package of seqk's own SQL files)."""
-    from seqk.analysis.status import sql as run_sql
+    from seqk.analysis import status
 
-    return run_sql(sql, db)
+    return status.sql(sql, db)
 
 
 def export_runs(runs: Sequence[str] = (), db: Db = None, *,
                 to: str | os.PathLike[str] | None = None) -> list[ExportResult]:
     """Each run's seq_k folder tree under `to` (default: the database's folder)."""
-    from seqk.io.export import export_runs as export
+    from seqk.io.export import export_runs
 
-    return export(runs, db, to=to)
+    return export_runs(runs, db, to=to)
 
 
 def export_parquet(runs: Sequence[str] = (), db: Db = None, *, to: str | os.PathLike[str]) -> dict[str, int]:
     """Runs, tasks, attempts and calls as hive-partitioned Parquet under `to`; rows per table."""
-    from seqk.io.export import export_parquet as export
+    from seqk.io.export import export_parquet
 
-    return export(runs, db, to=to)
+    return export_parquet(runs, db, to=to)
 
 
 @dataclass
@@ -281,14 +293,14 @@ def run_study(study: str | os.PathLike[str] | StudySpec, db: Db = None, *, obser
     from seqk import store
     from seqk.config.study import StudySpec, load
     from seqk.io import publish
-    from seqk.run import study as studies
+    from seqk.run.study import run
 
     spec = study if isinstance(study, StudySpec) else load(study)
     database = store.open(spec.settings.database(db))
     arms = ((spec.seq, spec.settings), (spec.partner, spec.partner_settings))
     for arm, settings in arms:
         publish.preflight(arm, settings, database, no_upload=not upload, no_export=not export)
-    result = studies.run(spec, database, observer)
+    result = run(spec, database, observer)
     outcome = StudyRun(spec, result, database)
     if result.stop_reason is not None and not result.interrupted and result.error is None:
         for arm, settings in arms:
@@ -310,4 +322,85 @@ def plan_study(study: str | os.PathLike[str] | StudySpec, db: Db = None, *, lift
 
     spec = study if isinstance(study, StudySpec) else load(study)
     return plan(spec, store.open(spec.settings.database(db)), lift=lift, replicates=replicates)
+
+
+
+def plan(variant: str | os.PathLike[str] | RunSpec, db: Db = None, *, lift: float | None = None,
+         overrides: dict[str, Any] | None = None, labels: dict[str, str] | None = None) -> Plan:
+    """What `seqk plan VARIANT` prints, as data: the run's state, tasks, attempts and calls left,
+    cost, budget, power against pass@k (and the tasks a `lift` needs), the prompt attempt 2 would
+    see, and what `seqk run` would refuse before writing anything (`refusal`)."""
+    from seqk import store
+    from seqk.config import runspec
+    from seqk.run import preflight
+    from seqk.run.budget import first_attempt_need, gate_for
+    from seqk.run.plan import plan_run
+
+    if isinstance(variant, RunSpec):
+        spec, settings = variant, RunSettings()
+    else:
+        spec, settings = runspec.load_with_settings(Path(variant), overrides or {}, labels or {})
+    database = store.open(settings.database(db))
+    found = plan_run(spec, database, lift=lift)
+    gate = gate_for(spec, database)
+    if gate is not None:
+        import asyncio
+
+        found.budget = gate.lines(asyncio.run(first_attempt_need(gate)))
+    try:
+        preflight.before_plan(spec)
+    except SeqkError as exc:
+        found.refusal = exc
+    return found
+
+
+def plan_sweep(sweep: str | os.PathLike[str] | Sweep, db: Db = None, *, overrides: dict[str, Any] | None = None,
+               labels: dict[str, str] | None = None) -> SweepPlan:
+    """What `seqk plan SWEEP` prints: each cell's plan (its run, attempts, calls, cost, and what
+    `seqk run` would refuse), before anything is spent."""
+    from seqk.config.sweep import load_sweep
+    from seqk.run import preflight
+    from seqk.run.plan import plan_cells
+
+    cells = load_sweep(Path(sweep), overrides, labels) if isinstance(sweep, str | os.PathLike) else sweep
+    found = plan_cells(cells, db)
+    for _, cell_plan in found.cells:
+        try:
+            preflight.before_plan(cell_plan.spec)
+        except SeqkError as exc:
+            cell_plan.refusal = exc
+    return found
+
+
+@dataclass
+class Rejudged:
+    """What one `rejudge` did."""
+
+    spec: RunSpec
+    """The re-judging run (a new run id, resumable like any)."""
+    result: RunResult
+    judges: JudgeComparison
+    """The new judge against the source run's on the same answers."""
+
+
+def rejudge(run: str, db: Db = None, *, judge: RoleSpec, first_attempt_only: bool = False, concurrency: int = 16,
+            observer_for: Callable[[RunSpec], RunObserver | None] | None = None) -> Rejudged:
+    """Grade a pass@k run's stored answers again with `judge` (seqk.run.rejudge), calling no actor;
+    then compare the two judges. `observer_for(spec)` gives the observer of the re-judging run."""
+    from seqk.analysis.judges import compare_judges
+    from seqk.run.rejudge import rejudge, rejudge_spec
+
+    spec = rejudge_spec(run, judge, first_attempt_only=first_attempt_only, concurrency=concurrency, db=db)
+    result = rejudge(spec, db, observer_for(spec) if observer_for else None)
+    return Rejudged(spec, result, compare_judges(spec.run_id, db=db))
+
+
+def judges(run_a: str, run_b: str | None = None, db: Db = None) -> JudgeComparison:
+    """What `seqk judges` prints: two runs' judges (or a re-judging run and its source) on identical
+    answers: agreement, flips, Cohen's kappa (seqk.analysis.judges)."""
+    from seqk.analysis.judges import compare_judges
+
+    return compare_judges(run_a, run_b, db)
+
+
 
