@@ -83,18 +83,3 @@ def compare_judges(run_a: str, run_b: str | None = None, db: store.DbLike = None
             con, run_a=run_a, run_b=run_b)
     return JudgeComparison(run_a, run_b, names[0], names[1], n, both_pass, a_only, b_only, both_fail)
 
-
-def describe(c: JudgeComparison) -> list[str]:
-    """The comparison in a few lines of plain text (the CLI prints them)."""
-    def pct(x: float | None) -> str:
-        return "n/a" if x is None else f"{x:.1%}"
-
-    # A kappa that rounds to zero prints 0.000: "-0.000" reads as a (tiny) disagreement.
-    kappa = "n/a (one verdict for everything)" if c.kappa is None else f"{c.kappa + 0.0:.3f}".replace(
-        "-0.000", "0.000")
-    return [
-        f"judges on identical answers: A = {c.judge_a} ({c.run_a}) vs B = {c.judge_b} ({c.run_b})",
-        f"  answers both judged: {c.n}; agreement {pct(c.agreement)}; Cohen's kappa {kappa}",
-        f"  passed: A {c.both_pass + c.a_only} ({pct(c.pass_rate_a)}), B {c.both_pass + c.b_only} "
-        f"({pct(c.pass_rate_b)}); flips: {c.a_only} passed by A only, {c.b_only} passed by B only",
-    ]

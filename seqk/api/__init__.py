@@ -8,7 +8,7 @@ The library never prints: progress goes to an observer (seqk.run.observer.RunObs
 the run's export and upload did comes back as lines in the outcome. `db` is the second argument
 of every function that reads or writes a database, after what the function acts on (a variant,
 runs, a run, a query); None means the variant's `db:`, then $SEQK_DB, then runs/seqk.duckdb. It
-is a DuckDB file or a DuckLake URL (`compare`, which acts on two runs, takes it third). Every other
+is a DuckDB file or a DuckLake URL (`compare` and `judges`, which act on two runs, take it third). Every other
 argument is by keyword, and every result is typed.
 These are the names `seqk` exports (`seqk.__all__`); each imports what it needs when called, so
 `import seqk` stays cheap.
@@ -192,13 +192,14 @@ def run_sweep(sweep: str | os.PathLike[str] | Sweep, db: Db = None, *, overrides
 
 
 def report(runs: Sequence[str] = (), db: Db = None, *, compare: bool = False, benchmark: str | None = None,
-           model: str | None = None, errors_as_failures: bool = False) -> Report:
+           model: str | None = None, errors_as_failures: bool = False, seed: int | None = None) -> Report:
     """What `seqk report` prints, as data: each run's curve with intervals, and with `compare`
     each seq@k run against its pass@k partner (lift, paired test, the equal-budget block)."""
     from seqk.analysis.report import report
 
+    extra = {} if seed is None else {"seed": seed}
     return report(runs, db, compare=compare, benchmark=benchmark, model=model,
-                 errors_as_failures=errors_as_failures)
+                  errors_as_failures=errors_as_failures, **extra)
 
 
 def compare(run_a: str, run_b: str, db: Db = None, *, errors_as_failures: bool = False,

@@ -147,30 +147,19 @@ def status(
 
     Example: seqk status 'arcagi2-evaluation/*'
     """
-    from seqk.analysis.status import status as status_of
+    from seqk import api
 
-    rows = status_of(runs or [], db)
+    rows = api.status(runs or [], db)
     if as_json:
         typer.echo(json.dumps(rows, default=str, indent=2))
         return
-    from seqk.render.status import status_view
+    from seqk.render.status import batches_table, status_view
 
     out = _console()
     out.print(status_view(rows, out.width))
-    batches = [b for r in rows for b in r["batches"]]
-    if batches:
-        from rich.table import Table
-
-        from seqk.render.console import age_text
-
-        shown = Table(title=f"{len(batches)} batch(es), newest first (age: since submitted, to the end "
-                            "for a finished one)")
-        for col in ("run", "role", "round", "provider", "batch id", "items done", "state", "age"):
-            shown.add_column(col)
-        for b in batches:
-            shown.add_row(b["run_id"], b["role"], str(b["round"]), b["provider"], b["batch_id"] or "-",
-                          f"{b['n_done'] or 0}/{b['n_items']}", b["state"], age_text(b["age_s"]))
-        out.print(shown)
+    batches = batches_table(rows)
+    if batches is not None:
+        out.print(batches)
 
 
 @app.command()
@@ -185,69 +174,16 @@ def inspect(
 
     Example: seqk inspect arcagi2-evaluation/seqk/mock__wrong/deterministic/cell_match --task-index 1
     """
-    from rich.markup import escape
+    from seqk import api
 
-    from seqk.analysis.status import inspect as inspect_task
-    from seqk.render.console import cut
-
-    t = inspect_task(run, db, task_index=task_index, task_id=task_id)
+    t = api.inspect(run, db, task_index=task_index, task_id=task_id)
     if as_json:
         typer.echo(json.dumps({"run": t.run, "task": t.task, "attempts": t.attempts},
                               default=str, indent=2))
         return
-    out = _console()
-    out.print(f"[bold]{t.run['run_id']}[/] · task {t.task['task_index']} ({t.task['task_id']}) · "
-              f"{t.run['metric']} k={t.run['k']}")
-    for a in t.attempts:
-        tag = "" if a["counts"] else "  [dim](superseded: retried later)[/]"
-        headline, message = _error_text(a["error"]) if a["status"] == "error" else ("", None)
-        verdict = (f"[yellow]ERROR[/] {escape(headline)}" if a["status"] == "error"
-                   else ("[green]PASS[/]" if a["success"] else "[red]FAIL[/]") + f" score={a['score']}")
-        chain = f"chain {a['chain_index']} · " if t.run["chains"] > 1 else ""
-        out.print(f"\n[bold]━━ {chain}attempt {a['attempt_index']} of {a['k']}[/] {verdict}{tag}")
-        if message:
-            out.print(f"  {message}", markup=False)
-        out.print("[cyan]prompt[/]", markup=True)
-        out.print(_prompt_text(t.run, a["prompt"]), markup=False)
-        out.print("[cyan]output[/]")
-        out.print(a["output"] if a["output"] is not None else "(none)", markup=False)
-        if a["raw_eval_output"]:
-            out.print("[cyan]judge[/]")
-            out.print(a["raw_eval_output"], markup=False)
-        if a["feedback"] is not None:
-            out.print("[cyan]feedback[/]")
-            out.print(a["feedback"], markup=False)
-        for c in a["calls"]:
-            cost = "cost unknown" if c["cost_usd"] is None else f"${c['cost_usd']:.6f}"
-            line = f"  call {c['call_index']} {c['role']} {c['model']}: "
-            if c["error"]:  # a failed call has no tokens to show
-                line += f"failed after {c['retries']} retries: {c['error']}"
-            else:
-                line += (f"in={c['input_tokens']} cached={c['cached_tokens']} "
-                         f"thinking={c['thinking_tokens']} out={c['output_tokens']} {cost} "
-                         f"retries={c['retries']}")
-            out.print(line, markup=False)
-            if c["role"] != "actor":
-                out.print(f"    prompt: {cut(c['prompt'], 400)}", markup=False)
-                out.print(f"    output: {cut(c['output'], 400)}", markup=False)
+    from seqk.render.inspect import print_trajectory
 
-
-def _prompt_text(run: Any, prompt: str | None) -> str:
-    """A stored prompt as `seqk inspect` prints it: a chat's messages each under its role."""
-    from seqk.records import stored_chat, transcript
-
-    config = json.loads(run["config"]) if isinstance(run.get("config"), str) else run.get("config") or {}
-    messages = stored_chat(prompt) if (config.get("prompt") or {}).get("chat") else None
-    return transcript(messages) if messages else prompt or ""
-
-
-def _error_text(error: Any) -> tuple[str, str | None]:
-    """An attempt's error as a headline (stage, type, status code) and its message."""
-    if not isinstance(error, dict):
-        return "", (None if error is None else str(error))
-    stage, kind, status = error.get("stage"), error.get("type") or "error", error.get("status_code")
-    headline = (f"{stage}: {kind}" if stage else kind) + (f" (status {status})" if status is not None else "")
-    return headline, error.get("message")
+    print_trajectory(_console(), t)
 
 
 @app.command()
@@ -262,10 +198,10 @@ def sql(
 
     Example: seqk sql "SELECT run_id, k FROM runs"
     """
-    from seqk.analysis.status import sql as run_sql
+    from seqk import api
 
     check_choice(fmt, "--format", SQL_FORMATS)
-    columns, rows = run_sql(query, db)
+    columns, rows = api.query(query, db)
     if fmt == "json":
         typer.echo(json.dumps([dict(zip(columns, r, strict=True)) for r in rows], default=str, indent=2))
     elif fmt == "csv":
@@ -275,14 +211,9 @@ def sql(
         writer.writerow(columns)
         writer.writerows(rows)
     else:
-        from rich.table import Table
+        from seqk.render.status import sql_table
 
-        table = Table(caption=f"{len(rows)} row(s)")
-        for c in columns:
-            table.add_column(c)
-        for r in rows:
-            table.add_row(*("NULL" if v is None else str(v) for v in r))
-        _console().print(table)
+        _console().print(sql_table(columns, rows))
 
 
 @app.command()

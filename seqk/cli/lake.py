@@ -28,9 +28,9 @@ def compact(
 
     Example: seqk lake compact --db "ducklake:postgres:dbname=seqk host=db.lab user=seqk"
     """
-    from seqk import store
+    from seqk import api
 
-    done = store.open(db).compact(keep_hours)
+    done = api.compact(db, keep_hours=keep_hours)
     typer.echo(f"compacted in {done.seconds:.1f} s: data files {done.files_before} -> {done.files_after}, "
                f"snapshots {done.snapshots_before} -> {done.snapshots_after} "
                f"(kept the last {keep_hours:g} h)")

@@ -5,7 +5,7 @@ They register on the app of seqk/cli/app.py, which seqk/cli/__init__.py runs."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -34,26 +34,32 @@ def rejudge(
 
     Example: seqk rejudge toyjudge-plain/passk/mock__actor/mock__judge/binary --judge-model openai/gpt-4.1
     """
-    from seqk.analysis import judges
+    from seqk import api
     from seqk.models.role import RoleSpec
     from seqk.render.console import RunProgress, print_run_summary
-    from seqk.run import rejudge as rejudging
+    from seqk.render.judges import judge_lines
     from seqk.run import signals
 
     judge = RoleSpec(role="judge", model=judge_model, temperature=0.0 if judge_model else None,
                      max_tokens=judge_max_tokens, api_base=judge_api_base, api_key_env=judge_api_key_env)
-    spec = rejudging.rejudge_spec(run, judge, first_attempt_only=first_attempt_only,
-                                  concurrency=concurrency, db=db)
     out, err = _console(), _console(stderr=True)
-    progress_view = RunProgress(err, spec, False)
-    with signals.outlast(lambda: progress_view.stopping):
+    views: list[RunProgress] = []
+
+    def view_for(spec: Any) -> RunProgress:
+        views.append(RunProgress(err, spec, False))
+        return views[-1]
+
+    with signals.outlast(lambda: any(v.stopping for v in views)):
         try:
-            result = rejudging.rejudge(spec, db, progress_view)
+            done = api.rejudge(run, db, judge=judge, first_attempt_only=first_attempt_only,
+                               concurrency=concurrency, observer_for=view_for)
         finally:
-            progress_view.stop()
-    print_run_summary(out, spec, result, db)
+            for view in views:
+                view.stop()
+    result = done.result
+    print_run_summary(out, done.spec, result, db)
     _print_limits(out, result.model_limits)
-    for line in judges.describe(judges.compare_judges(spec.run_id, db=db)):
+    for line in judge_lines(done.judges):
         out.print(line, markup=False, highlight=False)
     if result.interrupted:
         out.print("[yellow]Interrupted[/]: finished verdicts are saved; run the same command to resume.")
@@ -61,6 +67,27 @@ def rejudge(
     if result.stopped:
         err.print(f"[red]error:[/] the run stopped: {result.stopped}", highlight=False)
         raise typer.Exit(1)
+
+
+@app.command()
+def judges(
+    runs: Annotated[list[str], typer.Argument(
+        metavar="RUN_A [RUN_B]", help="Two runs (ids, globs or prefixes), or one re-judging run: compared "
+                                      "with its source.")],
+    db: DbOption = None,
+) -> None:
+    """Compare the judges of two runs (or a re-judging run and its source) on identical answers:
+    agreement, flips, Cohen's kappa.
+
+    Example: seqk judges toyjudge-plain/passk/mock__actor/mock__judge2.rejudge.mock__judge1/binary
+    """
+    from seqk import api
+    from seqk.render.judges import judge_lines
+
+    if len(runs) > 2:
+        raise typer.BadParameter("takes two run ids, or one re-judging run", param_hint="'RUN_A [RUN_B]'")
+    for line in judge_lines(api.judges(runs[0], runs[1] if len(runs) == 2 else None, db)):
+        _console().print(line, markup=False, highlight=False)
 
 
 @app.command()
@@ -81,9 +108,6 @@ def report(
         help="Count errored attempts as failures instead of leaving them out.")] = False,
     seed: Annotated[int | None, typer.Option(
         help="Seed of the task-level bootstrap (default fixed; printed with the figures).")] = None,
-    judges: Annotated[bool, typer.Option(
-        "--judges", help="Compare the judges of two runs (or a re-judging run and its source) on "
-                         "identical answers: agreement, flips, Cohen's kappa.")] = False,
     by: Annotated[str | None, typer.Option(
         "--by", metavar="model|feedback|critic|judge",
         help="With --compare: every pair of runs of a slice that differ along this axis, with "
@@ -96,17 +120,9 @@ def report(
     """
     if by is not None:
         _report_by(by, runs or [], compare=compare, benchmark=benchmark, model=model, fmt=fmt,
-                   errors_as_failures=errors_as_failures, seed=seed, db=db, charts=bool(html or png), judges=judges)
+                   errors_as_failures=errors_as_failures, seed=seed, db=db, charts=bool(html or png))
         return
-    if judges:
-        from seqk.analysis import judges as judging
-
-        if not runs or len(runs) > 2:
-            raise typer.BadParameter("--judges takes two run ids, or one re-judging run")
-        comparison = judging.compare_judges(runs[0], runs[1] if len(runs) == 2 else None, db)
-        for line in judging.describe(comparison):
-            _console().print(line, markup=False, highlight=False)
-        return
+    from seqk import api
     from seqk.analysis import report as reports
 
     check_file_target(html, "--html")
@@ -114,8 +130,8 @@ def report(
     if fmt not in reports.FORMATS:
         raise typer.BadParameter(f"--format must be one of {', '.join(reports.FORMATS)}")
     extra = {} if seed is None else {"seed": seed}
-    rep = reports.report(runs or [], compare=compare, benchmark=benchmark, model=model,
-                         errors_as_failures=errors_as_failures, db=db, **extra)
+    rep = api.report(runs or [], db, compare=compare, benchmark=benchmark, model=model,
+                     errors_as_failures=errors_as_failures, **extra)
     if fmt == "json":
         typer.echo(reports.to_json(rep))
     elif fmt == "csv":
@@ -140,7 +156,7 @@ def report(
 
 
 def _report_by(by: str, runs: list[str], *, compare: bool, benchmark: str | None, model: str | None, fmt: str,
-               errors_as_failures: bool, seed: int | None, db: str | None, charts: bool, judges: bool) -> None:
+               errors_as_failures: bool, seed: int | None, db: str | None, charts: bool) -> None:
     """`report --compare --by AXIS`: the grouped comparison (seqk/analysis/grouped.py)."""
     from seqk import api
     from seqk.analysis import grouped
@@ -149,8 +165,8 @@ def _report_by(by: str, runs: list[str], *, compare: bool, benchmark: str | None
     check_choice(by, "--by", tuple(grouped.AXES))
     if not compare:
         raise typer.BadParameter("--by groups the pairs of --compare: give both", param_hint="'--by'")
-    if judges or charts:
-        raise typer.BadParameter("--by prints a table; it takes no --judges, --html or --png", param_hint="'--by'")
+    if charts:
+        raise typer.BadParameter("--by prints a table; it takes no --html or --png", param_hint="'--by'")
     check_choice(fmt, "--format", FORMATS)
     extra = {} if seed is None else {"seed": seed}
     result = api.compare_by(runs, db, by=by, benchmark=benchmark, model=model,
@@ -186,16 +202,16 @@ def export(
 
     Example: seqk export toy-plain/seqk/mock__actor/deterministic/binary --to runs
     """
-    from seqk.io import export as exporting
+    from seqk import api
 
     check_folder(to, "--to")
     check_folder(parquet, "--parquet")
     if parquet is not None:
-        counts = exporting.export_parquet(runs or [], db, to=parquet)
+        counts = api.export_parquet(runs or [], db, to=parquet)
         typer.echo(f"wrote Parquet under {parquet}: "
                    + ", ".join(f"{n} {table} rows" for table, n in counts.items()))
         return
-    for result in exporting.export_runs(runs or [], db, to=to):
+    for result in api.export_runs(runs or [], db, to=to):
         typer.echo(result.describe())
 
 
@@ -209,9 +225,9 @@ def import_(
 
     Example: seqk import runs/clbench-dkr --db runs/seqk.duckdb
     """
-    from seqk.io.importing import import_tree
+    from seqk import api
 
-    for result in import_tree(folder, db):
+    for result in api.import_runs(folder, db):
         typer.echo(result.describe())
 
 
@@ -231,10 +247,10 @@ def upload(
 
     Example: seqk upload toy-plain/seqk/mock__actor/deterministic/binary --bucket my-bucket
     """
-    from seqk.io import publish
+    from seqk import api
+    from seqk.io.publish import describe_upload
 
-    result = publish.upload(run, bucket=bucket, root=from_, db=db)
-    typer.echo(publish.describe_upload(result))
+    typer.echo(describe_upload(api.upload_run(run, db, bucket=bucket, root=from_)))
 
 
 @app.command()
@@ -257,16 +273,16 @@ def view(
 
     Example: seqk view --db runs/seqk.duckdb --port 8000
     """
-    from seqk import view as viewer
+    from seqk import api
 
     if bundle is not None:
         check_folder(bundle, "--bundle")
-        typer.echo(viewer.bundle(bundle, db, runs or [], max_tasks).describe())
+        typer.echo(api.bundle(bundle, db, runs=runs or [], max_tasks=max_tasks).describe())
         return
     if runs:
         raise typer.BadParameter("--runs chooses what --bundle writes; the server shows every run")
 
-    def ready(url: str) -> None:
-        typer.echo(f"seqk view: serving {viewer.check_db(db)} at {url} (Ctrl-C stops)")
+    def ready(url: str, database: Any) -> None:
+        typer.echo(f"seqk view: serving {database} at {url} (Ctrl-C stops)")
 
-    viewer.serve(db, host=host, port=port, on_ready=ready)
+    api.view(db, host=host, port=port, on_ready=ready)

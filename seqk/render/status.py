@@ -69,3 +69,34 @@ def status_view(rows: Sequence[RunStatus], width: int) -> Any:
     for cells in body:
         table.add_row(*cells)
     return table
+
+
+def batches_table(rows: Sequence[RunStatus]) -> Any:
+    """The runs' provider batches, newest first (state and age), as a rich Table; None without any."""
+    batches = [b for r in rows for b in r["batches"]]
+    if not batches:
+        return None
+    from rich.table import Table
+
+    from seqk.render.console import age_text
+
+    shown = Table(title=f"{len(batches)} batch(es), newest first (age: since submitted, to the end "
+                        "for a finished one)")
+    for col in ("run", "role", "round", "provider", "batch id", "items done", "state", "age"):
+        shown.add_column(col)
+    for b in batches:
+        shown.add_row(b["run_id"], b["role"], str(b["round"]), b["provider"], b["batch_id"] or "-",
+                      f"{b['n_done'] or 0}/{b['n_items']}", b["state"], age_text(b["age_s"]))
+    return shown
+
+
+def sql_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Any:
+    """`seqk sql`'s result as a rich Table, NULL for a missing value, the row count below."""
+    from rich.table import Table
+
+    table = Table(caption=f"{len(rows)} row(s)")
+    for c in columns:
+        table.add_column(c)
+    for r in rows:
+        table.add_row(*("NULL" if v is None else str(v) for v in r))
+    return table

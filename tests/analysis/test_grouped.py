@@ -87,7 +87,7 @@ def test_by_model_pairs_nothing_across_metrics_and_says_so(demo):
 @pytest.mark.parametrize(("args", "message"), [
     (["--by", "critic"], "--by groups the pairs of --compare: give both"),
     (["--compare", "--by", "temperature"], "'temperature' is not one of model, feedback, critic, judge"),
-    (["--compare", "--by", "critic", "--html", "x.html"], "it takes no --judges, --html or --png"),
+    (["--compare", "--by", "critic", "--html", "x.html"], "it takes no --html or --png"),
 ])
 def test_by_is_refused_in_one_line_where_it_means_nothing(demo, args, message):
     db, _ = demo

@@ -1,5 +1,5 @@
 """`seqk rejudge` grades a pass@k run's stored answers with another judge, calls no actor, is
-resumable, refuses seq@k (but allows its first attempts), and `seqk report --judges` compares
+resumable, refuses seq@k (but allows its first attempts), and `seqk judges` compares
 the two judges on identical answers."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from seqk import models
 from seqk.analysis import judges
 from seqk.cli import app
+from seqk.render.judges import judge_lines
 
 runner = CliRunner()
 SOURCE = "toyjudge-plain/passk/mock__py:scripts:odd_tasks_right/mock__judge1/binary"
@@ -65,7 +66,7 @@ def test_rejudging_calls_no_actor_links_the_answers_and_compares_the_judges(sour
     assert (c.n, c.both_pass, c.a_only, c.b_only, c.both_fail) == (12, 6, 0, 3, 3)
     assert c.agreement == 0.75 and c.kappa == pytest.approx(0.5)
     assert "answers both judged: 12; agreement 75.0%; Cohen's kappa 0.500" in result.output
-    report = runner.invoke(app, ["report", "--judges", REJUDGED, "--db", str(db)])
+    report = runner.invoke(app, ["judges", REJUDGED, "--db", str(db)])
     assert report.exit_code == 0, report.output
     assert "flips: 0 passed by A only, 3 passed by B only" in report.output
     assert f"A = mock/judge1 ({SOURCE}) vs B = mock/judge2 ({REJUDGED})" in report.output
@@ -151,20 +152,20 @@ def test_a_rejudging_run_never_becomes_a_seq_runs_partner_and_says_what_it_is(tm
         seq.run_id, rejudging}
 
 
-def test_report_judges_takes_globs_and_prefixes(source_run, db):
+def test_judges_takes_globs_and_prefixes(source_run, db):
     models.register_mock("mock/judge2", judge2)
     assert runner.invoke(app, ["rejudge", SOURCE, "--judge-model", "mock/judge2", "--db", str(db)]).exit_code == 0
-    by_glob = runner.invoke(app, ["report", "--judges", "*judge2.rejudge*", "--db", str(db)])
+    by_glob = runner.invoke(app, ["judges", "*judge2.rejudge*", "--db", str(db)])
     assert by_glob.exit_code == 0, by_glob.output
     assert f"vs B = mock/judge2 ({REJUDGED})" in by_glob.output
-    two = runner.invoke(app, ["report", "--judges", "toyjudge-plain/passk/*/mock__judge1/binary", "*judge2*",
+    two = runner.invoke(app, ["judges", "toyjudge-plain/passk/*/mock__judge1/binary", "*judge2*",
                               "--db", str(db)])
     assert two.exit_code == 0 and "answers both judged: 12" in two.output
-    many = runner.invoke(app, ["report", "--judges", "toyjudge-plain", "--db", str(db)])
+    many = runner.invoke(app, ["judges", "toyjudge-plain", "--db", str(db)])
     assert many.exit_code == 2 and "matches 2 runs; name one" in many.output
 
 
 def test_a_kappa_of_zero_never_prints_as_negative():
     c = judges.JudgeComparison("a", "b", "j1", "j2", 3, 0, 0, 1, 2)  # kappa 0, less a rounding error
     assert -1e-9 < c.kappa < 0
-    assert "Cohen's kappa 0.000" in judges.describe(c)[1]
+    assert "Cohen's kappa 0.000" in judge_lines(c)[1]
