@@ -203,7 +203,7 @@ def attempts_with_calls(con: store.Connection, run_id: str, task_index: int) -> 
     return cast(list[AttemptRow], attempts)
 
 
-def sql(query: str, db: store.DbLike = None) -> SqlResult:
+def read_query(query: str, db: store.DbLike = None) -> SqlResult:
     """Run one read-only SQL statement; returns its column names and rows.
 
     DuckDB's refusal (syntax, unknown table, a write on the read-only open) is a QueryError.

@@ -244,9 +244,9 @@ def inspect(run: str, db: Db = None, *, task_index: int | None = None, task_id: 
 def query(sql: str, db: Db = None) -> SqlResult:
     """One read-only SQL statement over the database's tables and views (what `seqk sql` runs;
     named `query` because `seqk.sql` is the package of seqk's own SQL files)."""
-    from seqk.analysis import status
+    from seqk.analysis.status import read_query
 
-    return status.sql(sql, db)
+    return read_query(sql, db)
 
 
 def export_runs(runs: Sequence[str] = (), db: Db = None, *,

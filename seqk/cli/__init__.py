@@ -188,7 +188,7 @@ def inspect(
 
 @app.command()
 def sql(
-    query: Annotated[str, typer.Argument(
+    statement: Annotated[str, typer.Argument(
         metavar="QUERY", help="One SQL statement (the database is opened read-only); "
                               "several are refused.")],
     db: DbOption = None,
@@ -198,10 +198,10 @@ def sql(
 
     Example: seqk sql "SELECT run_id, k FROM runs"
     """
-    from seqk import api
+    from seqk.api import query
 
     check_choice(fmt, "--format", SQL_FORMATS)
-    columns, rows = api.query(query, db)
+    columns, rows = query(statement, db)
     if fmt == "json":
         typer.echo(json.dumps([dict(zip(columns, r, strict=True)) for r in rows], default=str, indent=2))
     elif fmt == "csv":
