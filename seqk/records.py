@@ -1,4 +1,6 @@
 """What the engine writes: one attempt with every call it made, and feedback filled in later;
+what one call spent (Usage: the token fields and the cost, declared once here; a provider's
+Completion, an agent's AgentUsage, a probe's result and a CallRecord are each a Usage);
 and what the actor is sent (a Prompt: one user message, or a Chat of several); and what a study
 records at each look (seqk.run.study writes it, seqk.analysis.study reads it).
 
@@ -13,25 +15,42 @@ from datetime import datetime
 from typing import Any
 
 
-@dataclass
-class CallRecord:
-    """One LLM call, as the calls table holds it."""
+@dataclass(kw_only=True)
+class Usage:
+    """What one LLM call spent, as seqk counts it: the one declaration of the token fields, which
+    a provider's Completion, an agent's own AgentUsage and the calls table's CallRecord each are.
+    input_tokens counts every input token, cached and cache-written ones included; output_tokens
+    counts thinking tokens too (not added again). None: not reported (a failed call)."""
+
+    input_tokens: int | None = 0
+    cached_tokens: int | None = 0
+    """Input tokens read from the provider's prompt cache (part of input_tokens)."""
+    thinking_tokens: int | None = 0
+    """Reasoning tokens (part of output_tokens)."""
+    output_tokens: int | None = 0
+    cache_write_tokens: int | None = 0
+    """Input tokens written to the provider's prompt cache (part of input_tokens)."""
+    cost_usd: float | None = None
+    """US$ at the call's price (seqk.models.pricing); None when no price is known, never 0."""
+
+    @property
+    def priced(self) -> bool:
+        """Whether the call has a cost (an unpriced call's tokens count, its cost does not)."""
+        return self.cost_usd is not None
+
+
+@dataclass(kw_only=True)
+class CallRecord(Usage):
+    """One LLM call, as the calls table holds it: who called what, its Usage, how long it took."""
 
     role: str
     model: str
     prompt: str | None
     output: str | None
-    input_tokens: int | None
-    cached_tokens: int | None
-    thinking_tokens: int | None
-    output_tokens: int | None
-    cost_usd: float | None
     latency_s: float | None
     retries: int
     error: str | None
     started_at: datetime
-    cache_write_tokens: int | None = None
-    """Input tokens written to the provider's prompt cache (part of input_tokens)."""
     price_tier: str = "sync"
     """'sync' | 'batch' (a provider's batch API) | 'flex' (OpenAI's flex tier)."""
 

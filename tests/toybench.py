@@ -88,7 +88,8 @@ class ToyAgentBench(ToyBench, AgenticBenchmark[ToyOptions]):
         ok = reply == task.answer
         seen = {"attempt_index": ctx.attempt_index, "k": ctx.k, "seq": ctx.seq,
                 "history": [[h.attempt_index, h.output, h.feedback] for h in ctx.history]}
-        usage = AgentUsage("toy/tool", AGENT_TOOL_TOKENS[0], 0, 0, AGENT_TOOL_TOKENS[1], 0.01)
+        usage = AgentUsage(model="toy/tool", input_tokens=AGENT_TOOL_TOKENS[0], cached_tokens=0, thinking_tokens=0,
+                           output_tokens=AGENT_TOOL_TOKENS[1], latency_s=0.01)
         return AttemptResult(prompt, reply, Verdict(ok, float(ok), f"agent said {reply}", seen), usage)
 
 

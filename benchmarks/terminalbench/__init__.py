@@ -200,8 +200,8 @@ class TerminalBench(AgenticBenchmark[TerminalBenchOptions]):
         success = trial.reward >= 1.0
         verifier_output = text.redact(trial.verifier_output, names)
         last_output = text.redact(trial.last_output, names)
-        usage = AgentUsage(ctx.actor.model, trial.input_tokens, trial.cached_tokens, 0, trial.output_tokens,
-                           elapsed)
+        usage = AgentUsage(model=ctx.actor.model, input_tokens=trial.input_tokens, cached_tokens=trial.cached_tokens,
+                           thinking_tokens=0, output_tokens=trial.output_tokens, latency_s=elapsed)
         details = {
             "reward": trial.reward, "success": success, "trial_name": trial.name, "task_id": task.task_id,
             "last_command": trial.last_command, "last_output": last_output,

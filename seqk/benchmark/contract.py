@@ -19,6 +19,8 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar, get_args, get_orig
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
+from seqk.records import Usage
+
 OptionsT = TypeVar("OptionsT", bound=BaseModel)
 T = TypeVar("T")
 
@@ -151,16 +153,12 @@ class AgentContext(AttemptContext[OptionsT]):
     attempts and their feedback), for a harness that delivers the task's own instruction."""
 
 
-@dataclass
-class AgentUsage:
+@dataclass(kw_only=True)
+class AgentUsage(Usage):
     """Tokens an agent spent outside seqk's model door (inside Harbor, say); the engine
-    stores them as one actor call of the attempt."""
+    stores them as one actor call of the attempt, priced like any other."""
 
     model: str
-    input_tokens: int
-    cached_tokens: int
-    thinking_tokens: int
-    output_tokens: int
     latency_s: float
 
 

@@ -9,25 +9,18 @@ from typing import Any, Protocol
 from seqk.errors import ProviderError
 from seqk.models.pricing import Price
 from seqk.models.role import RoleSpec
-from seqk.records import Prompt
+from seqk.records import Prompt, Usage
 
 
-@dataclass
-class Completion:
-    """One successful call."""
+@dataclass(kw_only=True)
+class Completion(Usage):
+    """One successful call: its text and its Usage (cost_usd set by the pool from the role's
+    price, seqk.models.registry.price_of; providers leave it)."""
 
     text: str
     model: str
-    input_tokens: int
-    cached_tokens: int
-    thinking_tokens: int
-    output_tokens: int
     latency_s: float
-    cost_usd: float | None = None
-    """Set by the pool from the role's price (seqk.models.registry.price_of); providers leave it."""
     retries: int = 0
-    cache_write_tokens: int = 0
-    """Input tokens written to the provider's prompt cache (part of input_tokens)."""
     price_tier: str = "sync"
     """'sync' | 'batch' | 'flex': the tier the call is priced at."""
 

@@ -13,22 +13,20 @@ from seqk.models.pool import ModelPool
 from seqk.models.registry import missing_credentials
 from seqk.models.retry import RetryPolicy
 from seqk.models.role import RoleSpec
+from seqk.records import Usage
 
 PROBE_PROMPT = "Reply with the single word: ok"
 
 
-@dataclass
-class ProbeResult:
-    """One model's answer to the probe (or why it gave none)."""
+@dataclass(kw_only=True)
+class ProbeResult(Usage):
+    """One model's answer to the probe and its Usage (or why it gave none)."""
 
     model: str
     roles: list[str]
     api_base: str | None
     ok: bool
     latency_s: float | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cost_usd: float | None = None
     text: str | None = None
     error: str | None = None
 
@@ -44,7 +42,7 @@ def probe(roles: Sequence[RoleSpec], max_tokens: int = 8) -> list[ProbeResult]:
 
     async def one(spec: RoleSpec, names: list[str]) -> ProbeResult:
         assert spec.model is not None
-        result = ProbeResult(spec.model, names, spec.api_base, ok=False)
+        result = ProbeResult(model=spec.model, roles=names, api_base=spec.api_base, ok=False)
         result.error = missing_credentials(spec)
         if result.error:
             return result

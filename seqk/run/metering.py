@@ -45,8 +45,11 @@ def agent_call(usage: AgentUsage, prompt: str, output: str, started: datetime,
     """An agent harness's own token usage as the actor's call, priced like any other."""
     cost = cost_usd(usage.model, usage.input_tokens, usage.cached_tokens, usage.output_tokens,
                             own=price)
-    return CallRecord("actor", usage.model, prompt, output, usage.input_tokens, usage.cached_tokens,
-                      usage.thinking_tokens, usage.output_tokens, cost, usage.latency_s, 0, None, started)
+    return CallRecord(role="actor", model=usage.model, prompt=prompt, output=output,
+                      input_tokens=usage.input_tokens, cached_tokens=usage.cached_tokens,
+                      thinking_tokens=usage.thinking_tokens, output_tokens=usage.output_tokens,
+                      cache_write_tokens=None, cost_usd=cost, latency_s=usage.latency_s, retries=0, error=None,
+                      started_at=started)
 
 
 class MeteredClient:
@@ -72,11 +75,14 @@ class MeteredClient:
             c = await self.pool.complete(self.spec, prompt, cache_prefix=cache_prefix)
         except ProviderError as exc:
             self.calls.append(CallRecord(
-                self.role, self.spec.model, stored, None, None, None, None, None, None, None,
-                getattr(exc, "retries", 0), str(exc), started, price_tier=self.spec.price_tier))
+                role=self.role, model=self.spec.model, prompt=stored, output=None, input_tokens=None,
+                cached_tokens=None, thinking_tokens=None, output_tokens=None, cache_write_tokens=None,
+                latency_s=None, retries=getattr(exc, "retries", 0), error=str(exc), started_at=started,
+                price_tier=self.spec.price_tier))
             raise
         self.calls.append(CallRecord(
-            self.role, c.model, stored, c.text, c.input_tokens, c.cached_tokens,
-            c.thinking_tokens, c.output_tokens, c.cost_usd, c.latency_s, c.retries, None, started,
-            c.cache_write_tokens, c.price_tier))
+            role=self.role, model=c.model, prompt=stored, output=c.text, input_tokens=c.input_tokens,
+            cached_tokens=c.cached_tokens, thinking_tokens=c.thinking_tokens, output_tokens=c.output_tokens,
+            cache_write_tokens=c.cache_write_tokens, cost_usd=c.cost_usd, latency_s=c.latency_s,
+            retries=c.retries, error=None, started_at=started, price_tier=c.price_tier))
         return c.text
