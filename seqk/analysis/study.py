@@ -39,7 +39,7 @@ class StudySummary:
 
 def studies(db: store.DbLike, run_ids: list[str] | None = None) -> list[StudySummary]:
     """Every study in the database (those with an arm among `run_ids`, when given), oldest first;
-    [] when the database has no studies table yet (made before schema 8 and never opened since)."""
+    [] when the database has no studies table yet (made before schema 9 and never opened since)."""
     database = store.open(db)
     if not database.exists():
         return []

@@ -77,7 +77,7 @@ def study(
     """Run a sequential study: both arms in lockstep, a window of tasks at a time in a seeded order,
     until an anytime-valid confidence sequence decides (exit 0; also when out of tasks or budget).
 
-    Example: seqk study variants/quickstart/study.yaml --db runs/seqk.duckdb
+    Example: seqk study studies/quickstart.yaml --db runs/seqk.duckdb
     """
     from seqk import api
     from seqk.render.study import summary

@@ -10,6 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # every command of the page in a real subprocess
+
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "compare.md"
 CONSOLE = re.compile(r"^```console\n(.*?)^```$", re.MULTILINE | re.DOTALL)

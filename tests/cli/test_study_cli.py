@@ -22,6 +22,8 @@ from servers import WorldServer
 
 from seqk import api
 
+pytestmark = pytest.mark.slow  # real subprocesses over 600 tasks
+
 N_TASKS = 600
 
 

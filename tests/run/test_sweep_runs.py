@@ -80,6 +80,7 @@ def check_four_comparisons(db: Path) -> None:
         assert f"seq  {seq_run}\n" in shown.stdout and f"pass {pass_run}\n" in shown.stdout
 
 
+@pytest.mark.slow  # real subprocesses, stopped by a signal
 @pytest.mark.parametrize(("stop", "more"), [(signal.SIGINT, ()), (signal.SIGTERM, ("--parallel", "2"))],
                          ids=["ctrl-c, one cell after another", "sigterm, two cells at once"])
 def test_a_stopped_sweep_goes_on_without_repeating_an_attempt(tmp_path, stop, more):

@@ -45,6 +45,7 @@ def test_the_run_list_shows_the_study_and_its_sequence(studied):
     assert f"{last.n_tasks} tasks: {last.estimate:+.3f}, sequence [{last.low:+.3f}, {last.high:+.3f}]" in section
 
 
+@pytest.mark.slow  # Debian's chromium
 def test_the_bundle_holds_the_study_and_chromium_draws_it(studied, tmp_path):
     db, outcome = studied
     publish.bundle(tmp_path / "site", db, max_tasks=1)
