@@ -132,3 +132,8 @@ def seeded_arc(prompt: str, seed: int | None = None) -> str:
 
 
 slow_seeded_arc = gated(seeded_arc, latency_s=0.15)  # as slow_arc
+
+
+def grade_python_scorer(output: str, reference) -> bool:
+    """A `python:` scorer for tests/verifiers: the target and the row's unit, both in the reply."""
+    return reference.target[0] in output and reference.metadata["unit"] in output.split()
