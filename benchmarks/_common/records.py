@@ -19,17 +19,20 @@ import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from seqk.errors import DataFileError
 
 _BLANK = " \t\r"
 """JSON's whitespace besides "\\n": a line of only these is no record."""
+# strict=False: some writers leave \x0b, \x0c or \x1c-\x1e raw inside strings; split at "\n"
+# only, such a record is still unambiguous. One decoder for every line (json.loads with an
+# argument builds one per call).
+_DECODE = json.JSONDecoder(strict=False).decode
 
 
-@dataclass(frozen=True)
-class Record:
-    """One record of a data file."""
+class Record(NamedTuple):
+    """One record of a data file (a tuple: files of 100,000 records are read at a run's start)."""
 
     position: int
     """1-based among the file's records: the canonical task_index."""
@@ -86,9 +89,7 @@ class Records:
                 continue
             position += 1
             try:
-                # strict=False: some writers leave \x0b, \x0c or \x1c-\x1e raw inside strings;
-                # split at "\n" only, such a record is still unambiguous.
-                value = json.loads(line.removesuffix("\r"), strict=False)
+                value = _DECODE(line.removesuffix("\r"))
             except json.JSONDecodeError as exc:
                 self.reject(line_no, "record", f"one JSON value per line ({exc.msg})", exc.colno)
                 continue
