@@ -64,6 +64,10 @@ def stated_number(reply: str) -> tuple[str, str] | None:
 def parse_target_number(text: str) -> float | None:
     """A target as a number ("42", "-3.5", "1,000"); None when it is not one."""
     try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
         return _as_float(_THOUSANDS.sub("", text.strip()))
     except ValueError:
         return None
