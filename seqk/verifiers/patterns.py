@@ -59,11 +59,11 @@ def regex(output: str, target: Target, *, pattern: str, ignore_case: bool = True
     return verdict(ok, f"expected {shown}; the pattern read {answer!r}", answer=answer)
 
 
-def answer(output: str, target: Target, *, kind: Literal["letter", "word", "line"]) -> Verdict:
-    """Success when what follows the last `ANSWER:` (a letter, a word or the rest of the line)
-    is a target (inspect's `answer()`)."""
-    problem = {"letter": "a letter", "word": "a word", "line": "the answer on its own last line"}[kind]
-    result = regex(output, target, pattern=ANSWER_PATTERNS[kind])
+def answer(output: str, target: Target, *, pattern: Literal["letter", "word", "line"]) -> Verdict:
+    """Success when what follows the last `ANSWER:` (a letter, a word or the rest of the line, as
+    `pattern` says) is a target (inspect's `answer()`)."""
+    problem = {"letter": "a letter", "word": "a word", "line": "the answer on its own last line"}[pattern]
+    result = regex(output, target, pattern=ANSWER_PATTERNS[pattern])
     if "format" in result.details:
         result.details["format"] = f"no ANSWER: line with {problem}"
     return result

@@ -286,31 +286,20 @@ async def _python(spec: str, output: str, reference: Reference) -> Verdict:
                      "or a seqk.benchmark.Verdict")
 
 
+_BY_NAME: dict[str, Callable[..., Verdict]] = {
+    "exact": exact, "includes": includes, "match": match, "regex": regex, "answer": answer,
+    "numeric": numeric, "json_field": json_field, "f1": f1}
+"""The scorers whose parameters are their verifier's keyword arguments, name for name."""
+
+
 async def score(scorer: _Spec, output: str, reference: Reference, *, task_prompt: str,
                 judge: RoleClient) -> Verdict:
     """Grade `output` against `reference` with `scorer` (the judge is asked only by llm_rubric)."""
-    target = reference.target
-    if isinstance(scorer, ExactScorer):
-        return exact(output, target)
-    if isinstance(scorer, IncludesScorer):
-        return includes(output, target, ignore_case=scorer.ignore_case)
-    if isinstance(scorer, MatchScorer):
-        return match(output, target, location=scorer.location, ignore_case=scorer.ignore_case,
-                     numeric=scorer.numeric)
-    if isinstance(scorer, RegexScorer):
-        return regex(output, target, pattern=scorer.pattern, ignore_case=scorer.ignore_case,
-                     match_all=scorer.match_all)
-    if isinstance(scorer, AnswerScorer):
-        return answer(output, target, kind=scorer.pattern)
-    if isinstance(scorer, NumericScorer):
-        return numeric(output, target, tolerance=scorer.tolerance, relative_tolerance=scorer.relative_tolerance)
+    if scorer.kind in _BY_NAME:
+        return _BY_NAME[scorer.kind](output, reference.target, **scorer.model_dump(exclude={"kind"}))
     if isinstance(scorer, ChoiceScorer):
-        return choice(output, target, choices=reference.choices or [], lone_letter=scorer.lone_letter,
+        return choice(output, reference.target, choices=reference.choices or [], lone_letter=scorer.lone_letter,
                       multiple=scorer.multiple)
-    if isinstance(scorer, JsonFieldScorer):
-        return json_field(output, target, field=scorer.field)
-    if isinstance(scorer, F1Scorer):
-        return f1(output, target, stop_words=scorer.stop_words, threshold=scorer.threshold)
     if isinstance(scorer, LlmRubricScorer):
         if reference.rubric is None:
             raise JudgeError("llm_rubric: this row has no rubric")

@@ -226,30 +226,36 @@ def _chinese_number(s: str) -> float | None:
             integer, _, fraction = s.partition(mark)
             break
     if not any(ch in _CH_SMALL_UNITS or ch in _CH_LARGE_UNITS or ch in _CH_ALT_TENS for ch in integer):
-        digits = []
-        for ch in integer:
-            if ch.isspace():
-                continue
-            digit = _ascii_digit(ch)
-            if digit is None:
-                return None
-            digits.append(digit)
+        digits = _digits(integer)
+        if digits is None:
+            return None
         whole = int("".join(digits)) if digits else 0
     else:
         units = _chinese_integer(integer)
         if units is None:
             return None
         whole = units
+    decimals = _digits(fraction)
+    if decimals is None:
+        return None
     value, place = 0.0, 0.1
-    for ch in fraction:
+    for digit in decimals:
+        value += int(digit) * place
+        place /= 10.0
+    return float(whole) + value
+
+
+def _digits(text: str) -> list[str] | None:
+    """The ASCII digits of `text`'s digits of any script, spaces skipped; None at another character."""
+    digits = []
+    for ch in text:
         if ch.isspace():
             continue
         digit = _ascii_digit(ch)
         if digit is None:
             return None
-        value += int(digit) * place
-        place /= 10.0
-    return float(whole) + value
+        digits.append(digit)
+    return digits
 
 
 def _chinese_integer(s: str) -> int | None:

@@ -110,7 +110,7 @@ def test_pattern(pattern, match_all, ignore_case):
 def test_answer(kind):
     found = cases(TEXT_TARGETS + ["C", "maybe so", "8 apples", "A, C"])
     theirs = [v == CORRECT for v in inspect_verdicts(inspect_answer(kind), found)]
-    ours = [verifiers.answer(r, t, kind=kind).success for r, t in found]
+    ours = [verifiers.answer(r, t, pattern=kind).success for r, t in found]
     assert not disagreements(ours, theirs, found) and 0 < sum(ours) < len(ours)
 
 
