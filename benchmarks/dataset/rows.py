@@ -202,6 +202,7 @@ class Mapper:
         plain = self.input.parts[0][1] if len(self.input.parts) == 1 and not self.input.parts[0][0] else None
         self.plain_input = plain if o.choices is None and plain not in _SPECIAL else None
         self.plain_target = o.target if isinstance(o.target, str) else None
+        self.ask_choices = "choices" not in self.input.fields
         self.specials = bool(o.choices is not None or self.rubric_text is not None or "target" in (
             self.input.fields + (self.system.fields if self.system else [])))
         self.metadata_of = (lambda value: {k: v for k, v in value.items() if k not in _used(o)}) \
@@ -222,11 +223,12 @@ class Mapper:
         return found
 
     def task(self, row: Row) -> Task:
-        o, value = self.options, row.value
+        o, value, kind = self.options, row.value, self.kind
         single = value.get(self.plain_target, _ABSENT) if self.plain_target else _ABSENT
-        if type(single) is str and single.strip():
+        kind_of = type(single)
+        if kind_of is str and single.strip():
             targets = [single]
-        elif type(single) is int or type(single) is float:
+        elif kind_of is int or kind_of is float:
             targets = [str(single)]
         else:
             targets = targets_of_row(value, o.target)
@@ -238,35 +240,42 @@ class Mapper:
                 special |= {"choices": choice_lines(choices), "letters": choice_letters(len(choices))}
         text = value.get(self.plain_input, _ABSENT) if self.plain_input else _ABSENT
         prompt = text if type(text) is str else self.input.render(value, special)
-        if choices is not None and "choices" not in self.input.fields:
+        if choices is not None and self.ask_choices:
             prompt = choice_prompt(prompt, choices, multiple=self.multiple)
         if self.system is not None:
             prompt = f"{self.system.render(value, special)}\n\n{prompt}"
         if not prompt.strip():
             raise Reject("input", "a prompt (it is empty)")
-        if self.kind == "numeric":
+        if kind == "numeric":
             for t in targets:
                 if parse_target_number(t) is None:
                     raise Reject(_name(o.target), f"a number (it is {t!r})")
-        if self.kind == "choice":
+        elif kind == "choice":
             assert choices is not None
             raw = [_get(value, o.target)] if isinstance(o.target, str) else [_get(value, f) for f in o.target]
             raw = [x for v in raw for x in (v if isinstance(v, list) else [v])]
             targets = choice_target(targets, raw, choices, o.choice_index_from, _name(o.target))
-        rubric: Any = None
+        rubric = self.rubric(value, special) if self.rubric_column or self.rubric_text else None
+        if o.id:
+            given = value.get(o.id, _ABSENT)
+            task_id = (given if type(given) is str else text_of(_get(value, o.id), o.id)).strip()
+            if not task_id:
+                raise Reject(o.id, "an id (it is empty)")
+        else:
+            task_id = str(row.position)
+        return Task(row.position, task_id, prompt, reference_answer(targets, choices, rubric, self.metadata_of(value)),
+                    {"line": row.line} if row.line is not None else {"row": row.position})
+
+    def rubric(self, value: dict[str, Any], special: dict[str, str]) -> Any:
+        """The row's rubric: its rubric field, or the fixed text with its fields filled in."""
         if self.rubric_column:
             rubric = _get(value, self.rubric_column)
             if not (isinstance(rubric, str) and rubric.strip()) and not (
                     isinstance(rubric, list) and rubric and all(isinstance(c, str) for c in rubric)):
                 raise Reject(self.rubric_column, "a rubric: a text, or a list of criteria")
-        elif self.rubric_text is not None:
-            rubric = self.rubric_text.render(value, special)
-        task_id = text_of(_get(value, o.id), o.id).strip() if o.id else str(row.position)
-        if not task_id:
-            raise Reject(o.id or "id", "an id (it is empty)")
-        meta = {"line": row.line} if row.line is not None else {"row": row.position}
-        return Task(task_index=row.position, task_id=task_id, prompt=prompt,
-                    answer=reference_answer(targets, choices, rubric, self.metadata_of(value)), meta=meta)
+            return rubric
+        assert self.rubric_text is not None
+        return self.rubric_text.render(value, special)
 
 
 def _name(fields: str | list[str]) -> str:
@@ -284,16 +293,17 @@ def tasks(table: Table, options: DatasetOptions, kind: str, source: str,
     mapper = Mapper(options, kind)
     check_fields(options, table, mapper.wanted())
     out: list[Task] = []
-    seen: dict[str, str] = {}
+    seen: dict[str, Row] = {}
     for row in table.rows:
         try:
             task = mapper.task(row)
             if task.task_id in seen:
-                raise Reject(options.id or "id", f"a unique id ({task.task_id!r} is also {seen[task.task_id]}'s)")
+                raise Reject(options.id or "id", f"a unique id ({task.task_id!r} is also "
+                                                 f"{seen[task.task_id].where}'s)")
         except Reject as bad:
             reject(row, bad)
             continue
-        seen[task.task_id] = row.where
+        seen[task.task_id] = row
         out.append(task)
     if not out:
         raise ConfigError("options", [ConfigIssue("C08", "options", f"no row of {source} is a task "
