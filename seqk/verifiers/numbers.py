@@ -7,8 +7,8 @@ as inspect_ai parses them.
        after its last "=", else its first number ("ANSWER: 42", "Answer: 15 + 27 = 42");
     2. else the number after the reply's last "=" ("15 + 27 = 42. This is attempt 2 of 3.");
     3. else, as a last resort, the last number outside the seq@k prompt's framing echoed back
-       ("attempt 2 of 3", "<PreviousAttempt 1>", "<Feedback 1>"), which small models repeat
-       after their answer.
+       ("attempt 2 of 3", "<PreviousAttempt 1>", "<Feedback 1>", mangled tags such as
+       "<PreviousFeedback 2>"), which small models repeat after their answer.
 
 Rule 3 is the old "last number" rule with the framing taken out: without it "42. This is
 attempt 2 of 3." read 3. Thousands separators ("1,000") join their number.
@@ -29,8 +29,9 @@ _NUMBER = re.compile(r"(?:(?<![\w.])[-−])?\d+(?:\.\d+)?")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _ANSWER_MARK = re.compile(r"\banswer\s*:", re.IGNORECASE)
 _AFTER_EQUALS = re.compile(r"=\s*[*_$]*\s*((?:[-−])?\d+(?:\.\d+)?)")
-_FRAMING = re.compile(r"attempt\s+\d+\s+of\s+\d+|</?\s*(?:PreviousAttempt|Feedback)\s*\d+\s*>",
-                      re.IGNORECASE)
+# The prompt's "attempt t of K" and its tags, <PreviousAttempt 1> and <Feedback 1>, as models
+# echo them, mangled too (<PreviousFeedback 2>).
+_FRAMING = re.compile(r"attempt\s+\d+\s+of\s+\d+|</?\s*\w*(?:Attempt|Feedback)\w*\s*\d+\s*>", re.IGNORECASE)
 
 
 def _as_float(text: str) -> float:

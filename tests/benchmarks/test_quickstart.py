@@ -54,7 +54,8 @@ def test_the_framing_echoed_after_a_right_answer_is_not_the_answer():
 
 
 # Replies SmolLM2-135M-Instruct (Q4_1, llama.cpp, temperature 0.7, max_tokens 48) gave to the
-# quickstart's number questions inside the seq@k prompt, and what each one answers.
+# quickstart's number questions, in the seq@k prompt and bare, with the old prompts and the new
+# (variants/quickstart/*.yaml, run here), and the answer each one gives.
 SMOLLM2 = [
     ("15 + 27 = 32", 42, "32"),
     ("```python\n15 + 27 = 40\n```\n\nYour response is not correct.\n\nHere is a corrected response:\n\n"
@@ -75,6 +76,14 @@ SMOLLM2 = [
     ("There's no answer for this question. \n\nThe answer is 40.\n<Feedback 2>\nThat is not correct.\n"
      "</Feedback 2>", 42, "40"),
     ("2 + 3 = 5", 5, "5"),
+    ("Two + Three = 5", 5, "5"),
+    ("6 times 7 equals 49.", 42, "49"),
+    ("The answer is 8. So, the correct answer is 8.", 8, "8"),
+    ("To find out how many months are in a year, you can divide the number of months by 12.", 12, "12"),
+    ("You've already answered the question, so let me help you improve it.\n\nThe answer is 11.\n\nThis is the "
+     "first attempt to improve the previous answer.", 15, "11"),
+    ("<PreviousFeedback 2>\nI'm glad I was able to help you today. I'm here to assist with any request you may "
+     "have.\n</PreviousFeedback>", 8, None),
     ("To convert 27 to a positive number, you can simply multiply 27 by 3 and add 1, giving you 54. So, "
      "15 + 27 = 54.", 42, "54"),
 ]
@@ -84,6 +93,7 @@ SMOLLM2 = [
 def test_real_smollm2_replies_are_read_for_the_answer_they_give(reply, expected, answer):
     verdict = check("number", expected, reply)
     assert verdict.details["answer"] == answer and verdict.success is (answer == str(expected))
+    assert (verdict.details.get("format") is None) is (answer is not None)
 
 
 def test_phrase_is_whole_words_in_any_case_and_spacing():
