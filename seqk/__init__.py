@@ -12,19 +12,24 @@ from seqk.version import __version__ as __version__
 
 if TYPE_CHECKING:
     from seqk.api import (
+        CellRun,
+        SweepRun,
         VariantRun,
+        compare,
+        compare_by,
         export_parquet,
         export_runs,
         inspect,
         load_variant,
         query,
         report,
+        run_sweep,
         run_variant,
         status,
     )
 
-__all__ = ["VariantRun", "__version__", "export_parquet", "export_runs", "inspect", "load_variant",
-           "report", "query", "run_variant", "status"]
+__all__ = ["CellRun", "SweepRun", "VariantRun", "__version__", "compare", "compare_by", "export_parquet",
+           "export_runs", "inspect", "load_variant", "report", "query", "run_sweep", "run_variant", "status"]
 
 
 def __getattr__(name: str) -> Any:

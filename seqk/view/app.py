@@ -1,9 +1,9 @@
 """The web app of `seqk view`: Starlette routes over the page functions, served by uvicorn.
 
-Each request opens the database read-only for one short read (seqk.store.connect retries a
-lock conflict), so a run in progress keeps writing between batches. Pages poll /api/stamp,
-which only looks at the files' size and modification time; a page is cached until the stamp
-changes, so a poll that finds nothing new costs no query.
+Each request opens the store read-only for one short read (a file's open retries a lock
+conflict), so a run in progress keeps writing between batches. Pages poll /api/stamp, the
+store's `stamp` (a file's size and modification time, a lake's newest snapshot); a page is
+cached until the stamp changes, so a poll that finds nothing new renders nothing.
 """
 
 from __future__ import annotations
@@ -14,42 +14,32 @@ import socket
 from collections import OrderedDict
 from collections.abc import Callable
 from importlib import resources
-from pathlib import Path
+from urllib.parse import unquote
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from seqk.errors import BadInput, NotFound, SeqkError, StoreBusy
-from seqk.view import pages, render, story
+from seqk.store import Database
+from seqk.view import compare as compare_pages
+from seqk.view import compare_render, pages, render, story
 
 _TASK = re.compile(r"(?P<run>.+)/tasks/(?P<index>\d+)")
 _CACHED_PAGES = 64
 
 
-def stamp(db: Path) -> str:
-    """Changes whenever the database or its write-ahead log is written."""
-    parts = []
-    for path in (db, Path(f"{db}.wal")):
-        try:
-            st = path.stat()
-            parts.append(f"{st.st_mtime_ns}:{st.st_size}")
-        except FileNotFoundError:
-            parts.append("-")
-    return "/".join(parts)
-
-
-def create_app(db: Path, *, cache: bool = True) -> Starlette:
-    """The app over one database file. `cache=False` renders every request afresh."""
+def create_app(db: Database, *, cache: bool = True) -> Starlette:
+    """The app over one store. `cache=False` renders every request afresh."""
     urls = render.Urls()
     rendered: OrderedDict[str, tuple[str, str]] = OrderedDict()
 
     def page(request: Request, make: Callable[[], str]) -> Response:
         if not db.exists():
             raise NotFound(f"no database at {db} (it was moved or deleted)")
-        key, now = str(request.url.path) + "?" + str(request.url.query), stamp(db)
+        key, now = str(request.url.path) + "?" + str(request.url.query), db.stamp()
         hit = rendered.get(key)
         if cache and hit is not None and hit[0] == now:
             rendered.move_to_end(key)
@@ -81,8 +71,31 @@ def create_app(db: Path, *, cache: bool = True) -> Starlette:
         return page(request, lambda: render.render_run(pages.run_page(
             run_id, db, filter=q.get("filter", "all"), search=q.get("q", ""), page=number), urls))
 
+    def compare_form(request: Request) -> Response:
+        # the run list's picker: two runs chosen, to their compare page
+        a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
+        if not a or not b or a == b:
+            return error_page(400, "pick two different runs to compare")
+        return RedirectResponse(urls.compare(a, b), status_code=303)
+
+    def compare(request: Request) -> Response:
+        raw = request.scope.get("raw_path") or request.url.path.encode()
+        parts = [unquote(p) for p in raw.decode("latin-1").split("?", 1)[0].removeprefix("/compare/").rstrip("/")
+                 .split("/")]
+        q = request.query_params
+        try:
+            if len(parts) == 2:
+                return page(request, lambda: compare_render.render_compare(compare_pages.compare_page(
+                    parts[0], parts[1], db, filter=q.get("filter", "flips"), search=q.get("q", "")), urls))
+            if len(parts) == 4 and parts[2] == "tasks" and parts[3].isdigit():
+                return page(request, lambda: compare_render.render_compare_task(compare_pages.compare_task_page(
+                    parts[0], parts[1], int(parts[3]), db), urls))
+        except BadInput as exc:  # two runs that cannot be compared: the reader's request, not a failure
+            return error_page(400, str(exc))
+        raise NotFound("a compare page is /compare/<run a>/<run b>[/tasks/<n>], each run id one encoded segment")
+
     def api_stamp(request: Request) -> Response:
-        return JSONResponse({"stamp": stamp(db)}, headers={"Cache-Control": "no-store"})
+        return JSONResponse({"stamp": db.stamp()}, headers={"Cache-Control": "no-store"})
 
     def error_page(status: int, message: str) -> Response:
         return HTMLResponse(render.render_error(status, message, urls), status_code=status)
@@ -103,7 +116,8 @@ def create_app(db: Path, *, cache: bool = True) -> Starlette:
     static = StaticFiles(directory=str(resources.files("seqk.view") / "static"))
     return Starlette(
         routes=[Route("/", index), Route("/api/stamp", api_stamp), Mount("/static", static, name="static"),
-                Route("/runs/{rest:path}", runs)],
+                Route("/runs/{rest:path}", runs), Route("/compare", compare_form),
+                Route("/compare/{rest:path}", compare)],
         exception_handlers={404: not_found, NotFound: not_found, StoreBusy: busy, BadInput: refused,
                             SeqkError: refused, Exception: crashed})
 
@@ -123,7 +137,7 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def run_server(db: Path, sock: socket.socket) -> None:
+def run_server(db: Database, sock: socket.socket) -> None:
     """Serve until interrupted (Ctrl-C, SIGTERM)."""
     import uvicorn
 
