@@ -14,11 +14,11 @@ Target = str | int | float | Sequence[str | int | float]
 """One right answer, or several (any of them passes)."""
 
 
-def targets_of(target: Target) -> list[str]:
+def targets_of(reference: Target) -> list[str]:
     """The right answers as text: a number as Python writes it, a list item by item."""
-    if isinstance(target, str | int | float):
-        return [_text(target)]
-    return [_text(t) for t in target]
+    if isinstance(reference, str | int | float):
+        return [_text(reference)]
+    return [_text(t) for t in reference]
 
 
 def _text(value: Any) -> str:
