@@ -13,6 +13,7 @@ from seqk.version import __version__ as __version__
 if TYPE_CHECKING:
     from seqk.api import (
         CellRun,
+        StudyRun,
         SweepRun,
         VariantRun,
         compare,
@@ -20,16 +21,20 @@ if TYPE_CHECKING:
         export_parquet,
         export_runs,
         inspect,
+        load_study,
         load_variant,
+        plan_study,
         query,
         report,
+        run_study,
         run_sweep,
         run_variant,
         status,
     )
 
-__all__ = ["CellRun", "SweepRun", "VariantRun", "__version__", "compare", "compare_by", "export_parquet",
-           "export_runs", "inspect", "load_variant", "report", "query", "run_sweep", "run_variant", "status"]
+__all__ = ["CellRun", "StudyRun", "SweepRun", "VariantRun", "__version__", "compare", "compare_by",
+           "export_parquet", "export_runs", "inspect", "load_study", "load_variant", "plan_study", "report",
+           "query", "run_study", "run_sweep", "run_variant", "status"]
 
 
 def __getattr__(name: str) -> Any:

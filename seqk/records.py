@@ -1,5 +1,6 @@
 """What the engine writes: one attempt with every call it made, and feedback filled in later;
-and what the actor is sent (a Prompt: one user message, or a Chat of several).
+and what the actor is sent (a Prompt: one user message, or a Chat of several); and what a study
+records at each look (seqk.run.study writes it, seqk.analysis.study reads it).
 
 Plain dataclasses, so the tree, the engine and the writer hold them without importing the store.
 """
@@ -140,3 +141,39 @@ def transcript(messages: list[dict[str, str]]) -> str:
     """A chat prompt as text, each message under a `[role]` line (`seqk inspect`, the viewer's
     prompt delta)."""
     return "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in messages)
+
+
+@dataclass(frozen=True)
+class StudyUpdate:
+    """The sequence after one look (a row of `study_updates`)."""
+
+    update_index: int
+    n_tasks: int
+    """Tasks in the sequence."""
+    n_used: int
+    """Tasks the study has run (a pilot and tasks not entered yet included)."""
+    n_ranged: int
+    """Entered tasks whose value is a range (an error censored them)."""
+    estimate: float | None
+    low: float
+    high: float
+    decision: str
+    """seq_better | partner_better | no_practical_difference | undecided."""
+    stop_reason: str | None
+    """None while the study goes on; decided | tasks_exhausted | budget | error_share | no_cell."""
+    spent_usd: float | None
+    """Both arms, on the study's tasks (None when nothing was priced)."""
+    full_cost_usd: float | None
+    """Both arms on every available task, at the mean spend per entered task."""
+    budget_usd: float | None
+    cells: dict[str, Any] | None
+    """{seq: [width, depth], partner: [width, depth], ...}: the cells compared."""
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> StudyUpdate:
+        """From a row of sql/studies.sql `study_updates_of`."""
+        cells = row["cells"]
+        return cls(row["update_index"], row["n_tasks"], row["n_used"], row["n_ranged"], row["estimate"],
+                   row["low"], row["high"], row["decision"], row["stop_reason"], row["spent_usd"],
+                   row["full_cost_usd"], row["budget_usd"],
+                   json.loads(cells) if isinstance(cells, str) else cells)

@@ -96,3 +96,34 @@ def build_mock_db(folder: Path, db: Path) -> Path:
             engine.run(spec, db)
     return db
 
+
+
+def toy_arms(folder: Path, seq_model: str = "mock/actor", partner_model: str | None = None, n: int = 200,
+             **keys) -> None:
+    """A toy seq@k (binary feedback) and pass@k pair for studies: k = 3, seeded, priced."""
+    common = dict(benchmark="toy", k=3, seed=1, concurrency=8, options={"n": n},
+                  actor={"price": {"input": 1.0, "output": 2.0}}) | keys
+    write_variant(folder, "seq.yaml", metric="seq@k", feedback_mode="binary", model=seq_model, **common)
+    write_variant(folder, "pass.yaml", metric="pass@k", model=partner_model or seq_model, **common)
+
+
+def toy_study_file(folder: Path, name: str = "study.yaml", **keys) -> Path:
+    """A study file over toy_arms' two variants (seed 7 unless `keys` say)."""
+    import yaml
+
+    path = folder / name
+    path.write_text(yaml.safe_dump({"arms": {"seq": "variants/toy/seq.yaml", "partner": "variants/toy/pass.yaml"},
+                                    "seed": 7} | keys))
+    return path
+
+
+def toy_study(folder: Path, db: Path, lift: float = 0.3, **keys):
+    """A finished study on the toy benchmark where feedback adds `lift` to a 0.3 success rate
+    (seqk.api.run_study's outcome); `keys` go to the study file."""
+    from scripts import feedback_world
+
+    from seqk import api, models
+
+    models.register_mock("mock/actor", feedback_world(0.3, lift))
+    toy_arms(folder)
+    return api.run_study(toy_study_file(folder, **keys), db, export=False, upload=False)

@@ -134,6 +134,54 @@ def seeded_arc(prompt: str, seed: int | None = None) -> str:
 slow_seeded_arc = gated(seeded_arc, latency_s=0.15)  # as slow_arc
 
 
+# --- Worlds for sequential studies: feedback adds to the per-attempt success, or not ------------
+
+
+def _uniform(*key: object) -> float:
+    """A number in [0, 1) fixed by `key` (a hash): the same call always gives the same draw."""
+    import hashlib
+
+    digest = hashlib.sha256("/".join(map(str, key)).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def feedback_world(base: float, lift: float):
+    """A toy-benchmark actor right with probability `base` per attempt, `base + lift` when its
+    prompt carries feedback (a seq@k attempt after a failure), each (task, seed) drawn by a hash:
+    the same slot always gets the same answer, so a resumed run repeats nothing it paid for."""
+
+    def reply(prompt: str, seed: int | None = None) -> str:
+        word = word_of(prompt)
+        p = base + (lift if "<Feedback" in prompt else 0.0)
+        return word if _uniform(word, seed) < p else f"not-{word}"
+
+    return reply
+
+
+feedback_helps = feedback_world(0.3, 0.25)
+feedback_useless = feedback_world(0.3, 0.0)
+
+
+ARC_RATES = (0.1, 0.3, 0.5)
+"""Per-attempt success of an ARC task in `arc_world`, one of these by a hash of its index."""
+
+
+def arc_world(lift: float):
+    """An ARC-AGI-2 actor: task i is answered right with probability p_i per attempt (one of
+    ARC_RATES, by a hash of i), p_i + `lift` when the prompt carries feedback (a seq@k attempt after
+    a failure); each draw is fixed by (task, seed), so a resumed study gets the same answers."""
+
+    def reply(prompt: str, seed: int | None = None) -> str:
+        task_prompt = prompt.split("\n\nThis is attempt ", 1)[0]
+        index, answer = _arc_index()[task_prompt]
+        p = ARC_RATES[int(_uniform("rate", index) * len(ARC_RATES))] + (lift if "<Feedback" in prompt else 0.0)
+        if _uniform(index, seed) < p:
+            return f"Here it is:\n```json\n{answer}\n```"
+        return "[[0, 0], [0, 0]]"
+
+    return reply
+
+
 def grade_python_scorer(output: str, reference) -> bool:
     """A `python:` scorer for tests/verifiers: the target and the row's unit, both in the reply."""
     return reference.target[0] in output and reference.metadata["unit"] in output.split()

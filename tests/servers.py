@@ -271,3 +271,49 @@ AWS_SETTINGS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN
                 "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_PROFILE",
                 "AWS_DEFAULT_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE")
 """What points the AWS credential chain somewhere: a test sets its own and removes the rest."""
+
+
+class WorldServer(ScriptedServer):
+    """An OpenAI-compatible server on loopback, in this process, answering each call with
+    `script(prompt, seed)` (tests/scripts.py's worlds), with honest usage (words). `hold_after(n)`:
+    once n calls were answered, later calls wait until `release()`, so a process killed meanwhile
+    dies with calls in flight, whatever the machine's speed."""
+
+    def __init__(self, script, latency_s: float = 0.0):
+        super().__init__([])
+        self.world, self.latency_s = script, latency_s
+        self.answered = 0
+        self._limit: int | None = None
+        self._open = threading.Event()
+        self._open.set()
+
+    def hold_after(self, n: int) -> None:
+        self._limit = n
+        self._open.clear()
+
+    def release(self) -> None:
+        self._open.set()
+
+    def holding(self) -> bool:
+        return self._limit is not None and self.answered >= self._limit and not self._open.is_set()
+
+    async def chat(self, request):
+        body = await request.json()
+        if self._limit is not None and self.answered >= self._limit:
+            while not self._open.is_set():
+                await asyncio.sleep(0.02)
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
+        prompt = " ".join(str(m.get("content", "")) for m in body.get("messages", []))
+        reply = self.world(prompt, seed=body.get("seed"))
+        self.answered += 1
+        p, c = len(prompt.split()), len(reply.split())
+        return web.json_response({
+            "id": "chatcmpl-world", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", "world"),
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}}],
+            "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}})
+
+    def __exit__(self, *exc):
+        self.release()
+        super().__exit__(*exc)

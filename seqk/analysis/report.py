@@ -24,6 +24,7 @@ from seqk import store
 from seqk.analysis import metrics
 from seqk.analysis.frontier import EqualBudget, equal_budget_reads, oracle_stopped
 from seqk.analysis.metrics import Comparison, RunMetrics
+from seqk.analysis.study import StudySummary, studies_in
 from seqk.errors import NotFound
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate
 from seqk.store import queries
@@ -59,6 +60,8 @@ class Report:
     """Filled with compare=True: each seq@k run against its budget partner at equal spend."""
     oracle_runs: list[str] = field(default_factory=list)
     """seq@k runs whose chains stop on the verdict of the judge that grades them."""
+    studies: list[StudySummary] = field(default_factory=list)
+    """Sequential studies with an arm among the runs: their sequence at each look (seqk.analysis.study)."""
 
 
 def report(runs: Sequence[str] = (), db: store.DbLike = None, *, compare: bool = False,
@@ -95,6 +98,7 @@ def report(runs: Sequence[str] = (), db: store.DbLike = None, *, compare: bool =
             rep = Report(found, errors_as_failures, seed, n_boot, equal_budget=budgets)
             rep.oracle_runs = [r["run_id"] for r in queries.report_runs(
                 con, run_ids=ids, benchmark=None, model=None) if oracle_stopped(r)]
+            rep.studies = studies_in(con, ids)
             if compare:
                 rep.rows = _compare_rows(found)
             elif len(found) == 2:

@@ -297,14 +297,19 @@ def plan(
     sets: SetOption = None,
 ) -> None:
     """Validate a variant (or a sweep file's every cell) and show what a run would do: run id,
-    roles, tasks, calls left, cost, and the prompt attempt 2 would see.
+    roles, tasks, calls left, cost, and the prompt attempt 2 would see; for a study file, the
+    tasks and US$ to a decision beside a fixed-n test.
 
     Example: seqk plan variants/arcagi2/seqk.cell_match.yaml --set feedback_mode=none
     """
     from seqk.config import spec as runspec
     from seqk.config.overrides import parse_sets
+    from seqk.config.study import is_study_file
     from seqk.run.plan import plan as make_plan
 
+    if is_study_file(variant):
+        study.plan(variant, db, lift)
+        return
     overrides, labels = parse_sets(sets or [])
     if restart:
         overrides["continue"] = False
@@ -394,7 +399,7 @@ def _print_preview(out: Any, p: dict[str, Any]) -> None:
 
 
 # After this module's commands, so `seqk --help` lists running before reporting.
-from seqk.cli import checks, compare, lake, report  # noqa: E402, F401 - registers probe, doctor; compare; lake; rejudge, report, export, import, upload
+from seqk.cli import checks, compare, lake, report, study  # noqa: E402, F401 - registers probe, doctor; compare; lake; rejudge, report, export, import, upload; study
 
 
 def main() -> None:

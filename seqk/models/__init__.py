@@ -21,7 +21,7 @@ from seqk.models.base import Completion, Provider
 from seqk.models.endpoints import check_endpoints
 from seqk.models.litellm_provider import import_litellm
 from seqk.models.mock import MockModel, _mock_for, clear_mocks, count_tokens, mock_problem, register_mock
-from seqk.models.openai_http import close_sessions
+from seqk.models.openai_http import close_sessions, sessions_kept
 from seqk.models.pool import ModelPool, Pool
 from seqk.models.probe import PROBE_PROMPT, ProbeResult, probe
 from seqk.models.registry import (
@@ -44,5 +44,5 @@ __all__ = [
     "count_tokens", "credential_problems", "cost_usd", "ensure_ready", "import_clients", "import_litellm",
     "is_rate_limit",
     "known_price", "missing_credentials", "mock_problem", "price_of", "probe", "provider_for", "provider_of",
-    "register_mock",
+    "register_mock", "sessions_kept",
 ]

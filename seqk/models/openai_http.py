@@ -11,9 +11,11 @@ and litellm is not imported for it (not even for its price map: 3.7 s here).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 from seqk.errors import HTTPStatusError, ProviderError, TransientProviderError
@@ -24,6 +26,7 @@ from seqk.models.role import RoleSpec
 from seqk.records import Prompt
 
 _SESSIONS: dict[int, Any] = {}
+_KEPT: dict[int, int] = {}
 
 
 def _session() -> Any:
@@ -38,7 +41,10 @@ def _session() -> Any:
 
 
 async def close_sessions() -> None:
-    """Close this loop's HTTP session (the engine calls it when a run ends)."""
+    """Close this loop's HTTP session (the engine calls it when a run ends); inside
+    `sessions_kept`, nothing: another run in the same loop may have calls in flight on it."""
+    if _KEPT.get(id(asyncio.get_running_loop())):
+        return
     session = _SESSIONS.pop(id(asyncio.get_running_loop()), None)
     if session is not None:
         await session.close()
@@ -46,6 +52,21 @@ async def close_sessions() -> None:
 
 _JSON = {"Content-Type": "application/json"}
 _TIMEOUTS: dict[float, Any] = {}
+
+
+@contextlib.asynccontextmanager
+async def sessions_kept() -> AsyncIterator[None]:
+    """Several runs in one event loop (a study runs its two arms together): this loop's session
+    stays open until the block ends, whichever run ends first, then it is closed."""
+    key = id(asyncio.get_running_loop())
+    _KEPT[key] = _KEPT.get(key, 0) + 1
+    try:
+        yield
+    finally:
+        _KEPT[key] -= 1
+        if not _KEPT[key]:
+            del _KEPT[key]
+            await close_sessions()
 
 
 async def chat_completion(spec: RoleSpec, prompt: Prompt, api_base: str) -> Completion:

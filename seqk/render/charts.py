@@ -13,6 +13,8 @@ with `--compare` and a seq@k run with a budget partner (seqk.analysis.frontier),
    (widths along each line);
 5. a heat map over (width, depth) of the frontier's value divided by pass@k's at the same
    spend (Olausson et al., ICLR 2024).
+and for each sequential study with an arm among the runs, its confidence sequence against the
+tasks in it (seqk.render.study_chart).
 
 altair is imported here only, so `seqk report` without --html/--png never pays for it.
 """
@@ -26,6 +28,7 @@ from typing import Any
 import altair as alt
 
 from seqk.analysis.report import Report, cells, fmt_p
+from seqk.render.study_chart import study_charts
 
 _PAGE_WIDTH = 1200
 """Plot width a chart fills (the page's 1400 px less its margins and axis labels)."""
@@ -205,7 +208,7 @@ def report_chart(rep: Report) -> alt.VConcatChart:
     # centered: left-aligned, the lift's long row labels would hang left of the panels above
     # and widen the page by their length.
     return alt.vconcat(curves_chart(rep), lift_chart(rep), cost_chart(rep), *frontier_charts(rep),
-                       center=True).resolve_scale(color="independent")
+                       *study_charts(rep.studies), center=True).resolve_scale(color="independent")
 
 
 def save_png(rep: Report, path: str | Path) -> None:

@@ -24,6 +24,7 @@ from seqk.analysis.report import (
     fmt_point,
     marked,
 )
+from seqk.render.study import report_lines
 
 _LABEL = 9
 """Width of a figure's label ("framing  "): values line up under each other."""
@@ -39,6 +40,8 @@ def to_text(rep: Report) -> str:
         text += "\n\n" + "\n".join(equal_budget_lines(budget))
     if rep.comparison:
         text += "\n\n" + comparison_line(rep.comparison)
+    if rep.studies:
+        text += "\n\n" + "\n".join(report_lines(rep.studies))
     return text + "\n\n" + "\n".join(f"• {note}" for note in rep.notes) + "\n"
 
 

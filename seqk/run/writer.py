@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +18,11 @@ from seqk.errors import StoreBusy
 from seqk.records import AttemptRecord, FeedbackFill
 
 log = logging.getLogger("seqk")
+
+WRITE_LOCK = threading.Lock()
+"""Held while a writer of this process writes (and by whoever else writes beside a running engine
+in the same process: a study's `prepare` of its other arm). Two runs in one process share DuckDB's
+instance of the file, and a run's final CHECKPOINT fails while another write is open."""
 
 
 class Writer:
@@ -58,7 +64,7 @@ class Writer:
 
     def _write(self, batch: list[AttemptRecord | FeedbackFill], final: bool) -> None:
         wait_s = min(60.0, self.close_wait_s) if final else 10.0
-        with self.db.connect(wait_s=wait_s, checkpoint=False) as con:
+        with WRITE_LOCK, self.db.connect(wait_s=wait_s, checkpoint=False) as con:
             store.append_attempts(con, batch)
             # Committed: a failure from here on (the final stamp) must not write them again.
             self.written += len(batch)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seqk import store
+from seqk.analysis.study import StudySummary, studies_in
 from seqk.errors import NotFound
 from seqk.store import queries
 from seqk.view.budget import BudgetChart, SpendPoint, budget_charts
@@ -112,6 +113,8 @@ class RunsPage:
     n_runs: int
     budgets: dict[str, BudgetChart] = field(default_factory=dict)
     """seq@k run id -> its equal-budget chart against its budget partner, where it has one."""
+    studies: list[StudySummary] = field(default_factory=list)
+    """Sequential studies (seqk.analysis.study), oldest first."""
 
 
 @dataclass(frozen=True)
@@ -188,6 +191,7 @@ def runs_page(db: store.DbLike = None) -> RunsPage:
     with database.connect(read_only=True, wait_s=WAIT_S) as con:
         runs = _summaries(con, None)
         budgets = budget_charts(con, runs)
+        studies = studies_in(con)
     by_id = {r.run_id: r for r in runs}
     groups: dict[str, RunGroup] = {}
     for run in runs:
@@ -201,7 +205,7 @@ def runs_page(db: store.DbLike = None) -> RunsPage:
         else:
             groups[run.run_id] = RunGroup(None, [run])
     ordered = sorted(groups.values(), key=lambda g: (g.title, (g.pass_run or g.seq_runs[0]).run_id))
-    return RunsPage(database.display, ordered, len(runs), budgets)
+    return RunsPage(database.display, ordered, len(runs), budgets, studies)
 
 
 def run_page(run_id: str, db: store.DbLike = None, *, filter: str = "all", search: str = "",

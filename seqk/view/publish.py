@@ -110,7 +110,8 @@ def bundle(folder: Path, db: store.DbLike = None, runs: tuple[str, ...] | list[s
 
     _write(folder, "index.html", render.render_runs(
         pages.RunsPage(listing.db, groups, len(kept),
-                       {k: v for k, v in listing.budgets.items() if k in kept}),
+                       {k: v for k, v in listing.budgets.items() if k in kept},
+                       [s for s in listing.studies if {s.seq_run_id, s.partner_run_id} & kept]),
         urls("index.html"), note=note))
     n += 1
     for run_id in chosen:

@@ -20,6 +20,7 @@ from seqk.analysis.compare import view_path
 from seqk.view.compare import bundle_key
 from seqk.view.pages import FILTERS, RunGroup, RunPage, RunsPage
 from seqk.view.story import TaskPage
+from seqk.view.studies import WORDS, study_chart
 from seqk.view.svg import COLORS, PASS_COLOR, Series, budget_chart, curve_chart
 
 
@@ -158,8 +159,10 @@ def render_runs(page: RunsPage, urls: Urls, note: str | None = None) -> str:
               if g.pass_run is not None and g.seq_runs else None for g in page.groups]
     budgets = [[(r.run_id, budget_chart(page.budgets[r.run_id])) for r in g.seq_runs if r.run_id in page.budgets]
                for g in page.groups]
+    studies = [(s, study_chart(s)) for s in page.studies]
     return environment().get_template("runs.html").render(
-        page=page, urls=urls, charts=charts, budgets=budgets, note=note, title="seqk runs")
+        page=page, urls=urls, charts=charts, budgets=budgets, studies=studies, WORDS=WORDS, note=note,
+        title="seqk runs")
 
 
 def render_run(page: RunPage, urls: Urls, note: str | None = None) -> str:

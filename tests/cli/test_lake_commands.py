@@ -1,5 +1,5 @@
 """Every command that takes --db works on a lake (PostgreSQL catalog, data on moto's S3) as on a
-DuckDB file: run, plan, status, inspect, sql, rejudge, report (--compare, --judges), compare, export
+DuckDB file: run, plan, status, inspect, sql, rejudge, report (--compare, --judges), compare, study, export
 (folders and Parquet), import, upload, view --bundle, lake compact and limits. A command added with a
 --db option and not driven here fails the last test: drive it on a lake, or make it refuse a lake
 in one line."""
@@ -10,8 +10,8 @@ import json
 
 import pytest
 import typer.main
-from helpers import write_variant
-from scripts import solves_on
+from helpers import toy_arms, toy_study_file, write_variant
+from scripts import feedback_world, solves_on
 from typer.testing import CliRunner
 
 from seqk import models
@@ -19,7 +19,7 @@ from seqk.cli import app
 
 runner = CliRunner()
 DRIVEN = {"run", "plan", "status", "inspect", "sql", "rejudge", "report", "export", "import", "upload",
-          "view", "lake compact", "limits", "compare"}
+          "view", "lake compact", "limits", "compare", "study"}
 
 
 def seqk(*args: str) -> str:
@@ -70,6 +70,23 @@ def test_every_command_with_a_db_works_on_a_lake(tmp_path, lake_url, judges):
     # mock models are not remembered: the lake answers, and has nothing to say yet
     assert "no endpoint limit remembered yet" in seqk("limits", "--db", lake_url)
     assert "forgot 0 remembered limit(s)" in seqk("limits", "--reset", "--db", lake_url)
+
+
+def test_a_study_runs_and_resumes_on_a_lake(tmp_path, lake_url):
+    models.register_mock("mock/actor", feedback_world(0.3, 0.3))
+    toy_arms(tmp_path)
+    study = toy_study_file(tmp_path)
+    assert "new study" in seqk("plan", str(study), "--db", lake_url, "--lift", "0.2")
+    def study_json() -> dict:  # the runner mixes the looks' lines (stderr) into the output
+        out = seqk("study", str(study), "--db", lake_url, "--no-export", "--format", "json")
+        return json.loads(out[out.index("\n{") + 1:])
+
+    first = study_json()
+    assert first["decision"] == "seq_better" and first["tasks_used"] < 200
+    again = study_json()
+    assert again["decision"] == first["decision"] and again["tasks_used"] == first["tasks_used"]
+    assert seqk("sql", "SELECT count(*) - count(DISTINCT (run_id, task_index, chain_index, attempt_index)) AS d "
+                "FROM attempts", "--db", lake_url, "--format", "csv") == "d\n0\n"
 
 
 def test_the_commands_driven_on_a_lake_are_every_command_with_a_db():

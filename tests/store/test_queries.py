@@ -80,6 +80,13 @@ def reads(seq: str, pas: str, uid: str) -> Calls:
         (queries.latest_endpoint_limits, {}),
         (queries.compare_solved, {"errors_as_failures": False, "run_a": seq, "run_b": pas}),
         (queries.task_values_at, {"errors_as_failures": False, "t": 1} | both),
+        # studies: the reads of a look over the seeded runs (no study is stored on this seed)
+        (queries.study_chain_outcomes, {"run_ids": [seq, pas], "task_indices": "[1, 2]"}),
+        (queries.study_task_spend, {"run_ids": [seq, pas], "task_indices": "[1, 2, 3]"}),
+        (queries.study_cells, {"run_ids": [seq, pas], "task_indices": "[1, 2, 3]"}),
+        (queries.studies_of_runs, {"seq_run_id": seq, "partner_run_id": pas}),
+        (queries.list_studies, {}), (queries.study_tasks_of, {"study_id": "s1"}),
+        (queries.study_updates_of, {"study_id": "s1"}),
     ]
 
 
@@ -87,6 +94,7 @@ def reads(seq: str, pas: str, uid: str) -> Calls:
 # no endpoint limit remembered (mock models are not).
 EMPTY = {"kept_outputs", "rejudge_pending", "run_batch_items", "list_batches", "session_task_outcomes",
          "latest_endpoint_limits",
+         "studies_of_runs", "list_studies", "study_tasks_of", "study_updates_of",
          # (and the four that keep a report's outcomes in the session, returning nothing)
          "keep_task_outcomes", "keep_task_outcomes_for", "serve_kept_task_outcomes", "drop_kept_task_outcomes"}
 
@@ -132,6 +140,17 @@ def writes(run: dict, uid: str) -> Calls:
         (queries.append_endpoint_limit, {"api_base": "http://127.0.0.1:1/v1", "model": "openai/x",
                                          "sustained": 24, "bounded": True, "ceiling": 64, "rate_limited": 3,
                                          "calls": 90, "run_id": run["run_id"]}),
+        (queries.insert_study, {"study_id": "s1", "seq_run_id": run["run_id"], "partner_run_id": "new-run",
+                                "question": "lift", "alpha": 0.05, "margin": 0.0, "budget_usd": None,
+                                "budget_usd_per_task": None, "order_seed": 1, "task_order": "[2, 1, 3]",
+                                "declaration": "{}", "seqk_version": "test"}),
+        (queries.insert_study_tasks, {"study_id": "s1", "rows": '[{"position": 1, "task_index": 2, "seq_low": 1, '
+                                      '"seq_high": 1, "partner_low": 0, "partner_high": 0, "seq_cost_usd": null, '
+                                      '"partner_cost_usd": 0.5}]'}),
+        (queries.insert_study_update, {"study_id": "s1", "update_index": 1, "n_tasks": 1, "n_used": 1, "n_ranged": 0,
+                                       "estimate": 1.0, "low": -0.9, "high": 1.0, "decision": "undecided",
+                                       "stop_reason": None, "spent_usd": 0.5, "full_cost_usd": None,
+                                       "budget_usd": None, "cells": '{"seq": [1, 2], "partner": [2, 1]}'}),
     ]
 
 
@@ -172,6 +191,13 @@ def test_every_named_query_runs_through_its_generated_function(seeded):
             "sum(output_tokens) FROM calls WHERE run_id = $r AND generation = 1", {"r": seq}).fetchall()
         assert results["last_call_index"] == 1 and results["count_tables"] == 1
         assert results["get_run"] == run and results["export_parquet_runs"].num_rows == 2
+        # A study's look: per chain, seq@k's task 2 solved on attempt 2, every other slot valid and wrong.
+        chains = results["study_chain_outcomes"]
+        keys = [(c["run_id"], c["task_index"]) for c in chains]
+        assert keys == sorted(keys)
+        assert {(c["metric"], c["task_index"], c["first_success"], c["n_valid"], c["valid_prefix"])
+                for c in chains} == {("pass@k", 1, None, 2, 2), ("pass@k", 2, None, 2, 2), ("seq@k", 1, None, 2, 2),
+                                     ("seq@k", 2, 2, 2, 2)}
         register_batches(con, uid)
         for fn, params in write:
             assert fn(con, **params) is None
@@ -190,6 +216,13 @@ def test_every_named_query_runs_through_its_generated_function(seeded):
         assert queries.get_task_identities(con, run_id="imported-run") == [(1, "t1", "h")]
         assert queries.import_known_attempts(con, run_id="imported-run") == [("copied-uid",)]
         assert queries.last_call_index(con, attempt_uid="copied-uid") == 1
+        # A study's rows come back as written: its task, its look (with its arm's other study listed).
+        assert [s["study_id"] for s in queries.studies_of_runs(con, seq_run_id=seq, partner_run_id=pas)] == ["s1"]
+        assert [(t["position"], t["task_index"], t["partner_cost_usd"]) for t in
+                queries.study_tasks_of(con, study_id="s1")] == [(1, 2, 0.5)]
+        (listed,) = queries.list_studies(con)
+        assert (listed["n_tasks"], listed["decision"], listed["n_updates"], json.loads(listed["task_order"])) == (
+            1, "undecided", 1, [2, 1, 3])
         # The re-judging run links every slot of the source's attempts that count, and each is pending.
         pending = queries.rejudge_pending(con, run_id="new-run", generation=1)
         assert len(pending) == len(queries.import_valid_slots(con, run_id=seq)) == 6
