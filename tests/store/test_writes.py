@@ -36,3 +36,11 @@ def test_a_thousand_tasks_are_one_statement(tmp_path: Path) -> None:
         store.insert_tasks(con, "r1", rows)
         assert store.task_identities(con, "r1")[1000] == ("t1000", "h")
         assert con.execute("SELECT count(*), any_value(meta) FROM tasks").fetchone() == (1000, "{}")
+
+
+def test_a_connection_draws_no_progress_bar_of_duckdbs(tmp_path: Path) -> None:
+    # DuckDB prints its own bar on stdout for a statement past 2 s (100,000 tasks registered
+    # under load did), into seqk's progress display or a pipe.
+    for read_only in (False, True):
+        with store.connect(tmp_path / "seqk.duckdb", read_only=read_only) as con:
+            assert con.execute("SELECT current_setting('enable_progress_bar')").fetchone() == (False,)
