@@ -180,3 +180,8 @@ def arc_world(lift: float):
         return "[[0, 0], [0, 0]]"
 
     return reply
+
+
+def grade_python_scorer(output: str, reference) -> bool:
+    """A `python:` scorer for tests/verifiers: the target and the row's unit, both in the reply."""
+    return reference.target[0] in output and reference.metadata["unit"] in output.split()

@@ -28,6 +28,7 @@ MAY_IMPORT = {
     "run": {"config", "models", "benchmark", "store"},
     "analysis": {"store"},
     "config": {"models", "benchmark"},
+    "verifiers": {"benchmark"},
     "benchmark": set(),
     "models": set(),
     "store": set(),

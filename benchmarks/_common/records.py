@@ -19,17 +19,20 @@ import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from seqk.errors import DataFileError
 
 _BLANK = " \t\r"
 """JSON's whitespace besides "\\n": a line of only these is no record."""
+# strict=False: some writers leave \x0b, \x0c or \x1c-\x1e raw inside strings; split at "\n"
+# only, such a record is still unambiguous. One decoder for every line (json.loads with an
+# argument builds one per call).
+_DECODE = json.JSONDecoder(strict=False).decode
 
 
-@dataclass(frozen=True)
-class Record:
-    """One record of a data file."""
+class Record(NamedTuple):
+    """One record of a data file (a tuple: files of 100,000 records are read at a run's start)."""
 
     position: int
     """1-based among the file's records: the canonical task_index."""
@@ -66,16 +69,18 @@ class Records:
             else:
                 self.reject(record, "record", "a JSON object")
 
-    def reject(self, record: Record | int, field_name: str, expected: str) -> None:
+    def reject(self, record: Record | int, field_name: str, expected: str, column: int | None = None) -> None:
         """Record (or the line) `record` does not fit: raise DataFileError naming the file, the
-        line and `field_name`, or, when skipping is allowed, note the line and go on."""
+        line (and the column, when known) and `field_name`, or, when skipping is allowed, note
+        the line and go on."""
         line = record.line if isinstance(record, Record) else record
         if self.skip_invalid:
             self.skipped.append(line)
             return
         hint = ("; fix the record, or set options.skip_invalid_records: true to skip it (the other "
                 "records keep their task_index)") if self.skippable else ""
-        raise DataFileError(f"{self.source}:{line}: {field_name}: expected {expected}{hint}")
+        where = f"{line}:{column}" if column is not None else f"{line}"
+        raise DataFileError(f"{self.source}:{where}: {field_name}: expected {expected}{hint}")
 
     def _jsonl(self) -> Iterator[Record]:
         position = 0
@@ -84,19 +89,37 @@ class Records:
                 continue
             position += 1
             try:
-                # strict=False: some writers leave \x0b, \x0c or \x1c-\x1e raw inside strings;
-                # split at "\n" only, such a record is still unambiguous.
-                value = json.loads(line.removesuffix("\r"), strict=False)
-            except ValueError as exc:
-                self.reject(line_no, "record", f"one JSON value per line ({exc})")
+                value = _DECODE(line.removesuffix("\r"))
+            except json.JSONDecodeError as exc:
+                self.reject(line_no, "record", f"one JSON value per line ({exc.msg})", exc.colno)
                 continue
             yield Record(position, line_no, value)
 
     def _csv(self) -> Iterator[Record]:
         # newline="": the csv module then keeps line breaks inside quoted cells, and the text
-        # stream breaks lines at \n, \r and \r\n only, never at U+2028 and the like.
-        reader = csv.DictReader(io.StringIO(self.text, newline=""))
-        last_line = 1  # the header's
-        for position, row in enumerate(reader, start=1):
-            yield Record(position, last_line + 1, dict(row))
-            last_line = reader.line_num
+        # stream breaks lines at \n, \r and \r\n only, never at U+2028 and the like. A row's
+        # line is where it starts: after the previous row's last line and any blank lines.
+        reader = csv.reader(io.StringIO(self.text, newline=""))
+        header: list[str] | None = None
+        last_line, position = 0, 0
+        while True:
+            try:
+                cells = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:  # a NUL byte, an unterminated quote at the end: the file stops
+                raise DataFileError(f"{self.source}:{last_line + 1}: record: expected CSV ({exc})") from None
+            start, last_line = last_line + 1, reader.line_num
+            if not cells:
+                continue
+            if header is None:
+                header = cells
+                continue
+            position += 1
+            # As csv.DictReader: surplus cells under None, missing ones None.
+            row: dict[Any, Any] = dict(zip(header, cells, strict=False))
+            if len(cells) > len(header):
+                row[None] = cells[len(header):]
+            for name in header[len(cells):]:
+                row[name] = None
+            yield Record(position, start, row)

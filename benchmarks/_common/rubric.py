@@ -1,28 +1,17 @@
 """Rubric judging, written once for clbench, advancedif, healthbench and researchrubrics:
-chat messages and their renderings, numbered rubric lists, reading a judge's JSON reply,
-per-criterion judge calls made concurrently, and weighted aggregation.
-
-A judge reply that cannot be read raises seqk.errors.JudgeError: the engine records the
-attempt as an error of stage `judge`, keeps the actor's output, and asks the judge again on
-it next run. An unreadable reply is never scored as a wrong answer.
+chat messages and their renderings, numbered rubric lists and weighted aggregation. Reading a
+judge's JSON reply and per-criterion judge calls made at once are public verifiers helpers
+(`seqk.verifiers.judge_json`, `judge_each`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
-from benchmarks._common.jsonextract import extract_all_json
-from seqk.benchmark import RoleClient
-from seqk.errors import JudgeError, ProviderError
-
-T = TypeVar("T")
-
-_FENCE = "```"
 _WORDS = re.compile(r"\s+")
 
 
@@ -93,61 +82,9 @@ def numbered(items: Sequence[str]) -> str:
     return "\n".join(f"{i}. {text}" for i, text in enumerate(items, start=1))
 
 
-def judge_json(reply: str, accept: Callable[[dict[str, Any]], bool], what: str) -> dict[str, Any]:
-    """The judge's JSON object: the last fenced block that holds an accepted object (an
-    unterminated final fence counts), else the last accepted object anywhere in the reply,
-    found by a scan that ignores braces inside JSON strings, so prose with LaTeX braces
-    around the JSON does not break it. `what` names the expected shape in the error.
-
-    Raises JudgeError when no accepted object is found.
-    """
-    def accepted(values: list[Any]) -> dict[str, Any] | None:
-        return next((v for v in reversed(values) if isinstance(v, dict) and accept(v)), None)
-
-    segments = reply.split(_FENCE)
-    for fenced in reversed(segments[1::2]):
-        body = fenced.removeprefix("json").removeprefix("JSON").strip()
-        if body[:1] in ("{", "[") and (found := accepted(extract_all_json(body))) is not None:
-            return found
-    found = accepted(extract_all_json(reply))
-    if found is None:
-        raise JudgeError(f"no {what} in the judge's reply: {excerpt(reply)}")
-    return found
-
-
-def excerpt(reply: str, limit: int = 300) -> str:
-    """The start of a reply, quoted, for an error message."""
-    text = reply.strip()
-    return repr(text if len(text) <= limit else text[:limit] + "...")
-
-
 def words(text: str) -> str:
     """Lower-cased, whitespace collapsed: the form exact-match label rules compare."""
     return _WORDS.sub(" ", text.strip().lower())
-
-
-async def judge_each(judge: RoleClient, prompts: Sequence[str],
-                     read: Callable[[str], T]) -> list[T]:
-    """One judge call per prompt, all in flight at once (the judge role's max_concurrency
-    bounds them in the model pool), each reply turned into a result by `read`; results in
-    prompt order.
-
-    Every call finishes before anything is raised, so each one is recorded with the
-    attempt; then the first failure in prompt order is raised (JudgeError naming the item,
-    or the provider's error as it came).
-    """
-    async def one(prompt: str) -> T:
-        return read(await judge.complete(prompt))
-
-    results = await asyncio.gather(*(one(p) for p in prompts), return_exceptions=True)
-    for index, result in enumerate(results, start=1):
-        if isinstance(result, ProviderError):
-            raise result
-        if isinstance(result, JudgeError):
-            raise JudgeError(f"rubric item {index} of {len(prompts)}: {result}") from result
-        if isinstance(result, BaseException):
-            raise result
-    return list(results)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks._common.rubric import judge_json, numbered, words
+from benchmarks._common.rubric import numbered, words
 from seqk.errors import JudgeError
+from seqk.verifiers import judge_json
 
 _MET = {"true", "yes", "1", "met"}
 _UNMET = {"false", "no", "0", "not met", "unmet"}

@@ -7,11 +7,12 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from benchmarks._common.jsonextract import extract_json
 from seqk.benchmark import AttemptContext, Benchmark, FeedbackMode, Task, Verdict
+from seqk.verifiers.grids import GridGrade, cell_accuracy
+from seqk.verifiers.jsonextract import extract_json
 
 from . import data, prompts, taskcache
-from .grids import Grid, GridGrade, answer_grids, cell_accuracy, grade, looks_like_answer
+from .grids import Grid, answer_grids, grade, looks_like_answer
 
 
 class ArcAgi2Options(BaseModel):

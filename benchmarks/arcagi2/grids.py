@@ -1,62 +1,22 @@
-"""ARC grids: what counts as one, how a prompt shows one, how an answer grid is graded."""
+"""ARC grids: what counts as one (colours 0..9), how a prompt shows one, where an answer keeps
+them. Grading, shapes and cell counts are seqk.verifiers.grids'."""
 
 from __future__ import annotations
 
-import operator
-from typing import Any, TypedDict
+from typing import Any
+
+from seqk.verifiers.grids import GridGrade, grade_grid
+from seqk.verifiers.grids import is_grid as _is_grid
 
 Grid = list[list[int]]
 """Rows of cells; every cell an int 0..9 (a colour), every row the same length."""
 
-_COLOURS = frozenset(range(10))
-_INT_ONLY = frozenset({int})
-
-
-class GridGrade(TypedDict):
-    """One test output's grade: shapes and counts only, never a target cell."""
-
-    test: int
-    """1-based position of the test input."""
-    given: bool
-    """False when the answer holds fewer grids than this position."""
-    parsed: bool
-    """The given value is a valid grid."""
-    shape: list[int] | None
-    """[rows, columns] of the given grid, when parsed."""
-    expected_shape: list[int]
-    """[rows, columns] of the target."""
-    shape_ok: bool
-    cells_correct: int | None
-    """Cells equal to the target's, when the shape is right."""
-    cells_total: int
-    correct: bool
-    """The grid equals the target exactly."""
+COLOURS = frozenset(range(10))
 
 
 def is_grid(value: Any) -> bool:
     """True if `value` is a non-empty rectangular list of rows of ints 0..9."""
-    if not isinstance(value, list) or not value or not isinstance(value[0], list):
-        return False
-    width = len(value[0])
-    return width > 0 and all(
-        isinstance(row, list)
-        and len(row) == width
-        # Checking types first rejects true/false and 1.0, which equal colours in a set, and
-        # keeps unhashable cells away from the set. Both loops run in C: grids reach 900 cells.
-        and _INT_ONLY.issuperset(map(type, row))
-        and _COLOURS.issuperset(row)
-        for row in value
-    )
-
-
-def shape(grid: list[list[Any]]) -> tuple[int, int]:
-    """(rows, columns) of a rectangular grid."""
-    return len(grid), len(grid[0])
-
-
-def shape_text(dims: tuple[int, int] | list[int]) -> str:
-    """'3x4' for 3 rows and 4 columns."""
-    return f"{dims[0]}x{dims[1]}"
+    return _is_grid(value, COLOURS)
 
 
 def render(grid: Grid) -> str:
@@ -111,32 +71,5 @@ def _unwrap(value: Any) -> Any:
 
 
 def grade(candidate: Any, target: Grid, test: int) -> GridGrade:
-    """How one answer grid compares with the target, without any of the target's cells.
-
-    `cells_correct` is None unless the candidate is a grid of the target's shape.
-    """
-    expected = shape(target)
-    total = expected[0] * expected[1]
-    result = GridGrade(test=test, given=candidate is not None, parsed=False, shape=None,
-                       expected_shape=list(expected), shape_ok=False, cells_correct=None,
-                       cells_total=total, correct=False)
-    if candidate is None or not is_grid(candidate):
-        return result
-    got = shape(candidate)
-    result.update(parsed=True, shape=list(got), shape_ok=got == expected)
-    if got != expected:
-        return result
-    if candidate == target:
-        correct = total
-    else:
-        pairs = zip(candidate, target, strict=True)
-        correct = sum(sum(map(operator.eq, row, goal)) for row, goal in pairs)
-    result.update(cells_correct=correct, correct=correct == total)
-    return result
-
-
-def cell_accuracy(result: GridGrade) -> float:
-    """The share of target cells matched; 0 when the grid is missing, malformed or misshapen."""
-    if result["cells_correct"] is None:
-        return 0.0
-    return result["cells_correct"] / result["cells_total"]
+    """How one answer grid compares with the target (a grid of colours), without any of its cells."""
+    return grade_grid(candidate, target, test, cells=COLOURS)

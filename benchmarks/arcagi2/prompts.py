@@ -5,8 +5,10 @@ Changing any of them changes results: bump `ArcAgi2.prompt_version`.
 
 from __future__ import annotations
 
+from seqk.verifiers.grids import GridGrade, shape, shape_text
+
 from .data import RawTask
-from .grids import GridGrade, render, shape, shape_text
+from .grids import render
 
 INTRO = """\
 Solve this ARC-AGI-2 puzzle.

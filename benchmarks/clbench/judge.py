@@ -8,8 +8,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks._common.rubric import judge_json, numbered, words
+from benchmarks._common.rubric import numbered, words
 from seqk.errors import JudgeError
+from seqk.verifiers import judge_json
 
 SCORE_KEYS = ("Overall Score", "overall_score", "score")
 STATUS_KEYS = ("List of Requirement Satisfaction Status", "requirement_status")

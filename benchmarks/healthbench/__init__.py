@@ -8,10 +8,11 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from benchmarks._common.rubric import Grade, judge_each, weighted_score
+from benchmarks._common.rubric import Grade, weighted_score
 from benchmarks._common.rubric_bench import RubricBenchmark, checked_tasks
 from benchmarks._common.rubric_data import DataOptions, HubFile
 from seqk.benchmark import AttemptContext, FeedbackMode, Task, Verdict
+from seqk.verifiers import judge_each
 
 from . import data, judge
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 
-from benchmarks._common.rubric import Criterion, Grade, Message, judge_json, render_chat, shortest
+from benchmarks._common.rubric import Criterion, Grade, Message, render_chat, shortest
 from seqk.errors import JudgeError
+from seqk.verifiers import judge_json
 
 # Whole words only (seq_k's bare substrings caught "pharmacy" and "safely"); `contraindicat`
 # is a stem, not a word, so it takes any ending (contraindicated, contraindication).

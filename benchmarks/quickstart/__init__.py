@@ -62,6 +62,8 @@ class Quickstart(Benchmark[NoOptions]):
                      shows_grading_info=True),
     )
     binary_feedback = "That is not correct."
+    prompt_version = "2"
+    """2: the number questions ask for an ANSWER: line, and a number is read from it (checks.py)."""
 
     def load_tasks(self, options: NoOptions) -> list[Task]:
         """The tasks of tasks.jsonl, task_index from 1."""
@@ -76,9 +78,8 @@ class Quickstart(Benchmark[NoOptions]):
         """Run the task's check on the reply."""
         answer = task.answer_as(Answer)
         result = check(answer.check, answer.expected, output)
-        return Verdict(success=result.success, score=1.0 if result.success else 0.0,
-                       raw_eval_output=result.explanation,
-                       details={"check": answer.check, "found": result.found})
+        result.details["check"] = answer.check
+        return result
 
     async def feedback(self, task: Task, output: str, verdict: Verdict, ctx: AttemptContext[NoOptions]) -> str:
         """Template feedback; no critic model."""

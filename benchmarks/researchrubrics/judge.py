@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks._common.rubric import Criterion, Grade, clip_words, judge_json, words
+from benchmarks._common.rubric import Criterion, Grade, clip_words, words
 from seqk.errors import JudgeError
+from seqk.verifiers import judge_json
 
 _LABELS = {"satisfied": 1.0, "not satisfied": 0.0}
 

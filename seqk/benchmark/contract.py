@@ -268,6 +268,11 @@ class Benchmark(ABC, Generic[OptionsT]):
         """The run path's first slot: benchmark plus data set variant (default: the name)."""
         return self.name
 
+    def verifier_of(self, options: OptionsT) -> str:
+        """The verifier these options grade with: `verifier`, unless the options choose it (a
+        `dataset` benchmark's `scorer:`); 'llm' makes the variant's judge model grade."""
+        return self.verifier
+
     @abstractmethod
     def load_tasks(self, options: OptionsT) -> list[Task]:
         """Every task of the slice, in canonical order, task_index from 1."""
@@ -303,7 +308,7 @@ class Benchmark(ABC, Generic[OptionsT]):
         answer's size apart). By default, the prompts `verify` sends for an empty answer, recorded
         without calling any model; override when later judge calls depend on earlier replies.
         [] for a verifier that is not an LLM."""
-        if self.verifier != "llm":
+        if self.verifier_of(options) != "llm":
             return []
         recorder, ctx = self._recording(options, self.feedback_modes[0])
         # The recorder answers nothing, so verify ends in an error once it has asked.

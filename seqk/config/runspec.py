@@ -250,13 +250,14 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
         raise ConfigError(source, issues)
     assert options is not None and mode is not None
 
-    llm_judge = bench.verifier == "llm"
+    verifier = bench.verifier_of(options)
+    llm_judge = verifier == "llm"
     judge_model = (variant.judge_model or variant.model) if llm_judge else None
     critic_model = None
     if mode.llm_critic:
         critic_model = variant.critic_model or variant.judge_model or variant.model
     if not llm_judge and variant.judge_model is not None:
-        notes.append(f"judge_model is not used: {bench.name}'s verifier is {bench.verifier}")
+        notes.append(f"judge_model is not used: {bench.name}'s verifier is {verifier}")
     if not mode.llm_critic and variant.critic_model is not None:
         notes.append(f"critic_model is not used: feedback mode {mode.name!r} is a template")
     if variant.metric == "pass@k" and mode.llm_critic:
@@ -281,7 +282,7 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
         raise ConfigError(source, issues)
     slice_name = bench.slice_name(options)
     rid = run_id(slice_name=slice_name, metric=variant.metric, actor_model=variant.model,
-                 verifier=bench.verifier, judge_model=judge_model, feedback_mode=mode.name,
+                 verifier=verifier, judge_model=judge_model, feedback_mode=mode.name,
                  critic_model=critic_model, tag=variant.tag, prompt=protocol_slot(protocol))
     return RunSpec(
         run_id=rid, benchmark=bench, slice_name=slice_name, metric=variant.metric, k=variant.k,

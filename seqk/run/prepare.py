@@ -205,7 +205,7 @@ def prepare(spec: RunSpec, db: store.DbLike) -> Prepared:
                 "slice": spec.slice_name, "metric": spec.metric, "k": spec.k, "chains": spec.chains,
                 "feedback_mode": spec.feedback_mode, "actor_model": spec.actor.model,
                 "judge_model": spec.judge.model, "critic_model": spec.critic.model,
-                "verifier": spec.benchmark.verifier, "temperature": spec.actor.temperature,
+                "verifier": spec.benchmark.verifier_of(spec.options), "temperature": spec.actor.temperature,
                 "options": json.dumps(spec.options.model_dump(mode="json")),
                 "config": config, "fingerprint": spec.fingerprint(),
                 "fingerprint_fields": json.dumps(spec.fingerprint_fields()), "seqk_version": __version__,

@@ -69,21 +69,22 @@ def rejudge_spec(source_run_id: str, judge: RoleSpec, *, first_attempt_only: boo
     if isinstance(bench, AgenticBenchmark):
         raise RejudgeRefused(f"{bench.name} runs the actor and the judge together (an agentic "
                              "benchmark): its answers cannot be graded apart")
-    if bench.verifier == "llm" and judge.model is None:
+    options = bench.Options.model_validate(json.loads(row["options"] or "{}"))
+    verifier = bench.verifier_of(options)
+    if verifier == "llm" and judge.model is None:
         raise ConfigError("seqk rejudge", [ConfigIssue(
             "C03", "--judge-model", f"{bench.name} is judged by an LLM: name the new judge")])
-    if bench.verifier != "llm" and judge.model is not None:
+    if verifier != "llm" and judge.model is not None:
         raise ConfigError("seqk rejudge", [ConfigIssue("C03", "--judge-model", (
-            f"{bench.name}'s verifier is {bench.verifier}, not an LLM: re-judge without "
+            f"{bench.name}'s verifier is {verifier}, not an LLM: re-judge without "
             "--judge-model to grade with the verifier's current version"))])
-    options = bench.Options.model_validate(json.loads(row["options"] or "{}"))
     tasks = _same_tasks(bench.load_tasks(options), stored_tasks, source_run_id)
     actor_config = config.get("actor") or {}
     sampling: dict[str, Any] = {name: actor_config.get(name) for name in _ACTOR_FIELDS if name != "extra"}
     actor = RoleSpec(role="actor", model=row["actor_model"], **sampling,
                      extra=actor_config.get("extra") or {})
     parts = source_run_id.split("/")
-    slot = (path_safe(judge.model) if judge.model else bench.verifier) + \
+    slot = (path_safe(judge.model) if judge.model else verifier) + \
         (".rejudge1." if first_attempt_only else ".rejudge.") + parts[3]
     return RunSpec(
         run_id="/".join([*parts[:3], slot, *parts[4:]]), benchmark=bench, slice_name=row["slice"],

@@ -212,7 +212,7 @@ def _open(db: Path, read_only: bool, wait_s: float) -> Connection:
     delay = 0.005
     while True:
         try:
-            return duckdb.connect(str(db), read_only=read_only)
+            con = duckdb.connect(str(db), read_only=read_only)
         except duckdb.Error as exc:
             lock_conflict = isinstance(exc, duckdb.IOException) and bool(_LOCK_MESSAGE.search(str(exc)))
             if not lock_conflict:
@@ -221,3 +221,8 @@ def _open(db: Path, read_only: bool, wait_s: float) -> Connection:
                 raise StoreBusy(f"{db} stayed locked by another process for {wait_s:.0f}s: {exc}") from None
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, 0.2)
+            continue
+        # DuckDB draws its own progress bar on stdout, even into a pipe, for a statement that
+        # takes over 2 s (registering 100,000 tasks on a loaded machine): seqk draws its own.
+        con.execute("SET enable_progress_bar = false")
+        return con

@@ -119,15 +119,20 @@ def append_attempts(con: duckdb.DuckDBPyConnection,
         con.unregister("seqk_call_batch")
 
 
+TASKS_PER_STATEMENT = 10_000
+"""Tasks registered by one statement of insert_tasks."""
+
+
 def insert_tasks(con: duckdb.DuckDBPyConnection, run_id: str, rows: Sequence[dict[str, Any]]) -> None:
     """Register tasks the run has not seen yet (rows: task_index, task_id, prompt, content_hash, meta)."""
-    if not rows:
-        return
-    queries.insert_tasks(con, run_id=run_id, rows=json.dumps([
-        {"task_index": r["task_index"], "task_id": r["task_id"], "prompt": r["prompt"],
-         "content_hash": r["content_hash"],
-         "meta": json.dumps(r.get("meta") or {}, ensure_ascii=False, default=str)} for r in rows],
-        ensure_ascii=False))
+    # A statement per 10,000 tasks: one JSON text of 100,000 and DuckDB's parse of it held
+    # ~250 MB at once (bench/bench_dataset.py); the caller's transaction keeps them one write.
+    for start in range(0, len(rows), TASKS_PER_STATEMENT):
+        queries.insert_tasks(con, run_id=run_id, rows=json.dumps([
+            {"task_index": r["task_index"], "task_id": r["task_id"], "prompt": r["prompt"],
+             "content_hash": r["content_hash"],
+             "meta": json.dumps(r.get("meta") or {}, ensure_ascii=False, default=str)}
+            for r in rows[start:start + TASKS_PER_STATEMENT]], ensure_ascii=False))
 
 
 def insert_imported_run(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> None:

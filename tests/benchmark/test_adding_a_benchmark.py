@@ -1,11 +1,13 @@
 """docs/adding-a-benchmark.md runs as written: its one Python block, pasted as
-benchmarks/sums/__init__.py into a benchmarks folder, and its one YAML block, as
-variants/sums/seqk.yaml, are planned and run by `seqk` in a subprocess."""
+benchmarks/sums/__init__.py into a benchmarks folder, and its two YAML blocks, as
+variants/sums/seqk.yaml and its pass@k partner variants/sums/passk.yaml, are planned and run by
+`seqk` in a subprocess, then compared with the page's own commands, whose figures it prints."""
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -25,9 +27,9 @@ def blocks() -> dict[str, list[str]]:
     return found
 
 
-def test_the_page_holds_one_whole_benchmark_file_and_one_variant():
+def test_the_page_holds_one_whole_benchmark_file_and_two_variants():
     found = blocks()
-    assert len(found["python"]) == 1 and len(found["yaml"]) == 1
+    assert len(found["python"]) == 1 and len(found["yaml"]) == 2
     assert len(found["python"][0].splitlines()) <= 40
     assert "\nbenchmark = " in found["python"][0]
 
@@ -53,6 +55,7 @@ def test_the_documented_benchmark_runs_when_pasted(tmp_path):
     variant = tmp_path / "variants" / "sums" / "seqk.yaml"
     variant.parent.mkdir(parents=True)
     variant.write_text(found["yaml"][0])
+    (variant.parent / "passk.yaml").write_text(found["yaml"][1])
     db = tmp_path / "seqk.duckdb"
 
     planned = _seqk(tmp_path, "plan", str(variant), "--db", str(db))
@@ -73,3 +76,16 @@ def test_the_documented_benchmark_runs_when_pasted(tmp_path):
     wrong = "Your previous answer was not correct."
     assert attempts == [(1, 1, False, wrong), (1, 2, True, None), (2, 1, True, None),
                         (3, 1, False, wrong), (3, 2, True, None), (4, 1, True, None)]
+
+    # Section 4: the partner and the comparison, each command of the page as written.
+    printed = ""
+    for line in found["sh"][1].splitlines():
+        words = shlex.split(line, comments=True)
+        assert words[0] == "seqk", line
+        done = _seqk(tmp_path, *words[1:], "--db", str(db))
+        assert done.returncode == 0, (line, done.stderr)
+        printed += done.stdout
+    table = found["text"][0]
+    for row in table.splitlines():
+        assert " ".join(row.split()) in " ".join(printed.split()), row
+    assert "what differs (a | b)" in printed and "flips" in printed

@@ -20,7 +20,9 @@ FIXTURES = "tests/benchmarks/fixtures/"
 # sha256 over the content hashes of every task, computed with the first contract (commit 6fbd319)
 # from the same data: a change here means stored runs of that benchmark would refuse to resume.
 PINNED = [
-    ("quickstart", {}, 14, "944baacbe3f6763a6373f479483287245656fb6b81d417a75ebe412ae553a2d1"),
+    # quickstart's number questions ask for an ANSWER: line since issue 28 (prompt_version 2):
+    # its runs made before are refused, on purpose, rather than graded by two rules.
+    ("quickstart", {}, 14, "57e6d689447150eb5093961de3760632c96ef09ad45d33354110d44851541fe0"),
     ("arcagi2", {"split": "evaluation"}, 120, "4ca6779176f952305a336117cb9a8090d780dcc75250f25c649bd6f806295c1d"),
     ("humaneval", {}, 164, "cdf56a389253d3d2c7d3a2be2259e82151a3c6442a59fd68a0b256764029267a"),
     ("healthbench", {"data_path": FIXTURES + "healthbench.jsonl"}, 2,

@@ -78,7 +78,9 @@ def test_csv_records_keep_breaking_characters_and_quoted_newlines(tmp_path):
 
 def test_an_unparseable_line_names_the_file_and_line_and_skipping_keeps_positions():
     text = '{"a": 1}\n\n{"a": 2\n{"a": 3}\n'
-    with pytest.raises(DataFileError, match=r"^f\.jsonl:3: record: expected one JSON value per line"):
+    # file:line:column, then what was expected
+    expected = r"^f\.jsonl:3:8: record: expected one JSON value per line \(Expecting ',' delimiter\)"
+    with pytest.raises(DataFileError, match=expected):
         list(Records("f.jsonl", text))
     records = Records("f.jsonl", text, skip_invalid=True)
     assert [(r.position, r.value) for r in records] == [(1, {"a": 1}), (3, {"a": 3})]

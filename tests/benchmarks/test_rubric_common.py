@@ -16,8 +16,6 @@ from benchmarks._common.rubric import (
     Message,
     clip_words,
     content_text,
-    judge_each,
-    judge_json,
     messages_of,
     nonempty,
     numbered,
@@ -27,6 +25,7 @@ from benchmarks._common.rubric import (
 from benchmarks._common.rubric_data import DataOptions, HubFile, data_file
 from benchmarks.healthbench import benchmark as healthbench
 from seqk.errors import ConfigError, JudgeError
+from seqk.verifiers import judge_each, judge_json
 
 CHAT = [Message("system", "Be brief."), Message("user", " Hi "), Message("assistant", ""),
         Message("", "no role")]

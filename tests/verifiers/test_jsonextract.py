@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from benchmarks._common.jsonextract import extract_all_json, extract_json, parse_lenient
+from seqk.verifiers.jsonextract import extract_all_json, extract_json, parse_lenient
 
 GRID = [[1, 2], [3, 4]]
 
