@@ -31,7 +31,7 @@ import polars as pl
 
 CHILD = """
 import json, resource, sys, time
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.run.prepare import prepare
 t1, c1 = time.perf_counter(), time.process_time()
 spec = runspec.load(sys.argv[1])

@@ -12,9 +12,9 @@ import pytest
 from helpers import rows, write_variant
 
 from seqk import models
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.errors import ConfigError, RunConflict
-from seqk.run import scheduler as engine
+from seqk.run import engine
 
 # Per scorer: its `scorer:`, each row's target, and a right and a wrong reply.
 SCORERS = {

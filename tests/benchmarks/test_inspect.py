@@ -19,9 +19,9 @@ from inspect_ai.solver._multiple_choice import parse_answers, set_choices_based_
 
 from benchmarks.inspect import benchmark
 from seqk import models
-from seqk.config import spec as runspec
+from seqk.config import runspec
 from seqk.errors import ConfigError
-from seqk.run import scheduler as engine
+from seqk.run import engine
 from seqk.verifiers.scorers import ChoiceScorer, MatchScorer
 
 TASKS = '''
