@@ -1,0 +1,51 @@
+"""Mock actors for ARC-AGI-2 that look the answer up: they run the whole machinery offline (a run,
+its report, the equal-budget block), and what they show is a demonstration, never a finding.
+
+A variant names one as `model: mock/py:benchmarks.arcagi2.mocks:seeded` (seqk/models/mock.py);
+`variants/arcagi2/equal-budget.*.yaml` do, with a price, so the equal-budget block reads in US$.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+
+from . import ArcAgi2Options, benchmark
+
+WRONG = "[[0, 0], [0, 0]]"
+"""A grid no ARC-AGI-2 test output is: every miss answers it."""
+
+
+@cache
+def _answers() -> dict[str, tuple[int, str]]:
+    """Each bundled task's prompt -> (task_index, its test outputs as JSON), both splits."""
+    found: dict[str, tuple[int, str]] = {}
+    for split in ("evaluation", "training"):
+        for task in benchmark.load_tasks(ArcAgi2Options(split=split)):
+            found[task.prompt] = (task.task_index, json.dumps(task.answer))
+    return found
+
+
+def task_of(prompt: str) -> tuple[int, str] | None:
+    """(task_index, answer JSON) of the task an actor prompt asks, or None for a task not bundled.
+
+    A pass@k prompt is the task's prompt; a seq@k prompt starts with it."""
+    answers = _answers()
+    head = prompt.partition("\n\nThis is attempt ")[0]
+    if head in answers:
+        return answers[head]
+    return next((found for task_prompt, found in answers.items() if prompt.startswith(task_prompt)), None)
+
+
+def seeded(prompt: str, seed: int | None = None) -> str:
+    """Right on a third of (task, seed) pairs, decided by a hash, whatever the feedback says: a
+    seeded run's chains and samples each draw anew (every call has its own seed,
+    seqk.seeds.seed_for), the same seed always gives the same answer, and feedback does nothing."""
+    found = task_of(prompt)
+    if found is None:
+        return WRONG
+    index, answer = found
+    if hashlib.sha256(f"{index}/{seed}".encode()).digest()[0] % 3 == 0:
+        return f"Here it is:\n```json\n{answer}\n```"
+    return WRONG
