@@ -282,7 +282,11 @@ def plan(
     from seqk.config import spec as runspec
     from seqk.run.plan import plan as make_plan
 
+    from seqk.run import preflight
+
     spec, settings = runspec.load_with_settings(variant, {"continue": False} if restart else None)
+    # What `seqk run` would refuse, before the plan prices anything (a price may import litellm).
+    preflight.before_plan(spec)
     database = settings.database(db)
     p = make_plan(spec, database, lift=lift)
     out = _console()
@@ -341,9 +345,6 @@ def plan(
     out.print(f"  fingerprint: {p['fingerprint'][:16]}…")
     for note in spec.notes:
         out.print(f"  note: {note}")
-    from seqk.run import preflight
-
-    preflight.before_plan(spec)
 
 
 # After this module's commands, so `seqk --help` lists running before reporting.

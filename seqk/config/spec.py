@@ -221,7 +221,7 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
                                "variable with api_key_env; seqk never stores a secret")
                    for path in _secret_paths(getattr(variant, role).extra)]
 
-    issues += _mock_issues(variant)
+    issues += _model_issues(variant)
 
     if variant.task_indices is not None and variant.max_tasks is not None:
         issues.append(ConfigIssue("C06", "task_indices", "set either task_indices or max_tasks, not both"))
@@ -334,14 +334,16 @@ def uncapped_roles(roles: list[RoleSpec | None], run_budget: float | None) -> li
         for role in roles if role is not None and role.model is not None and role.max_tokens is None]
 
 
-def _mock_issues(variant: Variant) -> list[ConfigIssue]:
-    """C03 for each `mock/...` model id that nothing would answer (every role's model is one of these keys)."""
-    from seqk.models import mock_problem  # models imports this module
+def _model_issues(variant: Variant) -> list[ConfigIssue]:
+    """C03 for each role's model id that no provider would serve: an unknown mock, a `mock/py:`
+    script that does not import, a misspelled provider (`openaii/...`). Checked before any run is
+    registered, and without importing a provider's client."""
+    from seqk.models import model_problem  # models imports this module
 
     issues = []
-    for key in ("model", "judge_model", "critic_model"):
+    for key, own in (("model", variant.actor), ("judge_model", variant.judge), ("critic_model", variant.critic)):
         model = getattr(variant, key)
-        problem = mock_problem(model) if model and model.startswith("mock/") else None
+        problem = model_problem(model, own.api_base or variant.api_base) if model else None
         if problem:
             issues.append(ConfigIssue("C03", key, problem))
     return issues

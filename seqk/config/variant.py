@@ -4,7 +4,8 @@ once with a rule id and its field path, before anything touches the database.
 Rule ids (stable; docs/variants.md lists them, and tests/test_docs.py checks the two agree):
     C01 the file is missing or is not valid YAML (with its line)
     C02 unknown key
-    C03 wrong type or value (a mock/... model that nothing answers included)
+    C03 wrong type or value (a model id no provider serves included: an unknown mock/..., a
+        provider/ prefix litellm does not route)
     C04 unknown benchmark, or the path and `benchmark:` disagree
     C05 feedback mode the benchmark does not have
     C06 task_indices and max_tasks both set

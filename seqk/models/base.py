@@ -43,6 +43,11 @@ class Provider(Protocol):
         """One call, no retries; a provider's own exception on failure (the pool classifies it)."""
         ...
 
+    def model_problem(self, model: str, api_base: str | None) -> str | None:
+        """Why `model` is no id this provider can serve, in words, or None. Checked when a
+        variant loads (C03), so it must be cheap: no client library is imported."""
+        ...
+
     def credential_problem(self, role: RoleSpec) -> str | None:
         """What keeps the role's key from reaching the provider, in words, or None."""
         ...

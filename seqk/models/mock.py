@@ -144,12 +144,16 @@ class MockProvider:
             text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=0,
             thinking_tokens=0, output_tokens=output_tokens, latency_s=time.perf_counter() - start)
 
+    def model_problem(self, model: str, api_base: str | None) -> str | None:
+        """An unknown mock, or a `mock/py:` script that does not import (mock_problem)."""
+        return mock_problem(model)
+
     def credential_problem(self, role: RoleSpec) -> str | None:
         """None: a mock needs no key."""
         return None
 
     def ensure_ready(self, role: RoleSpec) -> None:
-        """Nothing: an unknown mock is refused when the variant loads (mock_problem, C03)."""
+        """Nothing: an unknown mock is refused when the variant loads (model_problem, C03)."""
 
     def check_installed(self, role: RoleSpec) -> None:
         """Nothing: a mock is built in."""

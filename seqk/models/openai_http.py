@@ -100,6 +100,10 @@ class OpenAIHTTPProvider:
         assert spec.api_base is not None
         return await chat_completion(spec, prompt, spec.api_base)
 
+    def model_problem(self, model: str, api_base: str | None) -> str | None:
+        """None: the server decides which models it serves (`seqk probe` asks it)."""
+        return None
+
     def credential_problem(self, role: RoleSpec) -> str | None:
         """Only a named `api_key_env` can be missing: many servers need no key."""
         return key_env_problem(role)

@@ -34,6 +34,10 @@ class LocalProvider:
                     raise
                 raise failure from exc
 
+    def model_problem(self, model: str, api_base: str | None) -> str | None:
+        """None: whether the model's file is there is `check_installed`'s question."""
+        return None
+
     def credential_problem(self, role: RoleSpec) -> str | None:
         """None: a local model needs no key."""
         return None
