@@ -45,7 +45,7 @@ class RunSettings:
     s3_bucket: str | None = None
     """Bucket for s3_sync (else $SEQK_S3_BUCKET)."""
     export_dir: str | None = None
-    """Where the run's folder tree is exported at the end (None: beside the database)."""
+    """Where the run's folder tree is exported at the end (None: the database's folder)."""
 
     def database(self, db: str | os.PathLike[str] | None) -> str | os.PathLike[str] | None:
         """The database this invocation uses: `db` when given, else the variant's `db:`

@@ -169,7 +169,8 @@ class Variant(BaseModel):
     s3_bucket: str | None = None
     """Bucket for s3_sync (else $SEQK_S3_BUCKET)."""
     export_dir: str | None = None
-    """Where the run's folder tree is exported at the end (default: runs/ beside the database)."""
+    """Where the run's folder tree is exported at the end (default: the database's folder, runs/ for
+    runs/seqk.duckdb and for a lake)."""
     console_char_limit: int = Field(3000, ge=0)
     """How much of each prompt/output --verbose prints; saved data is never cut."""
     concurrency: int = Field(16, gt=0)

@@ -36,7 +36,7 @@ def exists(db: str | os.PathLike[str] | None) -> bool:
 
 
 def home(db: str | os.PathLike[str] | None) -> Path:
-    """The folder beside the database where run folders go by default (runs/ for a lake)."""
+    """The database's folder, where run folders go by default (runs/ for a lake)."""
     target = resolve(db)
     return Path(DEFAULT_DB).parent if isinstance(target, str) else target.parent
 
