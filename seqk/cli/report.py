@@ -122,6 +122,9 @@ def report(
         from seqk.render import charts
 
         err = _console(stderr=True)
+        for target in (html, png):
+            if target is not None:  # a missing folder is made, as --db's is (checked writable above)
+                target.absolute().parent.mkdir(parents=True, exist_ok=True)
         if html:
             charts.save_html(rep, html)
             err.print(f"wrote {html}")
