@@ -104,7 +104,10 @@ def quiet_stdout() -> None:
 def check_choice(value: str, option: str, choices: tuple[str, ...]) -> None:
     """A usage error unless `value` is one of `choices`."""
     if value not in choices:
-        raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}", param_hint=f"'{option}'")
+        from seqk.config.variant import did_you_mean
+
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}{did_you_mean(value, choices)}",
+                                 param_hint=f"'{option}'")
 
 
 def check_folder(path: Path | None, option: str) -> None:

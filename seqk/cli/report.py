@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from seqk.cli.app import DbOption, app, check_file_target, check_folder
+from seqk.cli.app import DbOption, app, check_choice, check_file_target, check_folder
 from seqk.cli.app import console as _console
 from seqk.render.console import print_limits as _print_limits
 
@@ -103,8 +103,7 @@ def report(
 
     check_file_target(html, "--html")
     check_file_target(png, "--png")
-    if fmt not in reports.FORMATS:
-        raise typer.BadParameter(f"--format must be one of {', '.join(reports.FORMATS)}")
+    check_choice(fmt, "--format", reports.FORMATS)
     extra = {} if seed is None else {"seed": seed}
     rep = reports.report(runs or [], compare=compare, benchmark=benchmark, model=model,
                          errors_as_failures=errors_as_failures, db=db, **extra)

@@ -213,7 +213,7 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
     except ValidationError as exc:
         issues += [ConfigIssue("C08", i.field, i.message) if i.rule == "C03"
                    else ConfigIssue(i.rule if i.rule != "C02" else "C08", i.field, i.message)
-                   for i in pydantic_issues(exc, prefix="options")]
+                   for i in pydantic_issues(exc, prefix="options", model=bench.Options)]
 
     for role in ("actor", "judge", "critic"):
         issues += [ConfigIssue("C09", f"{role}.extra.{path}",
