@@ -255,14 +255,9 @@ def sql(
         writer.writerow(columns)
         writer.writerows(rows)
     else:
-        from rich.table import Table
+        from seqk.render.table import sql_table
 
-        table = Table(caption=f"{len(rows)} row(s)")
-        for c in columns:
-            table.add_column(c)
-        for r in rows:
-            table.add_row(*("NULL" if v is None else str(v) for v in r))
-        _console().print(table)
+        _console().print(sql_table(columns, rows))
 
 
 @app.command()
