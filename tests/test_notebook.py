@@ -121,7 +121,8 @@ def test_several_benchmarks_are_faceted_paired_on_shared_tasks_and_rendered_offl
     assert {key[0] for key in by_series} == {"abc-plain", "toy-plain"}
     assert all(ts == list(range(1, len(ts) + 1)) for ts in by_series.values())
     # The two models are compared on the benchmark both ran, on its 5 tasks, with n and an interval.
-    assert ("toy-plain: paired at t=3 on 5 shared tasks: toy-plain/seqk/mock__alpha/deterministic/binary − "
+    assert ("toy-plain: paired at t=3 on 5 shared tasks, the first run minus the second: "
+            "toy-plain/seqk/mock__alpha/deterministic/binary − "
             "toy-plain/seqk/mock__beta/deterministic/binary = +0.00 [") in text
     assert "0 shared tasks" not in text
     assert "lift +0.40 [95% CI " in text and "on 5 shared tasks" in text
