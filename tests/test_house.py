@@ -22,7 +22,7 @@ MAY_IMPORT = {
     "cli": {"api", "render", "analysis", "io", "run", "config", "models", "benchmark", "store", "view"},
     "view": {"analysis", "render", "store"},
     "render": {"analysis"},
-    "api": {"io", "run", "analysis", "config", "models", "benchmark", "store"},
+    "api": {"io", "run", "analysis", "config", "models", "benchmark", "store", "render"},
     "io": {"analysis", "config", "models", "benchmark", "store"},
     "run": {"config", "models", "benchmark", "store"},
     "analysis": {"store"},
