@@ -28,7 +28,7 @@ def fenced_lines(text: str) -> list[str]:
     """Every line inside a ``` block."""
     lines, inside = [], False
     for line in text.splitlines():
-        if line.startswith("```"):
+        if line.strip().startswith("```"):
             inside = not inside
         elif inside:
             lines.append(line.strip())
