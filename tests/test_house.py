@@ -125,7 +125,7 @@ def test_seqk_keeps_a_dozen_modules_beside_its_subpackages_and_none_is_long():
     assert not long, f"modules past ~400 lines (split them by concept): {long}"
 
 
-PROJECT_TESTS = {"test_house", "test_docs", "test_packaging", "test_notebook"}
+PROJECT_TESTS = {"test_house", "test_docs", "test_guide", "test_packaging", "test_notebook"}
 
 
 def test_tests_mirror_the_packages_with_unique_names():

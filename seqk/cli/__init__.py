@@ -275,9 +275,8 @@ def plan(
     Example: seqk plan variants/arcagi2/seqk.cell_match.yaml
     """
     from seqk.config import spec as runspec
-    from seqk.run.plan import plan as make_plan
-
     from seqk.run import preflight
+    from seqk.run.plan import plan as make_plan
 
     spec, settings = runspec.load_with_settings(variant, {"continue": False} if restart else None)
     # What `seqk run` would refuse, before the plan prices anything (a price may import litellm).

@@ -82,7 +82,11 @@ def _satisfied(answer: Answer) -> bool:
     return ok or not missing
 
 
-def provider_keys(litellm: Any, prefix: str, candidates: list[str]) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]] | None:
+Keys = tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]
+"""(the variables reported missing with none set, the smallest sets of variables accepted)."""
+
+
+def provider_keys(litellm: Any, prefix: str, candidates: list[str]) -> Keys | None:
     """(what litellm reports missing with nothing set, the smallest sets of variables it accepts),
     or None when the provider needs no variable."""
     model = f"{prefix}/{PROBE}"

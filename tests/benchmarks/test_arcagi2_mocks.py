@@ -21,7 +21,8 @@ def test_the_seeded_mock_finds_the_task_in_either_metric_and_answers_it_right_a_
     tasks = benchmark.load_tasks(benchmark.Options())[:40]
     right = 0
     for task in tasks:
-        retry = actor_prompt(task.prompt, 2, 3, seq=True, history=[HistoryItem(attempt_index=1, output="[[1]]", feedback="no")])
+        earlier = [HistoryItem(attempt_index=1, output="[[1]]", feedback="no")]
+        retry = actor_prompt(task.prompt, 2, 3, seq=True, history=earlier)
         found = mocks.task_of(task.prompt)
         assert found is not None and found[0] == task.task_index and mocks.task_of(retry) == found
         for seed in range(30):
