@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from seqk.config.spec import RunSettings, RunSpec
-from seqk.errors import UploadError
+from seqk.errors import SeqkError, UploadError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from seqk.analysis.status import RunStatus, SqlResult, Trajectory
+    from seqk.config.sweep import Cell, Sweep
     from seqk.io.export import ExportResult
     from seqk.render.notebook import NotebookReport
     from seqk.run.observer import RunObserver, RunResult, RunTotals
@@ -106,6 +107,73 @@ def run_variant(variant: str | os.PathLike[str] | RunSpec, db: str | os.PathLike
         except UploadError as exc:
             outcome.upload_error = exc
     return outcome
+
+
+@dataclass
+class CellRun:
+    """What one cell of a sweep did."""
+
+    cell: Cell
+    status: int
+    """The exit status `seqk run` of the cell alone gives: 0, 1 (errors), 2 (refused), 3 (budget),
+    130 (interrupted)."""
+    run: VariantRun | None = None
+    """The cell's run, when it ran in this process (one cell after another)."""
+    output: str = ""
+    """What the cell's own process printed (`--parallel`), its standard output then its errors."""
+
+
+@dataclass
+class SweepRun:
+    """What one `run_sweep` did."""
+
+    sweep: Sweep
+    cells: list[CellRun]
+    """The cells that ran, in the order they ended (a stopped sweep's later cells are not there)."""
+    interrupted: bool
+
+
+def run_sweep(sweep: str | os.PathLike[str] | Sweep, db: Db = None, *, overrides: dict[str, Any] | None = None,
+              labels: dict[str, str] | None = None, parallel: int = 1, export: bool = True,
+              upload: bool = True, observer_for: Callable[[Cell], RunObserver | None] | None = None,
+              on_start: Callable[[Cell], None] | None = None,
+              on_cell: Callable[[CellRun], None] | None = None) -> SweepRun:
+    """Run every cell of a sweep file (seqk.config.sweep), each an ordinary run that resumes what
+    the database holds: one after another in this process (`observer_for(cell)` hears each), or
+    `parallel` at once in processes of their own (seqk.run.sweep). Ctrl-C stops the sweep after
+    the cells running have kept what finished; the same call goes on from there."""
+    from seqk import store
+    from seqk.config.sweep import load_sweep
+
+    plan = sweep if not isinstance(sweep, str | os.PathLike) else load_sweep(Path(sweep), overrides, labels)
+    done: list[CellRun] = []
+    if parallel > 1:
+        from seqk.run.sweep import run_in_processes
+
+        def ended(process: Any) -> None:
+            done.append(CellRun(process.cell, process.returncode, output=process.stdout + process.stderr))
+            if on_cell is not None:
+                on_cell(done[-1])
+
+        target = str(store.resolve(plan.cells[0].settings.database(db)))
+        _, stopped = run_in_processes(plan, target, parallel, export=export, upload=upload,
+                                      on_start=on_start, on_end=ended)
+        return SweepRun(plan, done, stopped)
+    for cell in plan.cells:
+        if on_start is not None:
+            on_start(cell)
+        try:
+            outcome = run_variant(cell.spec, db, settings=cell.settings, export=export, upload=upload,
+                                  observer=observer_for(cell) if observer_for else None)
+            ran = CellRun(cell, 1 if outcome.upload_error else outcome.result.exit_status, outcome)
+        except SeqkError as exc:  # this cell is refused (its stored run differs, a key is missing): the others go on
+            ran = CellRun(cell, exc.exit_code, output=f"error: {exc}")
+        done.append(ran)
+        if on_cell is not None:
+            on_cell(ran)
+        if ran.status == 130:
+            return SweepRun(plan, done, True)
+    return SweepRun(plan, done, False)
 
 
 def report(runs: Sequence[str] = (), db: Db = None, *, compare: bool = False, benchmark: str | None = None,

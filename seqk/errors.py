@@ -63,10 +63,10 @@ class ConfigError(SeqkError):
     def __init__(self, source: str, issues: list[ConfigIssue]):
         self.source = source
         self.issues = issues
-        if len(issues) == 1:  # one problem, one line
+        if len(issues) == 1:  # one line, naming the file, the field and what was expected
             super().__init__(f"{source}: {issues[0]}")
             return
-        lines = [f"{source}: {len(issues)} problems"] + [f"  {i}" for i in issues]
+        lines = [f"{source}: {len(issues)} problem(s)"] + [f"  {i}" for i in issues]
         super().__init__("\n".join(lines))
 
 

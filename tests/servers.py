@@ -1,8 +1,9 @@
 """Throwaway servers the lake tests (and bench/bench_lake.py) start on loopback: PostgreSQL 15
 from Debian's package (its own data dir, port and socket dir; run as the `postgres` user when
 we are root, as initdb refuses root) and moto's S3. Both are stopped by whoever started them.
-Also the model servers: `ScriptedServer` (in-process aiohttp, answers from a script) and
-`openai_server` (bench/openai_server.py as a subprocess)."""
+Also the model servers: `ScriptedServer` (in-process aiohttp, answers from a script),
+`CountingServer` (in-process, counts calls in flight, may refuse past a limit or hold its replies)
+and `openai_server` (bench/openai_server.py as a subprocess)."""
 
 from __future__ import annotations
 
@@ -161,6 +162,56 @@ class ScriptedServer:
     def api_base(self):
         return f"http://127.0.0.1:{self.port}/v1"
 
+
+
+class CountingServer(ScriptedServer):
+    """An OpenAI-compatible server on loopback that answers "NO" after `delay_s`, counting the
+    calls in flight. Past `max_in_flight` it answers 429 (Retry-After 0) at once. With
+    `hold_until` set, it holds every reply until that many calls are in flight at once (or
+    `hold_timeout_s` passed), then answers them all: a client that never sends that many at once
+    waits out the timeout. `in_flight_at_first_reply` says how many were in flight when the
+    first reply went out."""
+
+    def __init__(self, delay_s: float = 0.02, max_in_flight: int | None = None,
+                 hold_timeout_s: float = 30.0):
+        super().__init__([])
+        self.delay_s, self.max_in_flight, self.hold_timeout_s = delay_s, max_in_flight, hold_timeout_s
+        self.hold_until: int | None = None
+        self.in_flight = self.peak_in_flight = self.rate_limited = 0
+        self.in_flight_at_first_reply: int | None = None
+        self.authorization: set[str] = set()
+        self._open: asyncio.Event | None = None
+
+    def reset(self, hold_until: int | None = None) -> None:
+        """Start counting afresh (before the next run), holding replies until `hold_until` in flight."""
+        self.hold_until, self.in_flight_at_first_reply, self._open = hold_until, None, None
+        self.peak_in_flight = self.rate_limited = 0
+        self.requests.clear()
+
+    async def chat(self, request):
+        self.requests.append(await request.json())
+        self.authorization.add(request.headers.get("Authorization", ""))
+        if self.max_in_flight is not None and self.in_flight >= self.max_in_flight:
+            self.rate_limited += 1
+            return web.json_response({"error": {"message": "too many requests in flight"}}, status=429,
+                                     headers={"Retry-After": "0"})
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            if self.hold_until is not None:
+                if self._open is None:
+                    self._open = asyncio.Event()
+                if self.in_flight >= self.hold_until:
+                    self._open.set()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._open.wait(), self.hold_timeout_s)
+            await asyncio.sleep(self.delay_s)
+            if self.in_flight_at_first_reply is None:
+                self.in_flight_at_first_reply = self.in_flight
+        finally:
+            self.in_flight -= 1
+        return web.json_response({"choices": [{"message": {"role": "assistant", "content": "NO"}}],
+                                  "usage": {"prompt_tokens": 5, "completion_tokens": 1}})
 
 
 @contextlib.contextmanager

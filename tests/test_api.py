@@ -86,3 +86,25 @@ def test_a_report_shows_itself_in_a_notebook_and_turns_into_text_and_a_frame(tmp
     assert frame.height == 1 and frame["seq_run_id"][0] == "toy-plain/seqk/mock__actor/deterministic/binary"
     assert frame["seq_value_at_2"][0] == 2 / 3 and frame["pass_value_at_2"][0] == 1 / 3
     assert abs(frame["seq_lift"][0] - 1 / 3) < 1e-12 and frame["seq_lift_p"][0] is not None
+
+
+def test_run_sweep_runs_every_cell_and_a_refused_cell_stops_no_other(tmp_path, db):
+    import yaml
+
+    models.register_mock("mock/actor", solves_on({1: 1, 2: 2}))
+    write_variant(tmp_path, "base.yaml", metric="seq@k", k=2, model="mock/actor", options={"n": 3})
+    # the binary cell's run exists already with another temperature: resuming it would mix them
+    seqk.run_variant(write_variant(tmp_path, "hot.yaml", metric="seq@k", k=2, model="mock/actor",
+                                   temperature=1.5, options={"n": 3}), db, export=False)
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(yaml.safe_dump({"base": "variants/toy/base.yaml", "partners": True,
+                                     "matrix": {"feedback_mode": ["binary", "hint"]}}))
+    seen = []
+    outcome = seqk.run_sweep(sweep, db, export=False, on_cell=lambda done: seen.append(done.cell.name))
+    assert seen == ["feedback_mode=binary", "feedback_mode=hint", "pass@k partner: (the base)"]
+    statuses = {c.cell.spec.run_id: c.status for c in outcome.cells}
+    assert statuses == {"toy-plain/seqk/mock__actor/deterministic/binary": 2,
+                        "toy-plain/seqk/mock__actor/deterministic/hint": 0,
+                        "toy-plain/passk/mock__actor/deterministic/binary": 0}
+    assert "temperature" in outcome.cells[0].output and not outcome.interrupted
+    assert outcome.cells[1].run is not None and outcome.cells[1].run.result.tasks_passed == 2

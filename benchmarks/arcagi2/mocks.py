@@ -18,24 +18,33 @@ WRONG = "[[0, 0], [0, 0]]"
 
 
 @cache
-def _answers() -> dict[str, tuple[int, str]]:
-    """Each bundled task's prompt -> (task_index, its test outputs as JSON), both splits."""
-    found: dict[str, tuple[int, str]] = {}
-    for split in ("evaluation", "training"):
-        for task in benchmark.load_tasks(ArcAgi2Options(split=split)):
-            found[task.prompt] = (task.task_index, json.dumps(task.answer))
-    return found
+def _tasks() -> tuple[tuple[str, int, str], ...]:
+    """(prompt, task_index, test outputs as JSON) of every bundled task, both splits, longest
+    prompt first (so that a task whose prompt holds another's is found before it)."""
+    found = [(task.prompt, task.task_index, json.dumps(task.answer))
+             for split in ("evaluation", "training")
+             for task in benchmark.load_tasks(ArcAgi2Options(split=split))]
+    return tuple(sorted(found, key=lambda row: -len(row[0])))
+
+
+@cache
+def _by_prompt() -> dict[str, tuple[str, int, str]]:
+    return {row[0]: row for row in _tasks()}
+
+
+def find_task(prompt: str) -> tuple[str, int, str] | None:
+    """(task prompt, task_index, answer JSON) of the task an actor prompt asks, or None for a task
+    not bundled. A pass@k prompt is the task's prompt and a seq@k prompt starts with it (found
+    at once); a prompt built otherwise (a system message first, a chat's messages) holds it."""
+    head = prompt.partition("\n\nThis is attempt ")[0]
+    found = _by_prompt().get(head)
+    return found if found is not None else next((row for row in _tasks() if row[0] in prompt), None)
 
 
 def task_of(prompt: str) -> tuple[int, str] | None:
-    """(task_index, answer JSON) of the task an actor prompt asks, or None for a task not bundled.
-
-    A pass@k prompt is the task's prompt; a seq@k prompt starts with it."""
-    answers = _answers()
-    head = prompt.partition("\n\nThis is attempt ")[0]
-    if head in answers:
-        return answers[head]
-    return next((found for task_prompt, found in answers.items() if prompt.startswith(task_prompt)), None)
+    """(task_index, answer JSON) of the task an actor prompt asks, or None (find_task)."""
+    found = find_task(prompt)
+    return None if found is None else found[1:]
 
 
 def seeded(prompt: str, seed: int | None = None) -> str:

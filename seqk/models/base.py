@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from seqk.models.pricing import Price
 from seqk.models.role import RoleSpec
+from seqk.records import Prompt
 
 
 @dataclass
@@ -39,8 +40,9 @@ class Provider(Protocol):
         """True when this provider answers `model` (reached at `api_base`, if any)."""
         ...
 
-    async def call(self, spec: RoleSpec, prompt: str) -> Completion:
-        """One call, no retries; a provider's own exception on failure (the pool classifies it)."""
+    async def call(self, spec: RoleSpec, prompt: Prompt) -> Completion:
+        """One call, no retries; a provider's own exception on failure (the pool classifies it).
+        A str prompt is one user message; a Chat, its messages."""
         ...
 
     def model_problem(self, model: str, api_base: str | None) -> str | None:
@@ -81,6 +83,11 @@ SAMPLING = ("temperature", "max_tokens", "top_p", "seed")
 def sampling(spec: RoleSpec) -> dict[str, Any]:
     """The role's sampling settings that are set, by their OpenAI names."""
     return {name: getattr(spec, name) for name in SAMPLING if getattr(spec, name) is not None}
+
+
+def messages_of(prompt: Prompt) -> list[dict[str, str]]:
+    """The prompt as chat-completion messages: a str as one user message."""
+    return [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt.wire()
 
 
 def key_env_problem(role: RoleSpec) -> str | None:

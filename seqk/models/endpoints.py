@@ -80,6 +80,22 @@ def address(url: str) -> tuple[str, int] | None:
     return parts.hostname, port
 
 
+def public_url(url: str) -> str | None:
+    """`url` as it may be stored or shown: scheme, host, port and path, without the user,
+    password, query or fragment (where some servers take a key), lower-case scheme and host, no
+    trailing slash; None when it is not an http(s) URL (then it is neither stored nor shown)."""
+    try:
+        parts = urlsplit(url.strip())
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not host:
+        return None
+    host = f"[{host}]" if ":" in host else host
+    netloc = host + (f":{port}" if port is not None else "")
+    return f"{parts.scheme.lower()}://{netloc}{parts.path.rstrip('/')}"
+
+
 def describe(roles: Sequence[Role]) -> str:
     """'the actor (openai/x) and the judge (openai/y)': who uses an endpoint."""
     names = [f"the {role.role} ({role.model})" for role in roles] or ["a role"]

@@ -10,10 +10,11 @@ import time
 from typing import Any
 
 from seqk.models import litellm_table
-from seqk.models.base import Completion, key_env_problem, sampling
-from seqk.models.batch.anthropic import anthropic_content
+from seqk.models.base import Completion, key_env_problem, messages_of, sampling
+from seqk.models.batch.anthropic import anthropic_messages
 from seqk.models.pricing import Price, is_anthropic
 from seqk.models.role import RoleSpec
+from seqk.records import Prompt
 
 
 def import_litellm() -> Any:
@@ -62,9 +63,10 @@ class LiteLLMProvider:
         """Everything: litellm is the provider of last resort."""
         return True
 
-    async def call(self, spec: RoleSpec, prompt: str, cache_prefix: str | None = None) -> Completion:
+    async def call(self, spec: RoleSpec, prompt: Prompt, cache_prefix: str | None = None) -> Completion:
         """One litellm.acompletion, its own retries off (the pool retries). For an Anthropic
-        model the stable prefix carries cache_control (others cache without being asked)."""
+        model the stable prefix (a Chat's `cache_at`) carries cache_control (others cache without
+        being asked)."""
         assert spec.model is not None
         litellm = import_litellm()
         kwargs: dict[str, Any] = {"num_retries": 0, **sampling(spec)}
@@ -80,9 +82,9 @@ class LiteLLMProvider:
             kwargs["api_key"] = os.environ.get(spec.api_key_env)
         kwargs.update(spec.extra)
         start = time.perf_counter()
-        content = anthropic_content(prompt, cache_prefix) if is_anthropic(spec.model) else prompt
-        response = await litellm.acompletion(
-            model=spec.model, messages=[{"role": "user", "content": content}], **kwargs)
+        messages = (anthropic_messages(prompt, cache_prefix) if is_anthropic(spec.model)
+                    else messages_of(prompt))
+        response = await litellm.acompletion(model=spec.model, messages=messages, **kwargs)
         latency = time.perf_counter() - start
         text = response.choices[0].message.content or ""
         usage = getattr(response, "usage", None)

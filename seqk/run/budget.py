@@ -31,13 +31,12 @@ from typing import Any, ClassVar
 
 from seqk import store
 from seqk.benchmark import Task
-from seqk.benchmark.prompt import actor_prompt
 from seqk.config.spec import RunSpec
 from seqk.errors import BudgetRefused
 from seqk.models import known_price
 from seqk.models.pricing import call_cost
 from seqk.models.role import RoleSpec
-from seqk.records import CallRecord
+from seqk.records import CallRecord, Prompt
 from seqk.store import queries
 
 RUN = "run"
@@ -51,9 +50,10 @@ prompts (English and code run 3-4); a longer answer takes the difference at its 
 _TICKET: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar("seqk_budget_ticket", default=None)
 
 
-def tokens_bound(text: str) -> int:
-    """The most input tokens `text` can be as one chat message."""
-    return len(text.encode("utf-8")) + CHAT_OVERHEAD_TOKENS
+def tokens_bound(prompt: Prompt) -> int:
+    """The most input tokens `prompt` can be: each message's UTF-8 bytes and its chat template."""
+    texts = [prompt] if isinstance(prompt, str) else [m.content for m in prompt.messages]
+    return sum(len(text.encode("utf-8")) + CHAT_OVERHEAD_TOKENS for text in texts)
 
 
 def call_worst_usd(role: RoleSpec, input_tokens: float) -> float:
@@ -123,7 +123,7 @@ class BudgetGate:
     def _in(values: dict[str, float], scope: str) -> float:
         return sum(values.values()) if scope == RUN else values.get(scope, 0.0)
 
-    async def need(self, task: Task, actor_prompt: str | None, answer: str | None,
+    async def need(self, task: Task, actor_prompt: Prompt | None, answer: str | None,
                    judged: bool, critic: bool) -> dict[str, float]:
         """Per role, the worst case of one attempt at `task`: the actor on `actor_prompt` (None:
         no actor call), the judge on the benchmark's prompts when `judged`, the critic when asked.
@@ -247,7 +247,7 @@ class BudgetedPool:
         self.gate = gate
         """A BudgetGate here; a Ray worker's pool holds a gate to the job's ledger (seqk.run.ray_budget)."""
 
-    async def complete(self, spec: RoleSpec, prompt: str, cache_prefix: str | None = None) -> Any:
+    async def complete(self, spec: RoleSpec, prompt: Prompt, cache_prefix: str | None = None) -> Any:
         """Call the model when its worst case fits; count what it cost."""
         ticket = _TICKET.get()
         if not self.holds(ticket):
@@ -309,5 +309,5 @@ async def first_attempt_need(gate: BudgetGate) -> dict[str, float]:
     """What `seqk plan` shows: the worst case of attempt 1 of the task with the longest prompt."""
     spec = gate.spec
     task = max(spec.tasks, key=lambda t: len(t.prompt.encode("utf-8")))
-    prompt = actor_prompt(task.prompt, 1, spec.k, seq=spec.seq, history=[])
+    prompt = spec.protocol.render(task.prompt, 1, spec.k, seq=spec.seq).prompt
     return await gate.need(task, prompt, None, True, spec.seq)

@@ -34,7 +34,7 @@ from seqk.models import ModelPool
 from seqk.models.base import Completion
 from seqk.models.limiter import LimitState
 from seqk.models.role import RoleSpec
-from seqk.records import AttemptRecord, FeedbackFill
+from seqk.records import AttemptRecord, FeedbackFill, Prompt
 from seqk.run import scheduler
 from seqk.run.batches import SLOT, BatchView, Collector, Deferred, custom_id, prompt_sha256
 from seqk.run.budget import Ticket
@@ -52,7 +52,7 @@ class BatchRouter:
         self.pool = pool
         self.collector = collector
 
-    async def complete(self, spec: RoleSpec, prompt: str, cache_prefix: str | None = None) -> Completion:
+    async def complete(self, spec: RoleSpec, prompt: Prompt, cache_prefix: str | None = None) -> Completion:
         """A batched role's call waits for its batch; any other goes to the pool now."""
         if spec.batch:
             return await self.collector.request(spec, prompt, cache_prefix)
@@ -65,6 +65,10 @@ class BatchRouter:
     def limit_states(self) -> list[LimitState]:
         """The pool's limits (batched calls have none)."""
         return self.pool.limit_states()
+
+    def sustained(self) -> list[tuple[str, str | None, int, bool, Any]]:
+        """What the pool's endpoints sustained (seqk.run.limits; batched calls are not counted)."""
+        return self.pool.sustained()
 
 
 _TASK: contextvars.ContextVar[int] = contextvars.ContextVar("seqk_batch_task")

@@ -21,12 +21,11 @@ from typing import Any
 
 from seqk import store
 from seqk.benchmark import AgentContext, AgenticBenchmark, AttemptContext, HistoryItem, Task, Verdict
-from seqk.benchmark.prompt import actor_prompt
 from seqk.config.spec import RunSpec
 from seqk.errors import AgentRunError, CriticError, JudgeError, ProviderError
 from seqk.models import ModelPool, close_sessions, import_clients
-from seqk.records import AttemptRecord, CallRecord, FeedbackFill
-from seqk.run import preflight, signals
+from seqk.records import AttemptRecord, CallRecord, FeedbackFill, stored_prompt
+from seqk.run import limits, preflight, signals
 from seqk.run.budget import BudgetedPool, BudgetGate, Ticket, gate_for
 from seqk.run.executor import Emit, executor_for
 from seqk.run.metering import MeteredClient, agent_call, error_record, now, seeded
@@ -55,7 +54,9 @@ class Engine:
         self.prepared = prepared
         # a task has up to k pass@k samples, or one call per seq@k chain, in flight at once
         self.pool = ModelPool(spec.retry, spec.quota,
-                              default_concurrency=max(spec.concurrency * max(spec.k, spec.chains), 16))
+                              default_concurrency=max(spec.concurrency * max(spec.k, spec.chains), 16),
+                              starts=limits.starts((spec.actor, spec.judge, spec.critic),
+                                                   prepared.endpoint_limits))
         # A lake commits about once a second: each commit is a catalog transaction that other
         # writers may have to retry against.
         self.writer = Writer(db, interval_s=max(flush_interval_s, 1.0) if store.is_lake(db) else flush_interval_s,
@@ -81,8 +82,10 @@ class Engine:
         critic = MeteredClient(self.pool, seeded(spec.critic, *slot), calls)
         started = now()
         kept = self.prepared.kept_outputs.get((task.task_index, chain_index, attempt_index))
-        prompt = kept.prompt if kept is not None else actor_prompt(
-            task.prompt, attempt_index, spec.k, seq=spec.seq, history=history)
+        if not self.mode.shows_history:  # feedback_mode none: nothing of the earlier attempts
+            history = []
+        rendered = spec.protocol.render(task.prompt, attempt_index, spec.k, seq=spec.seq, history=history)
+        prompt = kept.prompt if kept is not None else stored_prompt(rendered.prompt)
         output: str | None = None
         verdict: Verdict | None = None
         feedback: str | None = None
@@ -94,16 +97,18 @@ class Engine:
                                  history=history, run_id=spec.run_id)
             if isinstance(bench, AgenticBenchmark):
                 stage = "run_attempt"
+                retry_context = spec.protocol.context(attempt_index, spec.k, history) if spec.seq else ""
                 result = await bench.run_attempt(task, prompt, AgentContext(
-                    **vars(ctx), actor=actor, temperature=spec.actor.temperature))
+                    **vars(ctx), actor=actor, temperature=spec.actor.temperature, retry_context=retry_context))
                 prompt, output, verdict = result.prompt, result.output, result.verdict
                 if result.usage is not None:
                     calls.append(agent_call(result.usage, prompt, output, started, spec.actor.price))
             else:
-                output = kept.output if kept is not None else await actor.complete(prompt)
+                output = kept.output if kept is not None else await actor.complete(
+                    rendered.prompt, cache_prefix=rendered.cache_prefix)
                 stage = "judge"
                 verdict = await bench.verify(task, output, ctx)
-            if spec.seq and not verdict.success:
+            if spec.seq and not verdict.success and self.mode.shows_history:
                 stage = "critic"
                 feedback = await bench.feedback(task, output, verdict, ctx)
                 if self.mode.llm_critic and not (feedback or "").strip():
@@ -165,8 +170,8 @@ class Engine:
             need = await self.budget.need(task, None, missing.output, False, True)
         else:
             kept = self.prepared.kept_outputs.get((task.task_index, chain_index, attempt_index))
-            prompt = None if kept is not None else actor_prompt(
-                task.prompt, attempt_index, spec.k, seq=spec.seq, history=history or [])
+            prompt = None if kept is not None else spec.protocol.render(
+                task.prompt, attempt_index, spec.k, seq=spec.seq, history=history or []).prompt
             need = await self.budget.need(task, prompt, kept.output if kept is not None else None,
                                           True, spec.seq)
         ticket = await self.budget.admit(need)
@@ -288,6 +293,9 @@ class Engine:
 
     async def _close(self) -> None:
         await self.executor.close()
+        # What each endpoint sustained goes in with the final write (seqk.run.limits).
+        rows = limits.to_record(self.pool, self.prepared.endpoint_limits, self.spec.run_id)
+        self.writer.on_final = lambda con: limits.record(con, rows)
         await self.writer.close()
         await self.pool.close()
         await close_sessions()

@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from seqk import store
 from seqk.errors import StoreBusy
@@ -41,6 +43,9 @@ class Writer:
         self.failures = 0
         self.max_failures = 5
         self._task: asyncio.Task[None] | None = None
+        self.on_final: Callable[[Any], None] | None = None
+        """Called once with the final write's connection, after its attempts and before the run
+        is stamped (the run's remembered endpoint limits, seqk.run.limits)."""
 
     def start(self) -> None:
         """Begin flushing in the background."""
@@ -60,6 +65,9 @@ class Writer:
             self.written += len(batch)
             batch.clear()
             if final:
+                if self.on_final is not None:
+                    self.on_final(con)
+                    self.on_final = None  # done: a retried final write must not repeat it
                 # Batches left their data in the write-ahead log.
                 store.finish_run(con, self.run_id, is_lake=store.is_lake(self.db))
 

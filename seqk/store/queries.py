@@ -38,6 +38,32 @@ def append_call_batch(con: Connection) -> None:
     return run(con, 'append_call_batch', {}, 'none')
 
 
+def append_endpoint_limit(
+    con: Connection,
+    *,
+    api_base: Any,
+    model: Any,
+    sustained: Any,
+    bounded: Any,
+    ceiling: Any,
+    rate_limited: Any,
+    calls: Any,
+    run_id: Any,
+) -> None:
+    """Appends what an endpoint sustained in one invocation (a reset: sustained, ceiling and run_id
+    NULL), stamped now; returns nothing. (limits.sql:3)"""
+    return run(con, 'append_endpoint_limit', {
+        'api_base': api_base,
+        'model': model,
+        'sustained': sustained,
+        'bounded': bounded,
+        'ceiling': ceiling,
+        'rate_limited': rate_limited,
+        'calls': calls,
+        'run_id': run_id,
+    }, 'none')
+
+
 def budget_partners(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     """For each given seq@k run, its budget partner: a pass@k run of the same benchmark, slice, actor,
     verifier and judge with any k (seq_run_id, pass_run_id, pass_k, n_candidates): the largest k
@@ -472,6 +498,12 @@ def last_call_index(con: Connection, *, attempt_uid: Any) -> Any:
     """The highest call_index of an attempt's calls (0 when none): where a later call is numbered from.
     (calls.sql:19)"""
     return run(con, 'last_call_index', {'attempt_uid': attempt_uid}, 'scalar')
+
+
+def latest_endpoint_limits(con: Connection) -> list[dict[str, Any]]:
+    """The newest row of each (api_base, model), forgotten ones (sustained NULL) included, with its age
+    in hours, by api_base and model. (limits.sql:11)"""
+    return run(con, 'latest_endpoint_limits', {}, 'rows')
 
 
 def link_rejudged_slots(con: Connection, *, k: Any, run_id: Any, source_run_id: Any) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from seqk import store
 from seqk.errors import NotFound
+from seqk.records import stored_chat, transcript
 from seqk.store import queries
 from seqk.view.pages import WAIT_S
 
@@ -63,6 +64,9 @@ class AttemptView:
     started_at: datetime
     finished_at: datetime
     calls: list[CallView]
+    messages: list[dict[str, str]] | None = None
+    """A chat prompt's messages ({role, content}, in order): a run whose retry protocol has a
+    system message or shows the history as messages; None for one user message."""
 
     @property
     def verdict(self) -> str:
@@ -118,6 +122,16 @@ class TaskPage:
     previous_index: int | None
     """The run's task before this one (its registered indices need not be contiguous)."""
     next_index: int | None
+    protocol: dict[str, Any] | None = None
+    """The run's retry protocol when it is not the seed's (its settings, `differs`, `chat`)."""
+
+    @property
+    def protocol_text(self) -> str:
+        """What the page names of a protocol other than the seed's: the settings that differ."""
+        if not self.protocol:
+            return ""
+        return ", ".join(f"{name} {json.dumps(self.protocol.get(name), ensure_ascii=False)}"
+                         for name in self.protocol.get("differs", []))
 
     @property
     def first_success(self) -> int | None:
@@ -158,7 +172,14 @@ def output_grids(output: str | None) -> list[list[list[int]]] | None:
     return None
 
 
-def _attempts(rows: list[dict[str, Any]], calls: list[dict[str, Any]], task_prompt: str) -> list[AttemptView]:
+def _protocol(run: dict[str, Any]) -> dict[str, Any] | None:
+    config = run.get("config")
+    config = json.loads(config) if isinstance(config, str) else config or {}
+    return config.get("prompt")
+
+
+def _attempts(rows: list[dict[str, Any]], calls: list[dict[str, Any]], task_prompt: str,
+              chat: bool = False) -> list[AttemptView]:
     by_uid: dict[str, list[CallView]] = {}
     keys = CallView.__dataclass_fields__
     for c in calls:
@@ -166,13 +187,14 @@ def _attempts(rows: list[dict[str, Any]], calls: list[dict[str, Any]], task_prom
     out: list[AttemptView] = []
     previous = task_prompt
     for r in rows:
-        prompt = r["prompt"] or ""
+        messages = stored_chat(r["prompt"]) if chat else None
+        prompt = transcript(messages) if messages else r["prompt"] or ""
         details = r["judge_details"]
         error = r["error"]
         out.append(AttemptView(
             attempt_index=r["attempt_index"], k=r["k"], status=r["status"], success=r["success"],
             score=r["score"], counts=r["counts"], prompt=r["prompt"],
-            prompt_delta=prompt_delta(previous, prompt), output=r["output"],
+            prompt_delta=prompt_delta(previous, prompt), messages=messages, output=r["output"],
             output_grid=output_grids(r["output"]), raw_eval_output=r["raw_eval_output"],
             judge_details=json.loads(details) if isinstance(details, str) else details,
             feedback=r["feedback"], error=json.loads(error) if isinstance(error, str) else error,
@@ -211,6 +233,8 @@ def task_page(run_id: str, task_index: int, db: str | Path | None = None) -> Tas
                                      _attempts(partner_rows, partner_calls, task["prompt"]), same)
     before = [i for i in identities if i < task_index]
     after = [i for i in identities if i > task_index]
+    protocol = _protocol(run)
     return TaskPage(run=run, task_index=task_index, task_id=task["task_id"], prompt=task["prompt"],
-                    attempts=_attempts(rows, calls, task["prompt"]), partner=partner,
-                    previous_index=max(before, default=None), next_index=min(after, default=None))
+                    attempts=_attempts(rows, calls, task["prompt"], bool(protocol and protocol.get("chat"))),
+                    partner=partner, previous_index=max(before, default=None),
+                    next_index=min(after, default=None), protocol=protocol)

@@ -3,6 +3,7 @@ synchronous path, seq@k in K rounds, batch prices, never a batch paid twice."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -316,3 +317,37 @@ def test_a_batch_that_cannot_be_sent_ends_the_run_instead_of_leaving_its_attempt
         assert not thread.is_alive(), "the run still waits on a batch that was never sent"
     [ended] = outcome
     assert isinstance(ended, RuntimeError) and str(ended) == "the provider's SDK is broken"  # raised, as before
+
+
+CUSTOM = {"system": "Answer with the word only.", "framing_first": "This is attempt {t} of {k}. Go.",
+          "framing_later": "This is attempt {t} of {k}. Again.", "attempt": "[{i}] {output}"}
+
+
+def test_a_custom_protocol_builds_the_same_prompts_in_batch_mode(tmp_path: Path):
+    with FakeOpenAI(delay_s=0.1) as fake:
+        sync = api.run_variant(variant(tmp_path, fake, "sync.yaml", prompt=CUSTOM), tmp_path / "sync.duckdb",
+                               export=False)
+        batch = api.run_variant(variant(tmp_path, fake, "batch.yaml", prompt=CUSTOM, batch=True),
+                                tmp_path / "batch.duckdb", export=False)
+    assert sync.spec.run_id == batch.spec.run_id and "+prompt-" in sync.spec.run_id
+    assert sync.result.attempts_written == batch.result.attempts_written > 6
+    assert rows(tmp_path / "sync.duckdb", ATTEMPTS) == rows(tmp_path / "batch.duckdb", ATTEMPTS)
+    later = rows(tmp_path / "batch.duckdb", "SELECT prompt FROM attempts WHERE attempt_index = 2 LIMIT 1")[0][0]
+    assert json.loads(later)[0] == {"role": "system", "content": CUSTOM["system"]}
+    assert "This is attempt 2 of 3. Again.\n\n[1] not-w" in json.loads(later)[1]["content"]
+
+
+def test_anthropic_batches_send_the_system_message_apart_and_cache_the_task(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
+    with FakeAnthropic(delay_s=0.1) as fake:
+        path = write_variant(tmp_path, benchmark="toy", metric="seq@k", k=2, model="anthropic/claude-fake",
+                             api_base=fake.url, temperature=0.0, options={"n": 2}, batch=True,
+                             batch_poll_s=0.05, prompt=CUSTOM)
+        api.run_variant(path, tmp_path / "a.duckdb", export=False)
+        bodies = list(fake.bodies)
+    assert bodies and all(b["system"] == CUSTOM["system"] for b in bodies)
+    assert all([m["role"] for m in b["messages"]] == ["user"] for b in bodies)
+    for b in bodies:
+        first = b["messages"][0]["content"][0]
+        assert first["cache_control"] == {"type": "ephemeral"} and first["text"].startswith("Say the word w")
+        assert first["text"].endswith(".")  # the task alone: the framing after it changes every attempt

@@ -8,6 +8,7 @@ from seqk.models.base import FREE, Completion
 from seqk.models.openai_http import chat_completion
 from seqk.models.pricing import Price
 from seqk.models.role import RoleSpec
+from seqk.records import Prompt
 
 
 class LocalProvider:
@@ -19,7 +20,7 @@ class LocalProvider:
         """Every `local/...` id."""
         return model.startswith("local/")
 
-    async def call(self, spec: RoleSpec, prompt: str) -> Completion:
+    async def call(self, spec: RoleSpec, prompt: Prompt) -> Completion:
         """One call on a leased worker; a worker that died becomes LocalModelCrashed (or a timeout)."""
         from seqk.models.local import workers as llm_local
 
