@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from seqk.config.spec import RunSettings, RunSpec
 from seqk.errors import SeqkError, UploadError
@@ -32,9 +32,11 @@ if TYPE_CHECKING:
     from seqk.io.export import ExportResult
     from seqk.render.notebook import NotebookReport
     from seqk.run.observer import RunObserver, RunResult, RunTotals
+    from seqk.store import Database
 
-Db = str | os.PathLike[str] | None
-"""A DuckDB file or a DuckLake URL; None: $SEQK_DB, then runs/seqk.duckdb."""
+Db: TypeAlias = "Database | str | os.PathLike[str] | None"
+"""A store (seqk.store.open), a DuckDB file or a DuckLake URL; None: $SEQK_DB, then
+runs/seqk.duckdb."""
 
 
 @dataclass
@@ -44,8 +46,8 @@ class VariantRun:
     spec: RunSpec
     result: RunResult
     """Counts, errors, whether it was interrupted or stopped (a RoundsResult in batch mode)."""
-    db: str | Path
-    """The database: a DuckDB file, or a lake URL."""
+    db: Database
+    """The store it ran against: a DuckDB file, or a lake."""
     messages: list[str] = field(default_factory=list)
     """What the export and upload at the end did, one line each."""
     upload_error: Exception | None = None
@@ -65,7 +67,7 @@ def load_variant(variant: str | os.PathLike[str], overrides: dict[str, Any] | No
     return runspec.load(Path(variant), overrides or {})
 
 
-def run_variant(variant: str | os.PathLike[str] | RunSpec, db: str | os.PathLike[str] | None = None, *,
+def run_variant(variant: str | os.PathLike[str] | RunSpec, db: Db = None, *,
                 settings: RunSettings | None = None, overrides: dict[str, Any] | None = None,
                 export: bool = True, upload: bool = True, observer: RunObserver | None = None,
                 no_wait: bool = False) -> VariantRun:
@@ -90,19 +92,19 @@ def run_variant(variant: str | os.PathLike[str] | RunSpec, db: str | os.PathLike
     else:
         spec, own = runspec.load_with_settings(Path(variant), overrides or {})
         settings = settings or own
-    db_path = store.resolve(settings.database(db))
-    publish.preflight(spec, settings, db_path, no_upload=not upload, no_export=not export)
+    database = store.open(settings.database(db))
+    publish.preflight(spec, settings, database, no_upload=not upload, no_export=not export)
     if spec.batched:
         from seqk.run import rounds
 
-        result = rounds.run(spec, db_path, observer, no_wait=no_wait)
+        result = rounds.run(spec, database, observer, no_wait=no_wait)
     else:
-        result = engine.run(spec, db_path, observer)
-    result.run = _totals(spec.run_id, db_path)
-    outcome = VariantRun(spec, result, db_path, settings=settings)
+        result = engine.run(spec, database, observer)
+    result.run = _totals(spec.run_id, database)
+    outcome = VariantRun(spec, result, database, settings=settings)
     if not result.interrupted and not getattr(result, "deferred", 0):
         try:
-            publish.after_run(spec, settings, db_path, no_export=not export, no_upload=not upload,
+            publish.after_run(spec, settings, database, no_export=not export, no_upload=not upload,
                               report=outcome.messages.append)
         except UploadError as exc:
             outcome.upload_error = exc
@@ -155,7 +157,7 @@ def run_sweep(sweep: str | os.PathLike[str] | Sweep, db: Db = None, *, overrides
             if on_cell is not None:
                 on_cell(done[-1])
 
-        target = str(store.resolve(plan.cells[0].settings.database(db)))
+        target = str(store.open(plan.cells[0].settings.database(db)))
         _, stopped = run_in_processes(plan, target, parallel, export=export, upload=upload,
                                       on_start=on_start, on_end=ended)
         return SweepRun(plan, done, stopped)
@@ -185,7 +187,7 @@ def report(runs: Sequence[str] = (), db: Db = None, *, compare: bool = False, be
     from seqk.analysis.report import report as build
     from seqk.render.notebook import NotebookReport
 
-    return NotebookReport.of(build(runs, _path(db), compare=compare, benchmark=benchmark, model=model,
+    return NotebookReport.of(build(runs, db, compare=compare, benchmark=benchmark, model=model,
                                    errors_as_failures=errors_as_failures))
 
 
@@ -193,14 +195,14 @@ def status(runs: Sequence[str] = (), db: Db = None) -> list[RunStatus]:
     """Each run's progress, errors, tokens and cost (what `seqk status` prints)."""
     from seqk.analysis.status import status as rows
 
-    return rows(runs, _path(db))
+    return rows(runs, db)
 
 
 def inspect(run: str, db: Db = None, *, task_index: int | None = None, task_id: str | None = None) -> Trajectory:
     """One task's whole trajectory: every attempt with its prompt, output, verdict, feedback, calls."""
     from seqk.analysis.status import inspect as trajectory
 
-    return trajectory(run, _path(db), task_index=task_index, task_id=task_id)
+    return trajectory(run, db, task_index=task_index, task_id=task_id)
 
 
 def query(sql: str, db: Db = None) -> SqlResult:
@@ -208,7 +210,7 @@ def query(sql: str, db: Db = None) -> SqlResult:
     named `query` because `seqk.sql` is the package of seqk's own SQL files)."""
     from seqk.analysis.status import sql as run_sql
 
-    return run_sql(sql, _path(db))
+    return run_sql(sql, db)
 
 
 def export_runs(runs: Sequence[str] = (), db: Db = None, *,
@@ -226,7 +228,7 @@ def export_parquet(runs: Sequence[str] = (), db: Db = None, *, to: str | os.Path
     return export(runs, db, to=to)
 
 
-def _totals(run_id: str, db: str | Path) -> RunTotals:
+def _totals(run_id: str, db: Database) -> RunTotals:
     """What the run holds now (sql/status.sql `run_status`), every invocation counted."""
     from seqk.analysis.status import status as rows
     from seqk.run.observer import RunTotals
@@ -235,7 +237,3 @@ def _totals(run_id: str, db: str | Path) -> RunTotals:
     return RunTotals(tasks=row["n_tasks"], tasks_finished=row["n_finished"], tasks_passed=row["n_passed"],
                      attempts=row["n_valid_attempts"], attempts_errored=row["n_error_attempts"],
                      cost_usd=row["cost_usd"])
-
-
-def _path(db: Db) -> str | Path | None:
-    return db if db is None or isinstance(db, str | Path) else Path(db)

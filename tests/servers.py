@@ -239,3 +239,35 @@ def openai_server(*, reply: str = "NO", delay: float = 0.01) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+# ---------------------------------------------------------------------------
+# Lakes on those servers (tests/conftest.py's lake_url)
+
+
+def lake_bucket(endpoint: str) -> None:
+    """The lakes' bucket, made again if gone: moto keeps its buckets in-process, shared by every
+    moto server of the session, and tests/io/test_s3.py resets them."""
+    import boto3
+
+    client = boto3.session.Session().client("s3", endpoint_url=endpoint, aws_access_key_id="testing",
+                          aws_secret_access_key="testing", region_name="us-east-1")
+    if "seqk-lake" not in {b["Name"] for b in client.list_buckets().get("Buckets", [])}:
+        client.create_bucket(Bucket="seqk-lake")
+
+
+_LAKES = iter(range(1, 10_000))
+
+
+def new_lake(pg: Postgres, endpoint: str) -> str:
+    """The URL of a fresh lake: its own PostgreSQL database, data under its own S3 prefix."""
+    lake_bucket(endpoint)
+    name = f"lake{next(_LAKES)}"
+    dsn = create_database(pg, name)
+    return f"ducklake:postgres:{dsn};data=s3://seqk-lake/{name}/"
+
+
+AWS_SETTINGS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
+                "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_PROFILE",
+                "AWS_DEFAULT_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE")
+"""What points the AWS credential chain somewhere: a test sets its own and removes the rest."""

@@ -9,7 +9,7 @@ from helpers import write_variant
 from scripts import solves_on
 
 import seqk
-from seqk import models
+from seqk import models, store
 
 
 def test_run_variant_runs_exports_and_returns_what_it_did(tmp_path, db):
@@ -18,7 +18,7 @@ def test_run_variant_runs_exports_and_returns_what_it_did(tmp_path, db):
     outcome = seqk.run_variant(variant, db=db)
     assert outcome.spec.run_id == "toy-plain/seqk/mock__actor/deterministic/binary"
     assert (outcome.result.tasks_passed, outcome.result.tasks_failed) == (2, 1)
-    assert outcome.result.attempts_written == 5 and outcome.db == db
+    assert outcome.result.attempts_written == 5 and outcome.db == store.open(db) and str(outcome.db) == str(db)
     assert outcome.messages and outcome.messages[0].startswith(f"exported {outcome.spec.run_id}")
     assert (db.parent / outcome.spec.run_id / "task-1" / "attempt-1.json").is_file()
     again = seqk.run_variant(variant, db=db, export=False)

@@ -293,6 +293,7 @@ def shown_lines(block: str) -> list[str]:
     return [line.strip() for line in block.splitlines() if line.strip() not in ("", "…", "│", "│ …")]
 
 
+@pytest.mark.slow
 def test_the_treatment_guide_runs_as_pasted_and_shows_what_the_commands_print(tmp_path):
     import os
     import subprocess
@@ -320,6 +321,7 @@ def test_the_treatment_guide_runs_as_pasted_and_shows_what_the_commands_print(tm
     assert sweep and sweep[1] == (ROOT / "variants" / "arcagi2" / "framing.sweep.yaml").read_text()
 
 
+@pytest.mark.slow
 def test_the_treatment_guides_plan_shows_what_plan_prints(tmp_path):
     import os
     import subprocess
@@ -334,3 +336,38 @@ def test_the_treatment_guides_plan_shows_what_plan_prints(tmp_path):
     assert done.returncode == 0, done.stderr
     printed = [line.strip() for line in done.stdout.splitlines()]
     assert [line for line in shown_lines(shown) if line not in printed] == []
+
+
+# --- paths named in the code's own comments and docstrings -----------------------------------
+
+SOURCES = [*sorted(ROOT.glob("seqk/**/*.py")), *sorted(ROOT.glob("benchmarks/**/*.py")),
+           *sorted(ROOT.glob("bench/*.py")), *sorted(ROOT.glob("sql/**/*.sql"))]
+CODE_PATH = re.compile(r"(?<![\w/.])((?:seqk|sql|benchmarks|bench|tests|notebooks|variants|docs)/[\w./-]*\w)")
+# Named on purpose though absent from the tree: files a script writes, an example in a message.
+NOT_IN_THE_TREE = {"bench/synthetic.duckdb", "variants/arcagi2/x.yaml", "bench/terminal-bench-2"}
+
+
+def prose(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of every comment and docstring of a Python file, or every `--` comment of SQL."""
+    import ast
+    import io
+    import tokenize
+
+    text = path.read_text()
+    if path.suffix == ".sql":
+        return [(i, line) for i, line in enumerate(text.splitlines(), 1) if line.lstrip().startswith("--")]
+    found = [(tok.start[0], tok.string) for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+             if tok.type == tokenize.COMMENT]
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            doc = ast.get_docstring(node, clean=False)
+            if doc and node.body:
+                found.append((node.body[0].lineno, doc))
+    return found
+
+
+def test_paths_named_in_comments_and_docstrings_exist():
+    missing = [f"{path.relative_to(ROOT)}:{line}: {name}"
+               for path in SOURCES for line, text in prose(path) for name in CODE_PATH.findall(text)
+               if not (ROOT / name).exists() and name not in NOT_IN_THE_TREE]
+    assert not missing, "comments and docstrings name what does not exist (moved or renamed?):\n" + "\n".join(missing)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from seqk import stats, store
@@ -185,7 +184,7 @@ def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = Fals
     return [runs[i] for i in sorted(runs)]
 
 
-def run_metrics(run_id: str, db: str | Path | None) -> RunMetrics | None:
+def run_metrics(run_id: str, db: store.DbLike) -> RunMetrics | None:
     """RunMetrics of one run by its exact id, None when the database has no such run."""
     with store.connect(db, read_only=True) as con:
         found = compute(con, [run_id])
@@ -266,7 +265,7 @@ def paired(types: Types, a_run_id: str, b_run_id: str, t: int, *, name: str,
                       found.p_value, "score")
 
 
-def compare_runs(run_a: str, run_b: str, *, t: int | None = None, db: str | Path | None = None,
+def compare_runs(run_a: str, run_b: str, *, t: int | None = None, db: store.DbLike = None,
                  errors_as_failures: bool = False, seed: int = DEFAULT_SEED,
                  n_boot: int = DEFAULT_N_BOOT) -> Comparison:
     """Paired comparison of two runs at t (default: the smaller K) on their shared tasks:

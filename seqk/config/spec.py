@@ -12,7 +12,7 @@ import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -28,6 +28,8 @@ from seqk.models.retry import RetryPolicy
 from seqk.models.role import RoleSpec
 from seqk.seeds import SEED_SCHEME
 from seqk.version import __version__
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class RunSettings:
     export_dir: str | None = None
     """Where the run's folder tree is exported at the end (None: the database's folder)."""
 
-    def database(self, db: str | os.PathLike[str] | None) -> str | os.PathLike[str] | None:
+    def database(self, db: T | None) -> T | str | None:
         """The database this invocation uses: `db` when given, else the variant's `db:`
         (None: seqk.store picks $SEQK_DB, then runs/seqk.duckdb). Kept as given: a lake URL's
         `s3://` would lose a slash to Path."""

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from seqk.errors import ProviderError
 from seqk.models.pricing import Price
 from seqk.models.role import RoleSpec
 from seqk.records import Prompt
@@ -40,9 +41,17 @@ class Provider(Protocol):
         """True when this provider answers `model` (reached at `api_base`, if any)."""
         ...
 
-    async def call(self, spec: RoleSpec, prompt: Prompt) -> Completion:
-        """One call, no retries; a provider's own exception on failure (the pool classifies it).
-        A str prompt is one user message; a Chat, its messages."""
+    async def call(self, spec: RoleSpec, prompt: Prompt, cache_prefix: str | None = None) -> Completion:
+        """One call, no retries; the provider's own exception on failure (`classify` reads it).
+        A str prompt is one user message; a Chat, its messages.
+        `cache_prefix`, the start of the prompt later calls repeat, is for providers that mark it
+        for their cache (Anthropic's cache_control); the others cache by themselves or not at all."""
+        ...
+
+    def classify(self, exc: BaseException) -> ProviderError:
+        """What a failure of `call` is: worth another try (a TransientProviderError, its
+        `rate_limited` and `unreachable` flags set where they hold, with the wait the provider asked
+        for), or not (a PermanentProviderError; an AuthError stops the run)."""
         ...
 
     def model_problem(self, model: str, api_base: str | None) -> str | None:

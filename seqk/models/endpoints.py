@@ -33,11 +33,6 @@ BREAKER_WINDOW_S = 10.0
 """How long an endpoint may refuse every connection, with no call succeeding, before the run
 stops: longer than a server's restart, far shorter than max_retries of backoff (~1 min a call)."""
 
-_CONNECTION_KINDS = ("Connect", "ServerDisconnected")
-"""Error kinds that say the server was not there (aiohttp's ClientConnectorError and
-ServerDisconnectedError, litellm's APIConnectionError, httpx's ConnectError, OSError's
-ConnectionRefusedError), as opposed to a server that answered badly or slowly."""
-
 _HINT = "is the server running, and is the port right?"
 
 
@@ -147,11 +142,6 @@ def check_endpoints(roles: Sequence[Role], timeout_s: float = CONNECT_TIMEOUT_S)
         raise EndpointUnreachable("; ".join(str(p) for p in problems))
 
 
-def is_connection_error(error: ProviderError) -> bool:
-    """True when the call never reached a server that was listening."""
-    return any(part in (error.kind or "") for part in _CONNECTION_KINDS)
-
-
 class Breaker:
     """One endpoint's health during a run (see the module's docstring)."""
 
@@ -176,7 +166,8 @@ class Breaker:
 
     def on_failure(self, error: ProviderError) -> None:
         """A call failed; one that could not connect opens the window (if none is open)."""
-        if not is_connection_error(error) or self._tripped is not None:
+        # A call that never reached a listening server, as its provider's `classify` says.
+        if not error.unreachable or self._tripped is not None:
             return
         if self._failing_since is None:
             self._failing_since = time.monotonic()

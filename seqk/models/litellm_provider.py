@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import sys
 import time
 from typing import Any
 
+from seqk.errors import AuthError, ProviderError, TransientProviderError
 from seqk.models import litellm_table
 from seqk.models.base import Completion, key_env_problem, messages_of, sampling
 from seqk.models.batch.anthropic import anthropic_messages
 from seqk.models.pricing import Price, is_anthropic
+from seqk.models.retry import classify, from_status, retry_after
 from seqk.models.role import RoleSpec
 from seqk.records import Prompt
 
@@ -47,6 +50,41 @@ def _missing_keys(model: str) -> list[str]:
     return [] if check.get("keys_in_environment") else list(found)
 
 
+_TRANSIENT_NAMES = ("RateLimit", "ServiceUnavailable", "InternalServer", "BadGateway",
+                    "Timeout", "APIConnection", "Connect", "RemoteProtocol", "ReadError",
+                    "ServerDisconnected", "ClientOSError", "ClientPayloadError")
+"""litellm's (and the SDKs' and transports' under it) names of failures worth another try."""
+_UNREACHABLE_NAMES = ("APIConnection", "Connect", "ServerDisconnected")
+_AUTH_NAMES = ("Authentication", "PermissionDenied", "Unauthorized")
+_AUTH_MESSAGE = re.compile(
+    r"missing credentials|api[_ ]?key (client option )?must be set|invalid (x-)?api[_ ]?key|"
+    r"incorrect api key|no api key|api key not valid|unauthorized", re.IGNORECASE)
+
+
+def classify_litellm(exc: BaseException) -> ProviderError:
+    """A litellm failure. Its exceptions carry the provider's status, but not always the right
+    one: a missing key is a 500 InternalServerError whose words say so, and a dropped connection
+    has none. So the exception's name and words are read too: seqk's one use of name sniffing,
+    litellm's fallback."""
+    if isinstance(exc, ProviderError):
+        return exc
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
+    name = type(exc).__name__
+    message = f"{name}: {exc}"[:2000]
+    if status in (401, 403) or any(part in name for part in _AUTH_NAMES) or _AUTH_MESSAGE.search(message):
+        return AuthError(message, status_code=status, kind="AuthError")
+    # litellm gives a dropped connection the status 500: its name says the server was not there.
+    unreachable = any(part in name for part in _UNREACHABLE_NAMES)
+    if status is not None:
+        return from_status(status, message, kind=name, retry_after=retry_after(exc),
+                           rate_limited="RateLimit" in name, unreachable=unreachable)
+    if any(part in name for part in _TRANSIENT_NAMES):
+        return TransientProviderError(message, retry_after=retry_after(exc), kind=name,
+                                      rate_limited="RateLimit" in name, unreachable=unreachable)
+    return classify(exc)
+
+
 def _usage_field(obj: Any, name: str) -> int:
     value = getattr(obj, name, None) if obj is not None else None
     return int(value or 0)
@@ -56,8 +94,6 @@ class LiteLLMProvider:
     """Hosted APIs (OpenAI, Anthropic, Gemini, Bedrock, ...) through litellm.acompletion."""
 
     name = "litellm"
-    marks_cache = True
-    """Takes the prompt's stable prefix, to mark it cache_control for Anthropic models."""
 
     def serves(self, model: str, api_base: str | None) -> bool:
         """Everything: litellm is the provider of last resort."""
@@ -109,6 +145,11 @@ class LiteLLMProvider:
         hint = f"did you mean {close[0]!r}? " if close else ""
         return (f"{model!r}: no provider is called {prefix!r} ({hint}litellm's providers: "
                 "https://docs.litellm.ai/docs/providers; seqk's own: mock/..., local/...)")
+
+
+    def classify(self, exc: BaseException) -> ProviderError:
+        """classify_litellm."""
+        return classify_litellm(exc)
 
     def credential_problem(self, role: RoleSpec) -> str | None:
         """The role's `api_key_env` when it names one; else none needed with an `api_base`;

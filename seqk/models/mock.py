@@ -11,9 +11,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from seqk.errors import PermanentProviderError
+from seqk.errors import PermanentProviderError, ProviderError
 from seqk.models.base import FREE, Completion
 from seqk.models.pricing import Price
+from seqk.models.retry import classify
 from seqk.models.role import RoleSpec
 from seqk.records import Prompt
 
@@ -134,7 +135,7 @@ class MockProvider:
         """Every `mock/...` id."""
         return model.startswith("mock/")
 
-    async def call(self, spec: RoleSpec, prompt: Prompt) -> Completion:
+    async def call(self, spec: RoleSpec, prompt: Prompt, cache_prefix: str | None = None) -> Completion:
         """The script's next reply, with honest token counts. A script reads a Chat as its
         messages' contents, a blank line between two."""
         assert spec.model is not None
@@ -150,6 +151,11 @@ class MockProvider:
     def model_problem(self, model: str, api_base: str | None) -> str | None:
         """An unknown mock, or a `mock/py:` script that does not import (mock_problem)."""
         return mock_problem(model)
+
+    def classify(self, exc: BaseException) -> ProviderError:
+        """A scripted exception as any provider's (seqk.models.retry.classify): a script raises
+        the ProviderError it means, or an exception carrying an HTTP `status_code`."""
+        return classify(exc)
 
     def credential_problem(self, role: RoleSpec) -> str | None:
         """None: a mock needs no key."""

@@ -16,9 +16,10 @@ import os
 import time
 from typing import Any
 
-from seqk.errors import HTTPStatusError
+from seqk.errors import HTTPStatusError, ProviderError, TransientProviderError
 from seqk.models.base import Completion, key_env_problem, messages_of, sampling
 from seqk.models.pricing import Price
+from seqk.models.retry import classify, from_status, retry_after
 from seqk.models.role import RoleSpec
 from seqk.records import Prompt
 
@@ -99,6 +100,22 @@ def parse_chat_completion(data: dict[str, Any], model: str, latency_s: float) ->
         thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency_s)
 
 
+def classify_http(exc: BaseException) -> ProviderError:
+    """A failure of chat_completion: an HTTP status by its status (Retry-After read); aiohttp's
+    refused or dropped connection (the server was not there) and any other client error or
+    timeout worth another try; else seqk.models.retry.classify."""
+    import aiohttp
+
+    message = f"{type(exc).__name__}: {exc}"[:2000]
+    if isinstance(exc, HTTPStatusError):
+        return from_status(exc.status_code, message, kind=type(exc).__name__, retry_after=retry_after(exc))
+    if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ServerDisconnectedError):
+        return TransientProviderError(message, kind=type(exc).__name__, unreachable=True)
+    if isinstance(exc, aiohttp.ClientError):
+        return TransientProviderError(message, kind=type(exc).__name__)
+    return classify(exc)
+
+
 class OpenAIHTTPProvider:
     """An `openai/...` id at a role's `api_base`: one shared aiohttp session per event loop."""
 
@@ -108,7 +125,7 @@ class OpenAIHTTPProvider:
         """An `openai/` id with an `api_base`."""
         return bool(api_base) and model.startswith("openai/")
 
-    async def call(self, spec: RoleSpec, prompt: Prompt) -> Completion:
+    async def call(self, spec: RoleSpec, prompt: Prompt, cache_prefix: str | None = None) -> Completion:
         """One chat completion from the role's server."""
         assert spec.api_base is not None
         return await chat_completion(spec, prompt, spec.api_base)
@@ -116,6 +133,10 @@ class OpenAIHTTPProvider:
     def model_problem(self, model: str, api_base: str | None) -> str | None:
         """None: the server decides which models it serves (`seqk probe` asks it)."""
         return None
+
+    def classify(self, exc: BaseException) -> ProviderError:
+        """classify_http."""
+        return classify_http(exc)
 
     def credential_problem(self, role: RoleSpec) -> str | None:
         """Only a named `api_key_env` can be missing: many servers need no key."""

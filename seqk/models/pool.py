@@ -1,19 +1,46 @@
-"""The pool: each model's limit on calls in flight, quotas and retries around one provider call."""
+"""The pool: each model's limit on calls in flight, quotas and retries around one provider call.
+
+`Pool` is what the engine calls models through: ModelPool here, or one that wraps it (a budget's,
+seqk.run.budget.BudgetedPool; a Ray worker's, seqk.run.ray_budget.RemotePool; batch mode's
+router, seqk.run.rounds.BatchRouter).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import random
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Protocol
 
 from seqk.errors import ProviderError, QuotaExceeded
 from seqk.models.base import Completion, Provider
 from seqk.models.endpoints import Breaker, address, endpoint_of, public_url
 from seqk.models.limiter import DEFAULT_START, AdaptiveLimit, LimitState
 from seqk.models.registry import cost_usd, provider_of
-from seqk.models.retry import RetryPolicy, classify, is_rate_limit, with_retries
+from seqk.models.retry import RetryPolicy, is_rate_limit, with_retries
 from seqk.models.role import RoleSpec
 from seqk.records import Prompt
+
+
+class Pool(Protocol):
+    """Calls models for a run."""
+
+    async def complete(self, spec: RoleSpec, prompt: Prompt, cache_prefix: str | None = None) -> Completion:
+        """One call of the role's model, retried as its policy says; ProviderError when it fails."""
+        ...
+
+    def sustained(self) -> list[tuple[str, str | None, int, bool, AdaptiveLimit]]:
+        """(model, api_base, calls in flight held, bounded by a rate limit, the limit) of each model
+        whose limit saw a success since its last decrease (seqk.run.limits remembers them)."""
+        ...
+
+    def limit_states(self) -> list[LimitState]:
+        """Each model's current limit on calls in flight, and how rate limits moved it."""
+        ...
+
+    async def close(self) -> None:
+        """The run is over: stop what the pool started (breakers' checks, sessions)."""
+        ...
 
 
 class ModelPool:
@@ -97,19 +124,14 @@ class ModelPool:
 
         Rate limits are retried apart from max_retries (up to max_rate_limit_retries): they say
         "slower", not "broken", and the model's limit on calls in flight adapts to them.
-        `cache_prefix`, the start of the prompt a later call repeats, goes to providers that mark
-        it for their cache (Anthropic's cache_control); the others cache by themselves or not at all.
-        A Chat carries its own (`cache_at`)."""
+        `cache_prefix`, the start of the prompt a later call repeats, goes to the provider, which
+        may mark it for its cache (Provider.call; a Chat carries its own, `cache_at`). Each failure
+        is the provider's to classify."""
         model = spec.model
         assert model is not None
         provider = self._providers.get((model, spec.api_base))
         if provider is None:
             provider = self._providers[(model, spec.api_base)] = provider_of(spec)
-        if cache_prefix and getattr(provider, "marks_cache", False):
-            async def call(spec: RoleSpec, prompt: Prompt) -> Completion:
-                return await provider.call(spec, prompt, cache_prefix=cache_prefix)  # type: ignore[call-arg]
-        else:
-            call = provider.call
         limit = self._limit(spec)
         breaker = self._breaker(spec)
 
@@ -122,11 +144,11 @@ class ModelPool:
             self.calls_made[model] = used + 1
             slot = await limit.acquire()
             try:
-                completion = await call(spec, prompt)
+                completion = await provider.call(spec, prompt, cache_prefix)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - every provider failure is classified
-                error: ProviderError = classify(exc)
+                error: ProviderError = provider.classify(exc)
                 if is_rate_limit(error):
                     limit.on_rate_limit(slot)
                 if breaker is not None:

@@ -15,7 +15,6 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from seqk import store
@@ -94,7 +93,7 @@ class Deferred(Exception):  # noqa: N818 - a signal, not a failure
 class Collector:
     """Gathers the batched calls of every task and sends them when no task can go on without them."""
 
-    def __init__(self, spec: RunSpec, prepared: Prepared, db: str | Path | None,
+    def __init__(self, spec: RunSpec, prepared: Prepared, db: store.Database,
                  poll_s: float, no_wait: bool, on_batch: Callable[[list[BatchView]], None] | None):
         self.spec, self.db, self.poll_s, self.no_wait = spec, db, poll_s, no_wait
         self.generation = prepared.generation
@@ -201,7 +200,7 @@ class Collector:
             raise
 
     def _load(self) -> None:
-        with store.connect(self.db, wait_s=60, checkpoint=False) as con:
+        with self.db.connect(wait_s=60, checkpoint=False) as con:
             for row in queries.run_batch_items(con, run_id=self.spec.run_id, generation=self.generation):
                 self._known[row["custom_id"]].append(row)
         self._loaded = True
@@ -294,7 +293,7 @@ class Collector:
             call.tries += 1
 
     def _insert(self, key: str, provider: str, spec: RoleSpec, view: BatchView, calls: list[_Call]) -> None:
-        with store.connect(self.db, wait_s=60, checkpoint=False) as con, store.transaction(con):
+        with self.db.connect(wait_s=60, checkpoint=False) as con, store.transaction(con):
             queries.insert_batch(con, batch_key=key, run_id=self.spec.run_id, generation=self.generation,
                                  provider=provider, model=spec.model,
                                  api_base=public_url(spec.api_base) if spec.api_base else None,
@@ -309,7 +308,7 @@ class Collector:
         at = now()
 
         def write() -> None:
-            with store.connect(self.db, wait_s=60, checkpoint=False) as con:
+            with self.db.connect(wait_s=60, checkpoint=False) as con:
                 queries.set_batch_state(con, batch_key=key, batch_id=batch_id, state=state, n_done=n_done,
                                         at=at, finished_at=at if state in FINAL_STATES + ("lost",) else None)
 

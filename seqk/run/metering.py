@@ -12,7 +12,7 @@ from typing import Any
 from seqk import seeds
 from seqk.benchmark import AgentUsage
 from seqk.errors import ProviderError
-from seqk.models import ModelPool, cost_usd, pricing
+from seqk.models import Pool, cost_usd, pricing
 from seqk.models.role import RoleSpec
 from seqk.records import CallRecord, Prompt, stored_prompt
 
@@ -52,7 +52,7 @@ def agent_call(usage: AgentUsage, prompt: str, output: str, started: datetime,
 class MeteredClient:
     """A RoleClient that meters every call into the attempt's call list."""
 
-    def __init__(self, pool: ModelPool, spec: RoleSpec, calls: list[CallRecord]):
+    def __init__(self, pool: Pool, spec: RoleSpec, calls: list[CallRecord]):
         self.pool = pool
         self.spec = spec
         self.role = spec.role

@@ -4,7 +4,6 @@ attempts and calls left, read from the database without writing to it.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from seqk import store
@@ -17,16 +16,16 @@ from seqk.stats import DEFAULT_DISCORDANCE, mcnemar_detectable_lift, mcnemar_tas
 from seqk.store import queries
 
 
-def plan(spec: RunSpec, db: str | os.PathLike[str] | None = None, lift: float | None = None) -> dict[str, Any]:
+def plan(spec: RunSpec, db: store.DbLike = None, lift: float | None = None) -> dict[str, Any]:
     """Run id, roles, fingerprint, state and the range of attempts and calls still to make; for
     seq@k, the power of the comparison with pass@k (`power`), and the tasks a `lift` needs."""
     selected = [t.task_index for t in spec.tasks]
     discordance: dict[str, Any] | None = None
     state, pending = "new run", {i: [1] * spec.chains if spec.seq else list(range(1, spec.k + 1))
                                  for i in selected}
-    path = store.resolve(db)
-    if store.exists(path):
-        with store.connect(path, read_only=True) as con:
+    database = store.open(db)
+    if database.exists():
+        with database.connect(read_only=True) as con:
             row, decision = decide_in(con, spec)
             if row is not None:
                 if decision.refused_on == "settings":
@@ -88,7 +87,7 @@ def attempt_preview(spec: RunSpec) -> dict[str, Any] | None:
     return {"attempt_index": attempt_index, "task_index": task.task_index, "messages": messages_of(prompt)}
 
 
-def plan_sweep(sweep: Sweep, db: str | os.PathLike[str] | None = None) -> list[tuple[Cell, dict[str, Any]]]:
+def plan_sweep(sweep: Sweep, db: store.DbLike = None) -> list[tuple[Cell, dict[str, Any]]]:
     """Each cell of a sweep with its plan (what `plan` says of it), before anything is spent."""
     return [(cell, plan(cell.spec, cell.settings.database(db))) for cell in sweep.cells]
 

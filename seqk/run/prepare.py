@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from seqk import store
@@ -188,14 +187,14 @@ def decide_in(con: Any, spec: RunSpec) -> tuple[dict[str, Any] | None, Decision]
     return row, decide(row, spec, paid)
 
 
-def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
+def prepare(spec: RunSpec, db: store.DbLike) -> Prepared:
     """Register or check the run, register its tasks, and ask SQL what is left.
 
     Refuses (RunConflict) a changed fingerprint, a smaller k, or a task whose
     canonical index now names different content.
     """
     selected = [t.task_index for t in spec.tasks]
-    with store.connect(db, checkpoint=False) as con, store.transaction(con):
+    with store.open(db).connect(checkpoint=False) as con, store.transaction(con):
         row, decision = decide_in(con, spec)
         config = json.dumps(spec.config_json())
         if decision.action == "refuse":

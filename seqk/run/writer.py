@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from seqk import store
@@ -28,7 +27,7 @@ class Writer:
     and the write is tried again.
     """
 
-    def __init__(self, db: str | Path | None, interval_s: float = 0.2, max_batch: int = 5000,
+    def __init__(self, db: store.Database, interval_s: float = 0.2, max_batch: int = 5000,
                  run_id: str | None = None, close_wait_s: float = 600.0):
         self.db = db
         self.run_id = run_id
@@ -59,7 +58,7 @@ class Writer:
 
     def _write(self, batch: list[AttemptRecord | FeedbackFill], final: bool) -> None:
         wait_s = min(60.0, self.close_wait_s) if final else 10.0
-        with store.connect(self.db, wait_s=wait_s, checkpoint=False) as con:
+        with self.db.connect(wait_s=wait_s, checkpoint=False) as con:
             store.append_attempts(con, batch)
             # Committed: a failure from here on (the final stamp) must not write them again.
             self.written += len(batch)
@@ -69,7 +68,7 @@ class Writer:
                     self.on_final(con)
                     self.on_final = None  # done: a retried final write must not repeat it
                 # Batches left their data in the write-ahead log.
-                store.finish_run(con, self.run_id, is_lake=store.is_lake(self.db))
+                self.db.finish(con, self.run_id)
 
     async def _flush(self, final: bool = False) -> bool:
         """Write what is buffered (the final flush also marks the run and checkpoints).
@@ -117,7 +116,7 @@ class Writer:
         while not await self._flush(final=True):
             if asyncio.get_running_loop().time() > deadline:
                 raise StoreBusy(
-                    f"{store.display(self.db)} stayed locked by another process for "
+                    f"{self.db} stayed locked by another process for "
                     f"{self.close_wait_s:.0f} s: {len(self.buffer)} finished attempt(s) could not be "
                     "written; close the other process and run the same command to redo them")
             await asyncio.sleep(0.2)

@@ -81,6 +81,7 @@ def env() -> dict[str, str]:
     return e
 
 
+@pytest.mark.slow
 def test_a_run_killed_while_its_batch_is_in_flight_submits_nothing_twice_and_loses_nothing(tmp_path: Path):
     db = tmp_path / "b.duckdb"
     with FakeOpenAI(delay_s=4.0) as fake:

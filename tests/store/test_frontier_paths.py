@@ -14,6 +14,8 @@ import pytest
 
 from seqk import store
 
+pytestmark = pytest.mark.slow
+
 T0 = datetime(2026, 1, 1)
 ONE_CHAIN = ["seq1", "seq_unpriced", "pass"]
 

@@ -12,6 +12,8 @@ from test_frontier_paths import _assert_same, random_db
 from seqk import store
 from seqk.store import queries
 
+pytestmark = pytest.mark.slow
+
 RUNS = ["pass", "seq1", "seq4", "seq_unpriced"]
 SUBSETS = [RUNS, ["seq1", "pass"], ["seq4"], ["seq_unpriced", "seq4"]]
 
