@@ -46,6 +46,7 @@ def quoted(text: str, start: str) -> list[str]:
     return [q for q in phrases if q.startswith(start)]
 
 
+@pytest.mark.slow
 def test_the_guides_offline_commands_run_as_pasted_and_print_what_it_quotes(tmp_path):
     db = tmp_path / "seqk.duckdb"
     power, tour = section(2), section(3)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from helpers import write_variant
 from typer.testing import CliRunner
 
@@ -86,6 +87,7 @@ def test_export_parquet_into_a_bad_folder_prints_no_traceback_from_a_real_proces
                                    f"file, so the folder {blocker / 'pq'} cannot be made")
 
 
+@pytest.mark.slow
 def test_report_html_and_png_into_a_folder_that_does_not_exist_make_it(tmp_path, db):
     """As --db does: a missing folder is made (only once the report is computed: a report that
     fails leaves nothing behind)."""

@@ -88,6 +88,7 @@ def seqk_command() -> list[str]:
     return [script] if script else [sys.executable, "-m", "seqk"]
 
 
+@pytest.mark.slow
 def test_the_readme_equal_budget_pair_runs_from_the_repository_root_with_nothing_on_the_path(tmp_path):
     """The README's commands, as pasted, from the root of the checkout: the priced mock is shipped
     code (no tests/ on PYTHONPATH, which would hide the benchmarks), and the report compares the

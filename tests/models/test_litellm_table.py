@@ -15,6 +15,8 @@ import pytest
 from seqk.models import litellm_gen, litellm_table
 from seqk.models.litellm_provider import _missing_keys, import_litellm
 
+pytestmark = pytest.mark.slow  # litellm's ~4 s import, the generator's probing, a fresh process
+
 
 def test_the_shipped_table_is_what_the_generator_writes_for_the_installed_litellm():
     from pathlib import Path

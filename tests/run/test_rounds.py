@@ -290,6 +290,7 @@ def test_the_observer_hears_each_batch_between_prepared_and_finished(tmp_path: P
     assert ("actor", 1, "ended") in seen.states
 
 
+@pytest.mark.slow
 def test_a_batch_that_cannot_be_sent_ends_the_run_instead_of_leaving_its_attempts_waiting(tmp_path: Path,
                                                                                          monkeypatch):
     """Before, the calls taken out for a round were lost when sending failed: the run waited for
