@@ -296,3 +296,28 @@ def mcnemar_detectable_lift(n: int, discordance: float, alpha: float = 0.05,
         else:
             low = middle
     return high
+
+
+# ---------------------------------------------------------------------------
+# Many comparisons at once: a table of p-values read together (`report --compare --by`).
+
+
+def benjamini_hochberg(p_values: Sequence[float | None]) -> list[float | None]:
+    """Benjamini-Hochberg adjusted p-values (q-values) of a table of tests, in the order given:
+    q_(i) = min over j >= i of m * p_(j) / j, capped at 1, with the m p-values ranked
+    ascending (Benjamini & Hochberg 1995, "Controlling the false discovery rate", JRSS-B
+    57:289-300). Rejecting every test with q < alpha keeps the expected share of false
+    findings among the findings at most alpha when the tests are independent or positively
+    dependent (Benjamini & Yekutieli 2001), as paired comparisons sharing a run are. A None
+    (a test that could not be made) stays None and does not count in m."""
+    present = [(p, i) for i, p in enumerate(p_values) if p is not None]
+    for p, _ in present:
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"a p-value must be in [0, 1], got {p}")
+    out: list[float | None] = [None] * len(p_values)
+    m = len(present)
+    running = 1.0
+    for rank, (p, i) in reversed(list(enumerate(sorted(present), start=1))):
+        running = min(running, p * m / rank)
+        out[i] = running
+    return out

@@ -2,7 +2,8 @@
 its report, the equal-budget block), and what they show is a demonstration, never a finding.
 
 A variant names one as `model: mock/py:benchmarks.arcagi2.mocks:seeded` (seqk/models/mock.py);
-`variants/arcagi2/equal-budget.*.yaml` do, with a price, so the equal-budget block reads in US$.
+`variants/arcagi2/equal-budget.seqk.yaml` and its partner `equal-budget.passk.yaml` do, with a
+price, so the equal-budget block reads in US$.
 """
 
 from __future__ import annotations

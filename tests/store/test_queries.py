@@ -78,6 +78,8 @@ def reads(seq: str, pas: str, uid: str) -> Calls:
         (queries.serve_kept_task_outcomes, {}), (queries.drop_kept_task_outcomes, {}),
         (queries.budget_partners, both), (queries.pair_discordance, one),
         (queries.latest_endpoint_limits, {}),
+        (queries.compare_solved, {"errors_as_failures": False, "run_a": seq, "run_b": pas}),
+        (queries.task_values_at, {"errors_as_failures": False, "t": 1} | both),
     ]
 
 
