@@ -114,3 +114,36 @@ def test_the_readme_equal_budget_pair_runs_from_the_repository_root_with_nothing
     # Both runs are whole: 60 tasks each, every call priced.
     assert "60 task(s) · 0 errored attempt(s) · cost $" in report
     assert (tmp_path / "arcagi2-evaluation").is_dir()  # exported beside the database, not in the checkout
+
+
+# One-run demonstrations, not studies: each says so in its own header comment.
+SOLO = {"smoke.yaml", "mock.yaml", "local.yaml", "simulated.yaml"}
+
+
+def _pairs_with(seq: runspec.RunSpec, other: runspec.RunSpec) -> bool:
+    """Whether the report would pair `other` (pass@k) with `seq`: the same benchmark slice, actor,
+    verifier and judge (view run_pairs; budget_partners for the equal-budget block)."""
+    def slots(s: runspec.RunSpec) -> tuple:
+        return (s.benchmark.name, s.slice_name, s.actor.model, s.run_id.split("/")[3], s.judge.model)
+    return other.metric == "pass@k" and slots(other) == slots(seq)
+
+
+def test_every_shipped_seqk_study_variant_has_its_passk_partner_beside_it():
+    """A seq@k variant ships with the pass@k variant its report compares it with: k = K for the
+    lift, or k ≥ chains × K for a run with chains (its budget partner)."""
+    loaded = {p: runspec.load(p) for p in VARIANTS if not is_sweep(p)}
+    studies = [p for p, s in loaded.items() if s.metric == "seq@k" and p.name not in SOLO
+               and not p.name.startswith("demo.")]  # docs/compare.md's demo compares seq@k runs with each other
+    assert len(studies) >= 20
+    alone = []
+    for path in studies:
+        seq = loaded[path]
+        need = seq.k if seq.chains == 1 else seq.k * seq.chains
+        partners = [q.name for q, s in loaded.items()
+                    if q.parent == path.parent and _pairs_with(seq, s) and s.k == need]
+        if not partners:
+            alone.append(f"{path.relative_to(ROOT)} (k={seq.k}, chains={seq.chains})")
+    assert not alone, "seq@k variants without a pass@k partner beside them: " + ", ".join(alone)
+    for path in loaded:
+        if path.name in SOLO and loaded[path].metric == "seq@k":
+            assert path.read_text().startswith("#"), f"{path}: a one-run variant says what it shows"
