@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_docs import fences, shown_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = (ROOT / "docs" / "guide.md").read_text()
@@ -46,6 +47,23 @@ def quoted(text: str, start: str) -> list[str]:
     return [q for q in phrases if q.startswith(start)]
 
 
+def outputs(text: str) -> list[list[str]]:
+    """The lines of each output block (a ``` block with no language) of `text`, in order."""
+    return [shown_lines(body) for lang, body in fences(text) if lang == ""]
+
+
+def printed_in_order(shown: list[str], stdout: str) -> list[str]:
+    """The shown lines that the command did not print, in the order shown, as lines (spaces at the
+    ends aside): empty when the block quotes what the command prints."""
+    lines, at, missing = [line.strip() for line in stdout.splitlines()], 0, []
+    for line in shown:
+        if line in lines[at:]:
+            at = lines.index(line, at) + 1
+        else:
+            missing.append(line)
+    return missing
+
+
 @pytest.mark.slow
 def test_the_guides_offline_commands_run_as_pasted_and_print_what_it_quotes(tmp_path):
     db = tmp_path / "seqk.duckdb"
@@ -55,17 +73,20 @@ def test_the_guides_offline_commands_run_as_pasted_and_print_what_it_quotes(tmp_
     assert [c.split()[:2] for c in ran] == [["seqk", "run"], ["seqk", "run"], ["seqk", "report"]]
     out = seqk(planned[0], db)
     assert out.returncode == 0, out.stderr
-    printed = " ".join(out.stdout.split())
-    expected = quoted(power, "smallest detectable lift") + quoted(power, "a lift of")
-    assert len(expected) == 2 and all(phrase in printed for phrase in expected), (expected, out.stdout)
+    [shown_plan] = outputs(power)
+    assert len(shown_plan) == 3 and printed_in_order(shown_plan, out.stdout) == [], out.stdout
     assert not db.exists()  # plan writes nothing
-    outputs = []
+    printed = []
     for command in ran:
         done = seqk(command, db)
         assert done.returncode == 0, f"{command}: {done.stderr}"
-        outputs.append(done.stdout)
-    assert "at equal budget: arcagi2-evaluation/seqk/mock__py:benchmarks.arcagi2.mocks:seeded" in outputs[-1]
-    assert "  seq@t" in outputs[-1] and "$/task" in outputs[-1]  # the lines section 5 explains
+        printed.append(done.stdout)
+    # The tour quotes the seq@k run's curve (the second command) and the report's equal-budget block.
+    shown_run, shown_report = outputs(tour)
+    assert len(shown_run) == 7 and len(shown_report) == 8
+    assert printed_in_order(shown_run, printed[1]) == [], printed[1]
+    assert printed_in_order(shown_report, printed[2]) == [], printed[2]
+    assert "  seq@t" in printed[-1] and "$/task" in printed[-1]  # the lines section 5 explains
     assert (tmp_path / "arcagi2-evaluation").is_dir()  # exported into the database's folder, as it says
 
 
