@@ -2,7 +2,8 @@
 
     from seqk import run_variant
     outcome = run_variant("variants/quickstart/seqk.yaml", db="runs/seqk.duckdb")
-    outcome.result.tasks_passed, outcome.spec.run_id
+    outcome.result.run.tasks_passed     # what the run holds, every invocation counted
+    outcome.result.tasks_passed         # what this invocation added (0 after a resume that found it done)
 
 The library never prints: progress goes to an observer (seqk.run.observer.RunObserver), and what
 the run's export and upload did comes back as lines in the outcome. `db` is the second argument
@@ -29,12 +30,12 @@ if TYPE_CHECKING:
 
     from seqk.analysis.compare import RunComparison
     from seqk.analysis.grouped import GroupedComparison
-    from seqk.analysis.report import Report
     from seqk.analysis.status import RunStatus, SqlResult, Trajectory
     from seqk.config.study import StudySpec
     from seqk.config.sweep import Cell, Sweep
     from seqk.io.export import ExportResult
-    from seqk.run.observer import RunObserver, RunResult
+    from seqk.render.notebook import NotebookReport
+    from seqk.run.observer import RunObserver, RunResult, RunTotals
     from seqk.run.study_plan import StudyPlan
     from seqk.run.study_record import StudyObserver, StudyResult
     from seqk.store import Database
@@ -60,6 +61,9 @@ class VariantRun:
     intact, and the message names the command that retries the upload."""
     settings: RunSettings = field(default_factory=RunSettings)
     """This invocation's settings (the variant's db, console, export and S3 keys)."""
+
+    def __repr__(self) -> str:
+        return f"VariantRun({self.result!r}, db={str(self.db)!r})"
 
 
 def load_variant(variant: str | os.PathLike[str], overrides: dict[str, Any] | None = None) -> RunSpec:
@@ -102,6 +106,7 @@ def run_variant(variant: str | os.PathLike[str] | RunSpec, db: Db = None, *,
         result = rounds.run(spec, database, observer, no_wait=no_wait)
     else:
         result = engine.run(spec, database, observer)
+    result.run = _totals(spec.run_id, database)
     outcome = VariantRun(spec, result, database, settings=settings)
     if not result.interrupted and not getattr(result, "deferred", 0):
         try:
@@ -180,13 +185,16 @@ def run_sweep(sweep: str | os.PathLike[str] | Sweep, db: Db = None, *, overrides
 
 
 def report(runs: Sequence[str] = (), db: Db = None, *, compare: bool = False, benchmark: str | None = None,
-           model: str | None = None, errors_as_failures: bool = False) -> Report:
+           model: str | None = None, errors_as_failures: bool = False) -> NotebookReport:
     """What `seqk report` prints, as data: each run's curve with intervals, and with `compare`
-    each seq@k run against its pass@k partner (lift, paired test, the equal-budget block)."""
+    each seq@k run against its pass@k partner (lift, paired test, the equal-budget block). In a
+    notebook it shows itself as a table; `to_text()` is what `seqk report` prints, `to_polars()`
+    its figures as a frame (seqk.render.notebook)."""
     from seqk.analysis.report import report as build
+    from seqk.render.notebook import NotebookReport
 
-    return build(runs, db, compare=compare, benchmark=benchmark, model=model,
-                 errors_as_failures=errors_as_failures)
+    return NotebookReport.of(build(runs, db, compare=compare, benchmark=benchmark, model=model,
+                                   errors_as_failures=errors_as_failures))
 
 
 def compare(run_a: str, run_b: str, db: Db = None, *, errors_as_failures: bool = False,
@@ -311,3 +319,14 @@ def plan_study(study: str | os.PathLike[str] | StudySpec, db: Db = None, *, lift
     spec = study if isinstance(study, StudySpec) else load(study)
     return plan(spec, store.open(spec.settings.database(db)), lift=lift, replicates=replicates)
 
+
+
+def _totals(run_id: str, db: Database) -> RunTotals:
+    """What the run holds now (sql/status.sql `run_status`), every invocation counted."""
+    from seqk.analysis.status import status as rows
+    from seqk.run.observer import RunTotals
+
+    [row] = rows([run_id], db)
+    return RunTotals(tasks=row["n_tasks"], tasks_finished=row["n_finished"], tasks_passed=row["n_passed"],
+                     attempts=row["n_valid_attempts"], attempts_errored=row["n_error_attempts"],
+                     cost_usd=row["cost_usd"])

@@ -72,6 +72,7 @@ def report(runs: Sequence[str] = (), db: store.DbLike = None, *, compare: bool =
     (benchmark or slice) and `model` (actor model)."""
     with store.connect(db, read_only=True) as con:
         ids = store.resolve_run_ids(con, runs)
+        named = {run_id: i for i, run_id in enumerate(ids)}  # the order the user named them in
         chosen = queries.report_runs(con, run_ids=ids, benchmark=benchmark, model=model)
         ids = [r["run_id"] for r in chosen]
         if not ids:
@@ -102,7 +103,7 @@ def report(runs: Sequence[str] = (), db: store.DbLike = None, *, compare: bool =
             if compare:
                 rep.rows = _compare_rows(found)
             elif len(found) == 2:
-                a, b = found
+                a, b = sorted(found, key=lambda r: named.get(r.run_id, len(named)))
                 rep.comparison = metrics.compare_on(con, a.run_id, b.run_id, min(a.k, b.k),
                                                     errors_as_failures=errors_as_failures,
                                                     seed=seed, n_boot=n_boot)
@@ -298,9 +299,9 @@ def cells(rep: Report) -> tuple[list[str], list[list[str]]]:
 
 def comparison_line(c: Comparison) -> str:
     """One sentence for a paired comparison of two runs."""
-    return (f"paired at t={c.t} on {c.difference.n} shared tasks: {c.a_run_id} − {c.b_run_id} = "
-            f"{fmt_comparison(c)}; {c.n_a_only} solved only by the first, {c.n_b_only} only by "
-            "the second")
+    return (f"paired at t={c.t} on {c.difference.n} shared tasks, the first run minus the second: "
+            f"{c.a_run_id} − {c.b_run_id} = {fmt_comparison(c)}; {c.n_a_only} solved only by the "
+            f"first, {c.n_b_only} only by the second")
 
 
 def to_markdown(rep: Report) -> str:

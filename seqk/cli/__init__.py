@@ -275,14 +275,9 @@ def sql(
         writer.writerow(columns)
         writer.writerows(rows)
     else:
-        from rich.table import Table
+        from seqk.render.table import sql_table
 
-        table = Table(caption=f"{len(rows)} row(s)")
-        for c in columns:
-            table.add_column(c)
-        for r in rows:
-            table.add_row(*("NULL" if v is None else str(v) for v in r))
-        _console().print(table)
+        _console().print(sql_table(columns, rows))
 
 
 @app.command()
@@ -305,6 +300,7 @@ def plan(
     from seqk.config import spec as runspec
     from seqk.config.overrides import parse_sets
     from seqk.config.study import is_study_file
+    from seqk.run import preflight
     from seqk.run.plan import plan as make_plan
 
     if is_study_file(variant):
@@ -316,6 +312,8 @@ def plan(
     if sweep_file(variant):
         return plan_sweep(variant, db, overrides, labels)
     spec, settings = runspec.load_with_settings(variant, overrides, labels)
+    # What `seqk run` would refuse, before the plan prices anything (a price may import litellm).
+    preflight.before_plan(spec)
     database = settings.database(db)
     p = make_plan(spec, database, lift=lift)
     out = _console()
@@ -375,9 +373,6 @@ def plan(
     out.print(f"  fingerprint: {p['fingerprint'][:16]}…")
     for note in spec.notes:
         out.print(f"  note: {note}")
-    from seqk.run import preflight
-
-    preflight.before_plan(spec)
 
 
 def _print_preview(out: Any, p: dict[str, Any]) -> None:

@@ -96,6 +96,7 @@ def _compare_block(row: CompareRow) -> str:
     for t in range(1, k_max + 1):
         lines.append(f"  {t:>3}  " + "   ".join(
             f"{column.get(t, '—'):<{width}}" for column in points).rstrip())
+    lines += _spend_lines(curves)
     if row.pass_run is not None:
         lines.append(_figure("pass^t", " · ".join(fmt_number(p.pass_all_t, digits=3)
                                                    for p in row.pass_run.curve)
@@ -105,6 +106,20 @@ def _compare_block(row: CompareRow) -> str:
             lines.append(_figure(f"Δseq@{row.seq.k}", fmt_estimate(row.seq.delta)))
         lines += _paired_lines(row.seq, name_partner=False)
     return "\n".join(lines)
+
+
+def _spend_lines(curves: list[tuple[str, RunMetrics]]) -> list[str]:
+    """What a task cost up to each t, per run: US$ when every point of every run is priced and
+    not free, else tokens (input + output), so that the two read at the same unit."""
+    points = [p for _, run in curves for p in run.curve]
+    dollars = bool(points) and all(p.cost_usd_per_task for p in points)
+    label, fmt = ("$/task", lambda p: f"{p.cost_usd_per_task:.4f}") if dollars else (
+        "tok/task", lambda p: "—" if p.tokens_per_task is None else f"{p.tokens_per_task:,.0f}")
+    lines = []
+    for i, (name, run) in enumerate(curves):
+        values = " · ".join(fmt(p) for p in run.curve)
+        lines.append(_figure(label if i == 0 else "", f"{name.split('@')[0]:<5}{values} (t = 1..{run.k})"))
+    return lines
 
 
 def _paired_lines(run: RunMetrics, *, name_partner: bool) -> list[str]:

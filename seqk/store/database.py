@@ -47,7 +47,8 @@ class Database(ABC):
     @property
     @abstractmethod
     def home(self) -> Path:
-        """The folder where run folders are exported by default."""
+        """The folder where run folders are exported by default: the database's folder (runs/
+        for a lake)."""
 
     @abstractmethod
     def connect(self, *, read_only: bool = False, wait_s: float = 30.0,

@@ -1,5 +1,5 @@
 """The compare page's two charts as inline SVG: both runs' metric@t curves on one chart, and both
-runs' frontiers (success against expected spend per task) on another, every axis titled."""
+runs' frontiers (success against expected spend per task) on another, every axis titled (svg._Frame)."""
 
 from __future__ import annotations
 
@@ -13,17 +13,6 @@ from seqk.view.svg import COLORS, Series, _Frame, curve_chart
 RUN_COLORS = (COLORS[1], COLORS[0])
 """Run a in blue, run b in red, on both charts."""
 _DASHES = ("", ' stroke-dasharray="6 3"', ' stroke-dasharray="2 3"', ' stroke-dasharray="8 3 2 3"')
-Y_TITLE = "success (share of tasks)"
-
-
-def _y_title(svg: str, frame: _Frame, text: str = Y_TITLE) -> str:
-    """The chart with its y axis titled (rotated, left of the ticks)."""
-    middle = frame.top + frame.plot_h / 2
-    title = (f'<text x="10" y="{middle:.1f}" transform="rotate(-90 10 {middle:.1f})" text-anchor="middle" '
-             f'class="tick axis-title">{escape(text)}</text>')
-    return svg.replace("</svg>", title + "</svg>")
-
-
 def _points(curve: list[MetricPoint]) -> list[CurvePoint]:
     return [CurvePoint(p.t, p.n_tasks, p.value, p.low, p.high, p.n_left_out) for p in curve]
 
@@ -34,8 +23,7 @@ def curves_chart(page: ComparePage, *, width: int = 560, height: int = 280) -> s
     series = [Series(f"{name}: {side.run.metric[:-2]}@t", _points(side.run.curve), color,
                      dashed=side.run.metric == "pass@k")
               for name, side, color in (("a", c.a, RUN_COLORS[0]), ("b", c.b, RUN_COLORS[1]))]
-    svg = curve_chart(series, title="metric@t of both runs, 95% intervals", width=width, height=height)
-    return _y_title(svg, _Frame(width, height))
+    return curve_chart(series, title="metric@t of both runs, 95% intervals", width=width, height=height)
 
 
 def _spend(value: float, unit: str) -> str:
@@ -72,4 +60,4 @@ def frontiers_chart(page: ComparePage, *, width: int = 560, height: int = 280) -
             parts.append(frame.legend(n, color, dash, f"{name}: {line.label}"))
             n += 1
     parts.append("</svg>")
-    return _y_title("".join(parts), frame)
+    return "".join(parts)

@@ -27,6 +27,10 @@ def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
 
+Y_TITLE = "success (share of tasks)"
+"""The y axis's title on every chart: each plots success on 0–1."""
+
+
 @dataclass(frozen=True)
 class _Frame:
     """What both charts share: the plot area, a 0–1 y axis with its grid, the x axis's ticks
@@ -65,7 +69,10 @@ class _Frame:
             parts.append(f'<text x="{at:.1f}" y="{self.top + self.plot_h + 16}" text-anchor="middle" '
                          f'class="tick">{escape(text)}</text>')
         parts.append(f'<text x="{self.left + self.plot_w / 2:.1f}" y="{self.height - 4}" text-anchor="middle" '
-                     f'class="tick">{escape(x_label)}</text>')
+                     f'class="tick axis-title">{escape(x_label)}</text>')
+        middle = self.top + self.plot_h / 2
+        parts.append(f'<text x="10" y="{middle:.1f}" transform="rotate(-90 10 {middle:.1f})" text-anchor="middle" '
+                     f'class="tick axis-title">{escape(Y_TITLE)}</text>')
         return parts
 
     def legend(self, n: int, color: str, dash: str, label: str) -> str:

@@ -66,6 +66,7 @@ def test_equal_budget_block_picks_the_best_cell_that_costs_no_more(pair, db):
     text = report(db)
     assert text.exit_code == 0
     assert f"at equal budget: {seq_id}" in text.output and "budget $" in text.output
+    assert "  $/task   seq  " in text.output  # every call priced: the per-t spend in US$
     assert "paired task bootstrap" in text.output and "seed" in text.output
     md = report(db, "--format", "markdown")
     assert f"at equal budget: {seq_id}" in md.output

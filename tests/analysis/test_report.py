@@ -81,6 +81,25 @@ def test_two_runs_get_a_paired_comparison(mock_db):
     assert "1 solved only by the first, 1 only by the second" in result.output
 
 
+def test_two_runs_are_compared_in_the_order_they_are_named(tmp_path, db):
+    """`seqk report A B` gives A − B, and says so, whichever id sorts first."""
+    from scripts import solves_on
+
+    models.register_mock("mock/zeta", solves_on({1: 1, 2: 1, 3: 1}))
+    models.register_mock("mock/alpha", solves_on({1: 1}))
+    ids = {}
+    for name in ("zeta", "alpha"):
+        spec = runspec.load(write_variant(tmp_path, f"{name}.yaml", metric="seq@k", k=1, model=f"mock/{name}",
+                                          options={"n": 4}))
+        engine.run(spec, db)
+        ids[name] = spec.run_id
+    for first, second, sign in (("zeta", "alpha", "+0.50"), ("alpha", "zeta", "-0.50")):
+        out = report(ids[first], ids[second], "--db", str(db))
+        assert out.exit_code == 0, out.output
+        assert (f"paired at t=1 on 4 shared tasks, the first run minus the second: {ids[first]} − "
+                f"{ids[second]} = {sign} [") in out.output
+
+
 def test_filters_and_unknown_runs(mock_db):
     result = report("--benchmark", "nope", "--db", str(mock_db))
     assert result.exit_code == 2 and "no run matches" in result.output

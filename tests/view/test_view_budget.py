@@ -105,10 +105,11 @@ def test_budget_chart_is_drawn_on_the_run_list_with_each_line_and_point(tmp_path
     page = view.runs_page(db)
     html = render.render_runs(page, render.Urls())
     assert html.count('<figure class="budget"') == 2
-    assert 'data-seq-run="seq"' in html and 'data-seq-run="lonely"' not in html
+    assert '<figure class="budget" data-seq-run="seq"' in html
+    assert '<figure class="budget" data-seq-run="lonely"' not in html
     chart = page.budgets["seq"]
     n_points = sum(len(line.points) for line in chart.lines)
-    figure = html[html.index('data-seq-run="seq"'):]
+    figure = html[html.index('<figure class="budget" data-seq-run="seq"'):]
     figure = figure[:figure.index("</figure>")]
     assert figure.count("<circle") == n_points and figure.count("<polyline") == 2
     assert "pass@m, m = 1..6" in figure and "per task" in figure
