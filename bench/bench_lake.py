@@ -72,9 +72,8 @@ def writer_process(url: str, seconds: float, batch: int, go: Any, ready: Any, ou
     from seqk.store import lake_retry
 
     db = store.open(url)
-    with db.connect(checkpoint=False) as con:  # the session (extensions, catalog, views) before the clock
-        if os.environ.get("BENCH_THREADS"):
-            con.execute(f"SET threads = {int(os.environ['BENCH_THREADS'])}")
+    with db.connect(checkpoint=False):  # the session (extensions, catalog, views) before the clock
+        pass
     base = template(f"bench/{uuid.uuid4().hex[:8]}")
     commit_s: list[float] = []
     commit_cpu: list[float] = []
@@ -167,6 +166,7 @@ def one_run(pg: Any, endpoint: str, name: str, n: int, seconds: float, batch: in
             "distinct": distinct, "lost_races": len(LOST.findall(log_after[len(log_before):])),
             "written_again": sum(r[5] for r in results), "load": (load_before, load_after),
             "cpu_ms_per_1000": 1e6 * (sum(r[6] for r in results) + pg_cpu + moto_cpu) / max(written, 1),
+            "pg_ms_per_commit": 1000 * pg_cpu / max(sum(r[1] for r in results), 1),
             "cpu_split": tuple(1e6 * x / max(written, 1) for x in (sum(r[6] for r in results), pg_cpu, moto_cpu)),
             "elapsed": elapsed, "url": url,
             "each": [(r[0], r[1], r[2] - min(x[2] for x in results), r[3] - min(x[2] for x in results), r[6],
@@ -204,12 +204,12 @@ def probe(pg: Any, endpoint: str) -> None:
 
     print("\nthe cost of one commit (one writer; median of 9 commits; attempts + one call each):")
     base = template("bench/probe")
-    for limit in (0, 10, 50, 200):
+    for limit in (0, 10, 25, 50):
         name = f"probe{limit}"
         url = f"ducklake:postgres:{servers.create_database(pg, name)};data=s3://seqk-bench/{name}/"
         db = replace(store.open(url), inline_rows=limit)
         cells = []
-        for size in (1, 5, 20, 100, 1000):
+        for size in (1, 5, 20, 50, 200):
             times = []
             for i in range(9):
                 records = attempts(base, i * size, size)
@@ -272,6 +272,7 @@ def main() -> None:
                 print(f"  {n} writer(s), run {r + 1}: {res['attempts_s']:7.0f} attempts/s, "
                       f"{res['commits_s']:5.1f} commits/s, commit median {res['commit_median_s'] * 1000:4.0f} ms, "
                       f"{res['lost_races']} lost races, {res['written_again']} written again, "
+                      f"PostgreSQL {res['pg_ms_per_commit']:.0f} ms CPU a commit, "
                       f"{res['cpu_ms_per_1000']:.0f} ms CPU per 1,000 attempts "
                       f"({'/'.join(f'{x:.0f}' for x in res['cpu_split'])} writers/PostgreSQL/moto); "
                       f"stored {res['stored']} / distinct {res['distinct']} / written {res['written']}: {ok}; "
@@ -283,7 +284,7 @@ def main() -> None:
                               f"{ended:.2f} s, {cpu:.2f} s CPU, {busy:.2f} s committing, {commit_cpu:.2f} s CPU "
                               "in the committing thread (DuckDB's threads apart)")
         print("\nwriters | attempts/s (median; min-max) | commits/s | commit median | lost races / commit | "
-              "CPU per 1,000 attempts (writers + PostgreSQL + moto) | load")
+              "PostgreSQL CPU / commit | CPU per 1,000 attempts (writers + PostgreSQL + moto) | load")
         for n in counts:
             rs = runs[n]
             a = [x["attempts_s"] for x in rs]
@@ -293,6 +294,7 @@ def main() -> None:
                   f"{statistics.median(x['commits_s'] for x in rs):9.1f} | "
                   f"{statistics.median(x['commit_median_s'] for x in rs) * 1000:10.0f} ms | "
                   f"{sum(x['lost_races'] for x in rs) / max(commits, 1):.2f} | "
+                  f"{statistics.median(x['pg_ms_per_commit'] for x in rs):.0f} ms | "
                   f"{statistics.median(x['cpu_ms_per_1000'] for x in rs):.0f} ms | {min(loads):.1f}-{max(loads):.1f}")
         if args.probe:
             probe(pg, endpoint)

@@ -4,6 +4,8 @@ commit that loses a race is retried, and every attempt lands exactly once."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import queue
 import time
 import uuid
 from dataclasses import replace
@@ -36,21 +38,26 @@ def attempt(run_id: str, uid: str, index: int) -> Any:
                          finished_at=now, calls=[call])
 
 
-def writer_process(url: str, policy: CommitRetry | None, name: str, stop: Any, again: Any, out: Any) -> None:
-    """seqk's writer, committing every 20 ms what it was handed, until told to stop (or 3,000);
-    `again` counts the writes it ran again."""
+def writer_process(url: str, policy: CommitRetry | None, name: str, go: Any, stop: Any, again: Any,
+                   out: Any) -> None:
+    """seqk's writer, committing every 20 ms what it was handed, from `go` until `stop`; `again`
+    counts the writes it ran again."""
     from seqk.run.writer import Writer
 
     db = store.open(url)
     if policy is not None:
         db = replace(db, retry=policy)
+    with db.connect():  # the session open before the race starts
+        pass
+    out.put(("ready", [], 0))
+    go.wait()
 
     async def main() -> list[str]:
         writer = Writer(db, interval_s=0.02, run_id=None)
         writer.start()
         uids: list[str] = []
         seen = 0
-        while not stop.is_set() and len(uids) < 3000:
+        while not stop.is_set():
             for _ in range(5):
                 uids.append(f"{name}-{uuid.uuid4()}")
                 writer.put(attempt(f"race/{name}", uids[-1], len(uids)))
@@ -68,21 +75,31 @@ def writer_process(url: str, policy: CommitRetry | None, name: str, stop: Any, a
 
 
 def race(url: str, policy: CommitRetry | None, raced: Any, n: int = 4) -> tuple[list[str], int]:
-    """`n` writers at once, until `raced(writes run again so far)` says 5 races were lost (or each
-    wrote 3,000); every attempt's uid, and how many writes were run again."""
+    """`n` writers at once, until `raced(writes run again so far)` says 5 races were lost (or for
+    60 s); every attempt's uid, and how many writes were run again."""
     with store.connect(url):
         pass
     lake.close_all()
     ctx = get_context("spawn")
-    stop, again, out = ctx.Event(), ctx.Value("i", 0), ctx.Queue()
-    procs = [ctx.Process(target=writer_process, args=(url, policy, f"w{i}", stop, again, out)) for i in range(n)]
+    go, stop, again, out = ctx.Event(), ctx.Event(), ctx.Value("i", 0), ctx.Queue()
+    procs = [ctx.Process(target=writer_process, args=(url, policy, f"w{i}", go, stop, again, out))
+             for i in range(n)]
     for p in procs:
         p.start()
-    deadline = time.monotonic() + 600
-    while raced(again.value) < 5 and any(p.is_alive() for p in procs) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    for _ in procs:  # every writer's session open (slow on a loaded machine): they race from here
+        assert out.get(timeout=600)[0] == "ready"
+    go.set()
+    results: list[Any] = []
+    enough = time.monotonic() + 60
+    deadline = enough + 600
+    while len(results) < n and time.monotonic() < deadline:
+        if raced(again.value) >= 5 or time.monotonic() > enough:
+            stop.set()
+        # Read as they come: a writer cannot exit before its (large) result has left the pipe.
+        with contextlib.suppress(queue.Empty):
+            results.append(out.get(timeout=0.2))
     stop.set()
-    results = [out.get(timeout=600) for _ in procs]
+    assert len(results) == n, "the writers did not finish in 10 minutes"
     for p in procs:
         p.join(timeout=60)
         assert p.exitcode == 0
