@@ -66,7 +66,7 @@ def attempts(base: Any, first: int, n: int) -> list[Any]:
             for i in range(n)]
 
 
-def writer_process(url: str, seconds: float, batch: int, go: Any, ready: Any, out: Any) -> None:
+def writer_process(url: str, seconds: float, batch: int, max_batch: int, go: Any, ready: Any, out: Any) -> None:
     from seqk import store
     from seqk.run.writer import Writer
     from seqk.store import lake_retry
@@ -97,7 +97,8 @@ def writer_process(url: str, seconds: float, batch: int, go: Any, ready: Any, ou
             commit_s.append(time.perf_counter() - started)
             written += batch
     else:
-        written = asyncio.run(_produce(Timed(db, interval_s=db.commit_interval_s), base, start + seconds))
+        writer = Timed(db, interval_s=db.commit_interval_s, max_batch=max_batch)
+        written = asyncio.run(_produce(writer, base, start + seconds))
     out.put((written, len(commit_s), start, time.monotonic(), commit_s, lake_retry.runs_again(),
              time.process_time() - cpu, sum(commit_cpu)))
 
@@ -127,7 +128,7 @@ async def _produce(writer: Any, base: Any, deadline: float) -> int:
     return int(writer.written)
 
 
-def one_run(pg: Any, endpoint: str, name: str, n: int, seconds: float, batch: int) -> dict[str, Any]:
+def one_run(pg: Any, endpoint: str, name: str, n: int, seconds: float, batch: int, max_batch: int) -> dict[str, Any]:
     import servers
 
     from seqk import store
@@ -140,7 +141,8 @@ def one_run(pg: Any, endpoint: str, name: str, n: int, seconds: float, batch: in
     log_before = pg.log.read_text(errors="replace") if pg.log else ""
     ctx = get_context("spawn")
     go, ready, out = ctx.Event(), ctx.Queue(), ctx.Queue()
-    procs = [ctx.Process(target=writer_process, args=(url, seconds, batch, go, ready, out)) for _ in range(n)]
+    procs = [ctx.Process(target=writer_process, args=(url, seconds, batch, max_batch, go, ready, out))
+             for _ in range(n)]
     for p in procs:
         p.start()
     for _ in procs:
@@ -247,6 +249,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="writing time per run")
     parser.add_argument("--batch", type=int, default=0,
                         help="attempts per commit, back to back (0: seqk's writer, commits sized by time)")
+    parser.add_argument("--max-batch", type=int, default=5000,
+                        help="the writer's max_batch: it commits at once when it holds that many")
     parser.add_argument("--probe", action="store_true", help="also time single commits by size and inlining")
     parser.add_argument("--verbose", action="store_true", help="also each writer's figures")
     parser.add_argument("--cold-reads", action="store_true", help="also time cold reads around compaction")
@@ -266,7 +270,7 @@ def main() -> None:
         runs: dict[int, list[dict[str, Any]]] = {n: [] for n in counts}
         for r in range(args.runs):
             for n in counts:  # interleaved, so a change in the machine's load touches every N alike
-                res = one_run(pg, endpoint, f"w{n}r{r}", n, args.seconds, args.batch)
+                res = one_run(pg, endpoint, f"w{n}r{r}", n, args.seconds, args.batch, args.max_batch)
                 runs[n].append(res)
                 ok = "ok" if res["stored"] == res["distinct"] == res["written"] else "LOST OR DUPLICATED"
                 print(f"  {n} writer(s), run {r + 1}: {res['attempts_s']:7.0f} attempts/s, "

@@ -47,11 +47,15 @@ class CommitRetry:
     ducklake_retries: int = 12
     """Commits DuckLake tries before it gives up: at most ~1.7 s of waiting in all."""
     ducklake_wait_ms: int = 10
+    """DuckLake's wait before its first retry (times a random factor in [0.5, 1])."""
     ducklake_backoff: float = 1.5
+    """What DuckLake multiplies its wait by after each retry."""
     retries: int = 5
     """Times seqk runs a whole write again once DuckLake gave up."""
     base_s: float = 0.1
+    """seqk's wait before its first run again, doubled each time (times [0.5, 1])."""
     cap_s: float = 2.0
+    """The longest of seqk's waits."""
 
     def settings(self) -> list[str]:
         """The statements that set DuckLake's part in a session (numbers only: no text from outside)."""
