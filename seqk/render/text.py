@@ -11,16 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from seqk.analysis import metrics
+from seqk.analysis.formats import equal_budget_lines, fmt_estimate, fmt_number, fmt_range
 from seqk.analysis.metrics import Comparison, RunMetrics
 from seqk.analysis.report import (
     CompareRow,
     Report,
     comparison_line,
-    equal_budget_lines,
     fmt_comparison,
     fmt_cost,
-    fmt_estimate,
-    fmt_number,
     fmt_point,
     marked,
 )
@@ -67,6 +65,7 @@ def _run_block(run: RunMetrics) -> str:
     lines += [f"  {p.t:>3}  {fmt_point(p)}" + (f"   {fmt_number(p.pass_all_t, digits=3)}"
                                               if run.metric == "pass@k" else "")
               for p in run.curve]
+    lines += _range_lines(name, run)
     if run.delta is not None:
         lines.append(_figure(f"Δseq@{run.k}", fmt_estimate(run.delta)))
         lines.append(_figure("EGS", f"{fmt_estimate(run.egs, signed=False)} · LGS "
@@ -97,11 +96,32 @@ def _compare_block(row: CompareRow) -> str:
         lines.append(_figure("pass^t", " · ".join(fmt_number(p.pass_all_t, digits=3)
                                                    for p in row.pass_run.curve)
                             + f" (t = 1..{row.pass_run.k})"))
+    for name, run in curves:
+        lines += _range_lines(name, run)
     if row.seq is not None:
         if row.seq.delta is not None:
             lines.append(_figure(f"Δseq@{row.seq.k}", fmt_estimate(row.seq.delta)))
         lines += _paired_lines(row.seq, name_partner=False)
     return "\n".join(lines)
+
+
+def _range_lines(name: str, run: RunMetrics) -> list[str]:
+    """The range errors leave on each point of a run with errored attempts: every errored attempt
+    counted as a failure, then as a success."""
+    if not run.n_error_attempts or not run.curve:
+        return []
+    return [_figure("range", f"{name} if errors were failures / successes: " + " · ".join(
+        fmt_range(p.value_if_failures, p.value_if_successes) for p in run.curve)
+        + f" (t = 1..{run.k})")]
+
+
+def _power_line(c: Comparison) -> list[str]:
+    """The smallest difference the comparison's n detects (28.3: underpowered runs say so)."""
+    if c.difference.value is None:
+        return []
+    found = "none (too few tasks)" if c.detectable is None else f"{c.detectable:.2f}"
+    return [_figure("", f"{c.difference.n} tasks detect a lift of {found} with 80% power "
+                        "(α 0.05, exact; seqk plan)")]
 
 
 def _paired_lines(run: RunMetrics, *, name_partner: bool) -> list[str]:
@@ -111,6 +131,7 @@ def _paired_lines(run: RunMetrics, *, name_partner: bool) -> list[str]:
     if lift is None:
         return []
     lines = [_figure("lift", f"{fmt_comparison(lift)} · flips +{lift.n_a_only}/−{lift.n_b_only}")]
+    lines += _power_line(lift)
     if name_partner:
         lines.append(_figure("", f"vs {lift.b_run_id}"))
     if run.framing is not None:
@@ -139,7 +160,7 @@ def describe_run(run: RunMetrics) -> str:
              f"{run.n_started} task(s)"]
     if run.rejudge_label:
         lines.append(f"  {escape(run.rejudge_label)}")
-    lines.append(f"  {'t':>3}  {name + '@t':>7}  {'95% Wilson':<16} {'n':>5} {'left out':>8}  "
+    lines.append(f"  {'t':>3}  {name + '@t':>7}  {'95% interval':<16} {'n':>5} {'left out':>8}  "
                  f"{'first-t':>7}  {'soft score':>10}  {'$/task':>8}")
     for p in run.curve:
         wilson = "—" if p.low is None else f"[{p.low:.3f}, {p.high:.3f}]"
@@ -167,8 +188,11 @@ def describe_run(run: RunMetrics) -> str:
             lines.append(f"  framing: seq@1 vs pass@1 (Chen mean over all samples): "
                          f"{escape(fmt_comparison(run.framing_chen))}")
     if run.n_error_attempts:
-        lines.append(f"  [yellow]{run.n_error_attempts} errored attempt(s) excluded[/] where they "
-                     "hide the outcome (`seqk report --errors-as-failures` counts them as failures)")
+        lines.append(f"  [yellow]{run.n_error_attempts} errored attempt(s)[/] censor their chains "
+                     "(Kaplan-Meier over attempts; `seqk report --errors-as-failures` counts them as "
+                     "failures); range with them as failures / successes: " + " · ".join(
+                         fmt_range(p.value_if_failures, p.value_if_successes, digits=3)
+                         for p in run.curve))
     if run.spend is not None:
         s = run.spend
         lines.append(f"  spend: {s.input_tokens:,} in ({s.cached_tokens:,} cached) / "

@@ -29,7 +29,7 @@ import duckdb
 from seqk.errors import BadInput, NotFound, QueryError, RunConflict, StoreBusy
 from seqk.store import lake, queries, template
 from seqk.store.execute import int_list, transaction
-from seqk.store.kept import kept_task_outcomes
+from seqk.store.kept import kept_chain_outcomes
 from seqk.store.location import DEFAULT_DB, default_db_path, display, exists, home, is_lake, resolve
 from seqk.store.reads import (
     attempt_uids,
@@ -56,7 +56,7 @@ from seqk.store.writes import (
 __all__ = [
     'DEFAULT_DB', 'adhoc', 'append_attempts', 'attempt_uids', 'compact_lake', 'connect', 'default_db_path',
     'display', 'exists', 'extend_run', 'fill_feedback', 'finish_run', 'get_run', 'home', 'insert_imported_run',
-    'insert_run', 'insert_tasks', 'int_list', 'is_lake', 'kept_task_outcomes', 'link_rejudged_slots',
+    'insert_run', 'insert_tasks', 'int_list', 'is_lake', 'kept_chain_outcomes', 'link_rejudged_slots',
     'parquet_tables', 'queries',
     'resolve', 'resolve_run_id', 'resolve_run_ids', 'restart_run', 'run_lease', 'schema_version',
     'task_identities',

@@ -1,0 +1,295 @@
+"""Two frontiers compared at equal spend: for any two runs whose cells (a width x depth policy
+each) have per-task values and expected spends (seqk/analysis/cells.py builds them), the best cell
+of each side that costs no more than a budget, their difference, and how sure it is.
+
+The procedure (docs/frontier.md):
+- Budgets: the spends of the Pareto-efficient cells of both sides, from the cheapest budget at
+  which both sides have a cell to the spend of the cheaper of the two sides' best cells (past
+  it one side has nothing better to buy: its frontier ends where its samples or chains do).
+- One task set per budget: the tasks both runs share (same task_index and content) on which
+  every candidate cell (spend <= B on all shared tasks) of both sides is defined; every
+  candidate's value and spend are recomputed there, and each side's best cell is the one of
+  highest value whose spend there is at most B (ties: the cheaper). n is printed per budget.
+- Honest selection: a paired task bootstrap (a task's chains and samples together) recomputes
+  every candidate's value and spend in each resample and chooses both best cells again; the
+  pointwise percentile interval and its p-value come from those replicates
+  (`stats.percentile_test`), and a simultaneous band over the budgets from the max-|t| of the
+  studentised replicates (`stats.max_t_band`; Romano & Wolf 2005). A side is better at B only
+  where the band excludes 0.
+- A budget whose task set has fewer than stats.MIN_BOOTSTRAP_TASKS tasks (or tasks that all look
+  alike) has no interval: "too few tasks".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from seqk.stats import (
+    DEFAULT_N_BOOT,
+    DEFAULT_SEED,
+    MIN_BOOTSTRAP_TASKS,
+    Estimate,
+    max_t_band,
+    multinomial,
+    percentile_test,
+    rng_for,
+)
+
+TOLERANCE = 1e-9
+"""Relative: equal spends computed by different sums compare equal."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One policy of a frontier: its value and expected spend per task as functions of the
+    side's per-task feature means (shape (B, features) -> (B,)), and where it is defined."""
+
+    width: int
+    depth: int
+    value: Callable[[np.ndarray], np.ndarray]
+    spend: Callable[[np.ndarray], np.ndarray]
+    defined: np.ndarray
+    """Per task of the side: the cell has a value there."""
+
+
+@dataclass(frozen=True)
+class Frontier:
+    """One side of a comparison: a run's cells over its tasks (features are 0 where a cell is
+    undefined; a task set never holds such a task for a cell it asks about)."""
+
+    run_id: str
+    keys: np.ndarray
+    """Per task: 'task_index/content_hash'."""
+    features: np.ndarray
+    cells: list[Cell]
+
+
+@dataclass(frozen=True)
+class CellFigure:
+    """A cell's value and spend on a set of tasks."""
+
+    width: int
+    depth: int
+    value: float
+    spend: float
+    n_tasks: int
+
+
+@dataclass
+class SpendRow:
+    """One budget: each side's best cell within it on the row's tasks, and a − b."""
+
+    budget: float
+    n_tasks: int
+    """Shared tasks on which every candidate cell of both sides is defined."""
+    a: CellFigure | None = None
+    b: CellFigure | None = None
+    difference: Estimate | None = None
+    """a − b with its 95% pointwise interval (the cells chosen again in every resample)."""
+    p_value: float | None = None
+    band: tuple[float, float] | None = None
+    """The simultaneous 95% band over the comparison's budgets."""
+
+
+@dataclass
+class EqualSpend:
+    """Side a against side b at equal spend."""
+
+    a_run_id: str
+    b_run_id: str
+    n_shared: int
+    rows: list[SpendRow] = field(default_factory=list)
+    cells_a: list[CellFigure] = field(default_factory=list)
+    """Every cell of a on the shared tasks where it is defined."""
+    cells_b: list[CellFigure] = field(default_factory=list)
+    band_critical: float | None = None
+    """c of the band: each row's difference ± c bootstrap standard errors."""
+
+    @property
+    def a_better(self) -> list[float]:
+        """Budgets where the band lies above 0."""
+        return [r.budget for r in self.rows if r.band is not None and r.band[0] > 0]
+
+    @property
+    def b_better(self) -> list[float]:
+        """Budgets where the band lies below 0."""
+        return [r.budget for r in self.rows if r.band is not None and r.band[1] < 0]
+
+    @property
+    def crossover(self) -> float | None:
+        """The first budget at which the estimated order of the two sides changes (None if it
+        never does): a point estimate, read with the band."""
+        signs = [(r.budget, np.sign(r.difference.value)) for r in self.rows
+                 if r.difference is not None and r.difference.value is not None]
+        signs = [(b, s) for b, s in signs if s != 0]
+        for (_, before), (budget, after) in zip(signs, signs[1:], strict=False):
+            if after != before:
+                return budget
+        return None
+
+
+def _figures(side: Frontier, rows: np.ndarray) -> list[CellFigure]:
+    out = []
+    for c in side.cells:
+        on = rows & c.defined
+        if not on.any():
+            continue
+        means = side.features[on].mean(axis=0)[None, :]
+        out.append(CellFigure(c.width, c.depth, float(c.value(means)[0]), float(c.spend(means)[0]),
+                              int(on.sum())))
+    return out
+
+
+def _pareto(cells: list[CellFigure]) -> list[CellFigure]:
+    """Cells no other beats on value at no more spend."""
+    best, out = -np.inf, []
+    for c in sorted(cells, key=lambda c: (c.spend, -c.value)):
+        if c.value > best + 1e-12:
+            out.append(c)
+            best = c.value
+    return out
+
+
+def _budgets(a: list[CellFigure], b: list[CellFigure]) -> list[float]:
+    """From the cheapest budget at which both sides have a cell to the spend of the side whose
+    best cell is the cheaper (past it that side has no better cell to buy: its frontier is
+    truncated by its samples, and a difference there would be about that, not about spend)."""
+    if not a or not b:
+        return []
+    pa, pb = _pareto(a), _pareto(b)
+    low = max(pa[0].spend, pb[0].spend)
+    high = min(pa[-1].spend, pb[-1].spend)
+    spends = sorted(c.spend for c in pa + pb if low * (1 - TOLERANCE) <= c.spend <= high * (1 + TOLERANCE))
+    out: list[float] = []
+    for s in spends:
+        if not out or s > out[-1] * (1 + TOLERANCE) + 1e-15:
+            out.append(s)
+    return out
+
+
+def _choose(side: Frontier, cells: list[int], means: np.ndarray, budget: float
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each replicate's best candidate within the budget: (value, index into `cells`, spend);
+    value NaN where no candidate is within it."""
+    values = np.column_stack([side.cells[i].value(means) for i in cells])
+    spends = np.column_stack([side.cells[i].spend(means) for i in cells])
+    within = spends <= budget * (1 + TOLERANCE) + 1e-15
+    masked = np.where(within, values, -np.inf)
+    top = masked.max(axis=1)
+    ties = masked >= top[:, None] - 1e-12
+    choice = np.argmin(np.where(ties, spends, np.inf), axis=1)
+    rows = np.arange(len(means))
+    found = np.isfinite(top)
+    return (np.where(found, values[rows, choice], np.nan), choice,
+            np.where(found, spends[rows, choice], np.nan))
+
+
+def compare_at_equal_spend(a: Frontier, b: Frontier, *, name: str, seed: int = DEFAULT_SEED,
+                           n_boot: int = DEFAULT_N_BOOT, alpha: float = 0.05) -> EqualSpend:
+    """Side a against side b at equal spend on their shared tasks (module docstring)."""
+    shared, ia, ib = np.intersect1d(a.keys, b.keys, return_indices=True)
+    out = EqualSpend(a.run_id, b.run_id, len(shared))
+    if not len(shared):
+        return out
+    everywhere = np.ones(len(shared), dtype=bool)
+    fa, fb = a.features[ia], b.features[ib]
+    sides = [Frontier(a.run_id, shared, fa, [_on(c, ia) for c in a.cells]),
+             Frontier(b.run_id, shared, fb, [_on(c, ib) for c in b.cells])]
+    out.cells_a, out.cells_b = _figures(sides[0], everywhere), _figures(sides[1], everywhere)
+    full = [{(c.width, c.depth): c for c in out.cells_a}, {(c.width, c.depth): c for c in out.cells_b}]
+    plans = []  # per budget: each side's candidate cells and the row's tasks
+    for budget in _budgets(out.cells_a, out.cells_b):
+        candidates = [[i for i, c in enumerate(side.cells) if (c.width, c.depth) in found
+                       and found[(c.width, c.depth)].spend <= budget * (1 + TOLERANCE) + 1e-15]
+                      for side, found in zip(sides, full, strict=True)]
+        rows = everywhere.copy()
+        for side, chosen in zip(sides, candidates, strict=True):
+            for i in chosen:
+                rows &= side.cells[i].defined
+        plans.append((budget, candidates, rows))
+    if not plans:
+        return out
+    features = np.hstack([fa, fb])
+    split = fa.shape[1]
+    membership = np.column_stack([rows for _, _, rows in plans])
+    # tasks that are in the same rows and have the same features are one type
+    atoms, atom_of = np.unique(membership, axis=0, return_inverse=True)
+    types, type_of, counts = np.unique(np.column_stack([atom_of, features]), axis=0,
+                                       return_inverse=True, return_counts=True)
+    type_atom = types[:, 0].astype(int)
+    type_features = types[:, 1:]
+    point_counts = counts[None, :].astype(float)
+    drawn = _draw(rng_for(seed, name), counts, n_boot)
+    replicates, points = [], []
+    for r, (budget, candidates, rows) in enumerate(plans):
+        row = SpendRow(budget, int(rows.sum()))
+        out.rows.append(row)
+        in_row = atoms[type_atom, r]
+        if not row.n_tasks or not all(candidates):
+            replicates.append(np.full(n_boot, np.nan))
+            points.append(np.nan)
+            continue
+        estimates = []
+        for weights in (point_counts, drawn):
+            w = weights * in_row[None, :]
+            means = (w @ type_features) / w.sum(axis=1, keepdims=True)
+            estimates.append([_choose(side, chosen, part, budget) for side, chosen, part in
+                              zip(sides, candidates, (means[:, :split], means[:, split:]), strict=True)])
+        (va, ca, sa), (vb, cb, sb) = estimates[0]
+        for side_index, (value, choice, spend) in enumerate(((va, ca, sa), (vb, cb, sb))):
+            if not np.isnan(value[0]):
+                cell = sides[side_index].cells[candidates[side_index][int(choice[0])]]
+                figure = CellFigure(cell.width, cell.depth, float(value[0]), float(spend[0]), row.n_tasks)
+                row.a, row.b = (figure, row.b) if side_index == 0 else (row.a, figure)
+        point = float(va[0] - vb[0])
+        (ra, _, _), (rb, _, _) = estimates[1]
+        draws = ra - rb
+        points.append(point)
+        too_few = row.n_tasks < MIN_BOOTSTRAP_TASKS or int(in_row.sum()) < 2
+        if np.isnan(point):
+            replicates.append(np.full(n_boot, np.nan))
+            continue
+        defined = draws[~np.isnan(draws)]
+        found = None if too_few or len(defined) < n_boot / 2 else percentile_test(defined, alpha)
+        if found is None:
+            row.difference = Estimate(point, None, None, row.n_tasks, too_few_tasks=too_few)
+            replicates.append(np.full(n_boot, np.nan))
+            continue
+        low, high, p_value = found
+        row.difference, row.p_value = Estimate(point, low, high, row.n_tasks), p_value
+        replicates.append(draws)
+    _band(out, np.array(points), np.column_stack(replicates), alpha)
+    return out
+
+
+def _on(cell: Cell, rows: np.ndarray) -> Cell:
+    return Cell(cell.width, cell.depth, cell.value, cell.spend, cell.defined[rows])
+
+
+def _draw(rng: np.random.Generator, counts: np.ndarray, n_boot: int) -> np.ndarray:
+    """n_boot resamples of the tasks with replacement, as counts per type (shape (n_boot, types)):
+    one binomial per type when types are few, else tasks drawn by index (the same distribution)."""
+    n = int(counts.sum())
+    if len(counts) * 8 <= n:
+        return multinomial(rng, n, counts / n, n_boot).astype(float)
+    type_of = np.repeat(np.arange(len(counts)), counts)
+    picks = type_of[rng.integers(0, n, size=(n_boot, n))]
+    offsets = (np.arange(n_boot) * len(counts))[:, None]
+    return np.bincount((picks + offsets).ravel(), minlength=n_boot * len(counts)).reshape(
+        n_boot, len(counts)).astype(float)
+
+
+def _band(out: EqualSpend, points: np.ndarray, replicates: np.ndarray, alpha: float) -> None:
+    """The simultaneous band over the rows that have an interval."""
+    with_interval = [i for i, r in enumerate(out.rows) if r.p_value is not None]
+    if not with_interval:
+        return
+    band = max_t_band(points[with_interval], replicates[:, with_interval], alpha)
+    if band is None:
+        return
+    out.band_critical = band.critical
+    for j, i in enumerate(with_interval):
+        out.rows[i].band = (float(band.low[j]), float(band.high[j]))
