@@ -394,96 +394,76 @@ CREATE OR REPLACE MACRO efron_value(event, censored, t, s_t, s_c) AS
          WHEN s_c > 0 THEN 1.0 - s_t / s_c
          ELSE 1.0::DOUBLE END;
 
--- The Kaplan-Meier curves of seq@k runs, one row per (run, task, policy, attempt j = 1..K), at two
--- levels: task_index NULL, every chain of the run pooled; a task's own curve over its chains
--- (runs with several chains). at_risk: chains with a valid attempt j, unsolved before it; events:
--- solved at j; censored (pooled rows): chains that reached j unsolved but whose attempt j is not
--- valid; hazard = events / at_risk (pooled: 0 when nothing is at risk; a task whose risk set is
--- empty while its curve is above 0, every chain left censored, takes the run's pooled hazard);
--- survival S(j) = prod (1 - hazard), survival_before S(j - 1); censoring_survival (pooled rows)
--- G(j) = prod at_risk / (at_risk + censored), the chance a chain's attempts 1..j are all valid
--- (Kaplan-Meier of the censoring; S(j) G(j) is the share of chains known unsolved through j);
--- mean_cost_usd and mean_tokens: the mean spend of attempt j over the chains at risk (a task with
--- none at risk: the run's), and cost_usd_through / tokens_through: one chain's expected spend
--- through j, sum_{i<=j} S(i - 1) x that mean (policy 'censored' only: spend is the policy's).
-CREATE OR REPLACE MACRO survival_of(run_ids := NULL) AS TABLE
+-- A chain's spend through d, Efron's redistribution of it: what it spent on attempts
+-- 1..min(d, last) (spend: its list of what each attempt of its valid prefix cost; last: the last
+-- attempt it is at risk for), plus, censored at c < d, the run's expected spend of attempts c+1..d
+-- given survival to c, (A(d) - A(c)) / S(c) (a_d, a_c: run_survival_of's cost_usd_through or
+-- tokens_through at d and c, NULL at c = 0; s_c: its survival at c, NULL at c = 0).
+CREATE OR REPLACE MACRO efron_spend(spend, d, last, event, censored, a_d, a_c, s_c) AS
+    coalesce(list_sum(list_slice(spend, 1, least(d, last))), 0.0)
+    + CASE WHEN event IS NULL AND censored < d
+           THEN (a_d - coalesce(a_c, 0.0)) / coalesce(s_c, 1.0) ELSE 0.0 END;
+
+-- One row per (seq@k run, policy, attempt j = 1..K), every chain of the run pooled (one chain or
+-- several): at_risk (chains with a valid attempt j, unsolved before it), events (solved at j),
+-- censored (chains that reached j unsolved but whose attempt j is not valid), hazard = events /
+-- at_risk (0 when nothing is at risk), survival S(j) = prod (1 - hazard), survival_before S(j - 1),
+-- censoring_survival G(j) = prod at_risk / (at_risk + censored) (the chance a chain's attempts
+-- 1..j are all valid: Kaplan-Meier of the censoring; S(j) G(j) is the share of chains known
+-- unsolved through j); mean_cost_usd and mean_tokens: the mean spend of attempt j over the chains
+-- at risk, and cost_usd_through / tokens_through: one chain's expected spend through j,
+-- A(j) = sum_{i<=j} S(i - 1) x that mean (policy 'censored' only: spend is the policy's,
+-- however errors are scored).
+CREATE OR REPLACE MACRO run_survival_of(run_ids := NULL) AS TABLE
 WITH p AS MATERIALIZED (
     SELECT * FROM chain_policies_of(run_ids := run_ids)
 ),
--- every chain at every attempt of its run: at risk, solved, censored, its spend if at risk
-grid AS MATERIALIZED (
-    SELECT p.run_id, p.run_no, p.task_index, p.chains, p.policy, g.j::INTEGER AS j,
-           count(*) FILTER (WHERE g.j <= coalesce(p.event, p.censored, p.k)) AS at_risk,
-           count(*) FILTER (WHERE p.event = g.j) AS events,
-           count(*) FILTER (WHERE p.event IS NULL AND p.censored = g.j - 1) AS censored,
-           sum(p.cost_usd[g.j]) FILTER (WHERE g.j <= p.last) AS cost_usd,
-           sum(p.tokens[g.j]) FILTER (WHERE g.j <= p.last) AS tokens
-    FROM p, range(1, p.k + 1) AS g(j)
-    GROUP BY p.run_id, p.run_no, p.task_index, p.chains, p.policy, g.j
+states AS (
+    SELECT run_id, policy, k, event, censored, count(*) AS n
+    FROM p GROUP BY ALL
 ),
-pooled AS (
-    SELECT run_id, policy, j, sum(at_risk)::BIGINT AS at_risk, sum(events)::BIGINT AS events,
-           sum(censored)::BIGINT AS censored,
-           CASE WHEN sum(at_risk) > 0 THEN sum(events) / sum(at_risk) ELSE 0.0 END AS hazard,
-           CASE WHEN policy = 'censored' AND sum(at_risk) > 0
-                THEN coalesce(sum(cost_usd), 0.0) / sum(at_risk) ELSE 0.0 END AS mean_cost_usd,
-           CASE WHEN policy = 'censored' AND sum(at_risk) > 0
-                THEN coalesce(sum(tokens), 0) / sum(at_risk) ELSE 0.0 END AS mean_tokens
-    FROM grid
-    GROUP BY run_id, policy, j
+counts AS (
+    SELECT s.run_id, s.policy, g.j::INTEGER AS j,
+           coalesce(sum(s.n) FILTER (WHERE g.j <= coalesce(s.event, s.censored, s.k)), 0)::BIGINT
+               AS at_risk,
+           coalesce(sum(s.n) FILTER (WHERE s.event = g.j), 0)::BIGINT AS events,
+           coalesce(sum(s.n) FILTER (WHERE s.event IS NULL AND s.censored = g.j - 1), 0)::BIGINT
+               AS censored
+    FROM states s, range(1, s.k + 1) AS g(j)
+    GROUP BY s.run_id, s.policy, g.j
 ),
-per_task AS (
-    SELECT g.run_id, g.run_no, g.task_index, g.policy, g.j, g.at_risk::BIGINT AS at_risk,
-           g.events::BIGINT AS events, NULL::BIGINT AS censored,
-           CASE WHEN g.at_risk > 0 THEN g.events / g.at_risk ELSE r.hazard END AS hazard,
-           CASE WHEN g.policy <> 'censored' THEN 0.0
-                WHEN g.at_risk > 0 THEN coalesce(g.cost_usd, 0.0) / g.at_risk
-                ELSE r.mean_cost_usd END AS mean_cost_usd,
-           CASE WHEN g.policy <> 'censored' THEN 0.0
-                WHEN g.at_risk > 0 THEN coalesce(g.tokens, 0) / g.at_risk
-                ELSE r.mean_tokens END AS mean_tokens
-    FROM grid g JOIN pooled r USING (run_id, policy, j)
-    WHERE g.chains > 1
-),
-levels AS (
-    SELECT run_id, NULL::BIGINT AS run_no, NULL::INTEGER AS task_index, policy, j, at_risk, events,
-           censored, hazard, mean_cost_usd, mean_tokens
-    FROM pooled
-    UNION ALL
-    SELECT run_id, run_no, task_index, policy, j, at_risk, events, censored, hazard, mean_cost_usd,
-           mean_tokens
-    FROM per_task
+spend AS (
+    SELECT run_id, j, sum(cost) AS cost_usd, sum(tokens) AS tokens
+    FROM (SELECT run_id, last, unnest(generate_series(1, len(cost_usd))) AS j,
+                 unnest(cost_usd) AS cost, unnest(tokens) AS tokens
+          FROM p WHERE policy = 'censored')
+    WHERE j <= last
+    GROUP BY run_id, j
 ),
 curves AS (
-    SELECT *,
-           product(1.0 - hazard) OVER (PARTITION BY run_id, task_index, policy ORDER BY j) AS survival,
-           coalesce(product(1.0 - hazard) OVER (PARTITION BY run_id, task_index, policy ORDER BY j
-                                               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
+    SELECT c.*, h.hazard, h.mean_cost_usd, h.mean_tokens,
+           product(1.0 - h.hazard) OVER (PARTITION BY c.run_id, c.policy ORDER BY c.j) AS survival,
+           coalesce(product(1.0 - h.hazard) OVER (PARTITION BY c.run_id, c.policy ORDER BY c.j
+                                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
                     1.0) AS survival_before,
-           CASE WHEN task_index IS NULL
-                THEN product(CASE WHEN at_risk + censored > 0 THEN at_risk / (at_risk + censored)
-                                  ELSE 1.0 END)
-                         OVER (PARTITION BY run_id, task_index, policy ORDER BY j) END
-               AS censoring_survival
-    FROM levels
+           product(CASE WHEN c.at_risk + c.censored > 0 THEN c.at_risk / (c.at_risk + c.censored)
+                        ELSE 1.0 END)
+               OVER (PARTITION BY c.run_id, c.policy ORDER BY c.j) AS censoring_survival
+    FROM counts c
+    LEFT JOIN spend p ON p.run_id = c.run_id AND p.j = c.j AND c.policy = 'censored',
+    LATERAL (SELECT CASE WHEN c.at_risk > 0 THEN c.events / c.at_risk ELSE 0.0 END AS hazard,
+                    CASE WHEN c.policy = 'censored' AND c.at_risk > 0
+                         THEN coalesce(p.cost_usd, 0.0) / c.at_risk ELSE 0.0 END AS mean_cost_usd,
+                    CASE WHEN c.policy = 'censored' AND c.at_risk > 0
+                         THEN coalesce(p.tokens, 0) / c.at_risk ELSE 0.0 END AS mean_tokens) h
 )
-SELECT run_id, run_no, task_index, policy, j, at_risk, events, censored, hazard, survival,
-       survival_before, censoring_survival, mean_cost_usd, mean_tokens,
-       sum(survival_before * mean_cost_usd)
-           OVER (PARTITION BY run_id, task_index, policy ORDER BY j) AS cost_usd_through,
-       sum(survival_before * mean_tokens)
-           OVER (PARTITION BY run_id, task_index, policy ORDER BY j) AS tokens_through
+SELECT run_id, policy, j, at_risk, events, censored, hazard, survival, survival_before,
+       censoring_survival, mean_cost_usd, mean_tokens,
+       sum(survival_before * mean_cost_usd) OVER (PARTITION BY run_id, policy ORDER BY j)
+           AS cost_usd_through,
+       sum(survival_before * mean_tokens) OVER (PARTITION BY run_id, policy ORDER BY j)
+           AS tokens_through
 FROM curves;
-
--- survival_of's pooled rows: one row per (seq@k run, policy, attempt j), every chain of the run.
-CREATE OR REPLACE MACRO run_survival_of(run_ids := NULL) AS TABLE
-SELECT * EXCLUDE (run_no, task_index) FROM survival_of(run_ids := run_ids) WHERE task_index IS NULL;
-
--- survival_of's per-task rows: one row per (task, policy, attempt j) of a seq@k run with several
--- chains, the task's own curve over its chains.
-CREATE OR REPLACE MACRO task_survival_of(run_ids := NULL) AS TABLE
-SELECT * EXCLUDE (censored, censoring_survival)
-FROM survival_of(run_ids := run_ids) WHERE task_index IS NOT NULL;
 
 -- One row per (run, task, t), t = 1..K: the task's value for its run's metric at t. seq@k, one
 -- chain: Efron's redistribution of the run's Kaplan-Meier curve (1 solved within t attempts, 0
@@ -504,25 +484,19 @@ facts AS (
 p AS MATERIALIZED (
     SELECT * FROM chain_policies_of(run_ids := run_ids)
 ),
-sv AS MATERIALIZED (
-    SELECT run_id, run_no, task_index, policy, j, survival FROM survival_of(run_ids := run_ids)
+rs AS MATERIALIZED (
+    SELECT run_id, policy, j, survival FROM run_survival_of(run_ids := run_ids)
 ),
-rs AS (SELECT * FROM sv WHERE task_index IS NULL),
-ts AS (SELECT * FROM sv WHERE task_index IS NOT NULL),
+-- each chain's Efron value on its run's curve, averaged over the task's chains
 seq_points AS (
-    SELECT p.run_id, p.run_no, p.task_index, p.policy, g.t::INTEGER AS t,
-           efron_value(p.event, p.censored, g.t, st.survival, coalesce(sc.survival, 1.0)) AS value,
-           coalesce(p.censored < g.t, false) AS is_censored
-    FROM (SELECT * FROM p WHERE chains = 1) p
+    SELECT any_value(p.run_id) AS run_id, p.run_no, p.task_index, p.policy, g.t::INTEGER AS t,
+           avg(efron_value(p.event, p.censored, g.t, st.survival, coalesce(sc.survival, 1.0))) AS value,
+           bool_or(coalesce(p.censored < g.t, false)) AS is_censored
+    FROM p
     CROSS JOIN LATERAL range(1, p.k + 1) AS g(t)
     JOIN rs st ON st.run_id = p.run_id AND st.policy = p.policy AND st.j = g.t
     LEFT JOIN rs sc ON sc.run_id = p.run_id AND sc.policy = p.policy AND sc.j = p.censored
-    UNION ALL
-    SELECT any_value(p.run_id), p.run_no, p.task_index, p.policy, ts.j, 1.0 - any_value(ts.survival),
-           bool_or(coalesce(p.censored < ts.j, false))
-    FROM (SELECT * FROM p WHERE chains > 1) p
-    JOIN ts ON ts.run_no = p.run_no AND ts.task_index = p.task_index AND ts.policy = p.policy
-    GROUP BY p.run_no, p.task_index, p.policy, ts.j
+    GROUP BY p.run_no, p.task_index, p.policy, g.t
 ),
 seq_values AS (
     SELECT any_value(run_id) AS run_id, run_no, task_index, t,
@@ -606,11 +580,9 @@ spent AS MATERIALIZED (
 p AS MATERIALIZED (
     SELECT * FROM chain_policies_of(run_ids := run_ids)
 ),
-sv AS MATERIALIZED (
-    SELECT * FROM survival_of(run_ids := run_ids)
+rs AS MATERIALIZED (
+    SELECT * FROM run_survival_of(run_ids := run_ids)
 ),
-rs AS (SELECT * FROM sv WHERE task_index IS NULL),
-ts AS (SELECT * FROM sv WHERE task_index IS NOT NULL),
 value_policy AS (
     SELECT CASE WHEN errors_as_failures THEN 'failures' ELSE 'censored' END AS name
 ),
@@ -626,13 +598,20 @@ seq_one AS (
     JOIN rs st ON st.run_id = s.run_id AND st.policy = s.policy AND st.j = g.t
     LEFT JOIN rs sc ON sc.run_id = s.run_id AND sc.policy = s.policy AND sc.j = s.censored
 ),
+-- several chains: each chain's Efron value (and spend) on the run's curve, averaged per task
 seq_many AS (
-    SELECT any_value(p.run_id) AS run_id, p.policy, ts.j AS t, 1 AS n,
-           1.0 - any_value(ts.survival) AS value,
-           bool_or(coalesce(p.censored < ts.j, false)) AS is_censored
+    SELECT any_value(p.run_id) AS run_id, p.policy, g.t::INTEGER AS t, 1 AS n,
+           avg(efron_value(p.event, p.censored, g.t, st.survival, coalesce(sc.survival, 1.0))) AS value,
+           bool_or(coalesce(p.censored < g.t, false)) AS is_censored,
+           avg(efron_spend(p.cost_usd, g.t, p.last, p.event, p.censored, st.cost_usd_through,
+                           sc.cost_usd_through, sc.survival)) AS cost_usd,
+           avg(efron_spend(p.tokens, g.t, p.last, p.event, p.censored, st.tokens_through,
+                           sc.tokens_through, sc.survival)) AS tokens
     FROM (SELECT * FROM p WHERE chains > 1) p
-    JOIN ts ON ts.run_no = p.run_no AND ts.task_index = p.task_index AND ts.policy = p.policy
-    GROUP BY p.run_no, p.task_index, p.policy, ts.j
+    CROSS JOIN LATERAL range(1, p.k + 1) AS g(t)
+    JOIN rs st ON st.run_id = p.run_id AND st.policy = p.policy AND st.j = g.t
+    LEFT JOIN rs sc ON sc.run_id = p.run_id AND sc.policy = p.policy AND sc.j = p.censored
+    GROUP BY p.run_no, p.task_index, p.policy, g.t
 ),
 pass_groups AS (
     SELECT run_id, k, n_valid, n_success, n_error, count(*) AS n
@@ -739,16 +718,16 @@ events AS (
     )
     GROUP BY run_id, t
 ),
--- expected spend of one chain through t: the run's curve (one chain), the mean of its tasks'
--- (several chains), t samples at the mean of the tasks' mean spend per valid sample (pass@k)
+-- expected spend of one chain through t: the run's curve (one chain), the mean of the tasks'
+-- redistributed spends (several chains: the same when every task has as many chains)
 seq_spend AS (
     SELECT run_id, j AS t, cost_usd_through AS cost_usd, tokens_through AS tokens
     FROM rs WHERE policy = 'censored'
-      AND run_id NOT IN (SELECT DISTINCT run_id FROM ts)
+      AND run_id IN (SELECT run_id FROM p WHERE chains = 1)
     UNION ALL
-    SELECT any_value(run_id), j, avg(cost_usd_through), avg(tokens_through)
-    FROM ts WHERE policy = 'censored'
-    GROUP BY run_no, j
+    SELECT run_id, t, avg(cost_usd), avg(tokens)
+    FROM seq_many WHERE policy = 'censored'
+    GROUP BY run_id, t
 ),
 pass_spend AS (
     SELECT run_id, avg(valid_cost_usd / n_valid) AS cost_usd, avg(valid_tokens / n_valid) AS tokens
@@ -832,69 +811,57 @@ priced AS (
 ),
 p AS MATERIALIZED (
     SELECT * FROM chain_policies_of(run_ids := run_ids)
-    WHERE policy = CASE WHEN errors_as_failures THEN 'failures' ELSE 'censored' END
 ),
-sv AS MATERIALIZED (
-    SELECT * FROM survival_of(run_ids := run_ids)
+rs AS MATERIALIZED (
+    SELECT * FROM run_survival_of(run_ids := run_ids)
 ),
-rs AS (SELECT * FROM sv WHERE task_index IS NULL),
-ts AS (SELECT * FROM sv WHERE task_index IS NOT NULL),
-one_chain AS (
-    SELECT o.run_id, o.task_index, 1 AS width, g.d::INTEGER AS depth,
-           efron_value(p.event, p.censored, g.d, sv.survival, coalesce(svc.survival, 1.0)) AS value,
-           coalesce(list_sum(list_slice(o.cost_usd, 1, least(g.d, coalesce(o.event_at, o.censored_at, o.k)))), 0.0)
-             + CASE WHEN o.event_at IS NULL AND o.censored_at < g.d
-                    THEN (sd.cost_usd_through - coalesce(scc.cost_usd_through, 0.0))
-                         / coalesce(scc.survival, 1.0)
-                    ELSE 0.0 END AS cost_usd,
-           coalesce(list_sum(list_slice(o.tokens, 1, least(g.d, coalesce(o.event_at, o.censored_at, o.k)))), 0)
-             + CASE WHEN o.event_at IS NULL AND o.censored_at < g.d
-                    THEN (sd.tokens_through - coalesce(scc.tokens_through, 0.0))
-                         / coalesce(scc.survival, 1.0)
-                    ELSE 0.0 END AS tokens
-    FROM (SELECT * FROM o WHERE metric = 'seq@k' AND chains = 1) o
-    CROSS JOIN LATERAL range(1, o.k + 1) AS g(d)
-    JOIN p ON p.run_no = o.run_no AND p.task_index = o.task_index AND p.chain_index = o.chain_index
-    -- the value policy's curve at d and at the censoring point
-    JOIN rs sv ON sv.run_id = o.run_id AND sv.policy = p.policy AND sv.j = g.d
-    LEFT JOIN rs svc ON svc.run_id = o.run_id AND svc.policy = p.policy AND svc.j = p.censored
-    -- the spend's curve ('censored') at d and at the chain's own censoring point
-    JOIN rs sd ON sd.run_id = o.run_id AND sd.policy = 'censored' AND sd.j = g.d
-    LEFT JOIN rs scc ON scc.run_id = o.run_id AND scc.policy = 'censored' AND scc.j = o.censored_at
+-- each seq@k chain at each depth: its Efron value (the figures' policy), its redistributed spend
+-- (errors censoring), whether it is known unsolved through d; then per task
+chain_depth AS (
+    SELECT v.run_id, v.run_no, v.task_index, v.chains, g.d::INTEGER AS d,
+           efron_value(v.event, v.censored, g.d, sv.survival, coalesce(svc.survival, 1.0)) AS value,
+           coalesce(v.event > g.d, true) AND coalesce(v.censored, v.k) >= g.d AS unsolved,
+           efron_spend(c.cost_usd, g.d, c.last, c.event, c.censored, sd.cost_usd_through,
+                       scc.cost_usd_through, scc.survival) AS cost_usd,
+           efron_spend(c.tokens, g.d, c.last, c.event, c.censored, sd.tokens_through,
+                       scc.tokens_through, scc.survival) AS tokens
+    FROM (SELECT * FROM p
+          WHERE policy = CASE WHEN errors_as_failures THEN 'failures' ELSE 'censored' END) v
+    JOIN (SELECT * FROM p WHERE policy = 'censored') c USING (run_no, task_index, chain_index)
+    CROSS JOIN LATERAL range(1, v.k + 1) AS g(d)
+    JOIN rs sv ON sv.run_id = v.run_id AND sv.policy = v.policy AND sv.j = g.d
+    LEFT JOIN rs svc ON svc.run_id = v.run_id AND svc.policy = v.policy AND svc.j = v.censored
+    JOIN rs sd ON sd.run_id = v.run_id AND sd.policy = 'censored' AND sd.j = g.d
+    LEFT JOIN rs scc ON scc.run_id = v.run_id AND scc.policy = 'censored' AND scc.j = c.censored
 ),
--- several chains: per task and depth, its chains (n_chains) and those known unsolved through d
--- (n_unsolved), the task's own curve (width 1) and spend
-many_depth AS (
-    SELECT any_value(p.run_id) AS run_id, p.run_no, p.task_index, g.d::INTEGER AS d,
-           any_value(p.chains) AS chains, count(*) AS n_chains,
-           count(*) FILTER (WHERE coalesce(p.event > g.d, true) AND coalesce(p.censored, p.k) >= g.d)
-               AS n_unsolved
-    FROM (SELECT * FROM p WHERE chains > 1) p, range(1, p.k + 1) AS g(d)
-    GROUP BY p.run_no, p.task_index, g.d
+task_depth AS (
+    SELECT any_value(run_id) AS run_id, run_no, task_index, d, any_value(chains) AS chains,
+           avg(value) AS value, avg(cost_usd) AS cost_usd, avg(tokens) AS tokens,
+           count(*) AS n_chains, count(*) FILTER (WHERE unsolved) AS n_unsolved
+    FROM chain_depth
+    GROUP BY run_no, task_index, d
 ),
-many AS (
-    SELECT m.run_id, m.task_index, w.w::INTEGER AS width, m.d AS depth,
-           CASE WHEN w.w = 1 THEN 1.0 - tv.survival
-                WHEN m.n_chains >= w.w
-                THEN 1.0 - pass_all_t_unbiased(m.n_chains, m.n_unsolved, w.w)
+seq AS (
+    SELECT t.run_id, t.task_index, w.w::INTEGER AS width, t.d AS depth,
+           CASE WHEN w.w = 1 THEN t.value
+                WHEN t.n_chains >= w.w
+                THEN 1.0 - pass_all_t_unbiased(t.n_chains, t.n_unsolved, w.w)
                            / pow(g.censoring_survival, w.w) END AS value,
-           CASE WHEN w.w = 1 OR m.n_chains >= w.w THEN w.w * td.cost_usd_through END AS cost_usd,
-           CASE WHEN w.w = 1 OR m.n_chains >= w.w THEN w.w * td.tokens_through END AS tokens
-    FROM many_depth m
-    CROSS JOIN LATERAL range(1, m.chains + 1) AS w(w)
-    JOIN ts tv ON tv.run_no = m.run_no AND tv.task_index = m.task_index AND tv.j = m.d
-              AND tv.policy = CASE WHEN errors_as_failures THEN 'failures' ELSE 'censored' END
-    JOIN ts td ON td.run_no = m.run_no AND td.task_index = m.task_index AND td.j = m.d
-              AND td.policy = 'censored'
-    JOIN rs g ON g.run_id = m.run_id AND g.j = m.d
+           CASE WHEN w.w = 1 OR t.n_chains >= w.w THEN w.w * t.cost_usd END AS cost_usd,
+           CASE WHEN w.w = 1 OR t.n_chains >= w.w THEN w.w * t.tokens END AS tokens
+    FROM task_depth t
+    CROSS JOIN LATERAL range(1, t.chains + 1) AS w(w)
+    JOIN rs g ON g.run_id = t.run_id AND g.j = t.d
              AND g.policy = CASE WHEN errors_as_failures THEN 'failures' ELSE 'censored' END
 ),
 pass AS (
     SELECT o.run_id, o.task_index, c.w AS width, c.d AS depth,
-           pass_at_t_unbiased(o.n_samples, o.n_success, c.w * c.d) AS value,
-           CASE WHEN o.n_samples >= c.w * c.d AND o.n_valid > 0
+           -- the spend needs a valid sample, and d - 1 of them for its chance of d - 1 failures
+           CASE WHEN o.n_valid >= greatest(1, c.d - 1)
+                THEN pass_at_t_unbiased(o.n_samples, o.n_success, c.w * c.d) END AS value,
+           CASE WHEN o.n_samples >= c.w * c.d AND o.n_valid >= greatest(1, c.d - 1)
                 THEN c.w * o.valid_cost_usd / o.n_valid * o.expected_samples[c.d] END AS cost_usd,
-           CASE WHEN o.n_samples >= c.w * c.d AND o.n_valid > 0
+           CASE WHEN o.n_samples >= c.w * c.d AND o.n_valid >= greatest(1, c.d - 1)
                 THEN c.w * o.valid_tokens / o.n_valid * o.expected_samples[c.d] END AS tokens
     -- expected_samples[d]: one chain's expected samples, sum_{j<d} C(n - c, j) / C(n, j) over the
     -- valid samples (spend is the policy's, however errors are scored)
@@ -908,7 +875,7 @@ pass AS (
                         WHERE w.w * d.d <= o.k) c
 )
 SELECT x.*, y.priced
-FROM (SELECT * FROM one_chain UNION ALL SELECT * FROM many UNION ALL SELECT * FROM pass) x
+FROM (SELECT * FROM seq UNION ALL SELECT * FROM pass) x
 JOIN priced y USING (run_id);
 
 -- One row per (run, width, depth): the frontier_tasks_of values averaged over the n_tasks with a

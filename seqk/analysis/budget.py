@@ -65,6 +65,10 @@ class Frontier:
     """Per task: 'task_index/content_hash'."""
     features: np.ndarray
     cells: list[Cell]
+    pooled: np.ndarray | None = None
+    """Features that estimate what every task shares (the survival curve, the censoring, the mean
+    spend of an attempt): on a cell's own figure they are averaged over every task of the set,
+    not only those where the cell is defined (in a budget row the two are the same)."""
 
 
 @dataclass(frozen=True)
@@ -133,11 +137,14 @@ class EqualSpend:
 
 def _figures(side: Frontier, rows: np.ndarray) -> list[CellFigure]:
     out = []
+    shared = side.features[rows].mean(axis=0) if rows.any() else None
     for c in side.cells:
         on = rows & c.defined
         if not on.any():
             continue
         means = side.features[on].mean(axis=0)[None, :]
+        if side.pooled is not None and shared is not None:
+            means[0, side.pooled] = shared[side.pooled]
         out.append(CellFigure(c.width, c.depth, float(c.value(means)[0]), float(c.spend(means)[0]),
                               int(on.sum())))
     return out
@@ -196,8 +203,8 @@ def compare_at_equal_spend(a: Frontier, b: Frontier, *, name: str, seed: int = D
         return out
     everywhere = np.ones(len(shared), dtype=bool)
     fa, fb = a.features[ia], b.features[ib]
-    sides = [Frontier(a.run_id, shared, fa, [_on(c, ia) for c in a.cells]),
-             Frontier(b.run_id, shared, fb, [_on(c, ib) for c in b.cells])]
+    sides = [Frontier(a.run_id, shared, fa, [_on(c, ia) for c in a.cells], a.pooled),
+             Frontier(b.run_id, shared, fb, [_on(c, ib) for c in b.cells], b.pooled)]
     out.cells_a, out.cells_b = _figures(sides[0], everywhere), _figures(sides[1], everywhere)
     full = [{(c.width, c.depth): c for c in out.cells_a}, {(c.width, c.depth): c for c in out.cells_b}]
     plans = []  # per budget: each side's candidate cells and the row's tasks
@@ -221,8 +228,13 @@ def compare_at_equal_spend(a: Frontier, b: Frontier, *, name: str, seed: int = D
                                        return_inverse=True, return_counts=True)
     type_atom = types[:, 0].astype(int)
     type_features = types[:, 1:]
-    point_counts = counts[None, :].astype(float)
     drawn = _draw(rng_for(seed, name), counts, n_boot)
+    # sums and counts per atom, for the data and each resample: a row's means add up its atoms
+    sums, sizes = [], []
+    for weights in (counts[None, :].astype(float), drawn):
+        sums.append(np.stack([weights[:, type_atom == a] @ type_features[type_atom == a]
+                              for a in range(len(atoms))]))
+        sizes.append(np.stack([weights[:, type_atom == a].sum(axis=1) for a in range(len(atoms))]))
     replicates, points = [], []
     for r, (budget, candidates, rows) in enumerate(plans):
         row = SpendRow(budget, int(rows.sum()))
@@ -233,9 +245,9 @@ def compare_at_equal_spend(a: Frontier, b: Frontier, *, name: str, seed: int = D
             points.append(np.nan)
             continue
         estimates = []
-        for weights in (point_counts, drawn):
-            w = weights * in_row[None, :]
-            means = (w @ type_features) / w.sum(axis=1, keepdims=True)
+        for total, size in zip(sums, sizes, strict=True):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                means = total[atoms[:, r]].sum(axis=0) / size[atoms[:, r]].sum(axis=0)[:, None]
             estimates.append([_choose(side, chosen, part, budget) for side, chosen, part in
                               zip(sides, candidates, (means[:, :split], means[:, split:]), strict=True)])
         (va, ca, sa), (vb, cb, sb) = estimates[0]

@@ -2,13 +2,14 @@
 each cell's value and expected spend per task as functions of per-task feature means, estimated
 as sql/views.sql frontier_tasks_of does (docs/frontier.md).
 
-seq@k, one chain per task: width 1, depth d; value the run's Kaplan-Meier seq@d (at-risk and event
-counts per attempt are the features, so every resample re-estimates the hazards); spend
-sum_{j<=d} S(j - 1) x the mean spend of attempt j over the chains with a valid attempt j.
-seq@k with chains: width 1 is each task's own curve (and spend) averaged over tasks; width w >= 2
-is Horvitz-Thompson over w-subsets of a task's chains with inverse-probability-of-censoring
-weights, 1 - C(m, w) / C(n_i, w) / G(d)^w, G the censoring survival of the row's chains (its
-at-risk and censored counts are features, re-estimated per resample); spend w x width 1's.
+seq@k, width 1, depth d: the run's seq@d, the mean over tasks of their chains' Efron values on
+the run's Kaplan-Meier curve (at-risk and event counts per attempt are features, so every
+resample re-estimates the hazards); spend: the mean over tasks of their chains' spend through d,
+a censored chain's continued on the run's curve, which averages to sum_{j<=d} S(j - 1) x the mean
+spend of attempt j over the chains with a valid attempt j. Width w >= 2 (runs with chains):
+Horvitz-Thompson over w-subsets of a task's chains with inverse-probability-of-censoring weights,
+1 - C(m, w) / C(n_i, w) / G(d)^w, G the censoring survival of the row's chains (its at-risk and
+censored counts are features, re-estimated per resample); spend w x width 1's.
 pass@k: resample until success, w chains of at most d samples each stopping at the first success
 (w x d <= k): value 1 - C(n - c, w d) / C(n, w d); spend w x s x sum_{j<d} C(n - c, j) / C(n, j),
 s the task's mean spend per valid sample. Depth 1 is pass@w, which never stops.
@@ -27,39 +28,46 @@ from seqk.analysis.survival import (
     chen,
     kaplan_meier,
     pass_counts,
-    task_kaplan_meier,
+    redistributed,
+    seq_features,
 )
 
 
 def seq_frontier(run: RunChains, policy: str, unit: str) -> Frontier:
     """A seq@k run's cells: depths 1..K, widths 1..chains."""
     k = run.k
-    at_risk, events, censored = chain_risk(run, policy)
+    curve_features, _ = seq_features(run, policy)  # R, E, Q, M
+    _, _, censored = chain_risk(run, policy)
     risk_c, events_c, _ = chain_risk(run, "censored")  # spend is the policy's, however errors read
     cost, _ = run.spend(unit)
-    spent = risk_c * cost[:, :k]
-    everywhere = np.ones(run.n_tasks, dtype=bool)
-    if run.chains == 1:
-        features = np.hstack([run.per_task(x) for x in (at_risk, events, risk_c, events_c, spent)])
-        cells = [Cell(1, d, _km_value(k, d), _km_spend(k, d), everywhere) for d in range(1, k + 1)]
-        return Frontier(run.run_id, run.keys, features, cells)
-    values = 1.0 - task_kaplan_meier(run.per_task(at_risk), run.per_task(events))
-    spends = _task_spend(run, risk_c, events_c, spent)
+    at_risk_spend = risk_c * cost[:, :k]
+    last = np.where(run.events["censored"] > 0, run.events["censored"],
+                    np.where(run.censored["censored"] >= 0, run.censored["censored"], k))
+    observed = np.cumsum(cost[:, :k] * (np.arange(1, k + 1)[None, :] <= last[:, None]), axis=1)
     n_chains = run.per_task(np.ones(len(run.task_of)))
-    # chains known unsolved through d: no success by d, and not censored before d
-    d_index = np.arange(1, k + 1)[None, :]
-    event, cut = run.events[policy][:, None], run.censored[policy][:, None]
-    unsolved = run.per_task((((event == 0) | (event > d_index)) & ((cut < 0) | (cut >= d_index))).astype(float))
-    parts = [values, spends, run.per_task(at_risk), run.per_task(censored)]
-    cells = [Cell(1, d, _column(d - 1), _column(k + d - 1), everywhere) for d in range(1, k + 1)]
-    for w in range(2, run.chains + 1):
-        enough = n_chains >= w
-        ratio = np.where(enough[:, None], _all_of(n_chains, unsolved, w), 0.0)
-        offset = sum(p.shape[1] for p in parts)
-        parts.append(ratio)
-        cells += [Cell(w, d, _ht_value(k, offset, w, d), _scaled(k + d - 1, w), enough)
-                  for d in range(1, k + 1)]
-    return Frontier(run.run_id, run.keys, np.hstack(parts), cells)
+    cut = run.censored["censored"]
+    cut_at = run.per_task((cut[:, None] == np.arange(k)[None, :]).astype(float)) / n_chains[:, None]
+    # [R E Q M] CN [RC EC SP] O MC: each K wide
+    parts = [curve_features, run.per_task(censored), run.per_task(risk_c), run.per_task(events_c),
+             run.per_task(at_risk_spend), run.per_task(observed) / n_chains[:, None], cut_at]
+    everywhere = np.ones(run.n_tasks, dtype=bool)
+    cells = [Cell(1, d, _efron_value(k, d), _spend(k, d, 1), everywhere) for d in range(1, k + 1)]
+    if run.chains > 1:
+        # chains known unsolved through d: no success by d, and not censored before d
+        d_index = np.arange(1, k + 1)[None, :]
+        event, cut_v = run.events[policy][:, None], run.censored[policy][:, None]
+        unsolved = run.per_task((((event == 0) | (event > d_index)) & ((cut_v < 0) | (cut_v >= d_index))
+                                 ).astype(float))
+        for w in range(2, run.chains + 1):
+            enough = n_chains >= w
+            offset = sum(p.shape[1] for p in parts)
+            parts.append(np.where(enough[:, None], _all_of(n_chains, unsolved, w), 0.0))
+            cells += [Cell(w, d, _ht_value(k, offset, w, d), _spend(k, d, w), enough)
+                      for d in range(1, k + 1)]
+    features = np.hstack(parts)
+    pooled = np.zeros(features.shape[1], dtype=bool)
+    pooled[np.r_[0:2 * k, 4 * k:8 * k]] = True  # R E, CN, RC EC SP: the run's curves and mean spends
+    return Frontier(run.run_id, run.keys, features, cells, pooled)
 
 
 def pass_frontier(run: RunChains, policy: str, unit: str, *, stopping: bool) -> Frontier:
@@ -89,29 +97,37 @@ def _scaled(i: int, w: int):
     return lambda m: w * m[:, i]
 
 
-def _km_value(k: int, d: int):
-    """1 - S(d) from the means of [at risk, events, ...] (the value policy)."""
-    return lambda m: 1.0 - kaplan_meier(m[:, :d], m[:, k:k + d])[:, -1]
+def _efron_value(k: int, d: int):
+    """seq@d: the mean Efron value over tasks, from the means of [R E Q M] (seqk.analysis.survival)."""
+    return lambda m: redistributed(m[:, :d], m[:, k:k + d], m[:, 2 * k + d - 1:2 * k + d],
+                                   m[:, 3 * k:3 * k + d])[:, -1]
 
 
-def _km_spend(k: int, d: int):
-    """sum_{j<=d} S(j - 1) x spend_j / at_risk_j over the censored policy's counts."""
+def _spend(k: int, d: int, w: int):
+    """w x one chain's expected spend through d: the mean over tasks of their chains' spend
+    through d, a censored chain's continued by the run's curve (Efron's redistribution of spend):
+    mean O_d + sum_{c<d} mean MC_c (A(d) - A(c)) / S(c), A(j) = sum_{i<=j} S(i - 1) SP_i / RC_i."""
 
     def spend(m: np.ndarray) -> np.ndarray:
-        risk, events, spent = m[:, 2 * k:2 * k + d], m[:, 3 * k:3 * k + d], m[:, 4 * k:4 * k + d]
-        before = np.hstack([np.ones((len(m), 1)), kaplan_meier(risk, events)[:, :-1]])
+        risk, events, spent = m[:, 5 * k:5 * k + d], m[:, 6 * k:6 * k + d], m[:, 7 * k:7 * k + d]
+        survival = kaplan_meier(risk, events)
+        before = np.hstack([np.ones((len(m), 1)), survival[:, :-1]])  # S(j - 1), j = 1..d
         with np.errstate(divide="ignore", invalid="ignore"):
             mean = np.where(risk > 0, spent / np.where(risk > 0, risk, 1), 0.0)
-        return (before * mean).sum(axis=1)
+            through = np.cumsum(before * mean, axis=1)  # A(1..d)
+            at_cut = np.hstack([np.zeros((len(m), 1)), through[:, :-1]])  # A(c), c = 0..d-1
+            rest = np.where(before > 0, (through[:, -1:] - at_cut) / np.where(before > 0, before, 1), 0.0)
+        return w * (m[:, 8 * k + d - 1] + (m[:, 9 * k:9 * k + d] * rest).sum(axis=1))
 
     return spend
 
 
 def _ht_value(k: int, offset: int, w: int, d: int):
-    """1 - mean C(m, w)/C(n, w) / G(d)^w, G from the means of the at-risk and censored counts."""
+    """1 - mean C(m, w)/C(n, w) / G(d)^w, G from the means of the at-risk (R) and censored (CN)
+    counts of the value's policy."""
 
     def value(m: np.ndarray) -> np.ndarray:
-        g = censoring_survival(m[:, 2 * k:2 * k + d], m[:, 3 * k:3 * k + d])[:, -1]
+        g = censoring_survival(m[:, :d], m[:, 4 * k:4 * k + d])[:, -1]
         with np.errstate(divide="ignore", invalid="ignore"):
             return 1.0 - m[:, offset + d - 1] / g ** w
 
@@ -126,16 +142,3 @@ def _all_of(n: np.ndarray, unsolved: np.ndarray, w: int) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio *= np.clip(unsolved - i, 0, None) / np.where(n - i > 0, n - i, 1)[:, None]
     return ratio
-
-
-def _task_spend(run: RunChains, risk: np.ndarray, events: np.ndarray, spent: np.ndarray) -> np.ndarray:
-    """One chain's expected spend through d per task (its own curve, the run's mean spend of an
-    attempt where none of its chains is at risk)."""
-    risk_t, spent_t = run.per_task(risk), run.per_task(spent)
-    survival = task_kaplan_meier(risk_t, run.per_task(events))
-    before = np.hstack([np.ones((run.n_tasks, 1)), survival[:, :-1]])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pooled = np.where(risk_t.sum(axis=0) > 0, spent_t.sum(axis=0) / np.where(
-            risk_t.sum(axis=0) > 0, risk_t.sum(axis=0), 1), 0.0)
-        mean = np.where(risk_t > 0, spent_t / np.where(risk_t > 0, risk_t, 1), pooled[None, :])
-    return np.cumsum(before * mean, axis=1)

@@ -3,14 +3,16 @@ in a form the task bootstrap can re-estimate.
 
 A seq@k chain is a survival time in attempts: its first success, or, when an error (or a run
 still going) stops it after attempt c < K, censored at c. seq@d = P(a chain solves the task within
-d attempts) is estimated by Kaplan-Meier (1958) over the chains: h_j = chains solved at j / chains
-with a valid attempt j, seq@d = 1 - prod_{j<=d} (1 - h_j); a run with one chain per task pools its
-tasks; a run with `chains:` estimates each task's curve over its chains (where a task's risk set
-empties while its curve is above 0, every chain left censored, it goes on with the run's pooled
-hazard) and averages over tasks. A task's own value is Efron's (1967) redistribution to the right:
-1 solved by d, 0 known unsolved through d, 1 - S(d)/S(c) censored at c < d; their mean is the
-Kaplan-Meier estimate exactly. pass@t is Chen et al.'s (2021) unbiased estimator over a task's
-valid samples (errored samples only reduce n: samples are exchangeable).
+d attempts) is estimated by Kaplan-Meier (1958) over the run's chains: h_j = chains solved at j /
+chains with a valid attempt j, seq@d = 1 - prod_{j<=d} (1 - h_j). A chain's own value is Efron's
+(1967) redistribution to the right: 1 solved by d, 0 known unsolved through d, 1 - S(d)/S(c)
+censored at c < d; a task's value is the mean over its chains, and the run's estimate the mean over
+tasks, which is the Kaplan-Meier estimate exactly when every task has as many chains
+(self-consistency). A run with `chains:` pools its chains for the curve like any other: a task's
+own curve over a few chains, continued with the run's hazard where its risk set empties, is
+biased (-0.005 at seq@3 with 4 chains and 10% errors; docs/metrics-and-statistics.md). pass@t is
+Chen et al.'s (2021) unbiased estimator over a task's valid samples (errored samples only reduce
+n: samples are exchangeable).
 
 Every figure here is a function of means of per-task features (`Curve.at` gives a `Figure`): the
 Kaplan-Meier estimate is a ratio of means of at-risk and event counts, so a task bootstrap that
@@ -185,17 +187,6 @@ def censoring_survival(at_risk: np.ndarray, censored: np.ndarray) -> np.ndarray:
     return np.cumprod(factor, axis=-1)
 
 
-def task_kaplan_meier(at_risk: np.ndarray, events: np.ndarray) -> np.ndarray:
-    """Each task's own curve (rows: tasks), where a task's risk set is empty going on with the
-    hazard of every task pooled (its chains left are all censored; where its curve is already 0
-    the factor changes nothing)."""
-    pooled_risk, pooled_events = at_risk.sum(axis=0), events.sum(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pooled = np.where(pooled_risk > 0, pooled_events / np.where(pooled_risk > 0, pooled_risk, 1), 0.0)
-        hazard = np.where(at_risk > 0, events / np.where(at_risk > 0, at_risk, 1), pooled[None, :])
-    return np.cumprod(1.0 - hazard, axis=-1)
-
-
 def efron_values(events: np.ndarray, censored: np.ndarray, survival: np.ndarray) -> np.ndarray:
     """Each chain's value at t = 1..K (shape (chains, K)) given the curve `survival` (K,): 1 solved
     by t, 0 known unsolved through t, 1 - S(t)/S(c) censored at c < t."""
@@ -262,7 +253,13 @@ class Figure:
 
 @dataclass(frozen=True)
 class Curve:
-    """A run's metric@t for t = 1..K under one policy: per-task features and values."""
+    """A run's metric@t for t = 1..K under one policy: per-task features and values.
+
+    seq@k features, per task (each K wide): R, E, the at-risk and event counts of its chains at
+    each attempt (summed: the run's hazards are ratios of their means); Q, the share of its chains
+    solved by t; M, the share censored at c = 0..K-1. The run's estimate at t is
+    mean Q_t + sum_{c<t} mean M_c (1 - S(t)/S(c)), S from the means of R and E: the mean over
+    tasks of their chains' Efron values, re-estimated as a whole in every resample."""
 
     run: RunChains
     features: np.ndarray
@@ -270,29 +267,55 @@ class Curve:
     """(tasks, K): each task's value at t (NaN where it has none: pass@k with fewer than t samples)."""
     censored: np.ndarray
     """(tasks, K): the task has a chain censored before t."""
-    pooled: bool
-    """A one-chain seq@k run: features are at-risk and event counts, the estimate Kaplan-Meier."""
 
     def at(self, t: int) -> Figure:
         """metric@t as a Figure over the tasks that have a value at t."""
         rows = ~np.isnan(self.values[:, t - 1])
         values, censored = self.values[rows, t - 1], self.censored[rows, t - 1]
-        if self.pooled:  # [at risk 1..t, events 1..t]
-            k = self.run.k
-            features = np.hstack([self.features[rows, :t], self.features[rows, k:k + t]])
-
-            def km_at(m: np.ndarray) -> np.ndarray:
-                return 1.0 - kaplan_meier(m[:, :t], m[:, t:])[:, -1]
-
-            return Figure(self.run.keys[rows], features, km_at, values, censored)
-        return Figure(self.run.keys[rows], values[:, None], lambda m: m[:, 0], values, censored)
+        if not self.run.is_seq:
+            return Figure(self.run.keys[rows], values[:, None], lambda m: m[:, 0], values, censored)
+        k = self.run.k
+        columns = np.r_[0:t, k:k + t, 2 * k + t - 1, 3 * k:3 * k + t]
+        return Figure(self.run.keys[rows], self.features[np.ix_(rows, columns)],
+                      lambda m: redistributed(m[:, :t], m[:, t:2 * t], m[:, 2 * t:2 * t + 1],
+                                              m[:, 2 * t + 1:])[:, -1], values, censored)
 
     def estimates(self, means: np.ndarray) -> np.ndarray:
-        """metric@1..K (shape (B, K)) from feature means over every task (only for curves whose
-        every task has a value at every t: seq@k)."""
-        if self.pooled:
-            return 1.0 - kaplan_meier(means[:, :self.run.k], means[:, self.run.k:])
-        return means
+        """metric@1..K (shape (B, K)) from feature means over every task (seq@k curves)."""
+        k = self.run.k
+        return redistributed(means[:, :k], means[:, k:2 * k], means[:, 2 * k:3 * k], means[:, 3 * k:])
+
+
+def redistributed(at_risk: np.ndarray, events: np.ndarray, solved: np.ndarray,
+                  censored_at: np.ndarray) -> np.ndarray:
+    """The mean Efron value at t = T - len(solved) + 1 .. T (T = the number of attempts given):
+    solved (B, n) the share solved by each of those t, censored_at (B, T) the share censored at
+    c = 0..T-1, the curve S from at_risk and events (B, T)."""
+    survival = kaplan_meier(at_risk, events)
+    b, last = survival.shape
+    before = np.hstack([np.ones((b, 1)), survival[:, :-1]])  # S(c), c = 0..T-1
+    ts = np.arange(last - solved.shape[1] + 1, last + 1)
+    out = np.empty(solved.shape)
+    for i, t in enumerate(ts):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rest = np.where(before[:, :t] > 0, 1.0 - survival[:, t - 1:t] / before[:, :t], 1.0)
+        out[:, i] = solved[:, i] + (censored_at[:, :t] * rest).sum(axis=1)
+    return out
+
+
+def seq_features(run: RunChains, policy: str) -> tuple[np.ndarray, np.ndarray]:
+    """A seq@k run's Curve features under the policy (R, E, Q, M) and each chain's Efron values
+    (shape (chains, K)) on the run's curve."""
+    k = run.k
+    at_risk, events, _ = chain_risk(run, policy)
+    event, cut = run.events[policy], run.censored[policy]
+    t = np.arange(1, k + 1)[None, :]
+    n_chains = run.per_task(np.ones(len(event)))[:, None]
+    solved = run.per_task(((event[:, None] > 0) & (event[:, None] <= t)).astype(float)) / n_chains
+    cut_at = run.per_task((cut[:, None] == t - 1).astype(float)) / n_chains
+    survival = kaplan_meier(at_risk.sum(axis=0), events.sum(axis=0))
+    return (np.hstack([run.per_task(at_risk), run.per_task(events), solved, cut_at]),
+            efron_values(event, cut, survival))
 
 
 def curve(run: RunChains, policy: str) -> Curve:
@@ -301,18 +324,13 @@ def curve(run: RunChains, policy: str) -> Curve:
     if not run.is_seq:
         n, c = pass_counts(run, policy)
         values = np.column_stack([chen(n, c, t) for t in range(1, k + 1)]) if k else np.zeros((len(n), 0))
-        return Curve(run, values, values, np.zeros(values.shape, dtype=bool), False)
-    at_risk, events, _ = chain_risk(run, policy)
-    censored = run.censored[policy]
+        return Curve(run, values, values, np.zeros(values.shape, dtype=bool))
+    features, chain_values = seq_features(run, policy)
+    n_chains = run.per_task(np.ones(len(run.task_of)))[:, None]
+    cut = run.censored[policy]
     t = np.arange(1, k + 1)[None, :]
-    censored_before = run.per_task(((censored[:, None] >= 0) & (censored[:, None] < t)).astype(float)) > 0
-    if run.chains == 1:
-        survival = kaplan_meier(at_risk.sum(axis=0), events.sum(axis=0))
-        values = run.per_task(efron_values(run.events[policy], censored, survival))
-        return Curve(run, np.hstack([run.per_task(at_risk), run.per_task(events)]), values,
-                     censored_before, True)
-    values = 1.0 - task_kaplan_meier(run.per_task(at_risk), run.per_task(events))
-    return Curve(run, values, values, censored_before, False)
+    censored_before = run.per_task(((cut[:, None] >= 0) & (cut[:, None] < t)).astype(float)) > 0
+    return Curve(run, features, run.per_task(chain_values) / n_chains, censored_before)
 
 
 def sample_one(run: RunChains, errors_as_failures: bool) -> Figure:

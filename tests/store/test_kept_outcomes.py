@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import duckdb
 import pytest
-from test_frontier_estimates import _assert_same, random_db
+from random_runs import random_db
+from test_frontier_estimates import _assert_same
 
 from seqk import store
 from seqk.store import queries
