@@ -44,13 +44,10 @@ TOLERANCE = 1e-9
 
 @dataclass(frozen=True)
 class Cell:
-    """One policy of a frontier: its value and expected spend per task as functions of the
-    side's per-task feature means (shape (B, features) -> (B,)), and where it is defined."""
+    """One policy of a frontier (w chains of at most d attempts) and where it is defined."""
 
     width: int
     depth: int
-    value: Callable[[np.ndarray], np.ndarray]
-    spend: Callable[[np.ndarray], np.ndarray]
     defined: np.ndarray
     """Per task of the side: the cell has a value there."""
 
@@ -65,6 +62,9 @@ class Frontier:
     """Per task: 'task_index/content_hash'."""
     features: np.ndarray
     cells: list[Cell]
+    evaluate: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+    """Feature means (shape (B, features)) -> every cell's value and expected spend per task
+    (each shape (B, cells), in the order of `cells`)."""
     pooled: np.ndarray | None = None
     """Features that estimate what every task shares (the survival curve, the censoring, the mean
     spend of an attempt): on a cell's own figure they are averaged over every task of the set,
@@ -136,18 +136,23 @@ class EqualSpend:
 
 
 def _figures(side: Frontier, rows: np.ndarray) -> list[CellFigure]:
-    out = []
+    """Every cell's value and spend on `rows`, where it is defined (the shared estimates, the
+    `pooled` features, over every row)."""
     shared = side.features[rows].mean(axis=0) if rows.any() else None
-    for c in side.cells:
-        on = rows & c.defined
-        if not on.any():
+    found: dict[int, CellFigure] = {}
+    masks = [rows & c.defined for c in side.cells]
+    for mask in {m.tobytes(): m for m in masks}.values():
+        if not mask.any():
             continue
-        means = side.features[on].mean(axis=0)[None, :]
+        means = side.features[mask].mean(axis=0)[None, :]
         if side.pooled is not None and shared is not None:
             means[0, side.pooled] = shared[side.pooled]
-        out.append(CellFigure(c.width, c.depth, float(c.value(means)[0]), float(c.spend(means)[0]),
-                              int(on.sum())))
-    return out
+        values, spends = side.evaluate(means)
+        for i, c in enumerate(side.cells):
+            if np.array_equal(masks[i], mask):
+                found[i] = CellFigure(c.width, c.depth, float(values[0, i]), float(spends[0, i]),
+                                      int(mask.sum()))
+    return [found[i] for i in sorted(found)]
 
 
 def _pareto(cells: list[CellFigure]) -> list[CellFigure]:
@@ -177,18 +182,17 @@ def _budgets(a: list[CellFigure], b: list[CellFigure]) -> list[float]:
     return out
 
 
-def _choose(side: Frontier, cells: list[int], means: np.ndarray, budget: float
+def _choose(values: np.ndarray, spends: np.ndarray, budget: float
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each replicate's best candidate within the budget: (value, index into `cells`, spend);
-    value NaN where no candidate is within it."""
-    values = np.column_stack([side.cells[i].value(means) for i in cells])
-    spends = np.column_stack([side.cells[i].spend(means) for i in cells])
+    """Each replicate's best candidate within the budget, from the candidates' values and spends
+    (each shape (B, candidates)): (value, index of the candidate, spend); value NaN where no
+    candidate is within it. Ties go to the cheaper."""
     within = spends <= budget * (1 + TOLERANCE) + 1e-15
     masked = np.where(within, values, -np.inf)
     top = masked.max(axis=1)
     ties = masked >= top[:, None] - 1e-12
     choice = np.argmin(np.where(ties, spends, np.inf), axis=1)
-    rows = np.arange(len(means))
+    rows = np.arange(len(values))
     found = np.isfinite(top)
     return (np.where(found, values[rows, choice], np.nan), choice,
             np.where(found, spends[rows, choice], np.nan))
@@ -203,8 +207,8 @@ def compare_at_equal_spend(a: Frontier, b: Frontier, *, name: str, seed: int = D
         return out
     everywhere = np.ones(len(shared), dtype=bool)
     fa, fb = a.features[ia], b.features[ib]
-    sides = [Frontier(a.run_id, shared, fa, [_on(c, ia) for c in a.cells], a.pooled),
-             Frontier(b.run_id, shared, fb, [_on(c, ib) for c in b.cells], b.pooled)]
+    sides = [Frontier(a.run_id, shared, fa, [_on(c, ia) for c in a.cells], a.evaluate, a.pooled),
+             Frontier(b.run_id, shared, fb, [_on(c, ib) for c in b.cells], b.evaluate, b.pooled)]
     out.cells_a, out.cells_b = _figures(sides[0], everywhere), _figures(sides[1], everywhere)
     full = [{(c.width, c.depth): c for c in out.cells_a}, {(c.width, c.depth): c for c in out.cells_b}]
     plans = []  # per budget: each side's candidate cells and the row's tasks
@@ -235,21 +239,28 @@ def compare_at_equal_spend(a: Frontier, b: Frontier, *, name: str, seed: int = D
         sums.append(np.stack([weights[:, type_atom == a] @ type_features[type_atom == a]
                               for a in range(len(atoms))]))
         sizes.append(np.stack([weights[:, type_atom == a].sum(axis=1) for a in range(len(atoms))]))
+    # every row's means, the data's then each resample's, evaluated on each side at once
+    live = [r for r, (_, candidates, rows) in enumerate(plans) if rows.any() and all(candidates)]
+    evaluated = []
+    with np.errstate(divide="ignore", invalid="ignore"):
+        means = np.concatenate([total[atoms[:, r]].sum(axis=0) / size[atoms[:, r]].sum(axis=0)[:, None]
+                                for r in live for total, size in zip(sums, sizes, strict=True)])
+    for side, part in zip(sides, (means[:, :split], means[:, split:]), strict=True):
+        evaluated.append(side.evaluate(part) if len(part) else (part, part))
+    block = 1 + n_boot  # per live row: the data, then the resamples
     replicates, points = [], []
     for r, (budget, candidates, rows) in enumerate(plans):
         row = SpendRow(budget, int(rows.sum()))
         out.rows.append(row)
         in_row = atoms[type_atom, r]
-        if not row.n_tasks or not all(candidates):
+        if r not in live:
             replicates.append(np.full(n_boot, np.nan))
             points.append(np.nan)
             continue
-        estimates = []
-        for total, size in zip(sums, sizes, strict=True):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                means = total[atoms[:, r]].sum(axis=0) / size[atoms[:, r]].sum(axis=0)[:, None]
-            estimates.append([_choose(side, chosen, part, budget) for side, chosen, part in
-                              zip(sides, candidates, (means[:, :split], means[:, split:]), strict=True)])
+        at = live.index(r) * block
+        chosen = [_choose(values[at:at + block][:, candidates[i]], spends[at:at + block][:, candidates[i]],
+                          budget) for i, (values, spends) in enumerate(evaluated)]
+        estimates = [[(v[:1], c[:1], sp[:1]) for v, c, sp in chosen], [(v[1:], c[1:], sp[1:]) for v, c, sp in chosen]]
         (va, ca, sa), (vb, cb, sb) = estimates[0]
         for side_index, (value, choice, spend) in enumerate(((va, ca, sa), (vb, cb, sb))):
             if not np.isnan(value[0]):
@@ -278,7 +289,7 @@ def compare_at_equal_spend(a: Frontier, b: Frontier, *, name: str, seed: int = D
 
 
 def _on(cell: Cell, rows: np.ndarray) -> Cell:
-    return Cell(cell.width, cell.depth, cell.value, cell.spend, cell.defined[rows])
+    return Cell(cell.width, cell.depth, cell.defined[rows])
 
 
 def _draw(rng: np.random.Generator, counts: np.ndarray, n_boot: int) -> np.ndarray:

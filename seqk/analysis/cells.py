@@ -17,6 +17,8 @@ s the task's mean spend per valid sample. Depth 1 is pass@w, which never stops.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from seqk.analysis.budget import Cell, Frontier
@@ -51,7 +53,7 @@ def seq_frontier(run: RunChains, policy: str, unit: str) -> Frontier:
     parts = [curve_features, run.per_task(censored), run.per_task(risk_c), run.per_task(events_c),
              run.per_task(at_risk_spend), run.per_task(observed) / n_chains[:, None], cut_at]
     everywhere = np.ones(run.n_tasks, dtype=bool)
-    cells = [Cell(1, d, _efron_value(k, d), _spend(k, d, 1), everywhere) for d in range(1, k + 1)]
+    cells = [Cell(1, d, everywhere) for d in range(1, k + 1)]
     if run.chains > 1:
         # chains known unsolved through d: no success by d, and not censored before d
         d_index = np.arange(1, k + 1)[None, :]
@@ -60,14 +62,46 @@ def seq_frontier(run: RunChains, policy: str, unit: str) -> Frontier:
                                  ).astype(float))
         for w in range(2, run.chains + 1):
             enough = n_chains >= w
-            offset = sum(p.shape[1] for p in parts)
             parts.append(np.where(enough[:, None], _all_of(n_chains, unsolved, w), 0.0))
-            cells += [Cell(w, d, _ht_value(k, offset, w, d), _spend(k, d, w), enough)
-                      for d in range(1, k + 1)]
+            cells += [Cell(w, d, enough) for d in range(1, k + 1)]
     features = np.hstack(parts)
     pooled = np.zeros(features.shape[1], dtype=bool)
     pooled[np.r_[0:2 * k, 4 * k:8 * k]] = True  # R E, CN, RC EC SP: the run's curves and mean spends
-    return Frontier(run.run_id, run.keys, features, cells, pooled)
+    return Frontier(run.run_id, run.keys, features, cells, partial(_seq_cells, k, run.chains), pooled)
+
+
+def _seq_cells(k: int, chains: int, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every cell's value and spend from the means of seq_frontier's features: width 1, the mean
+    Efron value and spend; width w, Horvitz-Thompson, 1 - mean C(m, w)/C(n, w) / G(d)^w."""
+    value = redistributed(m[:, :k], m[:, k:2 * k], m[:, 2 * k:3 * k], m[:, 3 * k:4 * k])
+    spend = _efron_spend(k, m)
+    values, spends = [value], [spend]
+    if chains > 1:
+        g = censoring_survival(m[:, :k], m[:, 4 * k:5 * k])
+        for w in range(2, chains + 1):
+            ratio = m[:, (8 + w) * k:(9 + w) * k]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                values.append(1.0 - ratio / g ** w)
+            spends.append(w * spend)
+    return np.hstack(values), np.hstack(spends)
+
+
+def _efron_spend(k: int, m: np.ndarray) -> np.ndarray:
+    """One chain's expected spend through d = 1..K: the mean over tasks of their chains' spend
+    through d, a censored chain's continued by the run's curve (Efron's redistribution of spend):
+    mean O_d + sum_{c<d} mean MC_c (A(d) - A(c)) / S(c), A(j) = sum_{i<=j} S(i - 1) SP_i / RC_i."""
+    risk, events, spent = m[:, 5 * k:6 * k], m[:, 6 * k:7 * k], m[:, 7 * k:8 * k]
+    survival = kaplan_meier(risk, events)
+    before = np.hstack([np.ones((len(m), 1)), survival[:, :-1]])  # S(j - 1) = S(c), c = j - 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(risk > 0, spent / np.where(risk > 0, risk, 1), 0.0)
+        through = np.cumsum(before * mean, axis=1)  # A(1..K)
+        at_cut = np.hstack([np.zeros((len(m), 1)), through[:, :-1]])  # A(c), c = 0..K-1
+        # [b, d, c]: (A(d) - A(c)) / S(c) for c < d
+        rest = np.where(before[:, None, :] > 0, (through[:, :, None] - at_cut[:, None, :])
+                        / np.where(before[:, None, :] > 0, before[:, None, :], 1), 0.0)
+    below = np.tril(np.ones((k, k), dtype=bool))  # c <= d - 1
+    return m[:, 8 * k:9 * k] + np.einsum("bdc,bc->bd", np.where(below[None], rest, 0.0), m[:, 9 * k:10 * k])
 
 
 def pass_frontier(run: RunChains, policy: str, unit: str, *, stopping: bool) -> Frontier:
@@ -84,54 +118,15 @@ def pass_frontier(run: RunChains, policy: str, unit: str, *, stopping: bool) -> 
     spends = per_sample[:, None] * samples
     features = np.nan_to_num(np.hstack([values, spends]))
     shapes = [(w, d) for w in range(1, k + 1) for d in range(1, k // w + 1) if stopping or d == 1]
-    cells = [Cell(w, d, _column(w * d - 1), _scaled(k + d - 1, w),
-                  ~np.isnan(values[:, w * d - 1]) & ~np.isnan(spends[:, d - 1])) for w, d in shapes]
-    return Frontier(run.run_id, run.keys, features, cells)
+    cells = [Cell(w, d, ~np.isnan(values[:, w * d - 1]) & ~np.isnan(spends[:, d - 1])) for w, d in shapes]
+    value_columns = np.array([w * d - 1 for w, d in shapes])
+    spend_columns = np.array([k + d - 1 for _, d in shapes])
+    widths = np.array([w for w, _ in shapes], dtype=float)
 
+    def evaluate(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return m[:, value_columns], widths * m[:, spend_columns]
 
-def _column(i: int):
-    return lambda m: m[:, i]
-
-
-def _scaled(i: int, w: int):
-    return lambda m: w * m[:, i]
-
-
-def _efron_value(k: int, d: int):
-    """seq@d: the mean Efron value over tasks, from the means of [R E Q M] (seqk.analysis.survival)."""
-    return lambda m: redistributed(m[:, :d], m[:, k:k + d], m[:, 2 * k + d - 1:2 * k + d],
-                                   m[:, 3 * k:3 * k + d])[:, -1]
-
-
-def _spend(k: int, d: int, w: int):
-    """w x one chain's expected spend through d: the mean over tasks of their chains' spend
-    through d, a censored chain's continued by the run's curve (Efron's redistribution of spend):
-    mean O_d + sum_{c<d} mean MC_c (A(d) - A(c)) / S(c), A(j) = sum_{i<=j} S(i - 1) SP_i / RC_i."""
-
-    def spend(m: np.ndarray) -> np.ndarray:
-        risk, events, spent = m[:, 5 * k:5 * k + d], m[:, 6 * k:6 * k + d], m[:, 7 * k:7 * k + d]
-        survival = kaplan_meier(risk, events)
-        before = np.hstack([np.ones((len(m), 1)), survival[:, :-1]])  # S(j - 1), j = 1..d
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mean = np.where(risk > 0, spent / np.where(risk > 0, risk, 1), 0.0)
-            through = np.cumsum(before * mean, axis=1)  # A(1..d)
-            at_cut = np.hstack([np.zeros((len(m), 1)), through[:, :-1]])  # A(c), c = 0..d-1
-            rest = np.where(before > 0, (through[:, -1:] - at_cut) / np.where(before > 0, before, 1), 0.0)
-        return w * (m[:, 8 * k + d - 1] + (m[:, 9 * k:9 * k + d] * rest).sum(axis=1))
-
-    return spend
-
-
-def _ht_value(k: int, offset: int, w: int, d: int):
-    """1 - mean C(m, w)/C(n, w) / G(d)^w, G from the means of the at-risk (R) and censored (CN)
-    counts of the value's policy."""
-
-    def value(m: np.ndarray) -> np.ndarray:
-        g = censoring_survival(m[:, :d], m[:, 4 * k:4 * k + d])[:, -1]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return 1.0 - m[:, offset + d - 1] / g ** w
-
-    return value
+    return Frontier(run.run_id, run.keys, features, cells, evaluate)
 
 
 def _all_of(n: np.ndarray, unsolved: np.ndarray, w: int) -> np.ndarray:

@@ -71,12 +71,13 @@ def test_every_frontier_cell_is_the_views(database, errors_as_failures, unit):
     for run_id, run in chains.items():
         side = (cells.seq_frontier(run, policy, unit) if run.is_seq else
                 cells.pass_frontier(run, policy, unit, stopping=True))
-        for c in side.cells:
+        for i, c in enumerate(side.cells):
             m = side.features[c.defined].mean(axis=0)[None, :]
             if side.pooled is not None:  # the run's curves over every task (budget._figures)
                 m[0, side.pooled] = side.features.mean(axis=0)[side.pooled]
-            mine[(run_id, c.width, c.depth)] = (float(c.value(m)[0]), int(c.defined.sum()),
-                                                float(c.spend(m)[0]))
+            values, spends = side.evaluate(m)
+            mine[(run_id, c.width, c.depth)] = (float(values[0, i]), int(c.defined.sum()),
+                                                float(spends[0, i]))
     assert {key for key, row in sql.items() if row[1]} == set(mine)
     for key, (value, n, spend) in mine.items():
         want = sql[key]
