@@ -69,35 +69,37 @@ def flat_budget(blocks: list[EqualBudget]) -> dict[str, Any]:
 
 
 def equal_budget_lines(b: EqualBudget) -> list[str]:
-    """The "at equal budget" block of one seq@k run and one partner, as plain text lines."""
+    """The "at equal budget" block of one seq@k run and one partner, as plain text lines that fit
+    80 columns (ids longer than that stand whole on their own line)."""
+    from textwrap import wrap
+
     spend = (lambda x: f"${x:.4g}") if b.unit == "US$" else (lambda x: f"{x:,.0f}")
     unit = "US$" if b.unit == "US$" else "tokens"
-    lines = [f"at equal budget: {b.seq_run_id}", f"  {b.title}",
-             f"  partner: {b.pass_run_id} (k={b.pass_k})"
-             + (f" · {b.unit_reason}" if b.unit_reason else ""),
-             f"  {'budget ' + ('$' if b.unit == 'US$' else 'tok'):>11}  {'seq w×d':<14} "
-             f"{'partner w×d':<14} {'seq − partner [95% CI]':<26} {'95% band':<18} {'p':<6} n"]
+    lines = [f"at equal budget: {b.seq_run_id}"]
+    lines += ["  " + line for line in wrap(f"{b.title}: {b.pass_run_id} (k={b.pass_k})"
+                                           + (f" · {b.unit_reason}" if b.unit_reason else ""), 76,
+                                           break_long_words=False)]
+    lines.append(f"  {'budget ' + ('$' if b.unit == 'US$' else 'tok'):>9}  {'seq w×d':<8}  "
+                 f"{'partner':<9}  {'seq − partner [95% CI]':<20} {'95% band':<14} {'p':<4} n")
     for p in b.points:
-        seq = f"{p.width}×{p.depth} {fmt_number(p.seq_value, digits=3)}" if p.width else "—"
-        partner = (f"{p.partner_width}×{p.partner_depth} {fmt_number(p.partner_value, digits=3)}"
-                   if p.partner_width else "—")
-        band = fmt_range(p.band.low, p.band.high, signed=True, digits=3) if p.band else "—"
+        seq = f"{p.width}×{p.depth} {fmt_number(p.seq_value)}" if p.width else "—"
+        partner = f"{p.partner_width}×{p.partner_depth} {fmt_number(p.partner_value)}" if p.partner_width else "—"
+        band = fmt_range(p.band.low, p.band.high, signed=True) if p.band else "—"
         pv = fmt_p(p.p_value) if p.p_value is not None else "—"
-        lines.append(f"  {spend(p.budget):>11}  {seq:<14} {partner:<14} "
-                     f"{fmt_estimate(p.difference, digits=3):<26} {band:<18} {pv:<6} {p.n_tasks}")
+        lines.append(f"  {spend(p.budget):>9}  {seq:<8}  {partner:<9}  {fmt_estimate(p.difference):<20} "
+                     f"{band:<14} {pv:<4} {p.n_tasks}")
     n_band = sum(1 for p in b.points if p.band is not None)
-    if b.seq_better:
-        verdict = "seq@k better at " + ", ".join(spend(x) for x in b.seq_better)
-    else:
-        verdict = "no budget where seq@k is better"
+    verdict = ("seq@k better at " + ", ".join(spend(x) for x in b.seq_better) if b.seq_better
+               else "no budget where seq@k is better")
     if b.partner_better:
         verdict += "; the partner better at " + ", ".join(spend(x) for x in b.partner_better)
-    lines.append(f"  verdict: {verdict} (simultaneous 95% band over {n_band} budgets)"
-                 + (f"; estimates cross at {spend(b.crossover)}" if b.crossover is not None else ""))
-    lines.append(f"  (budget: expected {unit} per task; w×d: chains × attempts of each side's best "
-                 "cell within it, chosen again in every resample; n: tasks every candidate cell of "
-                 "both runs has; no interval where a side's cheapest cell costs more than the budget "
-                 "in most resamples, or too few tasks)")
+    verdict += f" (simultaneous 95% band over {n_band} budgets)"
+    if b.crossover is not None:
+        verdict += f"; the estimates cross at {spend(b.crossover)}"
+    lines += ["  " + line for line in wrap("verdict: " + verdict, 76)]
+    lines += ["  " + line for line in wrap(
+        f"(budget: expected {unit} per task; w×d: chains × attempts of each side's best cell "
+        "within it, chosen again in every resample; n: tasks every candidate cell of both runs "
+        "has; no interval where a side's cheapest cell costs more than the budget in most "
+        "resamples, or too few tasks)", 76)]
     return lines
-
-

@@ -157,7 +157,7 @@ def fmt_point(p: metrics.CurvePoint | None, digits: int = 2) -> str:
     return text + (f" n={p.n_tasks}" if p.n_left_out else "")
 
 
-def fmt_comparison(c: Comparison | None) -> str:
+def fmt_comparison(c: Comparison | None, *, with_range: bool = True) -> str:
     """'+0.10 [-0.05, +0.25] p=0.42 q=0.61 n=40', and the range errors leave when more than 1% of
     the compared slots are errors ('errors→failures/successes [-0.03, +0.12]')."""
     if c is None or c.difference.value is None:
@@ -165,7 +165,7 @@ def fmt_comparison(c: Comparison | None) -> str:
     p = "" if c.p_value is None else f" p={fmt_p(c.p_value)}"
     q = "" if c.q_value is None or c.q_value == c.p_value else f" q={fmt_p(c.q_value)}"
     text = f"{fmt_estimate(c.difference)}{p}{q} n={c.difference.n}"
-    if c.shows_range:
+    if with_range and c.shows_range:
         text += f" errors→failures/successes {fmt_range(c.if_failures, c.if_successes, signed=True)}"
     return text
 

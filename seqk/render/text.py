@@ -110,9 +110,21 @@ def _range_lines(name: str, run: RunMetrics) -> list[str]:
     counted as a failure, then as a success."""
     if not run.n_error_attempts or not run.curve:
         return []
-    return [_figure("range", f"{name} if errors were failures / successes: " + " · ".join(
+    from textwrap import wrap
+
+    text = f"{name} if errors were failures / successes, t = 1..{run.k}: " + " · ".join(
         fmt_range(p.value_if_failures, p.value_if_successes) for p in run.curve)
-        + f" (t = 1..{run.k})")]
+    return [_figure("range" if i == 0 else "", line)
+            for i, line in enumerate(wrap(text, 80 - 2 - _LABEL, break_on_hyphens=False))]
+
+
+def _error_range(c: Comparison) -> list[str]:
+    """The range errors leave on a comparison whose compared slots are more than 1% errors."""
+    if not c.shows_range:
+        return []
+    return [_figure("", f"errors as failures / successes: "
+                        f"{fmt_range(c.if_failures, c.if_successes, signed=True)} "
+                        f"({c.error_share:.0%} of the slots)")]
 
 
 def _power_line(c: Comparison) -> list[str]:
@@ -120,8 +132,7 @@ def _power_line(c: Comparison) -> list[str]:
     if c.difference.value is None:
         return []
     found = "none (too few tasks)" if c.detectable is None else f"{c.detectable:.2f}"
-    return [_figure("", f"{c.difference.n} tasks detect a lift of {found} with 80% power "
-                        "(α 0.05, exact; seqk plan)")]
+    return [_figure("", f"{c.difference.n} tasks detect {found} with 80% power (α 0.05; plan)")]
 
 
 def _paired_lines(run: RunMetrics, *, name_partner: bool) -> list[str]:
@@ -130,15 +141,18 @@ def _paired_lines(run: RunMetrics, *, name_partner: bool) -> list[str]:
     lift: Comparison | None = run.lift
     if lift is None:
         return []
-    lines = [_figure("lift", f"{fmt_comparison(lift)} · flips +{lift.n_a_only}/−{lift.n_b_only}")]
-    lines += _power_line(lift)
+    lines = [_figure("lift", f"{fmt_comparison(lift, with_range=False)} · flips "
+                             f"+{lift.n_a_only}/−{lift.n_b_only}")]
+    lines += _error_range(lift) + _power_line(lift)
     if name_partner:
         lines.append(_figure("", f"vs {lift.b_run_id}"))
     if run.framing is not None:
-        lines.append(_figure("framing", fmt_comparison(run.framing)))
+        lines.append(_figure("framing", fmt_comparison(run.framing, with_range=False)))
+        lines += _error_range(run.framing)
         lines.append(_figure("", f"seq@1 vs {run.framing_vs}"))
     if run.framing_chen is not None:
-        lines.append(_figure("vs Chen", fmt_comparison(run.framing_chen)))
+        lines.append(_figure("vs Chen", fmt_comparison(run.framing_chen, with_range=False)))
+        lines += _error_range(run.framing_chen)
         lines.append(_figure("", "seq@1 vs pass@1 (Chen mean over all samples)"))
     return lines
 
