@@ -76,17 +76,35 @@ def equal_budget_lines(b: EqualBudget) -> list[str]:
     spend = (lambda x: f"${x:.4g}") if b.unit == "US$" else (lambda x: f"{x:,.0f}")
     unit = "US$" if b.unit == "US$" else "tokens"
     lines = [f"at equal budget: {b.seq_run_id}"]
-    lines += ["  " + line for line in wrap(f"{b.title}: {b.pass_run_id} (k={b.pass_k})"
-                                           + (f" · {b.unit_reason}" if b.unit_reason else ""), 76,
-                                           break_long_words=False)]
-    lines.append(f"  {'budget ' + ('$' if b.unit == 'US$' else 'tok'):>9}  {'seq w×d':<8}  "
+    lines += ["  " + line for line in wrap(b.title + ":", 76)]
+    lines.append(f"  {b.pass_run_id} (k={b.pass_k})" + (f" · {b.unit_reason}" if b.unit_reason else ""))
+    if not b.points:
+        seq = [c for c in b.cells if c["series"].startswith("seq@k depth")]
+        other = [c for c in b.cells if not c["series"].startswith("seq@k depth")]
+        if not b.n_shared or not seq or not other:
+            why = "no shared task"
+        else:
+            # the best cell of one side costs less than the cheapest of the other: no budget has both
+            best_seq = max(seq, key=lambda c: (c["value"], -c["spend"]))
+            best_other = max(other, key=lambda c: (c["value"], -c["spend"]))
+            cheap_seq = min(c["spend"] for c in seq)
+            if best_other["spend"] < cheap_seq:
+                why = (f"the partner reaches its best, {best_other['value']:.2f}, for "
+                       f"{spend(best_other['spend'])}, less than seq@k's cheapest cell costs "
+                       f"({spend(cheap_seq)}): seq@k is no better at any budget")
+            else:
+                why = (f"seq@k reaches its best, {best_seq['value']:.2f}, for {spend(best_seq['spend'])}, "
+                       f"less than the partner's cheapest cell costs "
+                       f"({spend(min(c['spend'] for c in other))}): no budget holds a cell of both")
+        return lines + ["  " + line for line in wrap(why, 76)]
+    lines.append(f"  {'budget ' + ('$' if b.unit == 'US$' else 'tok'):>10} {'seq w×d':<8}  "
                  f"{'partner':<9}  {'seq − partner [95% CI]':<20} {'95% band':<14} {'p':<4} n")
     for p in b.points:
         seq = f"{p.width}×{p.depth} {fmt_number(p.seq_value)}" if p.width else "—"
         partner = f"{p.partner_width}×{p.partner_depth} {fmt_number(p.partner_value)}" if p.partner_width else "—"
         band = fmt_range(p.band.low, p.band.high, signed=True) if p.band else "—"
         pv = fmt_p(p.p_value) if p.p_value is not None else "—"
-        lines.append(f"  {spend(p.budget):>9}  {seq:<8}  {partner:<9}  {fmt_estimate(p.difference):<20} "
+        lines.append(f"  {spend(p.budget):>10} {seq:<8}  {partner:<9}  {fmt_estimate(p.difference):<20} "
                      f"{band:<14} {pv:<4} {p.n_tasks}")
     n_band = sum(1 for p in b.points if p.band is not None)
     verdict = ("seq@k better at " + ", ".join(spend(x) for x in b.seq_better) if b.seq_better

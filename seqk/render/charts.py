@@ -168,26 +168,33 @@ def cost_chart(rep: Report) -> alt.Chart | alt.FacetChart:
 
 
 def frontier_charts(rep: Report) -> list[alt.Chart | alt.HConcatChart]:
-    """Charts 4 and 5, side by side, for each seq@k run with a budget partner."""
+    """Charts 4 and 5, side by side, for each seq@k run against its stopping-matched partner (the
+    first block of each run: feedback none, else resample until success)."""
     charts: list[alt.Chart | alt.HConcatChart] = []
+    shown: set[str] = set()
     for b in rep.equal_budget:
+        if b.seq_run_id in shown:
+            continue
+        shown.add(b.seq_run_id)
         unit = "US$" if b.unit == "US$" else "tokens"
         rows = [c | {"run": b.seq_run_id} for c in b.cells]
         spend = alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
             x=alt.X("spend:Q", title=f"expected spend per task ({unit})"),
-            y=alt.Y("value:Q", title="success (w chains of depth d; pass@m)",
-                    scale=alt.Scale(domain=[0, 1])),
-            color=alt.Color("series:N", title="pass@m · seq@k depth"),
+            y=alt.Y("value:Q", title="success (w chains of depth d)", scale=alt.Scale(domain=[0, 1])),
+            color=alt.Color("series:N", title="partner · seq@k depth"),
             order="width:Q",
             tooltip=["series:N", "width:Q", "depth:Q", alt.Tooltip("value:Q", format=".3f"),
                      alt.Tooltip("spend:Q", format=".4g")],
         ).properties(width=_PAGE_WIDTH // 2 - 2 * _PANEL_GAP, height=260,
-                     title=f"{b.seq_run_id} vs pass@{b.pass_k} at equal spend")
-        cells_ = [r for r in rows if r["series"] != "pass@k"]
+                     title=f"{b.seq_run_id} vs {b.partner.replace('_', ' ')} at equal spend")
+        cells_ = [r for r in rows if r["series"].startswith("seq@k depth") and r["relative"] is not None]
+        if not cells_:  # no seq@k cell within the partner's spends: nothing to divide
+            charts.append(spend)
+            continue
         heat = alt.Chart(alt.Data(values=cells_)).mark_rect().encode(
             x=alt.X("width:O", title="width (chains)"),
             y=alt.Y("depth:O", title="depth (attempts per chain)", sort="descending"),
-            color=alt.Color("relative:Q", title="÷ pass@k at equal spend",
+            color=alt.Color("relative:Q", title="÷ partner at equal spend",
                             scale=alt.Scale(scheme="redblue", domainMid=1.0)),
             tooltip=["width:Q", "depth:Q", alt.Tooltip("value:Q", format=".3f"),
                      alt.Tooltip("relative:Q", format=".3f"), alt.Tooltip("spend:Q", format=".4g")],
@@ -196,7 +203,7 @@ def frontier_charts(rep: Report) -> list[alt.Chart | alt.HConcatChart]:
             text=alt.Text("relative:Q", format=".2f"), color=alt.value("black"))
         charts.append(alt.hconcat(spend, (heat + text).properties(
             width=_PAGE_WIDTH // 2 - 2 * _PANEL_GAP, height=260,
-            title="frontier ÷ pass@k at the same spend (blank: beyond pass@1..n)")))
+            title="frontier ÷ the partner's at the same spend (blank: beyond its cells)")))
     return charts
 
 

@@ -110,12 +110,14 @@ def _range_lines(name: str, run: RunMetrics) -> list[str]:
     counted as a failure, then as a success."""
     if not run.n_error_attempts or not run.curve:
         return []
-    from textwrap import wrap
-
-    text = f"{name} if errors were failures / successes, t = 1..{run.k}: " + " · ".join(
-        fmt_range(p.value_if_failures, p.value_if_successes) for p in run.curve)
-    return [_figure("range" if i == 0 else "", line)
-            for i, line in enumerate(wrap(text, 80 - 2 - _LABEL, break_on_hyphens=False))]
+    lines = [f"{name} if errors were failures / successes, t = 1..{run.k}:"]
+    for i, p in enumerate(run.curve):  # each range whole on a line
+        item = fmt_range(p.value_if_failures, p.value_if_successes) + (" ·" if i < len(run.curve) - 1 else "")
+        if len(lines[-1]) + 1 + len(item) > 80 - 2 - _LABEL:
+            lines.append(item)
+        else:
+            lines[-1] += " " + item
+    return [_figure("range" if i == 0 else "", line) for i, line in enumerate(lines)]
 
 
 def _error_range(c: Comparison) -> list[str]:
