@@ -1,7 +1,8 @@
 """The report's charts (altair), written as one self-contained HTML page or a PNG.
 
 Three charts, stacked:
-1. seq@t and pass@t against t with their 95% Wilson bands, one panel per actor model;
+1. seq@t and pass@t against t with their 95% intervals (Wilson; a task bootstrap where chains are
+   censored), one panel per actor model;
 2. the feedback lift seq@K - pass@K per benchmark, model and feedback mode (one labelled
    row each, coloured by benchmark), with its 95% interval (for 0/1 outcomes the interval of
    `stats.paired_difference`, its p in the tooltip), sized so labels and legend fit the page;
@@ -106,7 +107,7 @@ def curves_chart(rep: Report) -> alt.Chart | alt.FacetChart:
         width=_panel_width(rows), height=220).facet(
         column=alt.Column("model:N", title="actor model"),
         row=alt.Row("benchmark:N", title=None),
-    ).properties(title="seq@t and pass@t on success, 95% Wilson bands")
+    ).properties(title="seq@t and pass@t on success, 95% intervals (Wilson; bootstrap where censored)")
 
 
 def lift_width(rows: list[dict[str, Any]]) -> int:

@@ -161,7 +161,7 @@ def _paired_lines(run: RunMetrics, *, name_partner: bool) -> list[str]:
 
 def closing_summary(run_id: str, db: str | Path | None) -> str:
     """A few lines (rich markup) for the end of `seqk run`: metric@1..K on success with n tasks
-    and 95% Wilson intervals, ΔSeq@K / EGS / LGS for seq@k, lift when a pass@k run exists,
+    and 95% intervals, ΔSeq@K / EGS / LGS for seq@k, lift when a pass@k run exists,
     the errors excluded, and the spend."""
     run = metrics.run_metrics(run_id, db)
     return describe_run(run) if run is not None else f"no run {run_id} in the database"

@@ -662,7 +662,7 @@ def touch_run(con: Connection, *, run_id: Any) -> None:
 def view_partners(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     """The runs a run is compared with: for a seq@k run its chosen pass@k run; for a pass@k run every
     seq@k run that chose it, the one with its feedback mode first. (seq_run_id, pass_run_id,
-    same_feedback_mode). (view.sql:167)"""
+    same_feedback_mode). (view.sql:205)"""
     return run(con, 'view_partners', {'run_id': run_id}, 'rows')
 
 
@@ -688,7 +688,7 @@ def view_run_tasks(
     run); $search ('' for none) matches the task prompt or an attempt's output of this run, case-
     insensitively; $upto (NULL for none) keeps tasks 1..upto. The filters need every task's outcome
     (one pass over the runs' attempts); the cells and the spend are read for the page's tasks only.
-    (view.sql:178)"""
+    (view.sql:216)"""
     return run(con, 'view_run_tasks', {
         'filter': filter,
         'search': search,
@@ -706,10 +706,11 @@ def view_runs(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     settings; n_tasks registered, n_started, n_finished, n_solved (tasks with a valid success),
     valid and errored attempts; tokens, cost_usd (NULL when no call was priced), unpriced and failed
     calls; pass_run_id (the pass@k run a seq@k run is compared with, run_pairs choice 1); curve:
-    [{t, n_tasks, value, low, high}] as in run_curve (errors excluded, 95% Wilson interval;
-    n_left_out: tasks whose outcome at t is unknown); budget: [{t, cost_usd_per_task,
-    tokens_per_task}], the expected spend per task of each point of the curve as frontier_of has it
-    (NULL for a seq@k run with several chains, whose frontier has more widths). The attempts are
-    read once, in one pass (task_outcomes_fast_of), and the calls once, summed per attempt index;
-    without run_curve's soft score, which costs a second read of the attempts. (view.sql:4)"""
+    [{t, n_tasks, value, low, high}] as in run_curve (errors censor a chain; the 95% Wilson interval
+    where no chain is censored before t, else NULL; n_left_out: pass@k tasks with fewer than t valid
+    samples); budget: [{t, cost_usd_per_task, tokens_per_task}], seq_k's complete-case spend per
+    task at each point (the equal-budget chart reads frontier_of; NULL for a seq@k run with several
+    chains). The attempts are read once, in one pass (task_outcomes_fast_of), and the calls once,
+    summed per attempt index; without run_curve's soft score, which costs a second read of the
+    attempts. (view.sql:4)"""
     return run(con, 'view_runs', {'run_ids': run_ids}, 'rows')
