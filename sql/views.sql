@@ -291,6 +291,9 @@ SELECT f.*,
 FROM chain_facts_of(run_ids := run_ids) f
 LEFT JOIN spend s USING (run_id, task_index, chain_index);
 
+-- chain_outcomes_of for every run.
+CREATE OR REPLACE VIEW chain_outcomes AS SELECT * FROM chain_outcomes_of();
+
 -- One row per (run, task, chain) with at least one attempt: chain_outcomes_of's counts, first
 -- success and prefixes, then the two figures errors_as_failures changes for the complete-case
 -- figures (seq_k's first-t figure, the soft score): n_samples (valid attempts, plus errored ones
@@ -464,6 +467,9 @@ SELECT run_id, policy, j, at_risk, events, censored, hazard, survival, survival_
        sum(survival_before * mean_tokens) OVER (PARTITION BY run_id, policy ORDER BY j)
            AS tokens_through
 FROM curves;
+
+-- run_survival_of for every seq@k run.
+CREATE OR REPLACE VIEW run_survival AS SELECT * FROM run_survival_of();
 
 -- One row per (run, task, t), t = 1..K: the task's value for its run's metric at t. seq@k, one
 -- chain: Efron's redistribution of the run's Kaplan-Meier curve (1 solved within t attempts, 0
