@@ -166,3 +166,50 @@ def test_the_report_carries_the_ranges_the_partners_and_the_bands(reported):
                     assert point["band"]["low"] <= d["value"] <= point["band"]["high"]
         assert not blocks[1]["seq_better"]
     assert abs(np.mean(errors)) < 0.02  # a few worlds only: the bias test above has the power
+
+
+def test_done_when_a_run_pair_where_feedback_does_nothing_reads_as_no_finding(tmp_path, db):
+    """Issue 27's "done when", through the real engine: 500 tasks, 8 chains of 3 attempts against
+    one pass@24 run (28.5: it serves the lift, the framing and equal budget), a mock whose answers
+    ignore feedback, 10% of requests failing for good at random. seq@t is within 0.015 of the
+    truth at every t, every figure with errors carries its range, and resample until success
+    finds no budget where seq@k is better."""
+    from helpers import write_variant
+    from scripts import null_world_p
+    from typer.testing import CliRunner
+
+    from seqk.cli import app
+    from seqk.config import spec as runspec
+    from seqk.run import scheduler as engine
+
+    base = dict(benchmark="toy", model="mock/py:scripts:null_world", seed=11, options={"n": 500},
+                concurrency=64, retry={"max_retries": 0, "base_delay_s": 0.0})
+    seq = runspec.load(write_variant(tmp_path, "seq.yaml", metric="seq@k", k=3, chains=8, **base))
+    partner = runspec.load(write_variant(tmp_path, "pass.yaml", metric="pass@k", k=24, **base))
+    for spec in (seq, partner):
+        engine.run(spec, db)
+    out = CliRunner().invoke(app, ["report", "--compare", "--format", "json", "--db", str(db)])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    runs = {r["run_id"]: r for r in data["runs"]}
+    p = np.array([null_world_p(i) for i in range(1, 501)])
+    assert runs[seq.run_id]["n_error_attempts"] > 500  # a tenth of ~9,000 requests failed for good
+    for point in runs[seq.run_id]["curve"]:
+        truth = nw.truth_value(p, point["t"])
+        assert abs(point["value"] - truth) < 0.015, (point, truth)
+        assert point["value_if_failures"] < point["value"] < point["value_if_successes"]
+    for point in runs[partner.run_id]["curve"][:3]:
+        assert point["value_if_failures"] is not None and point["value_if_successes"] is not None
+    lift = runs[seq.run_id]["lift"]
+    assert lift["b_run_id"] == partner.run_id and lift["t"] == 3
+    assert lift["error_share"] > 0.01 and lift["if_failures"] < lift["if_successes"]
+    assert runs[seq.run_id]["framing"]["b_run_id"] == partner.run_id
+    blocks = {b["partner"]: b for b in data["equal_budget"] if b["seq_run_id"] == seq.run_id}
+    assert set(blocks) == {"resample_until_success", "pass_at_m"}
+    until = blocks["resample_until_success"]
+    assert until["pass_run_id"] == partner.run_id and until["points"]
+    assert until["unit"] == "tokens" and until["unit_reason"] == "local/free model: compared in tokens"
+    assert until["seq_better"] == []
+    text = CliRunner().invoke(app, ["report", "--compare", "--db", str(db)]).output
+    assert "verdict: no budget where seq@k is better" in text
+    assert "errors as failures / successes:" in text  # the lift's range beside its p
