@@ -258,9 +258,9 @@ def compare_at_equal_spend(a: Frontier, b: Frontier, *, name: str, seed: int = D
             points.append(np.nan)
             continue
         at = live.index(r) * block
-        chosen = [_choose(values[at:at + block][:, candidates[i]], spends[at:at + block][:, candidates[i]],
-                          budget) for i, (values, spends) in enumerate(evaluated)]
-        estimates = [[(v[:1], c[:1], sp[:1]) for v, c, sp in chosen], [(v[1:], c[1:], sp[1:]) for v, c, sp in chosen]]
+        picks = [_choose(values[at:at + block][:, candidates[i]], spends[at:at + block][:, candidates[i]],
+                         budget) for i, (values, spends) in enumerate(evaluated)]
+        estimates = [[(v[:1], c[:1], sp[:1]) for v, c, sp in picks], [(v[1:], c[1:], sp[1:]) for v, c, sp in picks]]
         (va, ca, sa), (vb, cb, sb) = estimates[0]
         for side_index, (value, choice, spend) in enumerate(((va, ca, sa), (vb, cb, sb))):
             if not np.isnan(value[0]):

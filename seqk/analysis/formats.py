@@ -79,15 +79,15 @@ def equal_budget_lines(b: EqualBudget) -> list[str]:
     lines += ["  " + line for line in wrap(b.title + ":", 76)]
     lines.append(f"  {b.pass_run_id} (k={b.pass_k})" + (f" · {b.unit_reason}" if b.unit_reason else ""))
     if not b.points:
-        seq = [c for c in b.cells if c["series"].startswith("seq@k depth")]
-        other = [c for c in b.cells if not c["series"].startswith("seq@k depth")]
-        if not b.n_shared or not seq or not other:
+        seq_cells = [c for c in b.cells if c["series"].startswith("seq@k depth")]
+        other_cells = [c for c in b.cells if not c["series"].startswith("seq@k depth")]
+        if not b.n_shared or not seq_cells or not other_cells:
             why = "no shared task"
         else:
             # the best cell of one side costs less than the cheapest of the other: no budget has both
-            best_seq = max(seq, key=lambda c: (c["value"], -c["spend"]))
-            best_other = max(other, key=lambda c: (c["value"], -c["spend"]))
-            cheap_seq = min(c["spend"] for c in seq)
+            best_seq = max(seq_cells, key=lambda c: (c["value"], -c["spend"]))
+            best_other = max(other_cells, key=lambda c: (c["value"], -c["spend"]))
+            cheap_seq = min(c["spend"] for c in seq_cells)
             if best_other["spend"] < cheap_seq:
                 why = (f"the partner reaches its best, {best_other['value']:.2f}, for "
                        f"{spend(best_other['spend'])}, less than seq@k's cheapest cell costs "
@@ -95,7 +95,7 @@ def equal_budget_lines(b: EqualBudget) -> list[str]:
             else:
                 why = (f"seq@k reaches its best, {best_seq['value']:.2f}, for {spend(best_seq['spend'])}, "
                        f"less than the partner's cheapest cell costs "
-                       f"({spend(min(c['spend'] for c in other))}): no budget holds a cell of both")
+                       f"({spend(min(c['spend'] for c in other_cells))}): no budget holds a cell of both")
         return lines + ["  " + line for line in wrap(why, 76)]
     lines.append(f"  {'budget ' + ('$' if b.unit == 'US$' else 'tok'):>10} {'seq w×d':<8}  "
                  f"{'partner':<9}  {'seq − partner [95% CI]':<20} {'95% band':<14} {'p':<4} n")

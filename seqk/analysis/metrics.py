@@ -246,14 +246,16 @@ def _paired_estimates(run: RunMetrics, seq: RunChains, partner: RunChains, error
                       seed: int, n_boot: int) -> None:
     """The lift (seq@K - pass@K), the framing effect (seq@1 - pass@1, against sample 1 when the
     seeds match) and, then, the framing against Chen's pass@1."""
-    common = {"errors_as_failures": errors_as_failures, "seed": seed, "n_boot": n_boot}
-    run.lift = compare_chains(seq, partner, run.k, name=f"lift:{run.run_id}", **common)
+    def compare(t: int, name: str, b_figure: Any = None) -> Comparison:
+        return compare_chains(seq, partner, t, errors_as_failures=errors_as_failures, b_figure=b_figure,
+                              name=f"{name}:{run.run_id}", seed=seed, n_boot=n_boot)
+
+    run.lift = compare(run.k, "lift")
     if run.framing_vs == FRAMING_SAME_SEED:
-        run.framing = compare_chains(seq, partner, 1, b_figure=sample_one(partner, errors_as_failures),
-                                     name=f"framing:{run.run_id}", **common)
-        run.framing_chen = compare_chains(seq, partner, 1, name=f"framing_chen:{run.run_id}", **common)
+        run.framing = compare(1, "framing", sample_one(partner, errors_as_failures))
+        run.framing_chen = compare(1, "framing_chen")
     else:
-        run.framing = compare_chains(seq, partner, 1, name=f"framing:{run.run_id}", **common)
+        run.framing = compare(1, "framing")
 
 
 def _add_spend(con: Any, runs: dict[str, RunMetrics], ids: list[str]) -> None:
