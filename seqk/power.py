@@ -111,14 +111,26 @@ def tasks_needed(lift: float, discordance: float, alpha: float = 0.05, power: fl
     return high
 
 
+@lru_cache(maxsize=1024)
 def detectable_lift(n: int, discordance: float, alpha: float = 0.05, power: float = 0.8) -> float | None:
-    """The smallest lift the test detects with `power` on n tasks (exact power), None when even a
-    lift as large as the discordance is not detected."""
+    """The smallest lift the test detects with `power` on n tasks (exact power, to 1e-4), None
+    when even a lift as large as the discordance is not detected. The search starts from Connor's
+    approximation, which the continuity correction puts a little below the answer."""
     psi = discordance
     if n <= 0 or psi <= 0 or paired_test_power(n, psi, psi, alpha) < power:
         return None
+    z_a, z_b = NormalDist().inv_cdf(1 - alpha / 2), NormalDist().inv_cdf(power)
+    # Connor: n d^2 = (z_a sqrt(psi) + z_b sqrt(psi - d^2))^2, solved for d by a few fixed-point steps
+    guess = (z_a + z_b) * sqrt(psi / n)
+    for _ in range(20):
+        guess = min(psi, (z_a * sqrt(psi) + z_b * sqrt(max(0.0, psi - guess * guess))) / sqrt(n))
     low, high = 0.0, psi
-    for _ in range(16):  # to psi / 2^16: below any printed digit
+    step = max(guess * 0.05, 1e-4)
+    probe = min(psi, guess)
+    while probe < psi and paired_test_power(n, probe, psi, alpha) < power:  # bracket from the guess up
+        low, probe, step = probe, min(psi, probe + step), step * 2
+    high = probe
+    while high - low > 1e-4:
         middle = (low + high) / 2
         if paired_test_power(n, middle, psi, alpha) >= power:
             high = middle

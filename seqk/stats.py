@@ -76,7 +76,7 @@ class Types:
         """Build from one row of outcomes per task (shape (tasks, outcomes)); equal rows merged."""
         if len(values) == 0:
             return cls(np.zeros((0, 0)), np.zeros(0, dtype=np.int64))
-        unique, counts = np.unique(np.asarray(values, dtype=float), axis=0, return_counts=True)
+        unique, _, counts = group_rows(np.asarray(values, dtype=float))
         return cls(unique, counts.astype(np.int64))
 
     def means(self) -> np.ndarray:
@@ -87,6 +87,20 @@ class Types:
     def too_few(self) -> bool:
         """Too few tasks, or too few distinct ones, for a bootstrap interval (MIN_BOOTSTRAP_TASKS)."""
         return self.n < MIN_BOOTSTRAP_TASKS or len(self.counts) < 2
+
+
+def group_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct rows of a 2-d array, which row each row is, and how many there are of each:
+    np.unique(values, axis=0, return_inverse=True, return_counts=True), in another order and
+    several times faster on wide rows (rows keyed by a random projection, then checked equal to
+    their key's row; should two rows ever share a key, np.unique decides)."""
+    weights = np.random.default_rng(0).standard_normal(values.shape[1])
+    _, first, inverse, counts = np.unique(values @ weights, return_index=True, return_inverse=True,
+                                          return_counts=True)
+    unique = values[first]
+    if not np.array_equal(unique[inverse], values):
+        return np.unique(values, axis=0, return_inverse=True, return_counts=True)
+    return unique, inverse.reshape(-1), counts
 
 
 def rng_for(seed: int, name: str) -> np.random.Generator:

@@ -32,6 +32,7 @@ from seqk.stats import (
     DEFAULT_SEED,
     MIN_BOOTSTRAP_TASKS,
     Estimate,
+    group_rows,
     max_t_band,
     multinomial,
     percentile_test,
@@ -227,9 +228,9 @@ def compare_at_equal_spend(a: Frontier, b: Frontier, *, name: str, seed: int = D
     split = fa.shape[1]
     membership = np.column_stack([rows for _, _, rows in plans])
     # tasks that are in the same rows and have the same features are one type
-    atoms, atom_of = np.unique(membership, axis=0, return_inverse=True)
-    types, type_of, counts = np.unique(np.column_stack([atom_of, features]), axis=0,
-                                       return_inverse=True, return_counts=True)
+    atoms, atom_of, _ = group_rows(membership.astype(float))
+    atoms = atoms.astype(bool)
+    types, _, counts = group_rows(np.column_stack([atom_of, features]))
     type_atom = types[:, 0].astype(int)
     type_features = types[:, 1:]
     drawn = _draw(rng_for(seed, name), counts, n_boot)

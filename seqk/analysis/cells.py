@@ -97,11 +97,9 @@ def _efron_spend(k: int, m: np.ndarray) -> np.ndarray:
         mean = np.where(risk > 0, spent / np.where(risk > 0, risk, 1), 0.0)
         through = np.cumsum(before * mean, axis=1)  # A(1..K)
         at_cut = np.hstack([np.zeros((len(m), 1)), through[:, :-1]])  # A(c), c = 0..K-1
-        # [b, d, c]: (A(d) - A(c)) / S(c) for c < d
-        rest = np.where(before[:, None, :] > 0, (through[:, :, None] - at_cut[:, None, :])
-                        / np.where(before[:, None, :] > 0, before[:, None, :], 1), 0.0)
-    below = np.tril(np.ones((k, k), dtype=bool))  # c <= d - 1
-    return m[:, 8 * k:9 * k] + np.einsum("bdc,bc->bd", np.where(below[None], rest, 0.0), m[:, 9 * k:10 * k])
+        share = np.where(before > 0, m[:, 9 * k:10 * k] / np.where(before > 0, before, 1), 0.0)  # MC_c / S(c)
+    # sum_{c<d} MC_c (A(d) - A(c)) / S(c) = A(d) sum_{c<d} MC_c/S(c) - sum_{c<d} MC_c A(c)/S(c)
+    return m[:, 8 * k:9 * k] + through * np.cumsum(share, axis=1) - np.cumsum(share * at_cut, axis=1)
 
 
 def pass_frontier(run: RunChains, policy: str, unit: str, *, stopping: bool) -> Frontier:
