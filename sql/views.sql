@@ -252,10 +252,10 @@ WITH chosen AS (
     SELECT run_id, generation FROM runs
     WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
 ),
-slot_spend AS (
+slot_spend AS MATERIALIZED (
     SELECT c.run_id, c.task_index, c.chain_index, c.attempt_index,
            sum(c.cost_usd) AS cost_usd, count(c.cost_usd) AS n_priced,
-           sum(coalesce(c.input_tokens, 0) + coalesce(c.output_tokens, 0)) AS tokens
+           sum(coalesce(c.input_tokens, 0) + coalesce(c.output_tokens, 0))::BIGINT AS tokens
     FROM calls c
     JOIN chosen r ON c.run_id = r.run_id AND c.generation = r.generation
     GROUP BY ALL
@@ -267,29 +267,29 @@ valid AS (
     JOIN chosen r ON a.run_id = r.run_id AND a.generation = r.generation
     WHERE a.status = 'ok'
 ),
-spend AS (
-    SELECT run_id, task_index, chain_index,
-           list(cost_usd ORDER BY attempt_index) FILTER (WHERE is_valid) AS valid_costs,
-           list(coalesce(tokens, 0) ORDER BY attempt_index) FILTER (WHERE is_valid) AS valid_tokens,
-           bool_or(n_priced > 0) AS priced
-    FROM (SELECT coalesce(p.run_id, v.run_id) AS run_id,
-                 coalesce(p.task_index, v.task_index) AS task_index,
-                 coalesce(p.chain_index, v.chain_index) AS chain_index,
-                 coalesce(p.attempt_index, v.attempt_index) AS attempt_index,
-                 p.cost_usd, p.tokens, coalesce(p.n_priced, 0) AS n_priced,
-                 v.run_id IS NOT NULL AS is_valid
-          FROM slot_spend p FULL JOIN valid v USING (run_id, task_index, chain_index, attempt_index))
-    GROUP BY run_id, task_index, chain_index
+-- each chain's valid slots in order (sorting structs by their first field is cheaper than an
+-- ordered aggregate)
+lists AS (
+    SELECT v.run_id, v.task_index, v.chain_index,
+           list_sort(list({'i': v.attempt_index, 'c': p.cost_usd, 't': coalesce(p.tokens, 0)})) AS slots
+    FROM valid v
+    LEFT JOIN slot_spend p USING (run_id, task_index, chain_index, attempt_index)
+    GROUP BY ALL
+),
+priced AS (
+    SELECT run_id, task_index, chain_index, bool_or(n_priced > 0) AS priced
+    FROM slot_spend GROUP BY ALL
 )
--- the valid slots in order: the valid prefix's are the first valid_prefix of them
+-- the valid prefix's slots are the first valid_prefix of the valid ones
 SELECT f.*,
-       list_slice(coalesce(s.valid_costs, []), 1, f.valid_prefix)        AS cost_usd,
-       list_slice(coalesce(s.valid_tokens, []), 1, f.valid_prefix)       AS tokens,
-       coalesce(list_sum(s.valid_costs), 0.0)::DOUBLE                    AS valid_cost_usd,
-       coalesce(list_sum(s.valid_tokens), 0)::BIGINT                     AS valid_tokens,
-       coalesce(s.priced, false)                                          AS priced
+       list_transform(list_slice(coalesce(l.slots, []), 1, f.valid_prefix), x -> x.c) AS cost_usd,
+       list_transform(list_slice(coalesce(l.slots, []), 1, f.valid_prefix), x -> x.t) AS tokens,
+       coalesce(list_sum(list_transform(l.slots, x -> x.c)), 0.0)::DOUBLE       AS valid_cost_usd,
+       coalesce(list_sum(list_transform(l.slots, x -> x.t)), 0)::BIGINT         AS valid_tokens,
+       coalesce(pr.priced, false)                                               AS priced
 FROM chain_facts_of(run_ids := run_ids) f
-LEFT JOIN spend s USING (run_id, task_index, chain_index);
+LEFT JOIN lists l USING (run_id, task_index, chain_index)
+LEFT JOIN priced pr USING (run_id, task_index, chain_index);
 
 -- chain_outcomes_of for every run.
 CREATE OR REPLACE VIEW chain_outcomes AS SELECT * FROM chain_outcomes_of();

@@ -23,7 +23,7 @@ the same point estimates (tests/analysis/test_survival.py holds them equal).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -72,6 +72,8 @@ class RunChains:
     valid_cost: np.ndarray
     """Per chain: spend over every valid slot (a pass@k task's samples)."""
     valid_tokens: np.ndarray
+    curves: dict[str, Curve] = field(default_factory=dict, compare=False, repr=False)
+    """The run's curve under each policy, computed once (`curve`)."""
 
     @property
     def n_tasks(self) -> int:
@@ -319,7 +321,13 @@ def seq_features(run: RunChains, policy: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def curve(run: RunChains, policy: str) -> Curve:
-    """The run's curve under `policy` (seq@k: Kaplan-Meier; pass@k: Chen)."""
+    """The run's curve under `policy` (seq@k: Kaplan-Meier; pass@k: Chen), computed once per run."""
+    if policy not in run.curves:
+        run.curves[policy] = _curve(run, policy)
+    return run.curves[policy]
+
+
+def _curve(run: RunChains, policy: str) -> Curve:
     k = run.k
     if not run.is_seq:
         n, c = pass_counts(run, policy)
