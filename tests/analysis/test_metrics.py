@@ -327,7 +327,7 @@ def test_closing_summary_reads_like_a_report(fixture_db):
     assert "0.200  [0.036, 0.624]" in text  # seq@1 with its Wilson interval
     assert "ΔSeq@3 +0.533 (too few tasks)" in text and "EGS 0.50" in text and "LGS 0.50" in text
     assert f"vs {fx.PASS}" in text and "+0.25" in text and "p=1" in text
-    assert "1 errored attempt(s) censor their chains" in text
+    assert "1 errored attempt(s)[/] censor their chains" in text
     assert "$0.0205" in text
 
 
