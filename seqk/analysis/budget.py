@@ -240,27 +240,23 @@ def compare_at_equal_spend(a: Frontier, b: Frontier, *, name: str, seed: int = D
         sums.append(np.stack([weights[:, type_atom == a] @ type_features[type_atom == a]
                               for a in range(len(atoms))]))
         sizes.append(np.stack([weights[:, type_atom == a].sum(axis=1) for a in range(len(atoms))]))
-    # every row's means, the data's then each resample's, evaluated on each side at once
-    live = [r for r, (_, candidates, rows) in enumerate(plans) if rows.any() and all(candidates)]
-    evaluated = []
-    with np.errstate(divide="ignore", invalid="ignore"):
-        means = np.concatenate([total[atoms[:, r]].sum(axis=0) / size[atoms[:, r]].sum(axis=0)[:, None]
-                                for r in live for total, size in zip(sums, sizes, strict=True)])
-    for side, part in zip(sides, (means[:, :split], means[:, split:]), strict=True):
-        evaluated.append(side.evaluate(part) if len(part) else (part, part))
-    block = 1 + n_boot  # per live row: the data, then the resamples
     replicates, points = [], []
     for r, (budget, candidates, rows) in enumerate(plans):
         row = SpendRow(budget, int(rows.sum()))
         out.rows.append(row)
         in_row = atoms[type_atom, r]
-        if r not in live:
+        if not rows.any() or not all(candidates):
             replicates.append(np.full(n_boot, np.nan))
             points.append(np.nan)
             continue
-        at = live.index(r) * block
-        picks = [_choose(values[at:at + block][:, candidates[i]], spends[at:at + block][:, candidates[i]],
-                         budget) for i, (values, spends) in enumerate(evaluated)]
+        # the row's means, the data's then each resample's (one row at a time: memory stays small)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            means = np.concatenate([total[atoms[:, r]].sum(axis=0) / size[atoms[:, r]].sum(axis=0)[:, None]
+                                    for total, size in zip(sums, sizes, strict=True)])
+        picks = []
+        for i, (side, part) in enumerate(zip(sides, (means[:, :split], means[:, split:]), strict=True)):
+            values, spends = side.evaluate(part)
+            picks.append(_choose(values[:, candidates[i]], spends[:, candidates[i]], budget))
         estimates = [[(v[:1], c[:1], sp[:1]) for v, c, sp in picks], [(v[1:], c[1:], sp[1:]) for v, c, sp in picks]]
         (va, ca, sa), (vb, cb, sb) = estimates[0]
         for side_index, (value, choice, spend) in enumerate(((va, ca, sa), (vb, cb, sb))):

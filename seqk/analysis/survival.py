@@ -269,6 +269,7 @@ class Curve:
     """(tasks, K): each task's value at t (NaN where it has none: pass@k with fewer than t samples)."""
     censored: np.ndarray
     """(tasks, K): the task has a chain censored before t."""
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def at(self, t: int) -> Figure:
         """metric@t as a Figure over the tasks that have a value at t."""
@@ -283,9 +284,15 @@ class Curve:
                                               m[:, 2 * t + 1:])[:, -1], values, censored)
 
     def estimates(self, means: np.ndarray) -> np.ndarray:
-        """metric@1..K (shape (B, K)) from feature means over every task (seq@k curves)."""
+        """metric@1..K (shape (B, K)) from feature means over every task (seq@k curves); the last
+        array's kept, since a bootstrap asks it of several figures of the same resamples."""
+        last = self.memo.get("estimates")
+        if last is not None and last[0] is means:
+            return last[1]
         k = self.run.k
-        return redistributed(means[:, :k], means[:, k:2 * k], means[:, 2 * k:3 * k], means[:, 3 * k:])
+        found = redistributed(means[:, :k], means[:, k:2 * k], means[:, 2 * k:3 * k], means[:, 3 * k:])
+        self.memo["estimates"] = (means, found)
+        return found
 
 
 def redistributed(at_risk: np.ndarray, events: np.ndarray, solved: np.ndarray,
