@@ -178,7 +178,15 @@ def frontier_charts(rep: Report) -> list[alt.Chart | alt.HConcatChart]:
             continue
         shown.add(b.seq_run_id)
         unit = "US$" if b.unit == "US$" else "tokens"
-        rows = [c | {"run": b.seq_run_id} for c in b.cells]
+        # the partner's frontier: its cells no other beats on success at no more spend
+        best, partner = -1.0, []
+        for c in sorted((c for c in b.cells if not c["series"].startswith("seq@k depth")),
+                        key=lambda c: (c["spend"], -c["value"])):
+            if c["value"] > best:
+                partner.append(c | {"width": len(partner) + 1})  # drawn in order of spend
+                best = c["value"]
+        rows = [c | {"run": b.seq_run_id} for c in partner + [c for c in b.cells
+                                                              if c["series"].startswith("seq@k depth")]]
         spend = alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
             x=alt.X("spend:Q", title=f"expected spend per task ({unit})"),
             y=alt.Y("value:Q", title="success (w chains of depth d)", scale=alt.Scale(domain=[0, 1])),
