@@ -2,12 +2,14 @@
 
 1. arcagi2 evaluation (120 tasks), seq@k, k=3, chains=4, cell_match, a wrong answer every time,
    against a loopback OpenAI-compatible server that answers after 200 ms: 1,440 attempts whose
-   chains all run concurrently; wall time against the critical path, K x 200 ms = 0.6 s.
+   chains all run concurrently; wall time against the critical path, K x 200 ms = 0.6 s, into a
+   fresh store and into a store where a run against the endpoint ran before, alternated.
 2. The `frontier` view over the ~1M-attempt synthetic database (bench/make_synthetic_db.py;
    target under 1 s), and run_curve on the same database for scale.
 
     python bench/bench_chains.py                    # both; builds the synthetic db (~1 min)
     python bench/bench_chains.py --db /tmp/s.duckdb  # reuse a synthetic db
+    python bench/bench_chains.py --skip-frontier     # the engine run only
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_engine import start_server, timed_run, variant, warm_imports  # noqa: E402
+from bench_engine import copy_of, first_start, start_server, timed_run, variant, warm_imports, warm_store  # noqa: E402
 
 
 def ideal_wall(n_chains: int, k: int, latency: float, ceiling: int, start: int) -> float:
@@ -65,6 +67,15 @@ def _server_times(api_base: str) -> list[tuple[float, float]]:
     return [tuple(t) for t in json.loads(urllib.request.urlopen(url, timeout=10).read())["times"]]
 
 
+def _peak(times: list[tuple[float, float]]) -> int:
+    """The most requests in the server at once, from their (arrival, reply) times."""
+    peak = now = 0
+    for _, step in sorted([(a, 1) for a, _ in times] + [(r, -1) for _, r in times], key=lambda e: (e[0], e[1])):
+        now += step
+        peak = max(peak, now)
+    return peak
+
+
 def engine_bench(tmp: Path, repeat: int) -> None:
     from seqk.models.limiter import DEFAULT_START
 
@@ -79,34 +90,40 @@ def engine_bench(tmp: Path, repeat: int) -> None:
           f"({DEFAULT_START} calls in flight, one more per success) {slow:.2f} s")
     proc, api_base = start_server(latency)
     try:
-        walls, seen = [], 0
+        warm = warm_store(tmp, api_base, tasks, k=chains)  # 480 calls in flight at most, as the chains
+        seen = len(_server_times(api_base))
+        walls: dict[str, list[float]] = {"a fresh store": [], "a store that ran before": []}
         for rep in range(repeat):
             path = variant(tmp, f"chains{rep}", metric="seq@k", k=k, chains=chains, feedback_mode="cell_match",
                            options={"split": "evaluation"}, retry={"max_retries": 0},
                            model="openai/bench", api_base=api_base, concurrency=concurrency)
-            load = os.getloadavg()[0]
-            cpu, server_cpu = _cpu_s(), _cpu_s(proc.pid)
-            began = time.time()
-            wall, result = timed_run(path, tmp / f"chains{rep}.duckdb")
-            ended = time.time()
-            cpu, server_cpu = _cpu_s() - cpu, _cpu_s(proc.pid) - server_cpu
-            assert result.attempts_written == tasks * chains * k and result.tasks_failed == tasks, result
-            walls.append(wall)
-            times = _server_times(api_base)[seen:]
-            seen += len(times)
-            first, last = min(t[0] for t in times), max(t[1] for t in times)
-            in_server = statistics.mean(t[1] - t[0] for t in times)
-            peak = max(sum(a <= t < r for a, r in times) for t, _ in times)
-            print(f"  run {rep + 1}: {wall:.2f} s at load average {load:.1f} on {os.cpu_count()} cores: "
-                  f"{first - began:.2f} s before the first request, {last - first:.2f} s from it to the "
-                  f"last reply, {ended - last:.2f} s after; at most {peak} requests in the server at "
-                  f"once, {in_server * 1000:.0f} ms each on average; CPU: the harness {cpu:.2f} s "
-                  f"({cpu / len(times) * 1000:.1f} ms per attempt), the server {server_cpu:.2f} s")
-        median = statistics.median(walls)
-        print(f"server {latency * 1000:.0f} ms, {tasks} tasks x {chains} chains x {k} seq attempts "
-              f"({tasks * chains * k:,} attempts), concurrency {concurrency}: median {median:.2f} s "
-              f"({median / critical:.2f}x the critical path, {median / slow:.2f}x the slow-start ideal) "
-              f"over {repeat} fresh runs, min {min(walls):.2f} s, max {max(walls):.2f} s")
+            for kind, db in (("a fresh store", tmp / f"chains{rep}.duckdb"),
+                             ("a store that ran before", copy_of(warm, tmp / f"chains{rep}-ran.duckdb"))):
+                load = os.getloadavg()[0]
+                cpu, server_cpu = _cpu_s(), _cpu_s(proc.pid)
+                began = time.time()
+                wall, result = timed_run(path, db)
+                ended = time.time()
+                cpu, server_cpu = _cpu_s() - cpu, _cpu_s(proc.pid) - server_cpu
+                assert result.attempts_written == tasks * chains * k and result.tasks_failed == tasks, result
+                walls[kind].append(wall)
+                times = _server_times(api_base)[seen:]
+                seen += len(times)
+                first, last = min(t[0] for t in times), max(t[1] for t in times)
+                in_server = statistics.mean(t[1] - t[0] for t in times)
+                peak = _peak(times)
+                print(f"  run {rep + 1}, {kind}: {wall:.2f} s at load average {load:.1f} on {os.cpu_count()} "
+                      f"cores: {first - began:.2f} s before the first request, {last - first:.2f} s from it to "
+                      f"the last reply, {ended - last:.2f} s after; at most {peak} requests in the server at "
+                      f"once, {in_server * 1000:.0f} ms each on average; limit started at "
+                      f"{result.model_limits[0].start}; CPU: the harness {cpu:.2f} s "
+                      f"({cpu / len(times) * 1000:.2f} ms per attempt), the server {server_cpu:.2f} s")
+        for kind, found in walls.items():
+            median = statistics.median(found)
+            print(f"server {latency * 1000:.0f} ms, {tasks} tasks x {chains} chains x {k} seq attempts "
+                  f"({tasks * chains * k:,} attempts), concurrency {concurrency}, {kind}: median {median:.2f} s "
+                  f"({median - critical:+.2f} s over the critical path, {median / slow:.2f}x the slow-start "
+                  f"ideal) over {repeat} runs, min {min(found):.2f} s, max {max(found):.2f} s")
     finally:
         proc.terminate()
         proc.wait()
@@ -142,12 +159,17 @@ def main() -> None:
     parser.add_argument("--db", type=Path, help="synthetic database to reuse (built when missing)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-engine", action="store_true")
+    parser.add_argument("--skip-frontier", action="store_true")
+    parser.add_argument("--first-start", type=int, metavar="N",
+                        help="where a never-seen endpoint's limit starts (default: seqk's, 4)")
     args = parser.parse_args()
+    first_start(args.first_start)
     tmp = Path(tempfile.mkdtemp(prefix="seqk-bench-chains-"))
     warm_imports()
     if not args.skip_engine:
         engine_bench(tmp, args.repeat)
-    frontier_bench(args.db or tmp / "synthetic.duckdb", args.repeat)
+    if not args.skip_frontier:
+        frontier_bench(args.db or tmp / "synthetic.duckdb", args.repeat)
 
 
 if __name__ == "__main__":

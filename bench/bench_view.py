@@ -32,11 +32,11 @@ from seqk.view.render import run_path  # noqa: E402
 SEQ_RUN = "synth-default/seqk/synth__model-03/deterministic/hint"
 SERVER = """
 import sys, uvicorn
-from pathlib import Path
+from seqk import store
 from seqk.view import app
 sock = app.listen("127.0.0.1", 0)
 print(sock.getsockname()[1], flush=True)
-uvicorn.Server(uvicorn.Config(app.create_app(Path(sys.argv[1]), cache=sys.argv[2] == "on"),
+uvicorn.Server(uvicorn.Config(app.create_app(store.open(sys.argv[1]), cache=sys.argv[2] == "on"),
                               log_level="warning")).run(sockets=[sock])
 """
 

@@ -9,7 +9,9 @@ Retry-After at once; GET /stats gives the counts (requests, rate_limited, peak_i
 `first_request_at`, the wall-clock time (time.time()) the first chat request arrived, which
 bench/bench_startup.py reads; POST /stats/reset starts the counts afresh. GET /stats?times=1
 also gives each answered request's arrival and reply (epoch seconds), in order of arrival, which
-bench/bench_chains.py uses to tell the server's time from the harness's.
+bench/bench_chains.py uses to tell the server's time from the harness's; GET /stats?prompts=1
+the sha256 of each request's messages (roles and texts), in order of arrival, by which bench/bench_inspect.py
+checks that two harnesses sent byte-identical prompts.
 Usage figures are honest counts of whitespace-separated words in the prompt and reply.
 """
 
@@ -17,9 +19,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
+import json
 import time
 
 from aiohttp import web
+
+
+def prompt_sha256(body: dict) -> str:
+    """sha256 of a request's messages as the model reads them: each role and its text (a list of
+    content parts joined), whatever else a client adds to a message."""
+    def text(content: object) -> str:
+        if isinstance(content, list):
+            return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+        return str(content or "")
+
+    seen = [(m.get("role"), text(m.get("content"))) for m in body.get("messages", [])]
+    return hashlib.sha256(json.dumps(seen).encode()).hexdigest()
 
 
 def make_app(delay_s: float, reply: str, max_in_flight: int | None = None,
@@ -28,6 +44,7 @@ def make_app(delay_s: float, reply: str, max_in_flight: int | None = None,
              "first_request_at": None}
     stats: dict = dict(fresh)
     times: list[tuple[float, float]] = []
+    prompts: list[str] = []
 
     async def chat(request: web.Request) -> web.Response:
         arrived = time.time()  # before the body is read: the arrival
@@ -35,6 +52,7 @@ def make_app(delay_s: float, reply: str, max_in_flight: int | None = None,
             stats["first_request_at"] = arrived
         body = await request.json()
         stats["requests"] += 1
+        prompts.append(prompt_sha256(body))
         if max_in_flight is not None and stats["in_flight"] >= max_in_flight:
             stats["rate_limited"] += 1
             return web.json_response(
@@ -62,13 +80,15 @@ def make_app(delay_s: float, reply: str, max_in_flight: int | None = None,
         return web.json_response({"object": "list", "data": [{"id": "bench", "object": "model"}]})
 
     async def get_stats(request: web.Request) -> web.Response:
-        if request.query.get("times"):
-            return web.json_response({**stats, "times": times})
-        return web.json_response(stats)
+        extra = {"times": times} if request.query.get("times") else {}
+        if request.query.get("prompts"):
+            extra["prompts"] = prompts
+        return web.json_response({**stats, **extra})
 
     async def reset_stats(request: web.Request) -> web.Response:
         stats.update(fresh)
         times.clear()
+        prompts.clear()
         return web.json_response(stats)
 
     app = web.Application(client_max_size=64 * 1024 * 1024)

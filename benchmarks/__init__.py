@@ -1,1 +1,1 @@
-"""Benchmarks: one folder each; see seqk/benchmark.py for the contract."""
+"""Benchmarks: one folder each; see seqk/benchmark/contract.py for the contract."""

@@ -12,6 +12,8 @@ from seqk.version import __version__ as __version__
 
 if TYPE_CHECKING:
     from seqk.api import (
+        CellRun,
+        SweepRun,
         VariantRun,
         export_parquet,
         export_runs,
@@ -19,12 +21,13 @@ if TYPE_CHECKING:
         load_variant,
         query,
         report,
+        run_sweep,
         run_variant,
         status,
     )
 
-__all__ = ["VariantRun", "__version__", "export_parquet", "export_runs", "inspect", "load_variant",
-           "report", "query", "run_variant", "status"]
+__all__ = ["CellRun", "SweepRun", "VariantRun", "__version__", "export_parquet", "export_runs", "inspect",
+           "load_variant", "report", "query", "run_sweep", "run_variant", "status"]
 
 
 def __getattr__(name: str) -> Any:

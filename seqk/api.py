@@ -18,21 +18,24 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from seqk.config.spec import RunSettings, RunSpec
-from seqk.errors import UploadError
+from seqk.errors import SeqkError, UploadError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from seqk.analysis.report import Report
     from seqk.analysis.status import RunStatus, SqlResult, Trajectory
+    from seqk.config.sweep import Cell, Sweep
     from seqk.io.export import ExportResult
     from seqk.run.observer import RunObserver, RunResult
+    from seqk.store import Database
 
-Db = str | os.PathLike[str] | None
-"""A DuckDB file or a DuckLake URL; None: $SEQK_DB, then runs/seqk.duckdb."""
+Db: TypeAlias = "Database | str | os.PathLike[str] | None"
+"""A store (seqk.store.open), a DuckDB file or a DuckLake URL; None: $SEQK_DB, then
+runs/seqk.duckdb."""
 
 
 @dataclass
@@ -42,8 +45,8 @@ class VariantRun:
     spec: RunSpec
     result: RunResult
     """Counts, errors, whether it was interrupted or stopped (a RoundsResult in batch mode)."""
-    db: str | Path
-    """The database: a DuckDB file, or a lake URL."""
+    db: Database
+    """The store it ran against: a DuckDB file, or a lake."""
     messages: list[str] = field(default_factory=list)
     """What the export and upload at the end did, one line each."""
     upload_error: Exception | None = None
@@ -60,7 +63,7 @@ def load_variant(variant: str | os.PathLike[str], overrides: dict[str, Any] | No
     return runspec.load(Path(variant), overrides or {})
 
 
-def run_variant(variant: str | os.PathLike[str] | RunSpec, db: str | os.PathLike[str] | None = None, *,
+def run_variant(variant: str | os.PathLike[str] | RunSpec, db: Db = None, *,
                 settings: RunSettings | None = None, overrides: dict[str, Any] | None = None,
                 export: bool = True, upload: bool = True, observer: RunObserver | None = None,
                 no_wait: bool = False) -> VariantRun:
@@ -85,22 +88,89 @@ def run_variant(variant: str | os.PathLike[str] | RunSpec, db: str | os.PathLike
     else:
         spec, own = runspec.load_with_settings(Path(variant), overrides or {})
         settings = settings or own
-    db_path = store.resolve(settings.database(db))
-    publish.preflight(spec, settings, db_path, no_upload=not upload, no_export=not export)
+    database = store.open(settings.database(db))
+    publish.preflight(spec, settings, database, no_upload=not upload, no_export=not export)
     if spec.batched:
         from seqk.run import rounds
 
-        result = rounds.run(spec, db_path, observer, no_wait=no_wait)
+        result = rounds.run(spec, database, observer, no_wait=no_wait)
     else:
-        result = engine.run(spec, db_path, observer)
-    outcome = VariantRun(spec, result, db_path, settings=settings)
+        result = engine.run(spec, database, observer)
+    outcome = VariantRun(spec, result, database, settings=settings)
     if not result.interrupted and not getattr(result, "deferred", 0):
         try:
-            publish.after_run(spec, settings, db_path, no_export=not export, no_upload=not upload,
+            publish.after_run(spec, settings, database, no_export=not export, no_upload=not upload,
                               report=outcome.messages.append)
         except UploadError as exc:
             outcome.upload_error = exc
     return outcome
+
+
+@dataclass
+class CellRun:
+    """What one cell of a sweep did."""
+
+    cell: Cell
+    status: int
+    """The exit status `seqk run` of the cell alone gives: 0, 1 (errors), 2 (refused), 3 (budget),
+    130 (interrupted)."""
+    run: VariantRun | None = None
+    """The cell's run, when it ran in this process (one cell after another)."""
+    output: str = ""
+    """What the cell's own process printed (`--parallel`), its standard output then its errors."""
+
+
+@dataclass
+class SweepRun:
+    """What one `run_sweep` did."""
+
+    sweep: Sweep
+    cells: list[CellRun]
+    """The cells that ran, in the order they ended (a stopped sweep's later cells are not there)."""
+    interrupted: bool
+
+
+def run_sweep(sweep: str | os.PathLike[str] | Sweep, db: Db = None, *, overrides: dict[str, Any] | None = None,
+              labels: dict[str, str] | None = None, parallel: int = 1, export: bool = True,
+              upload: bool = True, observer_for: Callable[[Cell], RunObserver | None] | None = None,
+              on_start: Callable[[Cell], None] | None = None,
+              on_cell: Callable[[CellRun], None] | None = None) -> SweepRun:
+    """Run every cell of a sweep file (seqk.config.sweep), each an ordinary run that resumes what
+    the database holds: one after another in this process (`observer_for(cell)` hears each), or
+    `parallel` at once in processes of their own (seqk.run.sweep). Ctrl-C stops the sweep after
+    the cells running have kept what finished; the same call goes on from there."""
+    from seqk import store
+    from seqk.config.sweep import load_sweep
+
+    plan = sweep if not isinstance(sweep, str | os.PathLike) else load_sweep(Path(sweep), overrides, labels)
+    done: list[CellRun] = []
+    if parallel > 1:
+        from seqk.run.sweep import run_in_processes
+
+        def ended(process: Any) -> None:
+            done.append(CellRun(process.cell, process.returncode, output=process.stdout + process.stderr))
+            if on_cell is not None:
+                on_cell(done[-1])
+
+        target = str(store.open(plan.cells[0].settings.database(db)))
+        _, stopped = run_in_processes(plan, target, parallel, export=export, upload=upload,
+                                      on_start=on_start, on_end=ended)
+        return SweepRun(plan, done, stopped)
+    for cell in plan.cells:
+        if on_start is not None:
+            on_start(cell)
+        try:
+            outcome = run_variant(cell.spec, db, settings=cell.settings, export=export, upload=upload,
+                                  observer=observer_for(cell) if observer_for else None)
+            ran = CellRun(cell, 1 if outcome.upload_error else outcome.result.exit_status, outcome)
+        except SeqkError as exc:  # this cell is refused (its stored run differs, a key is missing): the others go on
+            ran = CellRun(cell, exc.exit_code, output=f"error: {exc}")
+        done.append(ran)
+        if on_cell is not None:
+            on_cell(ran)
+        if ran.status == 130:
+            return SweepRun(plan, done, True)
+    return SweepRun(plan, done, False)
 
 
 def report(runs: Sequence[str] = (), db: Db = None, *, compare: bool = False, benchmark: str | None = None,
@@ -109,7 +179,7 @@ def report(runs: Sequence[str] = (), db: Db = None, *, compare: bool = False, be
     each seq@k run against its pass@k partner (lift, paired test, the equal-budget block)."""
     from seqk.analysis.report import report as build
 
-    return build(runs, _path(db), compare=compare, benchmark=benchmark, model=model,
+    return build(runs, db, compare=compare, benchmark=benchmark, model=model,
                  errors_as_failures=errors_as_failures)
 
 
@@ -117,14 +187,14 @@ def status(runs: Sequence[str] = (), db: Db = None) -> list[RunStatus]:
     """Each run's progress, errors, tokens and cost (what `seqk status` prints)."""
     from seqk.analysis.status import status as rows
 
-    return rows(runs, _path(db))
+    return rows(runs, db)
 
 
 def inspect(run: str, db: Db = None, *, task_index: int | None = None, task_id: str | None = None) -> Trajectory:
     """One task's whole trajectory: every attempt with its prompt, output, verdict, feedback, calls."""
     from seqk.analysis.status import inspect as trajectory
 
-    return trajectory(run, _path(db), task_index=task_index, task_id=task_id)
+    return trajectory(run, db, task_index=task_index, task_id=task_id)
 
 
 def query(sql: str, db: Db = None) -> SqlResult:
@@ -132,7 +202,7 @@ def query(sql: str, db: Db = None) -> SqlResult:
     named `query` because `seqk.sql` is the package of seqk's own SQL files)."""
     from seqk.analysis.status import sql as run_sql
 
-    return run_sql(sql, _path(db))
+    return run_sql(sql, db)
 
 
 def export_runs(runs: Sequence[str] = (), db: Db = None, *,
@@ -149,6 +219,3 @@ def export_parquet(runs: Sequence[str] = (), db: Db = None, *, to: str | os.Path
 
     return export(runs, db, to=to)
 
-
-def _path(db: Db) -> str | Path | None:
-    return db if db is None or isinstance(db, str | Path) else Path(db)

@@ -29,9 +29,9 @@
             └── EndpointUnreachable  a role's server refuses connections: stops the run (exit 1)
 
     HTTPStatusError              (not a SeqkError) a non-2xx answer of an OpenAI-compatible
-                                 server, before seqk.models.classify turns it into a ProviderError
+                                 server, before its provider's `classify` turns it into a ProviderError
 
-Library code raises these; only seqk/cli.py turns them into messages and exit codes.
+Library code raises these; only seqk/cli/ turns them into messages and exit codes.
 """
 
 from __future__ import annotations
@@ -63,6 +63,9 @@ class ConfigError(SeqkError):
     def __init__(self, source: str, issues: list[ConfigIssue]):
         self.source = source
         self.issues = issues
+        if len(issues) == 1:  # one line, naming the file, the field and what was expected
+            super().__init__(f"{source}: {issues[0]}")
+            return
         lines = [f"{source}: {len(issues)} problem(s)"] + [f"  {i}" for i in issues]
         super().__init__("\n".join(lines))
 
@@ -116,11 +119,18 @@ class ProviderError(SeqkError):
     keeping what finished, instead of failing every remaining attempt."""
 
     def __init__(self, message: str, *, status_code: int | None = None,
-                 retry_after: float | None = None, kind: str | None = None):
+                 retry_after: float | None = None, kind: str | None = None,
+                 rate_limited: bool = False, unreachable: bool = False):
         super().__init__(message)
         self.status_code = status_code
         self.retry_after = retry_after
         self.kind = kind or type(self).__name__
+        self.rate_limited = rate_limited
+        """A rate limit whatever its status (a 429 always is): retried apart, and the model's
+        limit on calls in flight backs off."""
+        self.unreachable = unreachable
+        """The server was not there (refused or dropped the connection), as opposed to one that
+        answered badly or slowly: what the endpoint breaker counts."""
         self.retries = 0
         """How many times the call was retried before this error was final."""
 

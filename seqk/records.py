@@ -1,10 +1,12 @@
-"""What the engine writes: one attempt with every call it made, and feedback filled in later.
+"""What the engine writes: one attempt with every call it made, and feedback filled in later;
+and what the actor is sent (a Prompt: one user message, or a Chat of several).
 
 Plain dataclasses, so the tree, the engine and the writer hold them without importing the store.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -73,3 +75,68 @@ class FeedbackFill:
     error: dict[str, Any] | None
     calls: list[CallRecord] = field(default_factory=list)
     chain_index: int = 1
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message of a chat prompt."""
+
+    role: str
+    """'system' | 'user' | 'assistant'."""
+    content: str
+
+
+@dataclass(frozen=True)
+class Chat:
+    """An actor prompt of several messages: a system message (a variant's `prompt.system`), or
+    the earlier seq@k attempts as assistant turns and their feedback as user turns (`prompt.history:
+    messages`). A prompt that is one user message stays a plain str."""
+
+    messages: tuple[Message, ...]
+    cache_at: tuple[int, int] | None = None
+    """Where the part the next call repeats ends, for the providers' prompt cache: (index of a
+    message, characters of its content); None: nothing is repeated."""
+
+    def stored(self) -> str:
+        """The prompt as the attempts and calls tables hold it: the JSON array of its messages,
+        `[{"role": ..., "content": ...}, ...]`."""
+        return json.dumps(self.wire(), ensure_ascii=False)
+
+    def wire(self) -> list[dict[str, str]]:
+        """The messages as chat-completion APIs take them."""
+        return [{"role": m.role, "content": m.content} for m in self.messages]
+
+    def text(self) -> str:
+        """Every message's content, a blank line between two: what a scripted mock model reads."""
+        return "\n\n".join(m.content for m in self.messages)
+
+
+Prompt = str | Chat
+"""What the actor is sent: one user message (str), or a Chat."""
+
+
+def stored_prompt(prompt: Prompt) -> str:
+    """The prompt as it is stored: a str as it is, a Chat as the JSON array of its messages."""
+    return prompt if isinstance(prompt, str) else prompt.stored()
+
+
+def stored_chat(text: str | None) -> list[dict[str, str]] | None:
+    """The messages of a stored Chat prompt (a JSON array of {role, content}), or None when the
+    text is not one. Read only for runs whose config says their prompts are chats."""
+    if not text or not text.startswith("["):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if (isinstance(value, list) and value and all(
+            isinstance(m, dict) and set(m) == {"role", "content"} and isinstance(m["content"], str)
+            for m in value)):
+        return value
+    return None
+
+
+def transcript(messages: list[dict[str, str]]) -> str:
+    """A chat prompt as text, each message under a `[role]` line (`seqk inspect`, the viewer's
+    prompt delta)."""
+    return "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in messages)

@@ -45,7 +45,7 @@ SELECT task_index, model,
        coalesce(sum(thinking_tokens), 0)::BIGINT AS thinking_tokens,
        coalesce(sum(output_tokens), 0)::BIGINT   AS output_tokens,
        sum(cost_usd)                            AS cost_usd,
-       count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL) AS n_unpriced_calls,
+       n_unpriced_calls(cost_usd, error) AS n_unpriced_calls,
        grouping(task_index) = 1                 AS whole_run
 FROM current_calls
 WHERE run_id = $run_id AND chain_index = 1

@@ -4,13 +4,16 @@
 -- name: link_rejudged_slots(k, run_id, source_run_id) -> none
 -- Links each slot (attempt_index <= $k) of a re-judging run not linked yet to the source run's
 -- attempt that counts in that slot, when it has an actor output (an answer whose judge failed
--- is judged too; an attempt whose actor failed has nothing to judge). Returns nothing.
+-- is judged too; an attempt whose actor failed has nothing to judge). Returns nothing. (NOT
+-- EXISTS, not ON CONFLICT: a lake's tables have no key to conflict on.)
 INSERT INTO rejudged_slots (run_id, task_index, attempt_index, source_run_id, source_attempt_uid)
 SELECT $run_id, a.task_index, a.attempt_index, a.run_id, a.attempt_uid
 FROM current_attempts_of(run_ids := [$source_run_id]) c JOIN attempts a USING (attempt_uid)
 WHERE a.run_id = $source_run_id AND a.output IS NOT NULL AND a.attempt_index <= $k
   AND a.chain_index = 1
-ON CONFLICT DO NOTHING;
+  AND NOT EXISTS (SELECT 1 FROM rejudged_slots l
+                  WHERE l.run_id = $run_id AND l.task_index = a.task_index
+                    AND l.attempt_index = a.attempt_index);
 
 -- name: rejudge_pending(run_id, generation) -> rows
 -- The linked slots of a re-judging run that have no valid attempt in its current generation,

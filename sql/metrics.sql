@@ -1,4 +1,4 @@
--- Queries behind seqk/metrics.py and `seqk report`. The per-task work lives in the views
+-- Queries behind seqk/analysis/metrics.py and `seqk report`. The per-task work lives in the views
 -- and table macros of views.sql; these select from them for the runs a report covers.
 -- $errors_as_failures is a BOOLEAN; $run_ids a VARCHAR[] (NULL for every run).
 
@@ -62,7 +62,7 @@ SELECT run_id, role, model,
        coalesce(sum(thinking_tokens), 0)::BIGINT                          AS thinking_tokens,
        coalesce(sum(output_tokens), 0)::BIGINT                            AS output_tokens,
        sum(cost_usd)                                                      AS cost_usd,
-       count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL)::BIGINT AS n_unpriced_calls
+       n_unpriced_calls(cost_usd, error)::BIGINT AS n_unpriced_calls
 FROM current_calls
 WHERE list_contains($run_ids::VARCHAR[], run_id)
 GROUP BY run_id, role, model

@@ -51,7 +51,7 @@ VALUES ($run_id, 'restart', $k, $generation, $config, now()::TIMESTAMP);
 -- input_tokens and output_tokens (every call).
 SELECT (SELECT count(*) FROM attempts WHERE run_id = $run_id AND generation = $generation) AS n_attempts,
        sum(cost_usd) AS cost_usd,
-       count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL) AS n_unpriced_calls,
+       n_unpriced_calls(cost_usd, error) AS n_unpriced_calls,
        coalesce(sum(input_tokens), 0) AS input_tokens,
        coalesce(sum(output_tokens), 0) AS output_tokens
 FROM calls

@@ -174,3 +174,18 @@ CREATE TABLE IF NOT EXISTS feedback_fills (
     error       JSON,
     filled_at   TIMESTAMP NOT NULL
 );
+
+-- The limit on calls in flight an endpoint sustained (seqk.run.limits), remembered so a later
+-- run against the same (api_base, model) starts there instead of slow-starting from 4. Appended
+-- at the end of each invocation that made calls; the newest row per (api_base, model) counts.
+CREATE TABLE IF NOT EXISTS endpoint_limits (
+    api_base     VARCHAR NOT NULL,   -- scheme://host:port/path, never a user, password or query; '' for a provider's own endpoint
+    model        VARCHAR NOT NULL,
+    sustained    INTEGER,            -- calls in flight at which a call succeeded since the last 429; NULL: forgotten (seqk limits --reset)
+    bounded      BOOLEAN NOT NULL,   -- TRUE when a 429 bounded it: a later run probes past it additively
+    ceiling      INTEGER,            -- the most the run allowed (max_concurrency or its default)
+    rate_limited INTEGER NOT NULL,   -- calls answered 429 in that invocation
+    calls        INTEGER NOT NULL,   -- calls that succeeded in that invocation
+    run_id       VARCHAR,            -- the run that measured it; NULL for a reset
+    recorded_at  TIMESTAMP NOT NULL
+);

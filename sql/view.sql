@@ -2,16 +2,17 @@
 -- over a million attempts reads them once.
 
 -- name: view_runs(run_ids) -> rows
--- One row per run of $run_ids (NULL: every run), for the run list and a run page's header: settings; n_tasks registered, n_started, n_finished,
--- n_solved (tasks with a valid success), valid and errored attempts; tokens, cost_usd (NULL
+-- One row per run of $run_ids (NULL: every run), for the run list and a run page's header:
+-- settings; its progress as run_progress_of has it (n_tasks registered, n_started, n_finished,
+-- n_passed, valid and errored attempts: what `seqk status` shows); tokens, cost_usd (NULL
 -- when no call was priced), unpriced and failed calls; pass_run_id (the pass@k run a seq@k
 -- run is compared with, run_pairs choice 1); curve: [{t, n_tasks, value, low, high}] as in
 -- run_curve (errors censor a chain; the 95% Wilson interval where no chain is censored before t,
 -- else NULL; n_left_out: pass@k tasks with fewer than t valid samples); budget: [{t,
 -- cost_usd_per_task, tokens_per_task}], seq_k's complete-case spend per task at each point (the
--- equal-budget chart reads frontier_of; NULL for a seq@k run with several chains). The attempts are read once, in one pass
--- (task_outcomes_fast_of), and the calls once, summed per attempt index; without run_curve's
--- soft score, which costs a second read of the attempts.
+-- equal-budget chart reads frontier_of; NULL for a seq@k run with several chains). The attempts
+-- are read once, in one pass (task_outcomes_fast_of), and the calls once, summed per attempt
+-- index; without run_curve's soft score, which costs a second read of the attempts.
 WITH o AS MATERIALIZED (
     SELECT * FROM task_outcomes_fast_of(run_ids := $run_ids::VARCHAR[])
 ),
@@ -21,15 +22,9 @@ chosen AS MATERIALIZED (
     WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id)
 ),
 progress AS (
-    SELECT run_id,
-           count(*)                                                             AS n_started,
-           count(*) FILTER (WHERE n_valid >= k OR (metric = 'seq@k' AND first_success IS NOT NULL))
-                                                                                AS n_finished,
-           count(*) FILTER (WHERE first_success IS NOT NULL)                    AS n_solved,
-           sum(n_attempts)::BIGINT                                              AS n_attempts,
-           sum(n_valid)::BIGINT                                                 AS n_valid_attempts,
-           sum(n_error)::BIGINT                                                 AS n_error_attempts
-    FROM o GROUP BY run_id
+    SELECT p.*, a.n_attempts
+    FROM run_progress_of(run_ids := $run_ids::VARCHAR[]) p
+    LEFT JOIN (SELECT run_id, sum(n_attempts)::BIGINT AS n_attempts FROM o GROUP BY run_id) a USING (run_id)
 ),
 -- The curve as run_curve_of has it: errors censor a chain (Kaplan-Meier over the run's chains, a
 -- task valued at the mean of its chains' Efron values); pass@t by Chen over the valid samples.
@@ -102,7 +97,7 @@ calls_at AS MATERIALIZED (
                  coalesce(sum(output_tokens), 0)::BIGINT                     AS output_tokens,
                  sum(cost_usd)                                               AS cost_usd,
                  count(cost_usd)                                             AS n_priced,
-                 count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL)  AS n_unpriced_calls,
+                 n_unpriced_calls(cost_usd, error)                           AS n_unpriced_calls,
                  count(*) FILTER (WHERE error IS NOT NULL)                   AS n_failed_calls
           FROM calls
           WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id)
@@ -170,18 +165,13 @@ budget AS (
     ASOF LEFT JOIN seq_spend ss ON ss.run_id = c.run_id AND c.t >= ss.t
     LEFT JOIN gap_spend gs ON gs.run_id = c.run_id AND gs.d = c.t
     GROUP BY c.run_id
-),
-registered AS (
-    SELECT run_id, count(*) AS n_tasks FROM tasks
-    WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id)
-    GROUP BY run_id
 )
 SELECT r.run_id, r.benchmark, r.slice, r.metric, r.k, r.actor_model, r.judge_model,
        r.critic_model, r.verifier, r.feedback_mode, r.shows_grading_info, r.temperature,
-       coalesce(g.n_tasks, 0)             AS n_tasks,
+       coalesce(p.n_tasks, 0)             AS n_tasks,
        coalesce(p.n_started, 0)           AS n_started,
        coalesce(p.n_finished, 0)          AS n_finished,
-       coalesce(p.n_solved, 0)            AS n_solved,
+       coalesce(p.n_passed, 0)            AS n_passed,
        coalesce(p.n_valid_attempts, 0)    AS n_valid_attempts,
        coalesce(p.n_error_attempts, 0)    AS n_error_attempts,
        coalesce(s.input_tokens, 0)        AS input_tokens,
@@ -193,7 +183,6 @@ SELECT r.run_id, r.benchmark, r.slice, r.metric, r.k, r.actor_model, r.judge_mod
        coalesce(c.curve, [])              AS curve,
        b.budget
 FROM chosen r
-LEFT JOIN registered g USING (run_id)
 LEFT JOIN progress p USING (run_id)
 LEFT JOIN spend s USING (run_id)
 LEFT JOIN curves c USING (run_id)

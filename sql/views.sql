@@ -89,6 +89,12 @@ SELECT c.*
 FROM calls c
 JOIN runs r ON c.run_id = r.run_id AND c.generation = r.generation;
 
+-- How many of the calls aggregated are unpriced: they returned (no error) but have no cost,
+-- their model's price being unknown. A cost summed over calls is then a lower bound; a failed
+-- call has no tokens to price, so it does not count. The one statement of that rule.
+CREATE OR REPLACE MACRO n_unpriced_calls(cost_usd, error) AS
+    count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL);
+
 -- One row per (run, task) that has at least one attempt, of the given runs (NULL: all), its
 -- chains together: solved when any chain is; n_chains_finished counts the chains done (k valid
 -- attempts, or a seq@k chain solved), the task being finished when all runs.chains are.
@@ -356,6 +362,52 @@ UNION ALL BY NAME
 SELECT * EXCLUDE (run_no)
 FROM task_outcomes_of(false, run_ids := (SELECT coalesce(list(run_id), []) FROM chosen WHERE k > 62));
 
+-- One row per run of the given runs (NULL: all): n_tasks registered; n_started, tasks with an
+-- attempt that counts; n_finished, tasks whose every chain (runs.chains) is done: k valid
+-- attempts, or a seq@k chain solved; n_passed, tasks with a valid success in any chain;
+-- n_valid_attempts and n_error_attempts, the slots that count, valid or holding only errors;
+-- last_finished_at, when its current generation's last attempt finished (NULL before any).
+-- The one definition of a run's progress: `seqk status` and the viewer read it.
+CREATE OR REPLACE MACRO run_progress_of(run_ids := NULL) AS TABLE
+WITH tasks_done AS (
+    SELECT run_id, task_index,
+           count(*) FILTER (WHERE n_valid >= k OR (metric = 'seq@k' AND first_success IS NOT NULL))
+               >= max(chains)                                   AS finished,
+           bool_or(first_success IS NOT NULL)                   AS passed,
+           sum(n_valid)                                         AS n_valid,
+           sum(n_error)                                         AS n_error
+    FROM task_outcomes_fast_of(run_ids := run_ids)
+    GROUP BY run_id, task_index
+),
+registered AS (
+    SELECT run_id, count(*) AS n_tasks FROM tasks
+    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
+    GROUP BY run_id
+),
+latest AS (
+    SELECT a.run_id, max(a.finished_at) AS last_finished_at
+    FROM attempts a JOIN runs r ON r.run_id = a.run_id AND r.generation = a.generation
+    WHERE run_ids IS NULL OR list_contains(run_ids, a.run_id)
+    GROUP BY a.run_id
+)
+SELECT r.run_id,
+       coalesce(any_value(g.n_tasks), 0)                  AS n_tasks,
+       count(t.task_index)                                AS n_started,
+       count(*) FILTER (WHERE t.finished)                 AS n_finished,
+       count(*) FILTER (WHERE t.passed)                   AS n_passed,
+       coalesce(sum(t.n_valid), 0)::BIGINT                AS n_valid_attempts,
+       coalesce(sum(t.n_error), 0)::BIGINT                AS n_error_attempts,
+       any_value(l.last_finished_at)                      AS last_finished_at
+FROM runs r
+LEFT JOIN registered g USING (run_id)
+LEFT JOIN tasks_done t USING (run_id)
+LEFT JOIN latest l USING (run_id)
+WHERE run_ids IS NULL OR list_contains(run_ids, r.run_id)
+GROUP BY r.run_id;
+
+-- run_progress_of for every run.
+CREATE OR REPLACE VIEW run_progress AS SELECT * FROM run_progress_of();
+
 -- ---------------------------------------------------------------------------
 -- Errors censor a chain (docs/metrics-and-statistics.md). A seq@k chain is a survival time in
 -- attempts: its first success, or, when an error (or a run still going) stops it after attempt c
@@ -471,10 +523,10 @@ FROM curves;
 -- run_survival_of for every seq@k run.
 CREATE OR REPLACE VIEW run_survival AS SELECT * FROM run_survival_of();
 
--- One row per (run, task, t), t = 1..K: the task's value for its run's metric at t. seq@k, one
--- chain: Efron's redistribution of the run's Kaplan-Meier curve (1 solved within t attempts, 0
--- known unsolved through t, 1 - S(t)/S(c) censored at c < t); several chains: 1 - the task's own
--- Kaplan-Meier curve (task_survival_of). pass@k: Chen's unbiased estimate over its valid samples,
+-- One row per (run, task, t), t = 1..K: the task's value for its run's metric at t. seq@k: the
+-- mean over its chains of each chain's Efron redistribution of the run's Kaplan-Meier curve (every
+-- chain of the run pooled, run_survival_of: 1 solved within t attempts, 0 known unsolved through
+-- t, 1 - S(t)/S(c) censored at c < t). pass@k: Chen's unbiased estimate over its valid samples,
 -- NULL when it has fewer than t. value: errors censor (errors_as_failures: as failures);
 -- value_if_failures, value_if_successes: errored attempts (samples) counted as failures, as
 -- successes at their index. n_censored: the task's chains censored before t (0 for pass@k).
@@ -1017,6 +1069,6 @@ SELECT run_id, task_index, role, model,
        coalesce(sum(thinking_tokens), 0)::BIGINT                  AS thinking_tokens,
        coalesce(sum(output_tokens), 0)::BIGINT                    AS output_tokens,
        sum(cost_usd)                                              AS cost_usd,
-       count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL) AS n_unpriced_calls
+       n_unpriced_calls(cost_usd, error)                          AS n_unpriced_calls
 FROM current_calls
 GROUP BY run_id, task_index, role, model;

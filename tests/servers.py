@@ -1,8 +1,9 @@
 """Throwaway servers the lake tests (and bench/bench_lake.py) start on loopback: PostgreSQL 15
 from Debian's package (its own data dir, port and socket dir; run as the `postgres` user when
 we are root, as initdb refuses root) and moto's S3. Both are stopped by whoever started them.
-Also the model servers: `ScriptedServer` (in-process aiohttp, answers from a script) and
-`openai_server` (bench/openai_server.py as a subprocess)."""
+Also the model servers: `ScriptedServer` (in-process aiohttp, answers from a script),
+`CountingServer` (in-process, counts calls in flight, may refuse past a limit or hold its replies)
+and `openai_server` (bench/openai_server.py as a subprocess)."""
 
 from __future__ import annotations
 
@@ -163,6 +164,56 @@ class ScriptedServer:
 
 
 
+class CountingServer(ScriptedServer):
+    """An OpenAI-compatible server on loopback that answers "NO" after `delay_s`, counting the
+    calls in flight. Past `max_in_flight` it answers 429 (Retry-After 0) at once. With
+    `hold_until` set, it holds every reply until that many calls are in flight at once (or
+    `hold_timeout_s` passed), then answers them all: a client that never sends that many at once
+    waits out the timeout. `in_flight_at_first_reply` says how many were in flight when the
+    first reply went out."""
+
+    def __init__(self, delay_s: float = 0.02, max_in_flight: int | None = None,
+                 hold_timeout_s: float = 30.0):
+        super().__init__([])
+        self.delay_s, self.max_in_flight, self.hold_timeout_s = delay_s, max_in_flight, hold_timeout_s
+        self.hold_until: int | None = None
+        self.in_flight = self.peak_in_flight = self.rate_limited = 0
+        self.in_flight_at_first_reply: int | None = None
+        self.authorization: set[str] = set()
+        self._open: asyncio.Event | None = None
+
+    def reset(self, hold_until: int | None = None) -> None:
+        """Start counting afresh (before the next run), holding replies until `hold_until` in flight."""
+        self.hold_until, self.in_flight_at_first_reply, self._open = hold_until, None, None
+        self.peak_in_flight = self.rate_limited = 0
+        self.requests.clear()
+
+    async def chat(self, request):
+        self.requests.append(await request.json())
+        self.authorization.add(request.headers.get("Authorization", ""))
+        if self.max_in_flight is not None and self.in_flight >= self.max_in_flight:
+            self.rate_limited += 1
+            return web.json_response({"error": {"message": "too many requests in flight"}}, status=429,
+                                     headers={"Retry-After": "0"})
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            if self.hold_until is not None:
+                if self._open is None:
+                    self._open = asyncio.Event()
+                if self.in_flight >= self.hold_until:
+                    self._open.set()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._open.wait(), self.hold_timeout_s)
+            await asyncio.sleep(self.delay_s)
+            if self.in_flight_at_first_reply is None:
+                self.in_flight_at_first_reply = self.in_flight
+        finally:
+            self.in_flight -= 1
+        return web.json_response({"choices": [{"message": {"role": "assistant", "content": "NO"}}],
+                                  "usage": {"prompt_tokens": 5, "completion_tokens": 1}})
+
+
 @contextlib.contextmanager
 def openai_server(*, reply: str = "NO", delay: float = 0.01) -> Iterator[str]:
     """bench/openai_server.py on loopback (a real subprocess) answering `reply` after `delay`
@@ -188,3 +239,35 @@ def openai_server(*, reply: str = "NO", delay: float = 0.01) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+# ---------------------------------------------------------------------------
+# Lakes on those servers (tests/conftest.py's lake_url)
+
+
+def lake_bucket(endpoint: str) -> None:
+    """The lakes' bucket, made again if gone: moto keeps its buckets in-process, shared by every
+    moto server of the session, and tests/io/test_s3.py resets them."""
+    import boto3
+
+    client = boto3.session.Session().client("s3", endpoint_url=endpoint, aws_access_key_id="testing",
+                          aws_secret_access_key="testing", region_name="us-east-1")
+    if "seqk-lake" not in {b["Name"] for b in client.list_buckets().get("Buckets", [])}:
+        client.create_bucket(Bucket="seqk-lake")
+
+
+_LAKES = iter(range(1, 10_000))
+
+
+def new_lake(pg: Postgres, endpoint: str) -> str:
+    """The URL of a fresh lake: its own PostgreSQL database, data under its own S3 prefix."""
+    lake_bucket(endpoint)
+    name = f"lake{next(_LAKES)}"
+    dsn = create_database(pg, name)
+    return f"ducklake:postgres:{dsn};data=s3://seqk-lake/{name}/"
+
+
+AWS_SETTINGS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
+                "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_PROFILE",
+                "AWS_DEFAULT_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE")
+"""What points the AWS credential chain somewhere: a test sets its own and removes the rest."""

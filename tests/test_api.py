@@ -9,7 +9,7 @@ from helpers import write_variant
 from scripts import solves_on
 
 import seqk
-from seqk import models
+from seqk import models, store
 
 
 def test_run_variant_runs_exports_and_returns_what_it_did(tmp_path, db):
@@ -18,7 +18,7 @@ def test_run_variant_runs_exports_and_returns_what_it_did(tmp_path, db):
     outcome = seqk.run_variant(variant, db=db)
     assert outcome.spec.run_id == "toy-plain/seqk/mock__actor/deterministic/binary"
     assert (outcome.result.tasks_passed, outcome.result.tasks_failed) == (2, 1)
-    assert outcome.result.attempts_written == 5 and outcome.db == db
+    assert outcome.result.attempts_written == 5 and outcome.db == store.open(db) and str(outcome.db) == str(db)
     assert outcome.messages and outcome.messages[0].startswith(f"exported {outcome.spec.run_id}")
     assert (db.parent / outcome.spec.run_id / "task-1" / "attempt-1.json").is_file()
     again = seqk.run_variant(variant, db=db, export=False)
@@ -53,3 +53,25 @@ def test_the_public_surface_reads_back_what_a_run_wrote_with_db_second(tmp_path,
     [done] = seqk.export_runs((), db, to=tmp_path / "out")
     assert (tmp_path / "out" / spec.run_id / "summary.json").is_file() and done.run_id == spec.run_id
     assert seqk.export_parquet((), db, to=tmp_path / "pq")["attempts"] == 5
+
+
+def test_run_sweep_runs_every_cell_and_a_refused_cell_stops_no_other(tmp_path, db):
+    import yaml
+
+    models.register_mock("mock/actor", solves_on({1: 1, 2: 2}))
+    write_variant(tmp_path, "base.yaml", metric="seq@k", k=2, model="mock/actor", options={"n": 3})
+    # the binary cell's run exists already with another temperature: resuming it would mix them
+    seqk.run_variant(write_variant(tmp_path, "hot.yaml", metric="seq@k", k=2, model="mock/actor",
+                                   temperature=1.5, options={"n": 3}), db, export=False)
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(yaml.safe_dump({"base": "variants/toy/base.yaml", "partners": True,
+                                     "matrix": {"feedback_mode": ["binary", "hint"]}}))
+    seen = []
+    outcome = seqk.run_sweep(sweep, db, export=False, on_cell=lambda done: seen.append(done.cell.name))
+    assert seen == ["feedback_mode=binary", "feedback_mode=hint", "pass@k partner: (the base)"]
+    statuses = {c.cell.spec.run_id: c.status for c in outcome.cells}
+    assert statuses == {"toy-plain/seqk/mock__actor/deterministic/binary": 2,
+                        "toy-plain/seqk/mock__actor/deterministic/hint": 0,
+                        "toy-plain/passk/mock__actor/deterministic/binary": 0}
+    assert "temperature" in outcome.cells[0].output and not outcome.interrupted
+    assert outcome.cells[1].run is not None and outcome.cells[1].run.result.tasks_passed == 2

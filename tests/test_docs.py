@@ -204,3 +204,116 @@ def test_every_variant_shown_in_the_docs_validates():
     assert len(shown) >= 3
     for block in shown:
         Variant.model_validate(yaml.safe_load(block))
+
+
+# --- docs/treatment.md: the framing ablation runs as pasted ------------------------------------------
+
+
+def seqk_commands(block: str) -> list[list[str]]:
+    """The `seqk ...` lines of a bash block as argv (comments dropped), run by this interpreter."""
+    import shlex
+    import sys
+
+    return [[sys.executable, "-m", "seqk", *shlex.split(line, comments=True)[1:]]
+            for line in block.splitlines() if line.startswith("seqk ")]
+
+
+def fences(text: str) -> list[tuple[str, str]]:
+    """Every ``` block of a page, indented ones included: (its language, its body)."""
+    found, lang, body = [], None, []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            if lang is None:
+                lang, body = stripped[3:], []
+            else:
+                found.append((lang, "\n".join(body) + "\n"))
+                lang = None
+        elif lang is not None:
+            body.append(line.strip())
+    return found
+
+
+def shown_lines(block: str) -> list[str]:
+    """The lines of a shown output, stripped, without the `…` that stand for lines left out."""
+    return [line.strip() for line in block.splitlines() if line.strip() not in ("", "…", "│", "│ …")]
+
+
+@pytest.mark.slow
+def test_the_treatment_guide_runs_as_pasted_and_shows_what_the_commands_print(tmp_path):
+    import os
+    import subprocess
+
+    page = (DOCS / "treatment.md").read_text()
+    ablation = section(page, "## A framing ablation, offline")
+    blocks = fences(ablation)
+    [commands] = [b for lang, b in blocks if lang == "bash"]
+    [report] = [b for lang, b in blocks if lang == ""]
+    env = dict(os.environ, SEQK_DB=str(tmp_path / "seqk.duckdb"))
+    outputs = []
+    for argv in seqk_commands(commands):
+        done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, (argv, done.stderr[-2000:])
+        outputs.append(done.stdout)
+    plan, run, compare, sql = outputs
+    assert "4 runs (3 cells, 1 pass@k partner)" in plan and "total: attempts 720 to 1440" in plan
+    assert "4 of 4 runs done" in run
+    printed = [line.strip() for line in compare.splitlines()]
+    missing = [line for line in shown_lines(report) if line not in printed]
+    assert not missing, f"docs/treatment.md shows report lines seqk report --compare does not print: {missing}"
+    assert "+prompt-6a0ca001" in sql and "+prompt-6c09ea83" in sql
+    # the sweep file shown is the one shipped
+    sweep = re.search(r"^```yaml\n(# variants/arcagi2/framing.sweep.yaml.*?)^```", page, re.MULTILINE | re.DOTALL)
+    assert sweep and sweep[1] == (ROOT / "variants" / "arcagi2" / "framing.sweep.yaml").read_text()
+
+
+@pytest.mark.slow
+def test_the_treatment_guides_plan_shows_what_plan_prints(tmp_path):
+    import os
+    import subprocess
+
+    page = section((DOCS / "treatment.md").read_text(), "## The retry prompt")
+    blocks = fences(page)
+    [command] = [b for lang, b in blocks if lang == "bash"]
+    [shown] = [b for lang, b in blocks if lang == ""]
+    [argv] = seqk_commands(command)
+    done = subprocess.run(argv, cwd=ROOT, env=dict(os.environ, SEQK_DB=str(tmp_path / "x.duckdb")),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    printed = [line.strip() for line in done.stdout.splitlines()]
+    assert [line for line in shown_lines(shown) if line not in printed] == []
+
+
+# --- paths named in the code's own comments and docstrings -----------------------------------
+
+SOURCES = [*sorted(ROOT.glob("seqk/**/*.py")), *sorted(ROOT.glob("benchmarks/**/*.py")),
+           *sorted(ROOT.glob("bench/*.py")), *sorted(ROOT.glob("sql/**/*.sql"))]
+CODE_PATH = re.compile(r"(?<![\w/.])((?:seqk|sql|benchmarks|bench|tests|notebooks|variants|docs)/[\w./-]*\w)")
+# Named on purpose though absent from the tree: files a script writes, an example in a message.
+NOT_IN_THE_TREE = {"bench/synthetic.duckdb", "variants/arcagi2/x.yaml", "bench/terminal-bench-2"}
+
+
+def prose(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of every comment and docstring of a Python file, or every `--` comment of SQL."""
+    import ast
+    import io
+    import tokenize
+
+    text = path.read_text()
+    if path.suffix == ".sql":
+        return [(i, line) for i, line in enumerate(text.splitlines(), 1) if line.lstrip().startswith("--")]
+    found = [(tok.start[0], tok.string) for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+             if tok.type == tokenize.COMMENT]
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            doc = ast.get_docstring(node, clean=False)
+            if doc and node.body:
+                found.append((node.body[0].lineno, doc))
+    return found
+
+
+def test_paths_named_in_comments_and_docstrings_exist():
+    missing = [f"{path.relative_to(ROOT)}:{line}: {name}"
+               for path in SOURCES for line, text in prose(path) for name in CODE_PATH.findall(text)
+               if not (ROOT / name).exists() and name not in NOT_IN_THE_TREE]
+    assert not missing, "comments and docstrings name what does not exist (moved or renamed?):\n" + "\n".join(missing)

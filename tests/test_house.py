@@ -6,6 +6,7 @@ clean. A newcomer who breaks one learns it here, not in review."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -138,6 +139,20 @@ def test_tests_mirror_the_packages_with_unique_names():
     assert folders <= packages, f"test folders that mirror no package: {sorted(folders - packages)}"
     names = [p.name for p in tests.rglob("test_*.py") if "fixtures" not in p.parts]
     assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
+
+
+# Asking which kind of store a value names (a DuckDB file or a lake): only seqk/store/ does.
+STORE_SWITCH = re.compile(r"\bis_lake\b|\bnames_lake\b|\bDuckDBFile\b|\blake\.Lake\b|seqk\.store\.(lake|file)\b"
+                          r"|from seqk\.store import[^\n]*\b(lake|file)\b|isinstance\(\w*(db|target)\w*, (str|Path)")
+
+
+def test_no_file_or_lake_switch_outside_the_database_classes():
+    """Everything a DuckDB file and a lake do differently is a method of seqk.store.Database:
+    nothing above seqk/store/ asks which one it holds."""
+    found = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+             for path in SEQK.rglob("*.py") if "store" not in path.relative_to(SEQK).parts[:1]
+             for n, line in enumerate(path.read_text().splitlines(), start=1) if STORE_SWITCH.search(line)]
+    assert not found, "a file-or-lake switch outside seqk/store/:\n" + "\n".join(found)
 
 
 @pytest.mark.parametrize("tool", [["ruff", "check", "seqk", "benchmarks", "tests", "bench"], ["mypy"]])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
+import pytest
 from helpers import build_mock_db, write_variant
 from nbclient import NotebookClient
 from scripts import word_of
@@ -14,6 +15,8 @@ from seqk import benchmark as benchmarks
 from seqk import models
 from seqk.config import spec as runspec
 from seqk.run import scheduler as engine
+
+pytestmark = pytest.mark.slow
 
 NOTEBOOK = Path(__file__).parent.parent / "notebooks" / "seqk_compare.ipynb"
 

@@ -27,7 +27,6 @@ from seqk.benchmark import (
     Task,
     Verdict,
 )
-from seqk.benchmark.prompt import actor_prompt
 from seqk.errors import AgentRunError
 
 from . import harbor, text
@@ -179,7 +178,7 @@ class TerminalBench(AgenticBenchmark[TerminalBenchOptions]):
         if opts.local_tasks is not None:
             source = ["-p", str((Path(opts.local_tasks).expanduser() / task.task_id).resolve())]
         if ctx.seq:
-            context = actor_prompt("", ctx.attempt_index, ctx.k, seq=True, history=ctx.history).lstrip("\n")
+            context = ctx.retry_context
             package = _private_copy(opts, task.task_id, job.folder / "task")
             original = (package / "instruction.md").read_text()
             delivered = text.with_context(original, context)

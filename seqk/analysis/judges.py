@@ -8,7 +8,6 @@ run, compare verdict for verdict. Only slots both judges ruled on (valid in both
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from seqk import store
 from seqk.errors import NotFound
@@ -61,7 +60,7 @@ class JudgeComparison:
         return ((self.agreement or 0.0) - chance) / (1 - chance)
 
 
-def compare_judges(run_a: str, run_b: str | None = None, db: str | Path | None = None) -> JudgeComparison:
+def compare_judges(run_a: str, run_b: str | None = None, db: store.DbLike = None) -> JudgeComparison:
     """Compare the judges of two runs on identical answers; with one run, a re-judging run
     against the run it re-judged. Each run may be named by an id, a glob or a prefix that
     matches exactly one run."""

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -198,7 +197,7 @@ def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = Fals
     return [runs[i] for i in sorted(runs)]
 
 
-def run_metrics(run_id: str, db: str | Path | None) -> RunMetrics | None:
+def run_metrics(run_id: str, db: store.DbLike) -> RunMetrics | None:
     """RunMetrics of one run by its exact id, None when the database has no such run."""
     with store.connect(db, read_only=True) as con:
         found = compute(con, [run_id])

@@ -13,7 +13,6 @@ smallest difference the comparison could detect, and, where errors struck, the r
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -134,7 +133,7 @@ def _error_share(a: RunChains, b: RunChains) -> float:
     return float(errors / slots) if slots else 0.0
 
 
-def compare_runs(run_a: str, run_b: str, *, t: int | None = None, db: str | Path | None = None,
+def compare_runs(run_a: str, run_b: str, *, t: int | None = None, db: store.DbLike = None,
                  errors_as_failures: bool = False, seed: int = DEFAULT_SEED,
                  n_boot: int = DEFAULT_N_BOOT) -> Comparison:
     """Paired comparison of two runs at t (default: the smaller K) on their shared tasks:

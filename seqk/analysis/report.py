@@ -1,7 +1,7 @@
 """`seqk report`: choose runs, compute their figures (seqk.analysis.metrics), lay them out.
 
 `report()` returns data; the renderers here turn it into cells, Markdown, CSV or JSON
-text, seqk/report_text.py into the terminal's blocks, and seqk/charts.py into charts.
+text, seqk/render/text.py into the terminal's blocks, and seqk/render/charts.py into charts.
 Nothing here prints: the CLI does.
 
 With `compare=True` there is one row per seq@k run (benchmark slice, actor model,
@@ -18,7 +18,6 @@ import json
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from seqk import store
@@ -66,7 +65,7 @@ class Report:
     """seq@k runs whose chains stop on the verdict of the judge that grades them."""
 
 
-def report(runs: Sequence[str] = (), db: str | Path | None = None, *, compare: bool = False,
+def report(runs: Sequence[str] = (), db: store.DbLike = None, *, compare: bool = False,
            benchmark: str | None = None, model: str | None = None, errors_as_failures: bool = False,
            seed: int = DEFAULT_SEED,
            n_boot: int = DEFAULT_N_BOOT) -> Report:

@@ -11,7 +11,6 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import NamedTuple, TypeAlias, TypedDict, cast
 
 from seqk import store
@@ -149,7 +148,7 @@ class SqlResult(NamedTuple):
     rows: list[tuple[object, ...]]
 
 
-def status(runs: Sequence[str] = (), db: str | Path | None = None) -> list[RunStatus]:
+def status(runs: Sequence[str] = (), db: store.DbLike = None) -> list[RunStatus]:
     """One row per run matching `runs` (ids, globs, prefixes; default all), with `batches`: the
     run's provider batches in batch mode, newest first."""
     with store.connect(db, read_only=True) as con:
@@ -171,7 +170,7 @@ class Trajectory:
     """By chain and attempt; superseded errors included (`counts` False)."""
 
 
-def inspect(run: str, db: str | Path | None = None, *, task_index: int | None = None,
+def inspect(run: str, db: store.DbLike = None, *, task_index: int | None = None,
             task_id: str | None = None) -> Trajectory:
     """The whole trajectory of a task: prompts, outputs, verdicts, judge calls, feedback, tokens."""
     if (task_index is None) == (task_id is None):
@@ -185,20 +184,26 @@ def inspect(run: str, db: str | Path | None = None, *, task_index: int | None = 
             which = f"index {task_index}" if task_index is not None else f"id {task_id!r}"
             raise NotFound(f"run {run_id} has no task with {which}")
         task = tasks[0]
-        attempts = queries.task_attempts(con, run_id=run_id, task_index=task["task_index"])
-        calls = cast(list[CallRow], queries.task_calls(con, run_id=run_id, task_index=task["task_index"]))
+        attempts = attempts_with_calls(con, run_id, task["task_index"])
+    return Trajectory(cast(RunRow, run_row), cast(TaskRow, task), attempts)
+
+
+def attempts_with_calls(con: store.Connection, run_id: str, task_index: int) -> list[AttemptRow]:
+    """A task's attempts in order (superseded errors included), their JSON parsed, each with its
+    calls: what `seqk inspect` prints and the viewer's task page shows."""
+    attempts = queries.task_attempts(con, run_id=run_id, task_index=task_index)
     by_uid: dict[str, list[CallRow]] = {}
-    for call in calls:
+    for call in cast(list[CallRow], queries.task_calls(con, run_id=run_id, task_index=task_index)):
         by_uid.setdefault(call["attempt_uid"], []).append(call)
     for attempt in attempts:
         attempt["calls"] = by_uid.get(attempt["attempt_uid"], [])
         for key in ("judge_details", "error"):
             if isinstance(attempt[key], str):
                 attempt[key] = json.loads(attempt[key])
-    return Trajectory(cast(RunRow, run_row), cast(TaskRow, task), cast(list[AttemptRow], attempts))
+    return cast(list[AttemptRow], attempts)
 
 
-def sql(query: str, db: str | Path | None = None) -> SqlResult:
+def sql(query: str, db: store.DbLike = None) -> SqlResult:
     """Run one read-only SQL statement; returns its column names and rows.
 
     DuckDB's refusal (syntax, unknown table, a write on the read-only open) is a QueryError.

@@ -3,6 +3,7 @@ the seq@k prompt every attempt is built with (.prompt)."""
 
 from seqk.benchmark.contract import (
     BINARY,
+    NONE,
     AgentContext,
     AgenticBenchmark,
     AgentUsage,
@@ -19,7 +20,7 @@ from seqk.benchmark.contract import (
 from seqk.benchmark.discovery import BUILTIN_PACKAGE, find, get, names, registry
 
 __all__ = [
-    "BINARY", "BUILTIN_PACKAGE", "AgentContext", "AgentUsage", "AgenticBenchmark", "AttemptContext",
+    "BINARY", "BUILTIN_PACKAGE", "NONE", "AgentContext", "AgentUsage", "AgenticBenchmark", "AttemptContext",
     "AttemptResult", "Benchmark", "FeedbackMode", "HistoryItem", "NoOptions", "RoleClient", "Task",
     "Verdict", "find", "get", "names", "registry",
 ]

@@ -73,6 +73,14 @@ class FeedbackMode:
     """True when this mode calls the critic model (the seed's LLM_CRITIC_MODES)."""
     shows_grading_info: bool = False
     """True when the feedback carries information derived from the grading data."""
+    shows_history: bool = True
+    """False for `none`: later attempts see their framing and nothing of the earlier ones, and
+    no feedback is written (no critic call)."""
+
+
+NONE = FeedbackMode("none", "Nothing: a later attempt sees the task and its framing only, not "
+                    "the earlier attempts (resampling until success).", shows_history=False)
+"""The feedback mode every benchmark has besides its own: seq@k's stopping rule without feedback."""
 
 
 @dataclass
@@ -138,6 +146,9 @@ class AgentContext(AttemptContext[OptionsT]):
     """The actor role; an agent that calls its model itself reads the model id from it."""
     temperature: float | None = None
     """The actor's sampling temperature, for agents that call the model themselves."""
+    retry_context: str = ""
+    """seq@k: what the variant's retry protocol puts after the task (the framing, the earlier
+    attempts and their feedback), for a harness that delivers the task's own instruction."""
 
 
 @dataclass
@@ -235,6 +246,9 @@ class Benchmark(ABC, Generic[OptionsT]):
                 raise TypeError(f"{cls.__name__}: Options is {cls.Options.__name__} but the class "
                                 f"is declared Benchmark[{declared.__name__}]")
             cls.Options = declared
+        if any(mode.name == NONE.name for mode in cls.feedback_modes):
+            raise TypeError(f"{cls.__name__}: the feedback mode name 'none' is seqk's own (every "
+                            "benchmark has it): give the mode another name")
         if "feedback_modes" in vars(cls) and "default_feedback_mode" not in vars(cls) and cls.feedback_modes:
             cls.default_feedback_mode = cls.feedback_modes[0].name
 
@@ -244,10 +258,12 @@ class Benchmark(ABC, Generic[OptionsT]):
         return {m.name for m in self.feedback_modes if m.llm_critic}
 
     def feedback_mode(self, name: str) -> FeedbackMode:
-        """The mode called `name` (KeyError if the benchmark has none)."""
+        """The mode called `name`, one of `feedback_modes` or `none` (KeyError if neither)."""
         for mode in self.feedback_modes:
             if mode.name == name:
                 return mode
+        if name == NONE.name:
+            return NONE
         raise KeyError(name)
 
     def slice_name(self, options: OptionsT) -> str:

@@ -20,8 +20,9 @@ from typing import Annotated, Any
 
 import typer
 
-from seqk.cli.app import DbOption, app, check_choice, resume_gc
+from seqk.cli.app import DbOption, SetOption, app, check_choice, resume_gc
 from seqk.cli.app import console as _console
+from seqk.cli.sweep import plan_sweep, run_sweep, sweep_file
 from seqk.render.console import RunProgress
 from seqk.render.console import print_limits as _print_limits
 
@@ -62,17 +63,21 @@ def run(
         metavar="local|ray", help="Where attempts run (overrides the variant's executor:).")] = None,
     ray_address: Annotated[str | None, typer.Option(
         metavar="ADDR", help="Ray cluster for --executor ray (default: start a local one).")] = None,
+    sets: SetOption = None,
+    parallel: Annotated[int, typer.Option(
+        metavar="N", min=1, help="A sweep: run N cells at once, each in a process of its own.")] = 1,
 ) -> None:
-    """Run one variant (resuming what the database already holds).
+    """Run one variant, or every cell of a sweep file (resuming what the database already holds).
 
-    Example: seqk run variants/arcagi2/seqk.cell_match.yaml --db runs/seqk.duckdb
+    Example: seqk run variants/arcagi2/seqk.cell_match.yaml --db runs/seqk.duckdb --set k=3
     """
     from seqk import api
     from seqk.config import spec as runspec
+    from seqk.config.overrides import parse_sets
     from seqk.render.console import print_run_summary
     from seqk.run import signals
 
-    overrides: dict[str, Any] = {}
+    overrides, labels = parse_sets(sets or [])
     if concurrency is not None:
         overrides["concurrency"] = concurrency
     if max_tasks is not None:
@@ -85,7 +90,13 @@ def run(
         overrides["executor"] = executor
     if ray_address is not None:
         overrides["ray_address"] = ray_address
-    spec, settings = runspec.load_with_settings(variant, overrides)
+    if sweep_file(variant):
+        return run_sweep(variant, db, overrides, labels, parallel=parallel, verbose=verbose, no_wait=no_wait,
+                         no_export=no_export, no_upload=no_upload, progress=_RunProgress)
+    if parallel > 1:
+        raise typer.BadParameter("is for a sweep file (one with matrix:), whose cells it runs N at once",
+                                 param_hint="'--parallel'")
+    spec, settings = runspec.load_with_settings(variant, overrides, labels)
     for note in spec.notes:
         _console(stderr=True).print(f"[dim]note: {note}[/]")
     # The console is made (rich imported) at its first use: after the run's first calls.
@@ -197,7 +208,7 @@ def inspect(
         if message:
             out.print(f"  {message}", markup=False)
         out.print("[cyan]prompt[/]", markup=True)
-        out.print(a["prompt"] or "", markup=False)
+        out.print(_prompt_text(t.run, a["prompt"]), markup=False)
         out.print("[cyan]output[/]")
         out.print(a["output"] if a["output"] is not None else "(none)", markup=False)
         if a["raw_eval_output"]:
@@ -219,6 +230,15 @@ def inspect(
             if c["role"] != "actor":
                 out.print(f"    prompt: {cut(c['prompt'], 400)}", markup=False)
                 out.print(f"    output: {cut(c['output'], 400)}", markup=False)
+
+
+def _prompt_text(run: Any, prompt: str | None) -> str:
+    """A stored prompt as `seqk inspect` prints it: a chat's messages each under its role."""
+    from seqk.records import stored_chat, transcript
+
+    config = json.loads(run["config"]) if isinstance(run.get("config"), str) else run.get("config") or {}
+    messages = stored_chat(prompt) if (config.get("prompt") or {}).get("chat") else None
+    return transcript(messages) if messages else prompt or ""
 
 
 def _error_text(error: Any) -> tuple[str, str | None]:
@@ -274,15 +294,23 @@ def plan(
     db: DbOption = None,
     restart: Annotated[bool, typer.Option(
         "--restart", help="Plan as `seqk run --restart` would run (a larger k restarts the run).")] = False,
+    sets: SetOption = None,
 ) -> None:
-    """Validate a variant and show what a run would do: run id, roles, tasks, calls left.
+    """Validate a variant (or a sweep file's every cell) and show what a run would do: run id,
+    roles, tasks, calls left, cost, and the prompt attempt 2 would see.
 
-    Example: seqk plan variants/arcagi2/seqk.cell_match.yaml
+    Example: seqk plan variants/arcagi2/seqk.cell_match.yaml --set feedback_mode=none
     """
     from seqk.config import spec as runspec
+    from seqk.config.overrides import parse_sets
     from seqk.run.plan import plan as make_plan
 
-    spec, settings = runspec.load_with_settings(variant, {"continue": False} if restart else None)
+    overrides, labels = parse_sets(sets or [])
+    if restart:
+        overrides["continue"] = False
+    if sweep_file(variant):
+        return plan_sweep(variant, db, overrides, labels)
+    spec, settings = runspec.load_with_settings(variant, overrides, labels)
     database = settings.database(db)
     p = make_plan(spec, database, lift=lift)
     out = _console()
@@ -339,12 +367,31 @@ def plan(
         if power["lift"] is not None:
             out.print(f"  a lift of {power['lift']:g} needs {power['tasks_needed']} tasks "
                       f"(this variant selects {power['n_tasks']})")
+    _print_preview(out, p)
     out.print(f"  fingerprint: {p['fingerprint'][:16]}…")
     for note in spec.notes:
         out.print(f"  note: {note}")
     from seqk.run import preflight
 
     preflight.before_plan(spec)
+
+
+def _print_preview(out: Any, p: dict[str, Any]) -> None:
+    """The retry protocol and the prompt attempt 2 would see (seq@k)."""
+    preview = p["preview"]
+    if preview is None:
+        return
+    differs = ", ".join(f"{k} {json.dumps(v, ensure_ascii=False)}" for k, v in p["protocol"].items())
+    seed = "the seed's"
+    out.print(f"  retry prompt: {f'not {seed}: {differs}' if differs else seed}", markup=False, highlight=False)
+    messages = preview["messages"]
+    out.print(f"  attempt {preview['attempt_index']} would see (task {preview['task_index']}"
+              + (f", {len(messages)} messages" if len(messages) > 1 else "") + "):", markup=False)
+    from seqk.records import transcript
+
+    text = messages[0]["content"] if len(messages) == 1 else transcript(messages)
+    for line in text.splitlines():
+        out.print(f"    │ {line}", markup=False, highlight=False)
 
 
 # After this module's commands, so `seqk --help` lists running before reporting.

@@ -167,6 +167,9 @@ def resume_gc() -> None:
 DbOption = Annotated[str | None, typer.Option(
     "--db", metavar="FILE|URL", help="DuckDB file, or a lake (ducklake:postgres:...; docs/many-machines.md) "
                                      "(default: $SEQK_DB, else runs/seqk.duckdb).")]
+SetOption = Annotated[list[str] | None, typer.Option(
+    "--set", metavar="KEY=VALUE", help="Set a variant key as if written in the file: dotted for a nested "
+                                       "one (actor.temperature=0.2), a YAML value; repeatable.")]
 
 
 def console(stderr: bool = False) -> Any:

@@ -1,5 +1,5 @@
-"""`seqk probe` and `seqk doctor`: is a model reachable, and does the embedded one run here,
-before a run spends anything."""
+"""`seqk probe`, `seqk doctor` and `seqk limits`: is a model reachable, does the embedded one run
+here, and where each endpoint's limit on calls in flight starts, before a run spends anything."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from seqk.cli.app import app
+from seqk.cli.app import DbOption, app
 from seqk.cli.app import console as _console
 
 
@@ -75,3 +75,41 @@ def doctor(
         return
     _console(stderr=True).print(f"[red]error:[/] {r.message}", highlight=False)
     raise typer.Exit(1)
+
+
+@app.command()
+def limits(
+    db: DbOption = None,
+    reset: Annotated[bool, typer.Option(
+        "--reset", help="Forget them (or those of --model / --api-base): the next run starts at 4.")] = False,
+    model: Annotated[str | None, typer.Option(help="Only this model id.")] = None,
+    api_base: Annotated[str | None, typer.Option(help="Only this server.")] = None,
+) -> None:
+    """Show the limit on calls in flight each endpoint last sustained, where the next run
+    against it starts (halved per day of age, capped by the role's max_concurrency).
+
+    Example: seqk limits --reset --model openai/bench
+    """
+    from seqk.render.console import age_text
+    from seqk.run.limits import list_limits, reset_limits
+
+    out = _console()
+    if reset:
+        forgot = reset_limits(db, model, api_base)
+        out.print(f"forgot {len(forgot)} remembered limit(s): the next run against "
+                  f"{'them' if len(forgot) != 1 else 'it'} slow-starts from 4", highlight=False)
+        return
+    shown = [r for r in list_limits(db) if (model is None or r.model == model)
+             and (api_base is None or r.api_base in (api_base, api_base.rstrip("/")))]
+    if not shown:
+        out.print("no endpoint limit remembered yet (a run against a server records one)")
+    for r in shown:
+        where = r.api_base or "(the provider's own endpoint)"
+        if r.sustained is None:
+            out.print(f"{r.model} at {where}: forgotten {age_text(r.age_hours * 3600)} ago; "
+                      "the next run starts at 4", markup=False, highlight=False)
+            continue
+        how = f"bounded by {r.rate_limited} 429s" if r.bounded else "no 429"
+        out.print(f"{r.model} at {where}: {r.sustained} calls in flight ({how}), "
+                  f"{age_text(r.age_hours * 3600)} ago; the next run starts at {r.start or 4}",
+                  markup=False, highlight=False)

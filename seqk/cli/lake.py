@@ -30,7 +30,7 @@ def compact(
     """
     from seqk import store
 
-    done = store.compact_lake(db, keep_hours)
+    done = store.open(db).compact(keep_hours)
     typer.echo(f"compacted in {done.seconds:.1f} s: data files {done.files_before} -> {done.files_after}, "
                f"snapshots {done.snapshots_before} -> {done.snapshots_after} "
                f"(kept the last {keep_hours:g} h)")

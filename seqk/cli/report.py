@@ -1,6 +1,6 @@
 """`seqk` commands that report on runs and move them: report, export, import, upload, rejudge,
 and view (the web viewer, seqk/view/).
-They register on the app of seqk/cli_group.py, which seqk/cli.py runs."""
+They register on the app of seqk/cli/app.py, which seqk/cli/__init__.py runs."""
 
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ def report(
 
 
 
-# --- export commands (seqk/export.py: export, import, upload) go here ---
+# --- export commands (seqk/io/export.py: export, import, upload) go here ---
 
 
 @app.command()

@@ -3,9 +3,10 @@
 
 run_id = <slice>/<metric>/<agent>/<verifier>/<feedback>, as in seq_k, with one
 fix: an LLM-critic feedback slot holds the mode *and* the critic model, so two
-critic modes with the same critic never share a run. A variant's `tag` is appended to
-the last slot (`<feedback>@<tag>`), so a sweep over temperature or max_tokens keeps
-seq_k's five slots and still gives each setting a run of its own.
+critic modes with the same critic never share a run. A seq@k retry protocol other than the
+seed's (a variant's `prompt:`) adds `+prompt-<hash>` to that slot, and a variant's `tag` is
+appended last (`<feedback>@<tag>`), so a sweep over temperature or max_tokens keeps seq_k's five
+slots and still gives each setting a run of its own.
 """
 
 from __future__ import annotations
@@ -34,10 +35,11 @@ def feedback_slot(feedback_mode: str, critic_model: str | None) -> str:
 
 def run_id(*, slice_name: str, metric: str, actor_model: str, verifier: str,
            judge_model: str | None, feedback_mode: str, critic_model: str | None,
-           tag: str | None = None) -> str:
-    """The run's id, which is also its folder path in exports and S3."""
+           tag: str | None = None, prompt: str | None = None) -> str:
+    """The run's id, which is also its folder path in exports and S3. `prompt`: the protocol's
+    slot (seqk.config.prompt.protocol_slot), None for the seed's."""
     verifier_slot = path_safe(judge_model) if judge_model is not None else verifier
-    last = feedback_slot(feedback_mode, critic_model) + (f"@{tag}" if tag else "")
+    last = feedback_slot(feedback_mode, critic_model) + (f"+{prompt}" if prompt else "") + (f"@{tag}" if tag else "")
     return "/".join([slice_name, metric_slot(metric), path_safe(actor_model), verifier_slot, last])
 
 

@@ -10,24 +10,26 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from seqk import benchmark as benchmarks
 from seqk.benchmark import AgenticBenchmark, Benchmark, FeedbackMode, Task
-from seqk.benchmark.prompt import PROMPT_VERSION
+from seqk.benchmark.prompt import DEFAULT, PROMPT_VERSION, RetryProtocol
 from seqk.config.identity import fingerprint, run_id
-from seqk.config.variant import RoleParams, Variant, pydantic_issues
+from seqk.config.prompt import protocol_config, protocol_slot, resolve_protocol
+from seqk.config.variant import RoleParams, Variant, pydantic_issues, secret_paths
 from seqk.errors import ConfigError, ConfigIssue
 from seqk.models import known_price
 from seqk.models.retry import RetryPolicy
 from seqk.models.role import RoleSpec
 from seqk.seeds import SEED_SCHEME
 from seqk.version import __version__
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class RunSettings:
     export_dir: str | None = None
     """Where the run's folder tree is exported at the end (None: beside the database)."""
 
-    def database(self, db: str | os.PathLike[str] | None) -> str | os.PathLike[str] | None:
+    def database(self, db: T | None) -> T | str | None:
         """The database this invocation uses: `db` when given, else the variant's `db:`
         (None: seqk.store picks $SEQK_DB, then runs/seqk.duckdb). Kept as given: a lake URL's
         `s3://` would lose a slash to Path."""
@@ -99,6 +101,9 @@ class RunSpec:
     chains: int = 1
     """seq@k: independent chains per task. Not in the fingerprint: like max_tasks, more of it
     extends the run."""
+    protocol: RetryProtocol = DEFAULT
+    """How seq@k prompts show the task, the framing and the earlier attempts (the variant's
+    `prompt:`); in the fingerprint when it is not the default."""
     primary: bool = False
     """The variant marks this run's comparison as the study's primary one (stored in its config,
     not in its identity)."""
@@ -142,6 +147,8 @@ class RunSpec:
             fields["rejudge_of"] = self.rejudge_of
         if self.seeded:  # absent when unseeded: those runs keep their fingerprint
             fields["seed_scheme"] = SEED_SCHEME
+        if protocol := self.protocol.identity():  # absent for the seed's: older runs keep theirs
+            fields["prompt"] = protocol
         return fields
 
     def fingerprint(self) -> str:
@@ -159,7 +166,8 @@ class RunSpec:
             "concurrency": self.concurrency, "retry": self.retry.model_dump(),
             "quota": self.quota, "budget_usd": self.budget_usd, "seqk_version": __version__,
         } | ({"rejudge_of": self.rejudge_of} if self.rejudge_of else {}) | (
-            {"seed_scheme": SEED_SCHEME} if self.seeded else {}) | ({"primary": True} if self.primary else {})
+            {"seed_scheme": SEED_SCHEME} if self.seeded else {}) | protocol_config(self.protocol) | (
+            {"primary": True} if self.primary else {})
 
 
 def _role(role: str, model: str | None, variant: Variant, own: RoleParams,
@@ -210,6 +218,12 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
         issues.append(ConfigIssue(
             "C05", "feedback_mode", f"{bench.name} has no mode {mode_name!r}; it has: {modes}"))
 
+    protocol = DEFAULT
+    notes: list[str] = []
+    if mode is not None:
+        protocol, found, notes = resolve_protocol(variant.prompt, mode, bench, variant.metric == "seq@k")
+        issues += found
+
     options: BaseModel | None = None
     try:
         options = bench.Options.model_validate(variant.options)
@@ -222,7 +236,7 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
         issues += [ConfigIssue("C09", f"{role}.extra.{path}",
                                "looks like a secret: keep keys in the environment and name the "
                                "variable with api_key_env; seqk never stores a secret")
-                   for path in _secret_paths(getattr(variant, role).extra)]
+                   for path in secret_paths(getattr(variant, role).extra)]
 
     issues += _mock_issues(variant)
 
@@ -246,7 +260,6 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
     critic_model = None
     if mode.llm_critic:
         critic_model = variant.critic_model or variant.judge_model or variant.model
-    notes = []
     if not llm_judge and variant.judge_model is not None:
         notes.append(f"judge_model is not used: {bench.name}'s verifier is {bench.verifier}")
     if not mode.llm_critic and variant.critic_model is not None:
@@ -274,7 +287,7 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
     slice_name = bench.slice_name(options)
     rid = run_id(slice_name=slice_name, metric=variant.metric, actor_model=variant.model,
                  verifier=bench.verifier, judge_model=judge_model, feedback_mode=mode.name,
-                 critic_model=critic_model, tag=variant.tag)
+                 critic_model=critic_model, tag=variant.tag, prompt=protocol_slot(protocol))
     return RunSpec(
         run_id=rid, benchmark=bench, slice_name=slice_name, metric=variant.metric, k=variant.k,
         mode=mode, actor=actor, judge=judge, critic=critic, options=options,
@@ -282,7 +295,7 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
         retry=variant.retry, quota=dict(variant.quota), source=source,
         notes=tuple(notes), budget_usd=variant.budget_usd, batch_poll_s=variant.batch_poll_s,
         executor=variant.executor, ray_address=variant.ray_address, chains=variant.chains,
-        primary=variant.primary,
+        protocol=protocol, primary=variant.primary,
     )
 
 
@@ -351,24 +364,6 @@ def _mock_issues(variant: Variant) -> list[ConfigIssue]:
     return issues
 
 
-# api_key, x-api-key, access_token, Authorization ... but not max_tokens or top_k.
-_SECRET_NAME = re.compile(r"(^|[_-])(api[_-]?key|key|token|secret|password|authorization|credentials?)$")
-
-
-def _secret_paths(extra: Any, prefix: str = "") -> list[str]:
-    """Paths of entries in a role's `extra` whose name says they hold a secret."""
-    if not isinstance(extra, dict):
-        return []
-    found = []
-    for name, value in extra.items():
-        path = f"{prefix}{name}"
-        if _SECRET_NAME.search(str(name).lower()):
-            found.append(path)
-        else:
-            found += _secret_paths(value, path + ".")
-    return found
-
-
 def _select(all_tasks: list[Task], variant: Variant, issues: list[ConfigIssue]) -> list[Task]:
     if variant.task_indices is not None:
         # Indices are canonical, not positions in the list: a slice that filters a file (or
@@ -403,10 +398,13 @@ def load(path: str | os.PathLike[str], overrides: dict[str, Any] | None = None) 
     return load_with_settings(path, overrides)[0]
 
 
-def load_with_settings(path: str | os.PathLike[str],
-                       overrides: dict[str, Any] | None = None) -> tuple[RunSpec, RunSettings]:
-    """Read, validate and resolve a variant YAML: the run, and this invocation's settings."""
+def load_with_settings(path: str | os.PathLike[str], overrides: dict[str, Any] | None = None,
+                       labels: dict[str, str] | None = None) -> tuple[RunSpec, RunSettings]:
+    """Read, validate and resolve a variant YAML with `overrides` (seqk.config.overrides; a problem
+    one caused names its label): the run, and this invocation's settings."""
+    from seqk.config.overrides import attributed
     from seqk.config.variant import load_variant
 
-    variant = load_variant(path, overrides)
-    return resolve(variant, Path(path)), settings_of(variant)
+    with attributed(labels or {}):
+        variant = load_variant(path, overrides)
+        return resolve(variant, Path(path)), settings_of(variant)

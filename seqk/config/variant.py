@@ -14,17 +14,21 @@ Rule ids (stable; docs/variants.md lists them, and tests/test_docs.py checks the
     C10 a role's key is not in the environment (checked by seqk.models before a run)
     C11 a budget covers a role whose model has no known price (and no `price:` in the variant)
     C12 a variant with a budget leaves a role that makes calls without max_tokens
+    C13 a `prompt:` template holds an unknown placeholder or cannot be filled in
+    C14 a sweep file is wrong (its base, matrix or partners)
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from seqk.config.prompt import PromptParams
 from seqk.errors import ConfigError, ConfigIssue
 from seqk.models.pricing import Price
 from seqk.models.retry import RetryPolicy
@@ -195,6 +199,9 @@ class Variant(BaseModel):
     role's `batch`): pass@k is one batch, seq@k one batch per round of attempts."""
     batch_poll_s: float = Field(30.0, gt=0)
     """Seconds between two polls of a batch in flight."""
+    prompt: PromptParams = Field(default_factory=PromptParams)
+    """seq@k: the retry protocol (system message, framings, how earlier attempts and feedback are
+    shown); every key optional, the seed's by default. Part of the run's identity when it differs."""
     quota: dict[str, int] = Field(default_factory=dict)
     """Per-model ceiling on calls in this invocation; past it, attempts wait for the next run."""
     options: dict[str, Any] = Field(default_factory=dict)
@@ -204,6 +211,24 @@ class Variant(BaseModel):
     @classmethod
     def _metric_alias(cls, value: Any) -> Any:
         return _METRICS.get(value, value) if isinstance(value, str) else value
+
+
+# api_key, x-api-key, access_token, Authorization ... but not max_tokens or top_k.
+_SECRET_NAME = re.compile(r"(^|[_-])(api[_-]?key|key|token|secret|password|authorization|credentials?)$")
+
+
+def secret_paths(extra: Any, prefix: str = "") -> list[str]:
+    """Paths of entries in a role's `extra` whose name says they hold a secret."""
+    if not isinstance(extra, dict):
+        return []
+    found = []
+    for name, value in extra.items():
+        path = f"{prefix}{name}"
+        if _SECRET_NAME.search(str(name).lower()):
+            found.append(path)
+        else:
+            found += secret_paths(value, path + ".")
+    return found
 
 
 def _field_path(loc: tuple[Any, ...]) -> str:
@@ -262,10 +287,12 @@ def benchmark_from_path(path: Path) -> str | None:
 
 
 def load_variant(path: str | os.PathLike[str], overrides: dict[str, Any] | None = None) -> Variant:
-    """Read and validate a variant YAML (schema only; `resolve` checks it against the benchmark)."""
+    """Read and validate a variant YAML with `overrides` set (seqk.config.overrides: dotted keys);
+    schema only, `resolve` checks it against the benchmark."""
+    from seqk.config.overrides import apply
+
     path = Path(path)
-    data = read_yaml(path)
-    data.update(overrides or {})
+    data = apply(read_yaml(path), overrides or {}, str(path))
     from_path = benchmark_from_path(path)
     issues: list[ConfigIssue] = []
     if from_path and data.get("benchmark") not in (None, from_path):

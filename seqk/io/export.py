@@ -2,7 +2,7 @@
 other tools, and the hooks `seqk run` calls before and after a run (S3 check; export,
 then upload).
 
-The folder tree (layout and attempt shape: seqk/tree.py) is rebuilt from DuckDB, the
+The folder tree (layout and attempt shape: seqk/io/tree.py) is rebuilt from DuckDB, the
 source of truth, every time. Files are written atomically and only when their content
 changed, so re-exporting is idempotent; nothing is ever deleted. A file left by an
 attempt that no longer counts (a k-restart started a new generation) is reported as
@@ -65,10 +65,9 @@ class ExportResult:
         return line
 
 
-def export_root(db: str | os.PathLike[str] | None = None,
-                to: str | os.PathLike[str] | None = None) -> Path:
+def export_root(db: store.DbLike = None, to: str | os.PathLike[str] | None = None) -> Path:
     """Where run folders go: `to`, else the database's folder (runs/ by default)."""
-    return Path(to) if to is not None else store.home(db)
+    return Path(to) if to is not None else store.open(db).home
 
 
 # ---------------------------------------------------------------------------
@@ -254,27 +253,29 @@ def _write_run(root: Path, data: _RunData) -> ExportResult:
     return result
 
 
-def export_run(run_id: str, db: str | os.PathLike[str] | None = None, *,
+def export_run(run_id: str, db: store.DbLike = None, *,
                to: str | os.PathLike[str] | None = None) -> ExportResult:
     """Write one run's folder tree under `to` (default: the database's folder).
 
     Example: export_run("toy-plain/seqk/mock__actor/deterministic/binary", to="runs")
     """
-    with store.connect(db, read_only=True) as con:
+    database = store.open(db)
+    with database.connect(read_only=True) as con:
         data = _fetch(con, run_id)
-    return _write_run(export_root(db, to), data)
+    return _write_run(export_root(database, to), data)
 
 
-def export_runs(runs: Sequence[str] = (), db: str | os.PathLike[str] | None = None, *,
+def export_runs(runs: Sequence[str] = (), db: store.DbLike = None, *,
                 to: str | os.PathLike[str] | None = None) -> list[ExportResult]:
     """Export every run matching the ids, globs or prefixes (all runs when none)."""
-    with store.connect(db, read_only=True) as con:
+    database = store.open(db)
+    with database.connect(read_only=True) as con:
         run_ids = store.resolve_run_ids(con, runs)
     # One short read per run: a long export never holds the file for all of them.
-    return [export_run(run_id, db, to=to) for run_id in run_ids]
+    return [export_run(run_id, database, to=to) for run_id in run_ids]
 
 
-def export_parquet(runs: Sequence[str] = (), db: str | os.PathLike[str] | None = None, *,
+def export_parquet(runs: Sequence[str] = (), db: store.DbLike = None, *,
                    to: str | os.PathLike[str]) -> dict[str, int]:
     """Write runs, tasks, attempts and calls as Parquet under to/<table>/, hive-partitioned
     by benchmark and run_key (run_id with '/' as '~'). Returns rows written per table.

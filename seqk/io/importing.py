@@ -180,7 +180,7 @@ def _task_row(task_path: Path, attempts: list[dict[str, Any]]) -> dict[str, Any]
             "content_hash": content_hash, "meta": meta.get("meta") or extra}
 
 
-def import_run(run_path: Path, db: str | os.PathLike[str] | None = None) -> ImportResult:
+def import_run(run_path: Path, db: store.DbLike = None) -> ImportResult:
     """Import one run folder; see the module docstring for what is added and refused."""
     run_path = Path(run_path)
     parts = run_path.resolve().parts
@@ -223,7 +223,7 @@ def import_run(run_path: Path, db: str | os.PathLike[str] | None = None) -> Impo
 
 
 def _store(run_path: Path, row: dict[str, Any], tasks: list[dict[str, Any]],
-           records: list[AttemptRecord], db: str | os.PathLike[str] | None) -> ImportResult:
+           records: list[AttemptRecord], db: store.DbLike) -> ImportResult:
     run_id = row["run_id"]
     with store.connect(db) as con:
         with store.transaction(con):
@@ -269,7 +269,7 @@ def _check_same_run(existing: dict[str, Any], row: dict[str, Any]) -> None:
 
 
 def import_tree(root: str | os.PathLike[str],
-                db: str | os.PathLike[str] | None = None) -> list[ImportResult]:
+                db: store.DbLike = None) -> list[ImportResult]:
     """Import every run folder under root (or root itself, when it is one).
 
     Example: import_tree("old_runs/")
@@ -280,4 +280,5 @@ def import_tree(root: str | os.PathLike[str],
     runs = find_runs(root)
     if not runs:
         raise NotFound(f"no run folders (with task-<i>/ inside) under {root}")
-    return [import_run(path, db) for path in runs]
+    database = store.open(db)
+    return [import_run(path, database) for path in runs]

@@ -46,17 +46,15 @@ def sync_bucket(spec: RunSpec, settings: RunSettings, *, no_upload: bool) -> str
     return bucket
 
 
-def preflight(spec: RunSpec, settings: RunSettings, db: str | os.PathLike[str] | None, *,
+def preflight(spec: RunSpec, settings: RunSettings, db: store.Database, *,
               no_upload: bool, no_export: bool = False) -> None:
-    """Before the first LLM call: every output path can be written (the database's folder, the
-    export folder), and when sync is on, credentials and bucket access are good."""
-    target = store.resolve(db)
-    if isinstance(target, Path):  # a lake is checked by its own connection
-        problem = tree.unwritable_folder(target.absolute().parent)
-        if problem:
-            raise BadInput(f"the database {target} cannot be written: {problem}")
+    """Before the first LLM call: every output path can be written (the database, the export
+    folder), and when sync is on, credentials and bucket access are good."""
+    problem = db.writable_problem()
+    if problem:
+        raise BadInput(f"the database {db} cannot be written: {problem}")
     if not no_export:
-        root = Path(settings.export_dir) if settings.export_dir else store.home(target)
+        root = Path(settings.export_dir) if settings.export_dir else db.home
         problem = tree.unwritable_folder(root.absolute())
         if problem and settings.export_dir:
             raise ConfigError(spec.source, [ConfigIssue(
@@ -82,7 +80,7 @@ def _retry_command(run_id: str, bucket: str, root: Path) -> str:
 
 
 def upload(run_id: str, *, bucket: str | None = None, root: str | os.PathLike[str] | None = None,
-           db: str | os.PathLike[str] | None = None) -> UploadResult:
+           db: store.DbLike = None) -> UploadResult:
     """Upload an exported run folder to s3://<bucket>/<run_id>/ (config.json stays local).
 
     Example: upload("toy-plain/seqk/mock__actor/deterministic/binary", bucket="my-bucket")
@@ -115,14 +113,13 @@ def describe_upload(result: UploadResult) -> str:
     return line
 
 
-def after_run(spec: RunSpec, settings: RunSettings, db_path: str | os.PathLike[str] | None, *,
+def after_run(spec: RunSpec, settings: RunSettings, db: store.Database, *,
               no_export: bool, no_upload: bool, report: Callable[[str], None]) -> None:
     """After `seqk run`: export the run's folder tree, then upload it when sync is on."""
     from seqk.io.export import export_run
     from seqk.io.s3 import upload_dir
 
-    db = store.resolve(db_path)
-    root = Path(settings.export_dir) if settings.export_dir else store.home(db)
+    root = Path(settings.export_dir) if settings.export_dir else db.home
     bucket = sync_bucket(spec, settings, no_upload=no_upload)
     if not no_export:
         report(export_run(spec.run_id, db, to=root).describe())

@@ -65,7 +65,9 @@ def _client() -> Any:
     # Standard retries (3 attempts unless AWS_MAX_ATTEMPTS says otherwise) back off on
     # throttling and 5xx, then let the failure surface instead of hanging for minutes.
     config = Config(retries={"mode": "standard"}, connect_timeout=10, read_timeout=60)
-    return boto3.client("s3", config=config)
+    # A session of its own, not boto3's default one: that one reads the environment and the AWS
+    # config file once, so a notebook that switched AWS_PROFILE since would upload as the old one.
+    return boto3.session.Session().client("s3", config=config)
 
 
 def _scrub(text: str, s3: Any = None) -> str:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from seqk.records import AttemptRecord, CallRecord
+from seqk.store import unwritable_folder as unwritable_folder
 
 TOKEN_FIELDS = ("input_tokens", "cached_tokens", "thinking_tokens", "output_tokens")
 CALL_EXTRAS = ("call_index", "cost_usd", "latency_s", "retries", "error", "started_at")
@@ -82,23 +83,6 @@ def stamp(value: datetime | None) -> str | None:
 def json_text(value: Any) -> str:
     """JSON as seq_k writes it: UTF-8 kept, indented by 2, one trailing newline."""
     return json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n"
-
-
-def unwritable_folder(path: Path) -> str | None:
-    """Why files cannot be written under the folder `path` (created if missing), or None: checked
-    before a run or an export spends anything, so it never fails halfway."""
-    if path.exists() and not path.is_dir():
-        return f"{path} is a file, not a folder"
-    existing = path
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        return f"{existing} is a file, so the folder {path} cannot be made"
-    if not os.access(existing, os.W_OK | os.X_OK):
-        return f"{existing} is not writable"
-    if os.statvfs(existing).f_flag & os.ST_RDONLY:
-        return f"{existing} is on a read-only file system"
-    return None
 
 
 def write_atomic(path: Path, text: str) -> bool:

@@ -22,7 +22,7 @@ from seqk.models.endpoints import check_endpoints
 from seqk.models.litellm_provider import import_litellm
 from seqk.models.mock import MockModel, _mock_for, clear_mocks, count_tokens, mock_problem, register_mock
 from seqk.models.openai_http import close_sessions
-from seqk.models.pool import ModelPool
+from seqk.models.pool import ModelPool, Pool
 from seqk.models.probe import PROBE_PROMPT, ProbeResult, probe
 from seqk.models.registry import (
     check_installed,
@@ -39,7 +39,7 @@ from seqk.models.registry import (
 from seqk.models.retry import classify, is_rate_limit
 
 __all__ = [
-    "PROBE_PROMPT", "Completion", "MockModel", "ModelPool", "ProbeResult", "Provider", "QuotaExceeded",
+    "PROBE_PROMPT", "Completion", "MockModel", "ModelPool", "Pool", "ProbeResult", "Provider", "QuotaExceeded",
     "_mock_for", "check_endpoints", "check_installed", "classify", "clear_mocks", "close_sessions",
     "count_tokens", "credential_problems", "cost_usd", "ensure_ready", "import_clients", "import_litellm",
     "is_rate_limit",

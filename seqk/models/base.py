@@ -6,8 +6,10 @@ import os
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from seqk.errors import ProviderError
 from seqk.models.pricing import Price
 from seqk.models.role import RoleSpec
+from seqk.records import Prompt
 
 
 @dataclass
@@ -39,8 +41,17 @@ class Provider(Protocol):
         """True when this provider answers `model` (reached at `api_base`, if any)."""
         ...
 
-    async def call(self, spec: RoleSpec, prompt: str) -> Completion:
-        """One call, no retries; a provider's own exception on failure (the pool classifies it)."""
+    async def call(self, spec: RoleSpec, prompt: Prompt, cache_prefix: str | None = None) -> Completion:
+        """One call, no retries; the provider's own exception on failure (`classify` reads it).
+        A str prompt is one user message; a Chat, its messages.
+        `cache_prefix`, the start of the prompt later calls repeat, is for providers that mark it
+        for their cache (Anthropic's cache_control); the others cache by themselves or not at all."""
+        ...
+
+    def classify(self, exc: BaseException) -> ProviderError:
+        """What a failure of `call` is: worth another try (a TransientProviderError, its
+        `rate_limited` and `unreachable` flags set where they hold, with the wait the provider asked
+        for), or not (a PermanentProviderError; an AuthError stops the run)."""
         ...
 
     def credential_problem(self, role: RoleSpec) -> str | None:
@@ -76,6 +87,11 @@ SAMPLING = ("temperature", "max_tokens", "top_p", "seed")
 def sampling(spec: RoleSpec) -> dict[str, Any]:
     """The role's sampling settings that are set, by their OpenAI names."""
     return {name: getattr(spec, name) for name in SAMPLING if getattr(spec, name) is not None}
+
+
+def messages_of(prompt: Prompt) -> list[dict[str, str]]:
+    """The prompt as chat-completion messages: a str as one user message."""
+    return [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt.wire()
 
 
 def key_env_problem(role: RoleSpec) -> str | None:

@@ -33,11 +33,6 @@ BREAKER_WINDOW_S = 10.0
 """How long an endpoint may refuse every connection, with no call succeeding, before the run
 stops: longer than a server's restart, far shorter than max_retries of backoff (~1 min a call)."""
 
-_CONNECTION_KINDS = ("Connect", "ServerDisconnected")
-"""Error kinds that say the server was not there (aiohttp's ClientConnectorError and
-ServerDisconnectedError, litellm's APIConnectionError, httpx's ConnectError, OSError's
-ConnectionRefusedError), as opposed to a server that answered badly or slowly."""
-
 _HINT = "is the server running, and is the port right?"
 
 
@@ -78,6 +73,22 @@ def address(url: str) -> tuple[str, int] | None:
     if parts.scheme not in ("http", "https") or not parts.hostname or port is None:
         return None
     return parts.hostname, port
+
+
+def public_url(url: str) -> str | None:
+    """`url` as it may be stored or shown: scheme, host, port and path, without the user,
+    password, query or fragment (where some servers take a key), lower-case scheme and host, no
+    trailing slash; None when it is not an http(s) URL (then it is neither stored nor shown)."""
+    try:
+        parts = urlsplit(url.strip())
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not host:
+        return None
+    host = f"[{host}]" if ":" in host else host
+    netloc = host + (f":{port}" if port is not None else "")
+    return f"{parts.scheme.lower()}://{netloc}{parts.path.rstrip('/')}"
 
 
 def describe(roles: Sequence[Role]) -> str:
@@ -131,11 +142,6 @@ def check_endpoints(roles: Sequence[Role], timeout_s: float = CONNECT_TIMEOUT_S)
         raise EndpointUnreachable("; ".join(str(p) for p in problems))
 
 
-def is_connection_error(error: ProviderError) -> bool:
-    """True when the call never reached a server that was listening."""
-    return any(part in (error.kind or "") for part in _CONNECTION_KINDS)
-
-
 class Breaker:
     """One endpoint's health during a run (see the module's docstring)."""
 
@@ -160,7 +166,8 @@ class Breaker:
 
     def on_failure(self, error: ProviderError) -> None:
         """A call failed; one that could not connect opens the window (if none is open)."""
-        if not is_connection_error(error) or self._tripped is not None:
+        # A call that never reached a listening server, as its provider's `classify` says.
+        if not error.unreachable or self._tripped is not None:
             return
         if self._failing_since is None:
             self._failing_since = time.monotonic()

@@ -4,13 +4,17 @@ call, credential check or price lookup that needs it, and never by `import seqk`
 from __future__ import annotations
 
 import os
+import re
 import time
 from typing import Any
 
-from seqk.models.base import Completion, key_env_problem, sampling
-from seqk.models.batch.anthropic import anthropic_content
+from seqk.errors import AuthError, ProviderError, TransientProviderError
+from seqk.models.base import Completion, key_env_problem, messages_of, sampling
+from seqk.models.batch.anthropic import anthropic_messages
 from seqk.models.pricing import Price, is_anthropic
+from seqk.models.retry import classify, from_status, retry_after
 from seqk.models.role import RoleSpec
+from seqk.records import Prompt
 
 
 def import_litellm() -> Any:
@@ -22,6 +26,41 @@ def import_litellm() -> Any:
     return litellm
 
 
+_TRANSIENT_NAMES = ("RateLimit", "ServiceUnavailable", "InternalServer", "BadGateway",
+                    "Timeout", "APIConnection", "Connect", "RemoteProtocol", "ReadError",
+                    "ServerDisconnected", "ClientOSError", "ClientPayloadError")
+"""litellm's (and the SDKs' and transports' under it) names of failures worth another try."""
+_UNREACHABLE_NAMES = ("APIConnection", "Connect", "ServerDisconnected")
+_AUTH_NAMES = ("Authentication", "PermissionDenied", "Unauthorized")
+_AUTH_MESSAGE = re.compile(
+    r"missing credentials|api[_ ]?key (client option )?must be set|invalid (x-)?api[_ ]?key|"
+    r"incorrect api key|no api key|api key not valid|unauthorized", re.IGNORECASE)
+
+
+def classify_litellm(exc: BaseException) -> ProviderError:
+    """A litellm failure. Its exceptions carry the provider's status, but not always the right
+    one: a missing key is a 500 InternalServerError whose words say so, and a dropped connection
+    has none. So the exception's name and words are read too: seqk's one use of name sniffing,
+    litellm's fallback."""
+    if isinstance(exc, ProviderError):
+        return exc
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
+    name = type(exc).__name__
+    message = f"{name}: {exc}"[:2000]
+    if status in (401, 403) or any(part in name for part in _AUTH_NAMES) or _AUTH_MESSAGE.search(message):
+        return AuthError(message, status_code=status, kind="AuthError")
+    # litellm gives a dropped connection the status 500: its name says the server was not there.
+    unreachable = any(part in name for part in _UNREACHABLE_NAMES)
+    if status is not None:
+        return from_status(status, message, kind=name, retry_after=retry_after(exc),
+                           rate_limited="RateLimit" in name, unreachable=unreachable)
+    if any(part in name for part in _TRANSIENT_NAMES):
+        return TransientProviderError(message, retry_after=retry_after(exc), kind=name,
+                                      rate_limited="RateLimit" in name, unreachable=unreachable)
+    return classify(exc)
+
+
 def _usage_field(obj: Any, name: str) -> int:
     value = getattr(obj, name, None) if obj is not None else None
     return int(value or 0)
@@ -31,16 +70,15 @@ class LiteLLMProvider:
     """Hosted APIs (OpenAI, Anthropic, Gemini, Bedrock, ...) through litellm.acompletion."""
 
     name = "litellm"
-    marks_cache = True
-    """Takes the prompt's stable prefix, to mark it cache_control for Anthropic models."""
 
     def serves(self, model: str, api_base: str | None) -> bool:
         """Everything: litellm is the provider of last resort."""
         return True
 
-    async def call(self, spec: RoleSpec, prompt: str, cache_prefix: str | None = None) -> Completion:
+    async def call(self, spec: RoleSpec, prompt: Prompt, cache_prefix: str | None = None) -> Completion:
         """One litellm.acompletion, its own retries off (the pool retries). For an Anthropic
-        model the stable prefix carries cache_control (others cache without being asked)."""
+        model the stable prefix (a Chat's `cache_at`) carries cache_control (others cache without
+        being asked)."""
         assert spec.model is not None
         litellm = import_litellm()
         kwargs: dict[str, Any] = {"num_retries": 0, **sampling(spec)}
@@ -56,9 +94,9 @@ class LiteLLMProvider:
             kwargs["api_key"] = os.environ.get(spec.api_key_env)
         kwargs.update(spec.extra)
         start = time.perf_counter()
-        content = anthropic_content(prompt, cache_prefix) if is_anthropic(spec.model) else prompt
-        response = await litellm.acompletion(
-            model=spec.model, messages=[{"role": "user", "content": content}], **kwargs)
+        messages = (anthropic_messages(prompt, cache_prefix) if is_anthropic(spec.model)
+                    else messages_of(prompt))
+        response = await litellm.acompletion(model=spec.model, messages=messages, **kwargs)
         latency = time.perf_counter() - start
         text = response.choices[0].message.content or ""
         usage = getattr(response, "usage", None)
@@ -70,6 +108,10 @@ class LiteLLMProvider:
             text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=cached,
             thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency,
             cache_write_tokens=_usage_field(usage, "cache_creation_input_tokens"))
+
+    def classify(self, exc: BaseException) -> ProviderError:
+        """classify_litellm."""
+        return classify_litellm(exc)
 
     def credential_problem(self, role: RoleSpec) -> str | None:
         """The role's `api_key_env` when it names one; else none needed with an `api_base`;

@@ -11,10 +11,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from seqk.errors import PermanentProviderError
+from seqk.errors import PermanentProviderError, ProviderError
 from seqk.models.base import FREE, Completion
 from seqk.models.pricing import Price
+from seqk.models.retry import classify
 from seqk.models.role import RoleSpec
+from seqk.records import Prompt
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -133,16 +135,23 @@ class MockProvider:
         """Every `mock/...` id."""
         return model.startswith("mock/")
 
-    async def call(self, spec: RoleSpec, prompt: str) -> Completion:
-        """The script's next reply, with honest token counts."""
+    async def call(self, spec: RoleSpec, prompt: Prompt, cache_prefix: str | None = None) -> Completion:
+        """The script's next reply, with honest token counts. A script reads a Chat as its
+        messages' contents, a blank line between two."""
         assert spec.model is not None
         mock = _mock_for(spec.model)
         start = time.perf_counter()
-        text = await mock.reply(prompt, spec.seed)
-        input_tokens, output_tokens = count_tokens(prompt), count_tokens(text)
+        read = prompt if isinstance(prompt, str) else prompt.text()
+        text = await mock.reply(read, spec.seed)
+        input_tokens, output_tokens = count_tokens(read), count_tokens(text)
         return Completion(
             text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=0,
             thinking_tokens=0, output_tokens=output_tokens, latency_s=time.perf_counter() - start)
+
+    def classify(self, exc: BaseException) -> ProviderError:
+        """A scripted exception as any provider's (seqk.models.retry.classify): a script raises
+        the ProviderError it means, or an exception carrying an HTTP `status_code`."""
+        return classify(exc)
 
     def credential_problem(self, role: RoleSpec) -> str | None:
         """None: a mock needs no key."""

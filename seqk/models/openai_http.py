@@ -11,14 +11,17 @@ and litellm is not imported for it (not even for its price map: 3.7 s here).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from typing import Any
 
-from seqk.errors import HTTPStatusError
-from seqk.models.base import Completion, key_env_problem, sampling
+from seqk.errors import HTTPStatusError, ProviderError, TransientProviderError
+from seqk.models.base import Completion, key_env_problem, messages_of, sampling
 from seqk.models.pricing import Price
+from seqk.models.retry import classify, from_status, retry_after
 from seqk.models.role import RoleSpec
+from seqk.records import Prompt
 
 _SESSIONS: dict[int, Any] = {}
 
@@ -41,32 +44,43 @@ async def close_sessions() -> None:
         await session.close()
 
 
-async def chat_completion(spec: RoleSpec, prompt: str, api_base: str) -> Completion:
-    """One POST to `api_base`/chat/completions; HTTPStatusError on a 4xx or 5xx."""
+_JSON = {"Content-Type": "application/json"}
+_TIMEOUTS: dict[float, Any] = {}
+
+
+async def chat_completion(spec: RoleSpec, prompt: Prompt, api_base: str) -> Completion:
+    """One POST to `api_base`/chat/completions; HTTPStatusError on a 4xx or 5xx.
+
+    The body goes as bytes encoded here and the reply is read as bytes and parsed here: aiohttp's
+    JSON payload and its charset detection cost more CPU per call than the call's own work
+    (bench/bench_chains.py's profile)."""
     import aiohttp
 
     assert spec.model is not None
-    body = request_body(spec, prompt)
-    headers = {}
+    data = json.dumps(request_body(spec, prompt), ensure_ascii=False).encode()
+    headers = _JSON
     key = os.environ.get(spec.api_key_env or "", "")
     if key:
-        headers["Authorization"] = f"Bearer {key}"
+        headers = {**_JSON, "Authorization": f"Bearer {key}"}
     url = api_base.rstrip("/") + "/chat/completions"
-    timeout = aiohttp.ClientTimeout(total=spec.timeout_s or 600)
+    total = spec.timeout_s or 600
+    timeout = _TIMEOUTS.get(total)
+    if timeout is None:
+        timeout = _TIMEOUTS[total] = aiohttp.ClientTimeout(total=total)
     start = time.perf_counter()
-    async with _session().post(url, json=body, headers=headers, timeout=timeout) as response:
+    async with _session().post(url, data=data, headers=headers, timeout=timeout) as response:
+        body = await response.read()
         if response.status >= 400:
-            raise HTTPStatusError(response.status, await response.text(), response.headers)
-        data = await response.json(content_type=None)
-    return parse_chat_completion(data, spec.model, time.perf_counter() - start)
+            raise HTTPStatusError(response.status, body.decode(errors="replace"), response.headers)
+    return parse_chat_completion(json.loads(body), spec.model, time.perf_counter() - start)
 
 
-def request_body(spec: RoleSpec, prompt: str) -> dict[str, Any]:
-    """The chat-completions body of one call: model, the prompt as one user message, the role's
-    sampling settings, its service tier and its extra parameters."""
+def request_body(spec: RoleSpec, prompt: Prompt) -> dict[str, Any]:
+    """The chat-completions body of one call: model, the prompt's messages (a str: one user
+    message), the role's sampling settings, its service tier and its extra parameters."""
     assert spec.model is not None
     body: dict[str, Any] = {"model": spec.model.removeprefix("openai/"),
-                            "messages": [{"role": "user", "content": prompt}], **sampling(spec)}
+                            "messages": messages_of(prompt), **sampling(spec)}
     if spec.service_tier:
         body["service_tier"] = spec.service_tier
     body.update(spec.extra)
@@ -86,6 +100,22 @@ def parse_chat_completion(data: dict[str, Any], model: str, latency_s: float) ->
         thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency_s)
 
 
+def classify_http(exc: BaseException) -> ProviderError:
+    """A failure of chat_completion: an HTTP status by its status (Retry-After read); aiohttp's
+    refused or dropped connection (the server was not there) and any other client error or
+    timeout worth another try; else seqk.models.retry.classify."""
+    import aiohttp
+
+    message = f"{type(exc).__name__}: {exc}"[:2000]
+    if isinstance(exc, HTTPStatusError):
+        return from_status(exc.status_code, message, kind=type(exc).__name__, retry_after=retry_after(exc))
+    if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ServerDisconnectedError):
+        return TransientProviderError(message, kind=type(exc).__name__, unreachable=True)
+    if isinstance(exc, aiohttp.ClientError):
+        return TransientProviderError(message, kind=type(exc).__name__)
+    return classify(exc)
+
+
 class OpenAIHTTPProvider:
     """An `openai/...` id at a role's `api_base`: one shared aiohttp session per event loop."""
 
@@ -95,10 +125,14 @@ class OpenAIHTTPProvider:
         """An `openai/` id with an `api_base`."""
         return bool(api_base) and model.startswith("openai/")
 
-    async def call(self, spec: RoleSpec, prompt: str) -> Completion:
+    async def call(self, spec: RoleSpec, prompt: Prompt, cache_prefix: str | None = None) -> Completion:
         """One chat completion from the role's server."""
         assert spec.api_base is not None
         return await chat_completion(spec, prompt, spec.api_base)
+
+    def classify(self, exc: BaseException) -> ProviderError:
+        """classify_http."""
+        return classify_http(exc)
 
     def credential_problem(self, role: RoleSpec) -> str | None:
         """Only a named `api_key_env` can be missing: many servers need no key."""

@@ -3,29 +3,27 @@
 Transient failures (429, 5xx, timeouts, dropped connections) are retried with exponential
 backoff and full jitter, honouring Retry-After; permanent ones (auth, bad request, a
 quota) fail at once. Rate limits are counted apart from max_retries, up to
-max_rate_limit_retries: they say "slower", not "broken". The loop is tenacity's; what is
-seqk's own is the classification, the two counts and the Retry-After-aware wait.
+max_rate_limit_retries: they say "slower", not "broken". Each provider classifies its own
+failures (`Provider.classify`, as inspect_ai's `ModelAPI.should_retry`); `classify` here is what
+they build on: a ProviderError as it is, an HTTP status, a timeout or a refused connection.
+The loop is seqk's own, a few lines: the first try costs no import, and every try counts the
+same way.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
-import re
 import time
 from collections.abc import Awaitable, Callable
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from seqk.errors import AuthError, PermanentProviderError, ProviderError, TransientProviderError
 
-if TYPE_CHECKING:
-    import tenacity
-
 T = TypeVar("T")
-
 
 
 class RetryPolicy(BaseModel):
@@ -44,7 +42,8 @@ class RetryPolicy(BaseModel):
     calls in flight adapts instead; the ceiling keeps a 429 that never ends from looping forever."""
 
 
-def _retry_after(exc: BaseException) -> float | None:
+def retry_after(exc: BaseException) -> float | None:
+    """The wait a failed call's response asks for (retry-after-ms, Retry-After), in seconds."""
     headers = None
     response = getattr(exc, "response", None)
     if response is not None:
@@ -67,41 +66,38 @@ def _retry_after(exc: BaseException) -> float | None:
         return None
 
 
-_TRANSIENT_NAMES = ("RateLimit", "ServiceUnavailable", "InternalServer", "BadGateway",
-                    "Timeout", "APIConnection", "Connect", "RemoteProtocol", "ReadError",
-                    "ServerDisconnected", "ClientOSError", "ClientPayloadError")
-
-
-_AUTH_NAMES = ("Authentication", "PermissionDenied", "Unauthorized")
-_AUTH_MESSAGE = re.compile(
-    r"missing credentials|api[_ ]?key (client option )?must be set|invalid (x-)?api[_ ]?key|"
-    r"incorrect api key|no api key|api key not valid|unauthorized", re.IGNORECASE)
+def from_status(status: int, message: str, *, kind: str, retry_after: float | None = None,
+                rate_limited: bool = False, unreachable: bool = False) -> ProviderError:
+    """What an HTTP status says: 401 and 403 an AuthError; 408, 409, 425, 429 and 5xx worth
+    another try; any other a permanent failure."""
+    if status in (401, 403):
+        return AuthError(message, status_code=status, kind="AuthError")
+    if status in (408, 409, 425, 429) or status >= 500:
+        return TransientProviderError(message, status_code=status, retry_after=retry_after, kind=kind,
+                                      rate_limited=rate_limited or status == 429, unreachable=unreachable)
+    return PermanentProviderError(message, status_code=status, retry_after=retry_after, kind=kind)
 
 
 def classify(exc: BaseException) -> ProviderError:
-    """Turn a provider exception into a transient, permanent or auth ProviderError."""
+    """A failure as any provider sees it when it knows no better: a ProviderError as it is; an
+    exception with an int `status_code` by that status; a refused or dropped connection and a
+    timeout worth another try (a refused one says the server is not there); anything else
+    permanent."""
     if isinstance(exc, ProviderError):
         return exc
-    status = getattr(exc, "status_code", None)
-    status = status if isinstance(status, int) else None
     name = type(exc).__name__
     message = f"{name}: {exc}"[:2000]
-    # litellm reports a missing key as a 500 InternalServerError: read the words too.
-    if status in (401, 403) or any(part in name for part in _AUTH_NAMES) or _AUTH_MESSAGE.search(message):
-        return AuthError(message, status_code=status, kind="AuthError")
-    transient = (
-        status in (408, 409, 425, 429)
-        or (status is not None and status >= 500)
-        or isinstance(exc, asyncio.TimeoutError | ConnectionError | TimeoutError)
-        or (status is None and any(part in name for part in _TRANSIENT_NAMES))
-    )
-    cls = TransientProviderError if transient else PermanentProviderError
-    return cls(message, status_code=status, retry_after=_retry_after(exc), kind=name)
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        return from_status(status, message, kind=name, retry_after=retry_after(exc))
+    if isinstance(exc, ConnectionError | TimeoutError):
+        return TransientProviderError(message, kind=name, unreachable=isinstance(exc, ConnectionRefusedError))
+    return PermanentProviderError(message, kind=name)
 
 
 def is_rate_limit(error: ProviderError) -> bool:
-    """A 429, or a provider's rate-limit error under another status."""
-    return error.status_code == 429 or "RateLimit" in (error.kind or "")
+    """A 429, or a failure its provider classified as a rate limit under another status."""
+    return error.status_code == 429 or error.rate_limited
 
 
 def backoff(policy: RetryPolicy, retry_number: int, error: ProviderError, rng: random.Random) -> float:
@@ -115,7 +111,7 @@ def backoff(policy: RetryPolicy, retry_number: int, error: ProviderError, rng: r
 
 
 class _Tries:
-    """Retries so far, rate limits counted apart; tenacity's hooks read and advance them."""
+    """Retries so far, rate limits counted apart."""
 
     def __init__(self, policy: RetryPolicy, rng: random.Random):
         self.policy = policy
@@ -127,43 +123,23 @@ class _Tries:
     def total(self) -> int:
         return self.retries + self.rate_limit_retries
 
-    def retryable(self, error: BaseException | None) -> bool:
+    def retryable(self, error: ProviderError) -> bool:
         """Whether this failure is worth another try under the policy."""
-        if not isinstance(error, ProviderError) or isinstance(error, PermanentProviderError):
+        if isinstance(error, PermanentProviderError):
             return False
         if is_rate_limit(error):
             return self.rate_limit_retries < self.policy.max_rate_limit_retries
         return self.retries < self.policy.max_retries
 
-    def delay(self, error: ProviderError) -> float:
-        """The wait before the retry of this failure."""
-        n = self.rate_limit_retries if is_rate_limit(error) else self.retries
-        return backoff(self.policy, n, error, self.rng)
-
-    def note(self, error: ProviderError) -> None:
-        """Count a retry of this failure."""
+    def next_wait(self, error: ProviderError) -> float:
+        """The wait before the retry of this failure, counted as one retry of its kind."""
         if is_rate_limit(error):
+            wait = backoff(self.policy, self.rate_limit_retries, error, self.rng)
             self.rate_limit_retries += 1
         else:
+            wait = backoff(self.policy, self.retries, error, self.rng)
             self.retries += 1
-
-    # tenacity's hooks.
-    @staticmethod
-    def _error(state: tenacity.RetryCallState) -> ProviderError:
-        assert state.outcome is not None
-        error = state.outcome.exception()
-        assert isinstance(error, ProviderError)
-        return error
-
-    def should_retry(self, state: tenacity.RetryCallState) -> bool:
-        assert state.outcome is not None
-        return self.retryable(state.outcome.exception())
-
-    def wait(self, state: tenacity.RetryCallState) -> float:
-        return self.delay(self._error(state))
-
-    def count(self, state: tenacity.RetryCallState) -> None:
-        self.note(self._error(state))
+        return wait
 
 
 async def with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPolicy, *,
@@ -175,25 +151,12 @@ async def with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPolicy,
     `attempt` raises ProviderError for provider failures (anything else propagates at once).
     `rng` and `sleep` are the jitter's randomness and the wait, replaceable by a fake clock."""
     tries = _Tries(policy, rng or random.Random())
-    # Most calls succeed at the first try, made here: tenacity (and tornado, which it imports
-    # when installed: ~50 ms of CPU before a run's first request) loads once a call has failed.
-    try:
-        return await attempt(), 0
-    except ProviderError as error:
-        if not tries.retryable(error):
-            error.retries = 0
-            raise
-        wait = tries.delay(error)
-        tries.note(error)
-    await sleep(wait)
-    import tenacity
-
-    retrying = tenacity.AsyncRetrying(
-        retry=tries.should_retry, wait=tries.wait, before_sleep=tries.count,
-        stop=tenacity.stop_never, sleep=sleep, reraise=True)
-    try:
-        result: T = await retrying(attempt)
-    except ProviderError as error:
-        error.retries = tries.total
-        raise
-    return result, tries.total
+    while True:
+        try:
+            return await attempt(), tries.total
+        except ProviderError as error:
+            if not tries.retryable(error):
+                error.retries = tries.total
+                raise
+            wait = tries.next_wait(error)
+        await sleep(wait)

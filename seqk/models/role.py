@@ -49,9 +49,13 @@ class RoleSpec:
         return {"model": self.model} | {name: getattr(self, name) for name in _RESULT_PARAMS}
 
     def public(self) -> dict[str, Any]:
-        """Every setting, for the stored config: names of key variables, never keys."""
+        """Every setting, for the stored config: names of key variables, never keys (nor the
+        user, password or query an api_base may carry: seqk.models.endpoints.public_url)."""
+        from seqk.models.endpoints import public_url
+
         return self.result_fields() | {
-            "api_base": self.api_base, "api_key_env": self.api_key_env,
+            "api_base": public_url(self.api_base) if self.api_base else None,
+            "api_key_env": self.api_key_env,
             "max_concurrency": self.max_concurrency, "timeout_s": self.timeout_s,
             "price": dataclasses.asdict(self.price) if self.price else None,
             "budget_usd": self.budget_usd, "batch": self.batch, "service_tier": self.service_tier}

@@ -10,7 +10,6 @@ import json
 import os
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 PROGRESS_EVERY_S = 10.0
@@ -283,7 +282,7 @@ def batches_text(views: list[Any]) -> str:
     return ("batches: " + "; ".join(shown)) if shown else ""
 
 
-def print_run_summary(out: Any, spec: Any, result: Any, db_path: str | Path | None) -> None:
+def print_run_summary(out: Any, spec: Any, result: Any, db_path: Any) -> None:
     out.print(f"\n[bold]{spec.run_id}[/]: {result.attempts_written} attempts written in "
               f"{result.elapsed_s:.1f}s; tasks this invocation: {result.tasks_passed} passed, "
               f"{result.tasks_failed} failed, {result.tasks_error} with errors")

@@ -8,7 +8,7 @@ and nothing is ever cut: a name longer than the terminal wraps, whole.
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Any
 
 from seqk.analysis import metrics
 from seqk.analysis.formats import equal_budget_lines, fmt_estimate, fmt_number, fmt_range
@@ -159,7 +159,7 @@ def _paired_lines(run: RunMetrics, *, name_partner: bool) -> list[str]:
     return lines
 
 
-def closing_summary(run_id: str, db: str | Path | None) -> str:
+def closing_summary(run_id: str, db: Any) -> str:
     """A few lines (rich markup) for the end of `seqk run`: metric@1..K on success with n tasks
     and 95% intervals, ΔSeq@K / EGS / LGS for seq@k, lift when a pass@k run exists,
     the errors excluded, and the spend."""

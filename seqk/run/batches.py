@@ -15,7 +15,6 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from seqk import store
@@ -24,7 +23,9 @@ from seqk.errors import ProviderError, TransientProviderError
 from seqk.models import cost_usd
 from seqk.models.base import Completion
 from seqk.models.batch import FINAL_STATES, BatchProvider, BatchRequest, ItemResult, batch_provider
+from seqk.models.endpoints import public_url
 from seqk.models.role import RoleSpec
+from seqk.records import Prompt, stored_prompt
 from seqk.run.metering import now
 from seqk.run.prepare import Prepared
 from seqk.store import queries
@@ -42,9 +43,9 @@ def custom_id(task_index: int, attempt_index: int, role: str, n: int) -> str:
     return f"t{task_index}-c1-a{attempt_index}-{role}-{n}"
 
 
-def prompt_sha256(spec: RoleSpec, prompt: str) -> str:
+def prompt_sha256(spec: RoleSpec, prompt: Prompt) -> str:
     """What a stored answer must match to be reused: the model, its settings and the prompt."""
-    text = repr(sorted(spec.result_fields().items(), key=str)) + "\x00" + prompt
+    text = repr(sorted(spec.result_fields().items(), key=str)) + "\x00" + stored_prompt(prompt)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -69,7 +70,7 @@ class _Call:
     role: str
     custom_id: str
     spec: RoleSpec
-    prompt: str
+    prompt: Prompt
     cache_prefix: str | None
     sha: str
     future: asyncio.Future[Completion]
@@ -92,7 +93,7 @@ class Deferred(Exception):  # noqa: N818 - a signal, not a failure
 class Collector:
     """Gathers the batched calls of every task and sends them when no task can go on without them."""
 
-    def __init__(self, spec: RunSpec, prepared: Prepared, db: str | Path | None,
+    def __init__(self, spec: RunSpec, prepared: Prepared, db: store.Database,
                  poll_s: float, no_wait: bool, on_batch: Callable[[list[BatchView]], None] | None):
         self.spec, self.db, self.poll_s, self.no_wait = spec, db, poll_s, no_wait
         self.generation = prepared.generation
@@ -127,7 +128,7 @@ class Collector:
         self.expected.pop(task_index, None)
         self._changed.set()
 
-    async def request(self, spec: RoleSpec, prompt: str, cache_prefix: str | None) -> Completion:
+    async def request(self, spec: RoleSpec, prompt: Prompt, cache_prefix: str | None) -> Completion:
         """Queue one call for the next batch and wait for its answer (ProviderError on failure)."""
         task_index, attempt_index, counts = SLOT.get()
         counts[spec.role] = n = counts.get(spec.role, 0) + 1
@@ -188,7 +189,7 @@ class Collector:
             calls = await self._collect()
 
     def _load(self) -> None:
-        with store.connect(self.db, wait_s=60, checkpoint=False) as con:
+        with self.db.connect(wait_s=60, checkpoint=False) as con:
             for row in queries.run_batch_items(con, run_id=self.spec.run_id, generation=self.generation):
                 self._known[row["custom_id"]].append(row)
         self._loaded = True
@@ -281,9 +282,10 @@ class Collector:
             call.tries += 1
 
     def _insert(self, key: str, provider: str, spec: RoleSpec, view: BatchView, calls: list[_Call]) -> None:
-        with store.connect(self.db, wait_s=60, checkpoint=False) as con, store.transaction(con):
+        with self.db.connect(wait_s=60, checkpoint=False) as con, store.transaction(con):
             queries.insert_batch(con, batch_key=key, run_id=self.spec.run_id, generation=self.generation,
-                                 provider=provider, api_base=spec.api_base, model=spec.model,
+                                 provider=provider, model=spec.model,
+                                 api_base=public_url(spec.api_base) if spec.api_base else None,
                                  role=view.role, round=view.round, n_items=view.n_items, at=view.submitted_at)
             queries.insert_batch_items(
                 con, batch_key=key, run_id=self.spec.run_id, generation=self.generation,
@@ -295,7 +297,7 @@ class Collector:
         at = now()
 
         def write() -> None:
-            with store.connect(self.db, wait_s=60, checkpoint=False) as con:
+            with self.db.connect(wait_s=60, checkpoint=False) as con:
                 queries.set_batch_state(con, batch_key=key, batch_id=batch_id, state=state, n_done=n_done,
                                         at=at, finished_at=at if state in FINAL_STATES + ("lost",) else None)
 

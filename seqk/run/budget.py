@@ -24,20 +24,19 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from seqk import store
 from seqk.benchmark import Task
-from seqk.benchmark.prompt import actor_prompt
 from seqk.config.spec import RunSpec
 from seqk.errors import BudgetRefused
-from seqk.models import known_price
+from seqk.models import Completion, Pool, known_price
+from seqk.models.limiter import LimitState
 from seqk.models.pricing import call_cost
 from seqk.models.role import RoleSpec
-from seqk.records import CallRecord
+from seqk.records import CallRecord, Prompt
 from seqk.store import queries
 
 RUN = "run"
@@ -51,9 +50,10 @@ prompts (English and code run 3-4); a longer answer takes the difference at its 
 _TICKET: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar("seqk_budget_ticket", default=None)
 
 
-def tokens_bound(text: str) -> int:
-    """The most input tokens `text` can be as one chat message."""
-    return len(text.encode("utf-8")) + CHAT_OVERHEAD_TOKENS
+def tokens_bound(prompt: Prompt) -> int:
+    """The most input tokens `prompt` can be: each message's UTF-8 bytes and its chat template."""
+    texts = [prompt] if isinstance(prompt, str) else [m.content for m in prompt.messages]
+    return sum(len(text.encode("utf-8")) + CHAT_OVERHEAD_TOKENS for text in texts)
 
 
 def call_worst_usd(role: RoleSpec, input_tokens: float) -> float:
@@ -95,6 +95,36 @@ class BudgetLine:
         return self.budget_usd - self.spent_usd
 
 
+class Gate(Protocol):
+    """What the engine asks of a run's budget: BudgetGate, or a Ray worker's view of the run's
+    one ledger (seqk.run.ray_budget.RemoteGate)."""
+
+    refused: str | None
+    """Set once a budget refused an attempt or a call."""
+
+    @property
+    def stopped_by(self) -> str:
+        """What a run the gate stopped counts as (RunResult.stopped_by): 'budget' or 'error'."""
+        ...
+
+    async def need(self, task: Task, actor_prompt: Prompt | None, answer: str | None,
+                   judged: bool, critic: bool) -> dict[str, float]:
+        """Per role, the worst case of one attempt (see BudgetGate.need)."""
+        ...
+
+    async def admit(self, need: dict[str, float]) -> Ticket | None:
+        """Reserve `need` for one attempt; None when it cannot be (then `refused` says why)."""
+        ...
+
+    def settle(self, ticket: Ticket, calls: Sequence[CallRecord]) -> None:
+        """The attempt finished: release what it holds, count what it spent."""
+        ...
+
+    def describe(self) -> str:
+        """Why the gate stopped the run, in words."""
+        ...
+
+
 @dataclass
 class BudgetGate:
     """Admits an attempt only while spend + reservations + its worst case stay within every
@@ -123,7 +153,7 @@ class BudgetGate:
     def _in(values: dict[str, float], scope: str) -> float:
         return sum(values.values()) if scope == RUN else values.get(scope, 0.0)
 
-    async def need(self, task: Task, actor_prompt: str | None, answer: str | None,
+    async def need(self, task: Task, actor_prompt: Prompt | None, answer: str | None,
                    judged: bool, critic: bool) -> dict[str, float]:
         """Per role, the worst case of one attempt at `task`: the actor on `actor_prompt` (None:
         no actor call), the judge on the benchmark's prompts when `judged`, the critic when asked.
@@ -240,14 +270,15 @@ class BudgetGate:
 
 
 class BudgetedPool:
-    """The engine's model pool, with every call held to its attempt's reservation."""
+    """The engine's model pool (a seqk.models.Pool), with every call held to its attempt's
+    reservation."""
 
-    def __init__(self, pool: Any, gate: Any):
+    def __init__(self, pool: Pool, gate: Any):
         self.pool = pool
         self.gate = gate
         """A BudgetGate here; a Ray worker's pool holds a gate to the job's ledger (seqk.run.ray_budget)."""
 
-    async def complete(self, spec: RoleSpec, prompt: str, cache_prefix: str | None = None) -> Any:
+    async def complete(self, spec: RoleSpec, prompt: Prompt, cache_prefix: str | None = None) -> Completion:
         """Call the model when its worst case fits; count what it cost."""
         ticket = _TICKET.get()
         if not self.holds(ticket):
@@ -274,8 +305,17 @@ class BudgetedPool:
         """Swap the call's reservation for what it cost."""
         self.gate.paid(ticket, role, worst, cost)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.pool, name)
+    def limit_states(self) -> list[LimitState]:
+        """The pool's limits."""
+        return self.pool.limit_states()
+
+    def sustained(self) -> list[tuple[str, str | None, int, bool, Any]]:
+        """What the pool's endpoints sustained (seqk.run.limits)."""
+        return self.pool.sustained()
+
+    async def close(self) -> None:
+        """Close the pool underneath."""
+        await self.pool.close()
 
 
 def budgets_of(spec: RunSpec) -> dict[str, float]:
@@ -287,17 +327,17 @@ def budgets_of(spec: RunSpec) -> dict[str, float]:
     return budgets
 
 
-def stored_spend(spec: RunSpec, db: str | os.PathLike[str] | None) -> dict[str, float]:
+def stored_spend(spec: RunSpec, db: store.DbLike) -> dict[str, float]:
     """What the run has spent so far, per role."""
-    path = store.resolve(db)
-    if not store.exists(path):
+    database = store.open(db)
+    if not database.exists():
         return {}
-    with store.connect(path, read_only=True) as con:
+    with database.connect(read_only=True) as con:
         rows = queries.run_spend_by_role(con, run_id=spec.run_id)
     return {role: float(cost) for role, cost, _ in rows}
 
 
-def gate_for(spec: RunSpec, db: str | os.PathLike[str] | None) -> BudgetGate | None:
+def gate_for(spec: RunSpec, db: store.DbLike) -> BudgetGate | None:
     """The run's budget gate, with the spend stored so far; None when the variant sets no budget."""
     budgets = budgets_of(spec)
     if not budgets:
@@ -309,5 +349,5 @@ async def first_attempt_need(gate: BudgetGate) -> dict[str, float]:
     """What `seqk plan` shows: the worst case of attempt 1 of the task with the longest prompt."""
     spec = gate.spec
     task = max(spec.tasks, key=lambda t: len(t.prompt.encode("utf-8")))
-    prompt = actor_prompt(task.prompt, 1, spec.k, seq=spec.seq, history=[])
+    prompt = spec.protocol.render(task.prompt, 1, spec.k, seq=spec.seq).prompt
     return await gate.need(task, prompt, None, True, spec.seq)

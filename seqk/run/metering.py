@@ -11,11 +11,10 @@ from typing import Any
 
 from seqk import seeds
 from seqk.benchmark import AgentUsage
-from seqk.benchmark.prompt import stable_prefix
 from seqk.errors import ProviderError
-from seqk.models import ModelPool, cost_usd, pricing
+from seqk.models import Pool, cost_usd, pricing
 from seqk.models.role import RoleSpec
-from seqk.records import CallRecord
+from seqk.records import CallRecord, Prompt, stored_prompt
 
 
 def now() -> datetime:
@@ -53,30 +52,31 @@ def agent_call(usage: AgentUsage, prompt: str, output: str, started: datetime,
 class MeteredClient:
     """A RoleClient that meters every call into the attempt's call list."""
 
-    def __init__(self, pool: ModelPool, spec: RoleSpec, calls: list[CallRecord]):
+    def __init__(self, pool: Pool, spec: RoleSpec, calls: list[CallRecord]):
         self.pool = pool
         self.spec = spec
         self.role = spec.role
         self.model = spec.model
         self.calls = calls
 
-    async def complete(self, prompt: str) -> str:
-        """Call the role's model; record the call whether it succeeds or fails."""
+    async def complete(self, prompt: Prompt, cache_prefix: str | None = None) -> str:
+        """Call the role's model; record the call whether it succeeds or fails. `cache_prefix`:
+        the start of a str prompt the next call repeats (only the actor's prompts repeat, and the
+        engine says where; marking a one-off judge or critic prompt would pay a cache write for
+        nothing)."""
         if self.spec.model is None:
             raise RuntimeError(f"the {self.role} has no model in this run")
         started = now()
+        stored = stored_prompt(prompt)
         try:
-            # Only the actor's prompts repeat (k samples, or the task under each seq@k attempt);
-            # marking a one-off judge or critic prompt would pay a cache write for nothing.
-            prefix = stable_prefix(prompt) if self.role == "actor" else None
-            c = await self.pool.complete(self.spec, prompt, cache_prefix=prefix)
+            c = await self.pool.complete(self.spec, prompt, cache_prefix=cache_prefix)
         except ProviderError as exc:
             self.calls.append(CallRecord(
-                self.role, self.spec.model, prompt, None, None, None, None, None, None, None,
+                self.role, self.spec.model, stored, None, None, None, None, None, None, None,
                 getattr(exc, "retries", 0), str(exc), started, price_tier=self.spec.price_tier))
             raise
         self.calls.append(CallRecord(
-            self.role, c.model, prompt, c.text, c.input_tokens, c.cached_tokens,
+            self.role, c.model, stored, c.text, c.input_tokens, c.cached_tokens,
             c.thinking_tokens, c.output_tokens, c.cost_usd, c.latency_s, c.retries, None, started,
             c.cache_write_tokens, c.price_tier))
         return c.text

@@ -69,6 +69,18 @@ class RunResult:
     attempts_run: int = 0
     attempts_errored: int = 0
 
+    @property
+    def exit_status(self) -> int:
+        """What `seqk run` exits with after it: 130 interrupted, 3 stopped by a budget, 1 stopped
+        by an error or every attempt of the invocation an error, else 0."""
+        if self.interrupted:
+            return 130
+        if self.stopped_by == "budget":
+            return 3
+        if self.stopped or (self.attempts_run and self.attempts_errored == self.attempts_run):
+            return 1
+        return 0
+
 
 class RunObserver(Protocol):
     """Watches one run. Subclass it and override what you need (the others do nothing), or pass

@@ -4,27 +4,28 @@ attempts and calls left, read from the database without writing to it.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from seqk import store
+from seqk.benchmark import HistoryItem
 from seqk.config.spec import RunSpec
+from seqk.config.sweep import Cell, Sweep
 from seqk.errors import BadInput
 from seqk.power import DEFAULT_DISCORDANCE, detectable_lift, discordance_upper_limit, tasks_needed
 from seqk.run.prepare import decide_in, pending_attempts
 from seqk.store import queries
 
 
-def plan(spec: RunSpec, db: str | os.PathLike[str] | None = None, lift: float | None = None) -> dict[str, Any]:
+def plan(spec: RunSpec, db: store.DbLike = None, lift: float | None = None) -> dict[str, Any]:
     """Run id, roles, fingerprint, state and the range of attempts and calls still to make; for
     seq@k, the power of the comparison with pass@k (`power`), and the tasks a `lift` needs."""
     selected = [t.task_index for t in spec.tasks]
     discordance: dict[str, Any] | None = None
     state, pending = "new run", {i: [1] * spec.chains if spec.seq else list(range(1, spec.k + 1))
                                  for i in selected}
-    path = store.resolve(db)
-    if store.exists(path):
-        with store.connect(path, read_only=True) as con:
+    database = store.open(db)
+    if database.exists():
+        with database.connect(read_only=True) as con:
             row, decision = decide_in(con, spec)
             if row is not None:
                 if decision.refused_on == "settings":
@@ -59,7 +60,36 @@ def plan(spec: RunSpec, db: str | os.PathLike[str] | None = None, lift: float | 
         "actor_cost_low": low_cost, "actor_cost_high": high_cost, "price_known": price_known,
         "tiers": _tiers(spec, pending),
         "power": _power(len(selected), discordance, lift) if spec.seq else None,
+        "protocol": spec.protocol.identity() if spec.seq else {},
+        "preview": attempt_preview(spec),
     }
+
+
+OUTPUT_PLACEHOLDER = "‹attempt 1's output›"
+FEEDBACK_PLACEHOLDER = "‹the feedback on attempt 1›"
+TASK_SHOWN_CHARS = 300
+"""A task prompt longer than this is cut in the preview (its framing and history are shown whole)."""
+
+
+def attempt_preview(spec: RunSpec) -> dict[str, Any] | None:
+    """seq@k: the messages attempt 2 would be sent on the first selected task (attempt 1 when k is
+    1), with placeholders for attempt 1's output and its feedback and a long task prompt cut."""
+    if not spec.seq or not spec.tasks:
+        return None
+    from seqk.models.base import messages_of
+
+    task = spec.tasks[0]
+    text = task.prompt if len(task.prompt) <= TASK_SHOWN_CHARS else (
+        f"{task.prompt[:TASK_SHOWN_CHARS - 100]} … (task {task.task_index}'s prompt: {len(task.prompt)} characters)")
+    attempt_index = min(2, spec.k)
+    history = [HistoryItem(1, OUTPUT_PLACEHOLDER, FEEDBACK_PLACEHOLDER)][:attempt_index - 1]
+    prompt = spec.protocol.render(text, attempt_index, spec.k, seq=True, history=history).prompt
+    return {"attempt_index": attempt_index, "task_index": task.task_index, "messages": messages_of(prompt)}
+
+
+def plan_sweep(sweep: Sweep, db: store.DbLike = None) -> list[tuple[Cell, dict[str, Any]]]:
+    """Each cell of a sweep with its plan (what `plan` says of it), before anything is spent."""
+    return [(cell, plan(cell.spec, cell.settings.database(db))) for cell in sweep.cells]
 
 
 def _power(n_tasks: int, measured: dict[str, Any] | None, lift: float | None) -> dict[str, Any]:
@@ -108,7 +138,7 @@ def _actor_cost_range(spec: RunSpec, pending: dict[int, list[int]]) -> tuple[flo
         low_tokens += base
         attempts = [a for i in indices for a in range(i, spec.k + 1)] if spec.seq else indices
         for attempt_index in attempts:
-            history = (attempt_index - 1) * (out_max or 0) if spec.seq else 0
+            history = (attempt_index - 1) * (out_max or 0) if spec.seq and spec.protocol.shows_history else 0
             high_in += base + history
             high_out += out_max or 0
     low = low_tokens * price.input / 1e6
@@ -141,7 +171,7 @@ def _tiers(spec: RunSpec, pending: dict[int, list[int]]) -> list[dict[str, Any]]
         base = len(by_index[task_index].prompt) / _CHARS_PER_TOKEN
         attempts = list(range(indices[0], spec.k + 1)) if spec.seq else indices
         for n, attempt_index in enumerate(attempts):
-            history = (attempt_index - 1) * out_max if spec.seq else 0
+            history = (attempt_index - 1) * out_max if spec.seq and spec.protocol.shows_history else 0
             fresh += history
             written += base if n == 0 else 0
             reused += base if n > 0 else 0

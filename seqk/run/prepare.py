@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from seqk import store
@@ -20,6 +19,7 @@ from seqk.benchmark import HistoryItem, Verdict
 from seqk.config.identity import differing_fields
 from seqk.config.spec import RunSpec
 from seqk.errors import RunConflict
+from seqk.run import limits
 from seqk.store import queries
 from seqk.version import __version__
 
@@ -71,6 +71,9 @@ class Prepared:
     """task_index -> the chain of each entry of `pending[task_index]` (absent: chain 1)."""
     chains: int = 1
     previous_chains: int | None = None
+    endpoint_limits: dict[tuple[str, str], limits.RememberedLimit] = field(default_factory=dict)
+    """(api_base, model) -> the limit on calls in flight each endpoint last sustained
+    (seqk.run.limits): where the run's pool starts."""
 
     def slots(self, task_index: int) -> list[tuple[int, int]]:
         """(chain_index, attempt_index) of the task's pending entries."""
@@ -184,14 +187,14 @@ def decide_in(con: Any, spec: RunSpec) -> tuple[dict[str, Any] | None, Decision]
     return row, decide(row, spec, paid)
 
 
-def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
+def prepare(spec: RunSpec, db: store.DbLike) -> Prepared:
     """Register or check the run, register its tasks, and ask SQL what is left.
 
     Refuses (RunConflict) a changed fingerprint, a smaller k, or a task whose
     canonical index now names different content.
     """
     selected = [t.task_index for t in spec.tasks]
-    with store.connect(db, checkpoint=False) as con, store.transaction(con):
+    with store.open(db).connect(checkpoint=False) as con, store.transaction(con):
         row, decision = decide_in(con, spec)
         config = json.dumps(spec.config_json())
         if decision.action == "refuse":
@@ -230,7 +233,8 @@ def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
                     HistoryItem(h["attempt_index"], h["output"] or "", h["feedback"]))
                 last[slot] = h
             for slot, h in last.items():
-                if h["feedback"] is None and not h["success"]:
+                # feedback_mode none writes no feedback: none is missing
+                if h["feedback"] is None and not h["success"] and spec.mode.shows_history:
                     details = h["judge_details"]
                     missing_feedback[slot] = MissingFeedback(
                         h["attempt_uid"], h["attempt_index"], h["output"] or "",
@@ -239,9 +243,10 @@ def prepare(spec: RunSpec, db: str | Path | None = None) -> Prepared:
         kept_outputs = {
             (t, c, a): KeptOutput(prompt, output, k) for t, c, a, prompt, output, k in queries.kept_outputs(
                 con, run_id=spec.run_id, generation=generation, task_indices=store.int_list(pending))}
+        known = limits.remembered(con)
     return Prepared(spec.run_id, decision.action, generation, spec.k, decision.previous_k, pending, history,
                     len(selected), missing_feedback, kept_outputs, pending_chains, spec.chains,
-                    previous_chains)
+                    previous_chains, known)
 
 
 def pending_attempts(con: Any, spec: RunSpec, generation: int) -> dict[int, list[int]]:

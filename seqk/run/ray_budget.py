@@ -29,8 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from seqk.benchmark import Task
 from seqk.errors import BudgetRefused
-from seqk.records import CallRecord
+from seqk.records import CallRecord, Prompt
 from seqk.run.budget import _TICKET, BudgetedPool, BudgetGate, Ticket
 
 
@@ -123,8 +124,9 @@ class RemoteGate:
         """What a run this gate stopped counts as: a lost ledger is an error, not the budget."""
         return "error" if self.lost else "budget"
 
-    async def need(self, *args: Any) -> dict[str, float]:
-        return await self.local.need(*args)
+    async def need(self, task: Task, actor_prompt: Prompt | None, answer: str | None,
+                   judged: bool, critic: bool) -> dict[str, float]:
+        return await self.local.need(task, actor_prompt, answer, judged, critic)
 
     async def _call(self, ref: Any) -> Any:
         """The ledger's answer; LedgerLost when it is dead (now or before)."""
@@ -171,7 +173,8 @@ class RemoteGate:
         with contextlib.suppress(LedgerLost):
             await self._call(self.ledger.paid.remote(ticket.tid, role, worst, cost))
 
-    def settle(self, ticket: LedgerTicket, calls: Sequence[CallRecord]) -> None:
+    def settle(self, ticket: Ticket, calls: Sequence[CallRecord]) -> None:
+        assert isinstance(ticket, LedgerTicket)
         if not self.lost:
             self._sent.append(self.ledger.settle.remote(ticket.job, ticket.tid, list(calls)))
 

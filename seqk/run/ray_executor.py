@@ -25,10 +25,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from seqk import store
+from seqk.benchmark import Task
 from seqk.errors import MissingExtra
 from seqk.records import AttemptRecord, FeedbackFill
+from seqk.run.budget import BudgetGate
 from seqk.run.metering import error_record, now
 from seqk.run.ray_budget import JOB, BudgetLedger, RemoteGate, RemotePool
+from seqk.run.runner import TaskRunner
 from seqk.run.writer import Writer
 
 log = logging.getLogger("seqk")
@@ -56,9 +59,9 @@ class WorkerWriter(Writer):
     """A worker's own writer into the lake (one connection per process, a commit about every
     second), remembering what it committed so the driver can tell what a dead worker lost."""
 
-    def __init__(self, db: str):
+    def __init__(self, db: store.Database):
         # run_id None: the driver stamps the run once, at its end.
-        super().__init__(db, interval_s=1.0, run_id=None)
+        super().__init__(db, interval_s=db.commit_interval_s, run_id=None)
         self._lock = threading.Lock()
         self._committed: list[Key] = []
 
@@ -77,15 +80,16 @@ class WorkerWriter(Writer):
 
 class ChainWorker:
     """The Ray actor: an Engine of its own that runs tasks and streams each record back. Its
-    budget is the run's ledger (when the run has one); on a lake it writes its records itself."""
+    budget is the run's ledger (when the run has one); on a store that several processes may
+    write (a lake) it writes its records itself."""
 
-    def __init__(self, engine_cls: Any, spec: Any, prepared: Any, ledger: Any, lake: str | None):
+    def __init__(self, engine_cls: Any, spec: Any, prepared: Any, ledger: Any, db: store.Database):
         # The class comes pickled by reference, so this module never imports the scheduler.
-        self.engine = engine_cls(spec, prepared, None)
+        self.engine: TaskRunner = engine_cls(spec, prepared, db)
         if ledger is not None:
             gate = RemoteGate(ledger, spec)
             self.engine.budget, self.engine.pool = gate, RemotePool(self.engine.pool, gate)
-        self.writer = WorkerWriter(lake) if lake is not None else None
+        self.writer = WorkerWriter(db) if db.shared_writes else None
 
     def pid(self) -> int:
         """The worker's process id (the tests kill it)."""
@@ -97,7 +101,7 @@ class ChainWorker:
         (None, False, why the run stopped or None, committed)."""
         JOB.set(job)
         queue: asyncio.Queue[Message] = asyncio.Queue()
-        engine, task, writer = self.engine, self.engine._tasks[task_index], self.writer
+        engine, task, writer = self.engine, self.engine.task(task_index), self.writer
         if writer is not None and writer._task is None:
             writer.start()
 
@@ -109,8 +113,8 @@ class ChainWorker:
                 writer.put(record)
             queue.put_nowait((record, done, outcome, committed()))
 
-        work = (engine._run_seq_task(task, [tuple(slot) for slot in what], emit) if engine.spec.seq
-                else engine._run_pass_task(task, what, emit))
+        work = (engine.run_chains(task, [tuple(slot) for slot in what], emit) if engine.spec.seq
+                else engine.run_samples(task, what, emit))
         runner = asyncio.ensure_future(work)
         while True:
             getter = asyncio.ensure_future(queue.get())
@@ -142,15 +146,16 @@ class RayExecutor:
         self._next: Any = None
         self._owns_ray = False
         self.ledger: Any = None
-        self.lake: str | None = None
-        self.engine: Any = None
+        self.workers_write = False
+        """Whether the workers write their records themselves (a store that takes several writers)."""
+        self.engine: TaskRunner | None = None
         self.confirmed: set[Key] = set()
         """Records a worker committed to the lake."""
         self.unconfirmed: dict[int, dict[Key, Any]] = {}
         """worker -> records it streamed and has not said it committed (the driver writes them if
         the worker dies)."""
 
-    async def start(self, engine: Any) -> None:
+    async def start(self, engine: TaskRunner) -> None:
         try:
             import ray
             from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -163,7 +168,7 @@ class RayExecutor:
         self.engine = engine
         nodes = [n for n in ray.nodes() if n.get("Alive")]
         tag = uuid.uuid4().hex[:8]
-        if engine.budget is not None:
+        if isinstance(engine.budget, BudgetGate):
             # On the driver's node, sharing its fate; never restarted (see seqk.run.ray_budget).
             here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
             self.ledger = ray.remote(BudgetLedger).options(
@@ -171,7 +176,7 @@ class RayExecutor:
                 scheduling_strategy=here,
             ).remote(engine.spec, engine.budget.budgets, engine.budget.spent)
         db = engine.writer.db
-        self.lake = db if store.is_lake(db) else None
+        self.workers_write = db.shared_writes
         actor = ray.remote(ChainWorker)
         spec = engine.spec
         for index, node in enumerate(nodes):
@@ -179,7 +184,7 @@ class RayExecutor:
                 name=f"seqk-worker-{tag}-{index}", num_cpus=1, max_restarts=1, max_task_retries=0,
                 max_concurrency=max(64, spec.concurrency * max(spec.k, spec.chains)),
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=True),
-            ).remote(type(engine), spec, engine.prepared, self.ledger, self.lake))
+            ).remote(type(engine), spec, engine.prepared, self.ledger, db))
             self.unconfirmed[index] = {}
         self._next = itertools.cycle(range(len(self.workers)))
 
@@ -192,11 +197,13 @@ class RayExecutor:
     def _rescue(self, index: int) -> None:
         """Worker `index` died: the driver writes what it streamed and may not have committed (a
         record it did commit is then stored twice, under one attempt_uid, which views count once)."""
+        assert self.engine is not None
         lost, self.unconfirmed[index] = self.unconfirmed[index], {}
         for record in lost.values():
             self.engine.writer.put(record)
 
-    async def _stream(self, engine: Any, task: Any, what: list[Any]) -> AsyncIterator[tuple[Any, bool, str | None]]:
+    async def _stream(self, engine: TaskRunner, task: Task,
+                      what: list[Any]) -> AsyncIterator[tuple[Any, bool, str | None]]:
         import ray
 
         index, job = next(self._next), uuid.uuid4().hex
@@ -208,28 +215,29 @@ class RayExecutor:
                     if outcome is not None and engine.result.stopped is None:
                         engine.result.stopped, engine.result.stopped_by = outcome
                     continue
-                if self.lake is not None and key_of(record) not in self.confirmed:
+                if self.workers_write and key_of(record) not in self.confirmed:
                     self.unconfirmed[index][key_of(record)] = record
                 yield record, done, outcome
         except ray.exceptions.RayActorError:
             if self.ledger is not None:
                 with contextlib.suppress(ray.exceptions.RayActorError):  # the ledger died too
                     await self.ledger.abandon.remote(job)
-            if self.lake is not None:
+            if self.workers_write:
                 self._rescue(index)
             raise
 
-    def _emit(self, engine: Any, record: Any, done: bool, outcome: str | None, lost: bool = False) -> None:
+    def _emit(self, engine: TaskRunner, record: AttemptRecord | FeedbackFill, done: bool, outcome: str | None,
+              lost: bool = False) -> None:
         # On a lake the worker wrote it; the driver writes the error record of a lost attempt.
-        engine._emit(record, done, outcome, write=self.lake is None or lost)
+        engine.emit(record, done, outcome, write=not self.workers_write or lost)
 
-    async def run_task(self, engine: Any, task: Any, indices: list[int]) -> None:
+    async def run_task(self, engine: TaskRunner, task: Task, indices: list[int]) -> None:
         if engine.spec.seq:
             await self._run_chains(engine, task, engine.prepared.slots(task.task_index))
         else:
             await self._run_samples(engine, task, indices)
 
-    async def _run_chains(self, engine: Any, task: Any, slots: list[tuple[int, int]]) -> None:
+    async def _run_chains(self, engine: TaskRunner, task: Task, slots: list[tuple[int, int]]) -> None:
         """Each chain on a worker of its own choosing, whole; the task is done when its last chain
         ends (its outcome as the local executor's)."""
         import ray
@@ -259,7 +267,7 @@ class RayExecutor:
 
         await asyncio.gather(*(chain(c, f) for c, f in slots))
 
-    async def _run_samples(self, engine: Any, task: Any, indices: list[int]) -> None:
+    async def _run_samples(self, engine: TaskRunner, task: Task, indices: list[int]) -> None:
         import ray
 
         outcomes: list[str] = []
@@ -282,7 +290,7 @@ class RayExecutor:
         await asyncio.gather(*(one(i) for i in indices))
 
     @staticmethod
-    def _lost(engine: Any, task: Any, attempt_index: int, chain_index: int,
+    def _lost(engine: TaskRunner, task: Task, attempt_index: int, chain_index: int,
               exc: BaseException) -> AttemptRecord | FeedbackFill:
         """The error record of the attempt a dead worker had in flight (redone by the next run)."""
         died = WorkerDied(f"the Ray worker running this attempt died: {str(exc).splitlines()[0] if str(exc) else exc}")
@@ -299,7 +307,7 @@ class RayExecutor:
             import ray
         except ImportError:
             return
-        if self.lake is not None:
+        if self.workers_write:
             await self._finish_writes()
         for worker in self.workers:
             try:
@@ -324,6 +332,7 @@ class RayExecutor:
                 log.warning("Ray worker %d could not finish its writes; the driver writes them", index,
                             exc_info=True)
             self._rescue(index)
+        assert self.engine is not None
         self.engine.writer.written += len({key for key in self.confirmed if key[0] == "attempt"})
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from pathlib import Path
 from typing import Any
 
 from seqk import benchmark as benchmarks
@@ -36,7 +35,7 @@ from seqk.models.retry import RetryPolicy
 from seqk.models.role import RoleSpec
 from seqk.records import AttemptRecord, CallRecord
 from seqk.run import scheduler
-from seqk.run.budget import BudgetGate
+from seqk.run.budget import Gate
 from seqk.run.metering import MeteredClient, error_record, now
 from seqk.run.observer import RunObserver, RunResult
 from seqk.run.prepare import Prepared
@@ -48,14 +47,15 @@ _ACTOR_FIELDS = ("temperature", "max_tokens", "top_p", "seed", "extra")
 
 def rejudge_spec(source_run_id: str, judge: RoleSpec, *, first_attempt_only: bool = False,
                  concurrency: int = 16, retry: RetryPolicy | None = None,
-                 db: str | Path | None = None) -> RunSpec:
+                 db: store.DbLike = None) -> RunSpec:
     """The re-judging run of `source_run_id` with `judge` (a judge RoleSpec; model None for a
     non-LLM verifier, whose current version then grades again). Refused (RejudgeRefused) for
     seq@k without first_attempt_only, an agentic benchmark, or a run that is itself a re-judging."""
-    with store.connect(db, read_only=True) as con:
+    database = store.open(db)
+    with database.connect(read_only=True) as con:
         row = store.get_run(con, source_run_id)
         if row is None:
-            raise NotFound(f"no run {source_run_id!r} in {store.default_db_path(db)}; `seqk status` lists them")
+            raise NotFound(f"no run {source_run_id!r} in {database}; `seqk status` lists them")
         stored_tasks = queries.get_task_identities(con, run_id=source_run_id)
     config = json.loads(row["config"] or "{}")
     if config.get("rejudge_of"):
@@ -113,18 +113,17 @@ class RejudgeEngine(Engine):
     Its slots come from the source run: each (task, attempt) the source answered and this run
     has not judged yet, linked in `rejudged_slots` first (made inside the run's lease)."""
 
-    def __init__(self, spec: RunSpec, prepared: Prepared, db: str | Path | None,
-                 observer: RunObserver | None = None, flush_interval_s: float = 0.2,
-                 budget: BudgetGate | None = None):
+    def __init__(self, spec: RunSpec, prepared: Prepared, db: store.Database,
+                 observer: RunObserver | None = None, budget: Gate | None = None):
         assert spec.rejudge_of is not None
-        with store.connect(db, checkpoint=False) as con:
+        with db.connect(checkpoint=False) as con:
             store.link_rejudged_slots(con, spec.run_id, spec.rejudge_of, spec.k)
             rows = queries.rejudge_pending(con, run_id=spec.run_id, generation=prepared.generation)
         pending: dict[int, list[int]] = {}
         for r in rows:
             pending.setdefault(r["task_index"], []).append(r["attempt_index"])
         prepared.pending, prepared.history, prepared.missing_feedback = pending, {}, {}
-        super().__init__(spec, prepared, db, observer, flush_interval_s, budget)
+        super().__init__(spec, prepared, db, observer, budget)
         self.sources: dict[tuple[int, int], dict[str, Any]] = {
             (r["task_index"], r["attempt_index"]): r for r in rows}
 
@@ -160,7 +159,7 @@ class RejudgeEngine(Engine):
             started_at=started, finished_at=now(), calls=calls)
 
 
-def rejudge(spec: RunSpec, db: str | Path | None = None,
+def rejudge(spec: RunSpec, db: store.DbLike = None,
             observer: RunObserver | None = None) -> RunResult:
     """Run (or resume) a re-judging run made by `rejudge_spec`: judge calls only, through the
     same path as any run (preflight, lease, signals, observer)."""

@@ -25,22 +25,22 @@ import contextvars
 import dataclasses
 import functools
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from seqk import store
 from seqk.benchmark import HistoryItem, Task
 from seqk.config.spec import RunSpec
-from seqk.models import ModelPool
+from seqk.models import Pool
 from seqk.models.base import Completion
 from seqk.models.limiter import LimitState
 from seqk.models.role import RoleSpec
-from seqk.records import AttemptRecord, FeedbackFill
+from seqk.records import AttemptRecord, FeedbackFill, Prompt
 from seqk.run import scheduler
 from seqk.run.batches import SLOT, BatchView, Collector, Deferred, custom_id, prompt_sha256
 from seqk.run.budget import Ticket
-from seqk.run.executor import Emit
 from seqk.run.observer import RunObserver
 from seqk.run.prepare import MissingFeedback, Prepared
+from seqk.run.runner import Emit
 
 __all__ = ["BatchRouter", "BatchView", "RoundsEngine", "RoundsResult", "custom_id", "prompt_sha256", "run"]
 
@@ -48,11 +48,11 @@ __all__ = ["BatchRouter", "BatchView", "RoundsEngine", "RoundsResult", "custom_i
 class BatchRouter:
     """The pool as the engine sees it in batch mode: batched roles go to the collector."""
 
-    def __init__(self, pool: ModelPool, collector: Collector):
+    def __init__(self, pool: Pool, collector: Collector):
         self.pool = pool
         self.collector = collector
 
-    async def complete(self, spec: RoleSpec, prompt: str, cache_prefix: str | None = None) -> Completion:
+    async def complete(self, spec: RoleSpec, prompt: Prompt, cache_prefix: str | None = None) -> Completion:
         """A batched role's call waits for its batch; any other goes to the pool now."""
         if spec.batch:
             return await self.collector.request(spec, prompt, cache_prefix)
@@ -65,6 +65,10 @@ class BatchRouter:
     def limit_states(self) -> list[LimitState]:
         """The pool's limits (batched calls have none)."""
         return self.pool.limit_states()
+
+    def sustained(self) -> list[tuple[str, str | None, int, bool, Any]]:
+        """What the pool's endpoints sustained (seqk.run.limits; batched calls are not counted)."""
+        return self.pool.sustained()
 
 
 _TASK: contextvars.ContextVar[int] = contextvars.ContextVar("seqk_batch_task")
@@ -85,16 +89,15 @@ class RoundsResult(scheduler.RunResult):
 class RoundsEngine(scheduler.Engine):
     """The scheduler's engine with every task in flight and batched roles answered in rounds."""
 
-    def __init__(self, spec: RunSpec, prepared: Prepared, db: str | Path | None,
-                 observer: RunObserver | None = None,
-                 flush_interval_s: float = 0.2, budget: Any = None, *, no_wait: bool = False,
+    def __init__(self, spec: RunSpec, prepared: Prepared, db: store.Database,
+                 observer: RunObserver | None = None, budget: Any = None, *, no_wait: bool = False,
                  poll_s: float = 30.0):
         # Every task at once: a round is as wide as the run, whatever `concurrency` says.
         wide = dataclasses.replace(spec, concurrency=max(len(prepared.pending), 1))
-        super().__init__(wide, prepared, db, observer, flush_interval_s, budget)
+        super().__init__(wide, prepared, db, observer, budget)
         self.result = RoundsResult(prepared)
         self.collector = Collector(spec, prepared, db, poll_s, no_wait, self.observer.batch)
-        self.pool = BatchRouter(self.pool, self.collector)  # type: ignore[assignment]
+        self.pool = BatchRouter(self.pool, self.collector)
 
     async def attempt(self, task: Task, attempt_index: int, history: list[HistoryItem],
                       chain_index: int = 1) -> AttemptRecord:
@@ -127,17 +130,17 @@ class RoundsEngine(scheduler.Engine):
             self.collector.slot_done(task_index)
         return reservation
 
-    async def _run_seq_task(self, task: Task, slots: list[tuple[int, int]], emit: Emit | None = None) -> None:
+    async def run_chains(self, task: Task, slots: list[tuple[int, int]], emit: Emit | None = None) -> None:
         _TASK.set(task.task_index)
         try:
-            await super()._run_seq_task(task, slots, emit)
+            await super().run_chains(task, slots, emit)
         finally:
             self.collector.task_done(task.task_index)
 
-    async def _run_pass_task(self, task: Task, indices: list[int], emit: Emit | None = None) -> None:
+    async def run_samples(self, task: Task, indices: list[int], emit: Emit | None = None) -> None:
         _TASK.set(task.task_index)
         try:
-            await super()._run_pass_task(task, indices, emit)
+            await super().run_samples(task, indices, emit)
         finally:
             self.collector.task_done(task.task_index)
 
@@ -161,7 +164,7 @@ class RoundsEngine(scheduler.Engine):
         return result
 
 
-def run(spec: RunSpec, db: str | Path | None = None, observer: RunObserver | None = None, *,
+def run(spec: RunSpec, db: store.DbLike = None, observer: RunObserver | None = None, *,
         no_wait: bool = False) -> scheduler.RunResult:
     """seqk.run.scheduler.run in batch mode (the variant's `batch_poll_s` between polls); the
     observer also hears of each batch (`batch`)."""

@@ -16,22 +16,21 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
-from pathlib import Path
 from typing import Any
 
 from seqk import store
 from seqk.benchmark import AgentContext, AgenticBenchmark, AttemptContext, HistoryItem, Task, Verdict
-from seqk.benchmark.prompt import actor_prompt
 from seqk.config.spec import RunSpec
 from seqk.errors import AgentRunError, CriticError, JudgeError, ProviderError
-from seqk.models import ModelPool, close_sessions, import_clients
-from seqk.records import AttemptRecord, CallRecord, FeedbackFill
-from seqk.run import preflight, signals
-from seqk.run.budget import BudgetedPool, BudgetGate, Ticket, gate_for
-from seqk.run.executor import Emit, executor_for
+from seqk.models import ModelPool, Pool, close_sessions, import_clients
+from seqk.records import AttemptRecord, CallRecord, FeedbackFill, stored_prompt
+from seqk.run import limits, preflight, signals
+from seqk.run.budget import BudgetedPool, Gate, Ticket, gate_for
+from seqk.run.executor import executor_for
 from seqk.run.metering import MeteredClient, agent_call, error_record, now, seeded
 from seqk.run.observer import AttemptEvent, RunObserver, RunResult, guarded
 from seqk.run.prepare import MissingFeedback, Prepared, prepare
+from seqk.run.runner import Emit
 from seqk.run.writer import Writer
 
 ATTEMPT_ERRORS = (ProviderError, JudgeError, CriticError, AgentRunError)
@@ -48,26 +47,28 @@ async def _cancel(jobs: list[asyncio.Task[None]]) -> None:
 class Engine:
     """Runs the pending attempts of one prepared run."""
 
-    def __init__(self, spec: RunSpec, prepared: Prepared, db: str | Path | None,
-                 observer: RunObserver | None = None,
-                 flush_interval_s: float = 0.2, budget: BudgetGate | None = None):
+    def __init__(self, spec: RunSpec, prepared: Prepared, db: store.Database,
+                 observer: RunObserver | None = None, budget: Gate | None = None):
         self.spec = spec
         self.prepared = prepared
         # a task has up to k pass@k samples, or one call per seq@k chain, in flight at once
-        self.pool = ModelPool(spec.retry, spec.quota,
-                              default_concurrency=max(spec.concurrency * max(spec.k, spec.chains), 16))
-        # A lake commits about once a second: each commit is a catalog transaction that other
-        # writers may have to retry against.
-        self.writer = Writer(db, interval_s=max(flush_interval_s, 1.0) if store.is_lake(db) else flush_interval_s,
-                             run_id=spec.run_id)
+        self.pool: Pool = ModelPool(spec.retry, spec.quota,
+                                    default_concurrency=max(spec.concurrency * max(spec.k, spec.chains), 16),
+                                    starts=limits.starts((spec.actor, spec.judge, spec.critic),
+                                                         prepared.endpoint_limits))
+        self.writer = Writer(db, interval_s=db.commit_interval_s, run_id=spec.run_id)
         self.observer = guarded(observer)
-        self.budget = budget
+        self.budget: Gate | None = budget
         if budget is not None:
-            self.pool = BudgetedPool(self.pool, budget)  # type: ignore[assignment]
+            self.pool = BudgetedPool(self.pool, budget)
         self.result = RunResult(prepared)
         self.executor = executor_for(spec)
         self.mode = spec.mode
         self._tasks = {t.task_index: t for t in spec.tasks}
+
+    def task(self, task_index: int) -> Task:
+        """The run's task of this index."""
+        return self._tasks[task_index]
 
     async def attempt(self, task: Task, attempt_index: int,
                       history: list[HistoryItem], chain_index: int = 1) -> AttemptRecord:
@@ -81,8 +82,10 @@ class Engine:
         critic = MeteredClient(self.pool, seeded(spec.critic, *slot), calls)
         started = now()
         kept = self.prepared.kept_outputs.get((task.task_index, chain_index, attempt_index))
-        prompt = kept.prompt if kept is not None else actor_prompt(
-            task.prompt, attempt_index, spec.k, seq=spec.seq, history=history)
+        if not self.mode.shows_history:  # feedback_mode none: nothing of the earlier attempts
+            history = []
+        rendered = spec.protocol.render(task.prompt, attempt_index, spec.k, seq=spec.seq, history=history)
+        prompt = kept.prompt if kept is not None else stored_prompt(rendered.prompt)
         output: str | None = None
         verdict: Verdict | None = None
         feedback: str | None = None
@@ -94,16 +97,18 @@ class Engine:
                                  history=history, run_id=spec.run_id)
             if isinstance(bench, AgenticBenchmark):
                 stage = "run_attempt"
+                retry_context = spec.protocol.context(attempt_index, spec.k, history) if spec.seq else ""
                 result = await bench.run_attempt(task, prompt, AgentContext(
-                    **vars(ctx), actor=actor, temperature=spec.actor.temperature))
+                    **vars(ctx), actor=actor, temperature=spec.actor.temperature, retry_context=retry_context))
                 prompt, output, verdict = result.prompt, result.output, result.verdict
                 if result.usage is not None:
                     calls.append(agent_call(result.usage, prompt, output, started, spec.actor.price))
             else:
-                output = kept.output if kept is not None else await actor.complete(prompt)
+                output = kept.output if kept is not None else await actor.complete(
+                    rendered.prompt, cache_prefix=rendered.cache_prefix)
                 stage = "judge"
                 verdict = await bench.verify(task, output, ctx)
-            if spec.seq and not verdict.success:
+            if spec.seq and not verdict.success and self.mode.shows_history:
                 stage = "critic"
                 feedback = await bench.feedback(task, output, verdict, ctx)
                 if self.mode.llm_critic and not (feedback or "").strip():
@@ -165,8 +170,8 @@ class Engine:
             need = await self.budget.need(task, None, missing.output, False, True)
         else:
             kept = self.prepared.kept_outputs.get((task.task_index, chain_index, attempt_index))
-            prompt = None if kept is not None else actor_prompt(
-                task.prompt, attempt_index, spec.k, seq=spec.seq, history=history or [])
+            prompt = None if kept is not None else spec.protocol.render(
+                task.prompt, attempt_index, spec.k, seq=spec.seq, history=history or []).prompt
             need = await self.budget.need(task, prompt, kept.output if kept is not None else None,
                                           True, spec.seq)
         ticket = await self.budget.admit(need)
@@ -184,7 +189,7 @@ class Engine:
                 # A call was refused mid-attempt: nothing more starts.
                 self.result.stopped, self.result.stopped_by = self.budget.describe(), self.budget.stopped_by
 
-    def _emit(self, record: AttemptRecord | FeedbackFill, done: bool, outcome: str | None,
+    def emit(self, record: AttemptRecord | FeedbackFill, done: bool, outcome: str | None,
               write: bool = True) -> None:
         if write:  # False: a Ray worker wrote it to the lake
             self.writer.put(record)
@@ -205,12 +210,12 @@ class Engine:
         if self.observer.observer is not None:  # no event (nor limit states) built for nobody
             self.observer.attempt(AttemptEvent(record, done, outcome, self.pool.limit_states()))
 
-    async def _run_seq_task(self, task: Task, slots: list[tuple[int, int]], emit: Emit | None = None) -> None:
+    async def run_chains(self, task: Task, slots: list[tuple[int, int]], emit: Emit | None = None) -> None:
         """The task's unfinished chains, concurrently; the task is done when the last one ends
         (passed if any chain passed, else error if any chain ended on one, else failed). Each
         record goes to `emit` (default: the writer and progress of this process; a Ray worker
         streams them to the driver instead)."""
-        emit = emit or self._emit
+        emit = emit or self.emit
         remaining = len(slots)
         outcomes: list[str] = []
 
@@ -263,8 +268,8 @@ class Engine:
             emit(record, False, None)
             history.append(HistoryItem(attempt_index, record.output or "", record.feedback))
 
-    async def _run_pass_task(self, task: Task, indices: list[int], emit: Emit | None = None) -> None:
-        emit = emit or self._emit
+    async def run_samples(self, task: Task, indices: list[int], emit: Emit | None = None) -> None:
+        emit = emit or self.emit
         remaining = len(indices)
         outcomes: list[str] = []
 
@@ -288,6 +293,9 @@ class Engine:
 
     async def _close(self) -> None:
         await self.executor.close()
+        # What each endpoint sustained goes in with the final write (seqk.run.limits).
+        rows = limits.to_record(self.pool, self.prepared.endpoint_limits, self.spec.run_id)
+        self.writer.on_final = lambda con: limits.record(con, rows)
         await self.writer.close()
         await self.pool.close()
         await close_sessions()
@@ -302,7 +310,7 @@ class Engine:
             async with limit:
                 if self.result.stopped:
                     return
-                task = self._tasks[task_index]
+                task = self.task(task_index)
                 try:
                     await self.executor.run_task(self, task, indices)
                 except Exception as exc:
@@ -337,7 +345,7 @@ PREPARE_SWITCH_S = 0.0005
 """The interpreter's thread switch interval while prepare and the client import overlap."""
 
 
-def run(spec: RunSpec, db: str | Path | None = None, observer: RunObserver | None = None,
+def run(spec: RunSpec, db: store.DbLike = None, observer: RunObserver | None = None,
         make_engine: Callable[..., Engine] | None = None) -> RunResult:
     """Run one variant to completion (or until Ctrl-C / SIGTERM), resuming what is stored.
 
@@ -346,7 +354,8 @@ def run(spec: RunSpec, db: str | Path | None = None, observer: RunObserver | Non
     arguments (batch mode: seqk.run.rounds; re-judging: seqk.run.rejudge)."""
     preflight.before_run(spec)
     watch = guarded(observer)
-    with store.run_lease(db, spec.run_id, [t.task_index for t in spec.tasks]):
+    db = store.open(db)
+    with db.lease(spec.run_id, [t.task_index for t in spec.tasks]):
         # Batch rounds and re-judging (make_engine) and Ray workers reach providers through
         # their own clients: nothing to import ahead for them.
         local = make_engine is None and spec.executor == "local"
@@ -363,7 +372,7 @@ def run(spec: RunSpec, db: str | Path | None = None, observer: RunObserver | Non
     return result
 
 
-def _prepare_importing_clients(spec: RunSpec, db: str | Path | None) -> Prepared:
+def _prepare_importing_clients(spec: RunSpec, db: store.Database) -> Prepared:
     """prepare() in a thread while this one imports the client libraries of the first calls.
 
     DuckDB releases the GIL while it opens, creates and fills the database, so on two cores the

@@ -6,6 +6,8 @@ it at once. Later signals are ignored until the run returns, so an impatient use
 the final write; nor can a first signal that lands on it (`uninterrupted`). The handlers in
 place before the run are back when it returns, so a notebook's Ctrl-C works as before.
 
+Around processes a sweep started (`relayed`): signals are passed on to them, not obeyed.
+
 Around a command (`outlast`, used by the CLI): before a run is stopped, signals do what Python
 does by default; once one is, more signals cannot kill the process before it has said what it
 kept, and it exits with 130.
@@ -72,6 +74,23 @@ async def uninterrupted(job: Awaitable[None]) -> bool:
             if task.done():  # the job itself was cancelled, not this task
                 raise
             cancelled = True
+
+
+@contextlib.contextmanager
+def relayed(on_signal: Callable[[int], None]) -> Iterator[None]:
+    """For a process that waits on processes it started (a sweep's cells): inside the block,
+    SIGINT and SIGTERM call `on_signal(signum)` (which passes them on) instead of ending this
+    process; the previous handlers are back after."""
+    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    for sig in STOP_SIGNALS:
+        with contextlib.suppress(*_NO_HANDLERS):
+            signal.signal(sig, lambda signum, frame: on_signal(signum))
+    try:
+        yield
+    finally:
+        for sig, before in previous.items():
+            with contextlib.suppress(*_NO_HANDLERS):
+                signal.signal(sig, before if before is not None else signal.SIG_DFL)
 
 
 @contextlib.contextmanager

@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from pathlib import Path
+from collections.abc import Callable
+from typing import Any
 
 from seqk import store
 from seqk.errors import StoreBusy
@@ -26,7 +27,7 @@ class Writer:
     and the write is tried again.
     """
 
-    def __init__(self, db: str | Path | None, interval_s: float = 0.2, max_batch: int = 5000,
+    def __init__(self, db: store.Database, interval_s: float = 0.2, max_batch: int = 5000,
                  run_id: str | None = None, close_wait_s: float = 600.0):
         self.db = db
         self.run_id = run_id
@@ -41,6 +42,9 @@ class Writer:
         self.failures = 0
         self.max_failures = 5
         self._task: asyncio.Task[None] | None = None
+        self.on_final: Callable[[Any], None] | None = None
+        """Called once with the final write's connection, after its attempts and before the run
+        is stamped (the run's remembered endpoint limits, seqk.run.limits)."""
 
     def start(self) -> None:
         """Begin flushing in the background."""
@@ -54,14 +58,17 @@ class Writer:
 
     def _write(self, batch: list[AttemptRecord | FeedbackFill], final: bool) -> None:
         wait_s = min(60.0, self.close_wait_s) if final else 10.0
-        with store.connect(self.db, wait_s=wait_s, checkpoint=False) as con:
+        with self.db.connect(wait_s=wait_s, checkpoint=False) as con:
             store.append_attempts(con, batch)
             # Committed: a failure from here on (the final stamp) must not write them again.
             self.written += len(batch)
             batch.clear()
             if final:
+                if self.on_final is not None:
+                    self.on_final(con)
+                    self.on_final = None  # done: a retried final write must not repeat it
                 # Batches left their data in the write-ahead log.
-                store.finish_run(con, self.run_id, is_lake=store.is_lake(self.db))
+                self.db.finish(con, self.run_id)
 
     async def _flush(self, final: bool = False) -> bool:
         """Write what is buffered (the final flush also marks the run and checkpoints).
@@ -109,7 +116,7 @@ class Writer:
         while not await self._flush(final=True):
             if asyncio.get_running_loop().time() > deadline:
                 raise StoreBusy(
-                    f"{store.display(self.db)} stayed locked by another process for "
+                    f"{self.db} stayed locked by another process for "
                     f"{self.close_wait_s:.0f} s: {len(self.buffer)} finished attempt(s) could not be "
                     "written; close the other process and run the same command to redo them")
             await asyncio.sleep(0.2)

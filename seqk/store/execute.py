@@ -13,9 +13,11 @@ from seqk.store.sqlfiles import queries
 Connection = duckdb.DuckDBPyConnection
 
 
-def run(con: Connection, name: str, params: dict[str, Any], shape: str) -> Any:
-    """Run the named query with `params` and return its result as `shape` (see seqk.store.sqlfiles)."""
-    cur = con.execute(queries()[name].sql, params)
+def run(con: Any, name: str, params: dict[str, Any], shape: str, folder: str = "") -> Any:
+    """Run the named query of sql/`folder` with `params` and return its result as `shape` (see
+    seqk.store.sqlfiles). `con` is a DuckDB connection, or a psycopg one for sql/postgres/: both
+    execute a text with named parameters and hand back a cursor."""
+    cur = con.execute(queries(folder)[name].sql, params)
     if shape == "none":
         return None
     if shape == "arrow":

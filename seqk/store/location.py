@@ -1,5 +1,5 @@
-"""Where the database is: a DuckDB file (the default) or a lake URL, from --db, $SEQK_DB or
-the default, runs/seqk.duckdb."""
+"""Which store `--db` names: a DuckDB file (the default) or a lake, from --db, $SEQK_DB or the
+default, runs/seqk.duckdb. The one place that reads the name; everything after holds a Database."""
 
 from __future__ import annotations
 
@@ -7,42 +7,18 @@ import os
 from pathlib import Path
 
 from seqk.store import lake
+from seqk.store.database import Database, DbLike
+from seqk.store.file import DuckDBFile
 
 DEFAULT_DB = "runs/seqk.duckdb"
 
 
-def default_db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The database path: explicit argument, else $SEQK_DB, else runs/seqk.duckdb."""
-    return Path(explicit or os.environ.get("SEQK_DB") or DEFAULT_DB)
-
-
-def is_lake(db: object) -> bool:
-    """Whether the database named is a lake (a `ducklake:` URL)."""
-    return lake.is_lake(db)
-
-
-def resolve(explicit: str | os.PathLike[str] | None = None) -> str | Path:
-    """The database: a lake URL as given (a Path would fold its `//`), else default_db_path."""
-    chosen = explicit or os.environ.get("SEQK_DB")
-    if lake.is_lake(chosen):
-        return str(chosen)
-    return default_db_path(chosen)
-
-
-def exists(db: str | os.PathLike[str] | None) -> bool:
-    """Whether the database is there to read (a lake is taken to be)."""
-    target = resolve(db)
-    return isinstance(target, str) or target.exists()
-
-
-def home(db: str | os.PathLike[str] | None) -> Path:
-    """The folder beside the database where run folders go by default (runs/ for a lake)."""
-    target = resolve(db)
-    return Path(DEFAULT_DB).parent if isinstance(target, str) else target.parent
-
-
-def display(db: str | os.PathLike[str] | None) -> str:
-    """The database as a user named it, for messages."""
-    return str(resolve(db))
-
-
+def open(db: DbLike = None) -> Database:
+    """The store `db` names: a Database as it is; a `ducklake:` URL (checked: BadInput naming the
+    expected form); else a DuckDB file's path. None: $SEQK_DB, else runs/seqk.duckdb."""
+    if isinstance(db, Database):
+        return db
+    chosen = db or os.environ.get("SEQK_DB") or DEFAULT_DB
+    if lake.names_lake(chosen):  # a str: a Path would fold the `//` of an s3:// data path
+        return lake.parse(str(chosen))
+    return DuckDBFile(Path(chosen))

@@ -20,7 +20,7 @@ fails when it is stale.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 
@@ -125,19 +125,32 @@ def parse(text: str, filename: str) -> dict[str, Query]:
     return queries
 
 
+FOLDERS = ("", "lake", "postgres")
+"""Where named queries live: sql/ (every store runs them), sql/lake/ (DuckDB statements only a
+lake understands) and sql/postgres/ (run on a lake's PostgreSQL catalog through psycopg)."""
+
+
 @cache
-def queries() -> dict[str, Query]:
-    """Every named query in sql/, across files; names are unique across files too."""
+def queries(folder: str = "") -> dict[str, Query]:
+    """Every named query of one folder of sql/ (FOLDERS), across its files; names are unique
+    across files too. The postgres folder's `$name` parameters are turned into psycopg's."""
     found: dict[str, Query] = {}
-    folder = resources.files("seqk.sql")
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+    root = resources.files("seqk.sql")
+    entries = root.joinpath(folder).iterdir() if folder else root.iterdir()
+    for entry in sorted(entries, key=lambda e: e.name):
         if not entry.name.endswith(".sql") or entry.name in SCRIPTS:
             continue
-        for name, query in parse(entry.read_text(), entry.name).items():
+        where = f"{folder}/{entry.name}" if folder else entry.name
+        for name, query in parse(entry.read_text(), where).items():
             if name in found:
                 raise SqlFileError(f"{query.where}: query {name!r} already defined at {found[name].where}")
-            found[name] = query
+            found[name] = query if folder != "postgres" else replace(query, sql=_psycopg(query.sql))
     return found
+
+
+def _psycopg(sql: str) -> str:
+    """A query's text with psycopg's placeholders (%(name)s) for the house's $name."""
+    return _PARAM.sub(r"%(\1)s", sql.replace("%", "%%"))
 
 
 @cache

@@ -130,16 +130,6 @@ def insert_tasks(con: duckdb.DuckDBPyConnection, run_id: str, rows: Sequence[dic
         ensure_ascii=False))
 
 
-def finish_run(con: duckdb.DuckDBPyConnection, run_id: str | None, *, is_lake: bool = False) -> None:
-    """A run's last write: stamp the run as updated, and fold the write-ahead log into the
-    file, since someone may copy the .duckdb without its .wal. (On a lake, CHECKPOINT would
-    compact the whole lake: `seqk lake compact` does that when asked.)"""
-    if run_id is not None:
-        queries.touch_run(con, run_id=run_id)
-    if not is_lake:
-        con.execute("CHECKPOINT")
-
-
 def insert_imported_run(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> None:
     """Add a run rebuilt from an exported folder."""
     queries.import_run(con, **row)

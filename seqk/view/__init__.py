@@ -5,6 +5,9 @@ static site (`bundle`). Read-only over the store.
     view.runs_page("runs/seqk.duckdb").groups      # the data each page is built from
     view.bundle(Path("site"), "runs/seqk.duckdb")  # a static site that opens from file://
 
+The store may be a DuckDB file or a lake (`ducklake:...`): the pages read it through the same
+queries, and poll its `stamp` (a file's modification time, a lake's newest snapshot).
+
 The web framework (Starlette, uvicorn) and Jinja are imported only by `serve` and `bundle`.
 """
 
@@ -15,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from seqk import store
-from seqk.errors import BadInput, NotFound
 from seqk.view.pages import FILTERS, RunPage, RunsPage, run_page, runs_page
 from seqk.view.story import TaskPage, task_page
 
@@ -26,33 +28,30 @@ __all__ = ["FILTERS", "RunPage", "RunsPage", "TaskPage", "bundle", "check_db", "
            "serve", "task_page"]
 
 
-def check_db(db: str | Path | None) -> Path:
-    """The database file the viewer reads; NotFound or BadInput when it cannot be one."""
-    path = store.default_db_path(db)
-    if path.is_dir():
-        raise BadInput(f"{path} is a folder; --db (or SEQK_DB) names a DuckDB file")
-    if not path.exists():
-        raise NotFound(f"no database at {path} (set --db or SEQK_DB, or run `seqk run` first)")
-    with store.connect(path, read_only=True):
-        pass  # not a DuckDB file: BadInput from the store, before a server starts
-    return path
+def check_db(db: store.DbLike) -> store.Database:
+    """The store the viewer reads (a DuckDB file or a lake), opened once to check it: NotFound or
+    BadInput from the store, in one line, before a server starts."""
+    database = store.open(db)
+    with database.connect(read_only=True):
+        pass
+    return database
 
 
-def serve(db: str | Path | None = None, *, host: str = "127.0.0.1", port: int = 8000,
+def serve(db: store.DbLike = None, *, host: str = "127.0.0.1", port: int = 8000,
           on_ready: Callable[[str], None] | None = None) -> None:
     """Serve the viewer until interrupted; `on_ready` receives its URL once it listens."""
     from seqk.view import app
 
-    path = check_db(db)
+    database = check_db(db)
     sock = app.listen(host, port)
     bound = sock.getsockname()[1]
     if on_ready is not None:
         shown = f"[{host}]" if ":" in host else host
         on_ready(f"http://{shown}:{bound}/")
-    app.run_server(path, sock)
+    app.run_server(database, sock)
 
 
-def bundle(folder: Path, db: str | Path | None = None, runs: tuple[str, ...] | list[str] = (),
+def bundle(folder: Path, db: store.DbLike = None, runs: tuple[str, ...] | list[str] = (),
            max_tasks: int = 200) -> BundleResult:
     """Write the viewer's pages as a static site under `folder` (see seqk.view.publish)."""
     from seqk.view import publish

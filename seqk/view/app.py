@@ -1,9 +1,9 @@
 """The web app of `seqk view`: Starlette routes over the page functions, served by uvicorn.
 
-Each request opens the database read-only for one short read (seqk.store.connect retries a
-lock conflict), so a run in progress keeps writing between batches. Pages poll /api/stamp,
-which only looks at the files' size and modification time; a page is cached until the stamp
-changes, so a poll that finds nothing new costs no query.
+Each request opens the store read-only for one short read (a file's open retries a lock
+conflict), so a run in progress keeps writing between batches. Pages poll /api/stamp, the
+store's `stamp` (a file's size and modification time, a lake's newest snapshot); a page is
+cached until the stamp changes, so a poll that finds nothing new renders nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import socket
 from collections import OrderedDict
 from collections.abc import Callable
 from importlib import resources
-from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -23,33 +22,22 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from seqk.errors import BadInput, NotFound, SeqkError, StoreBusy
+from seqk.store import Database
 from seqk.view import pages, render, story
 
 _TASK = re.compile(r"(?P<run>.+)/tasks/(?P<index>\d+)")
 _CACHED_PAGES = 64
 
 
-def stamp(db: Path) -> str:
-    """Changes whenever the database or its write-ahead log is written."""
-    parts = []
-    for path in (db, Path(f"{db}.wal")):
-        try:
-            st = path.stat()
-            parts.append(f"{st.st_mtime_ns}:{st.st_size}")
-        except FileNotFoundError:
-            parts.append("-")
-    return "/".join(parts)
-
-
-def create_app(db: Path, *, cache: bool = True) -> Starlette:
-    """The app over one database file. `cache=False` renders every request afresh."""
+def create_app(db: Database, *, cache: bool = True) -> Starlette:
+    """The app over one store. `cache=False` renders every request afresh."""
     urls = render.Urls()
     rendered: OrderedDict[str, tuple[str, str]] = OrderedDict()
 
     def page(request: Request, make: Callable[[], str]) -> Response:
         if not db.exists():
             raise NotFound(f"no database at {db} (it was moved or deleted)")
-        key, now = str(request.url.path) + "?" + str(request.url.query), stamp(db)
+        key, now = str(request.url.path) + "?" + str(request.url.query), db.stamp()
         hit = rendered.get(key)
         if cache and hit is not None and hit[0] == now:
             rendered.move_to_end(key)
@@ -82,7 +70,7 @@ def create_app(db: Path, *, cache: bool = True) -> Starlette:
             run_id, db, filter=q.get("filter", "all"), search=q.get("q", ""), page=number), urls))
 
     def api_stamp(request: Request) -> Response:
-        return JSONResponse({"stamp": stamp(db)}, headers={"Cache-Control": "no-store"})
+        return JSONResponse({"stamp": db.stamp()}, headers={"Cache-Control": "no-store"})
 
     def error_page(status: int, message: str) -> Response:
         return HTMLResponse(render.render_error(status, message, urls), status_code=status)
@@ -123,7 +111,7 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def run_server(db: Path, sock: socket.socket) -> None:
+def run_server(db: Database, sock: socket.socket) -> None:
     """Serve until interrupted (Ctrl-C, SIGTERM)."""
     import uvicorn
 

@@ -7,7 +7,6 @@ No web framework here: a notebook can call these, and the templates only lay the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from seqk import store
@@ -63,7 +62,8 @@ class RunSummary:
     n_tasks: int
     n_started: int
     n_finished: int
-    n_solved: int
+    n_passed: int
+    """Tasks with a valid success in any chain (run_progress_of, as `seqk status` counts them)."""
     n_valid_attempts: int
     n_error_attempts: int
     input_tokens: int
@@ -182,9 +182,10 @@ def _summaries(con: Any, run_ids: list[str] | None) -> list[RunSummary]:
     return runs
 
 
-def runs_page(db: str | Path | None = None) -> RunsPage:
+def runs_page(db: store.DbLike = None) -> RunsPage:
     """Every run with its progress, errors, spend and curve, grouped by pass@k partner."""
-    with store.connect(db, read_only=True, wait_s=WAIT_S) as con:
+    database = store.open(db)
+    with database.connect(read_only=True, wait_s=WAIT_S) as con:
         runs = _summaries(con, None)
         budgets = budget_charts(con, runs)
     by_id = {r.run_id: r for r in runs}
@@ -200,19 +201,20 @@ def runs_page(db: str | Path | None = None) -> RunsPage:
         else:
             groups[run.run_id] = RunGroup(None, [run])
     ordered = sorted(groups.values(), key=lambda g: (g.title, (g.pass_run or g.seq_runs[0]).run_id))
-    return RunsPage(str(store.default_db_path(db)), ordered, len(runs), budgets)
+    return RunsPage(database.display, ordered, len(runs), budgets)
 
 
-def run_page(run_id: str, db: str | Path | None = None, *, filter: str = "all", search: str = "",
+def run_page(run_id: str, db: store.DbLike = None, *, filter: str = "all", search: str = "",
              page: int = 1, upto: int | None = None) -> RunPage:
     """One run's curve (and its partner's) and one page of its tasks, filtered and searched."""
     if filter not in FILTERS:
         raise NotFound(f"no task filter named {filter!r}; the filters are {', '.join(FILTERS)}")
     page = max(page, 1)
-    with store.connect(db, read_only=True, wait_s=WAIT_S) as con:
+    database = store.open(db)
+    with database.connect(read_only=True, wait_s=WAIT_S) as con:
         run = store.get_run(con, run_id)
         if run is None:
-            raise NotFound(f"no run {run_id!r} in {store.default_db_path(db)}")
+            raise NotFound(f"no run {run_id!r} in {database}")
         partners = queries.view_partners(con, run_id=run_id)
         seq_id: str | None
         pass_id: str | None

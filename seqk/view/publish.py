@@ -62,7 +62,7 @@ def _write(folder: Path, relative: str, html: str) -> None:
     path.write_text(html, encoding="utf-8")
 
 
-def bundle(folder: Path, db: str | Path | None = None, runs: tuple[str, ...] | list[str] = (),
+def bundle(folder: Path, db: store.DbLike = None, runs: tuple[str, ...] | list[str] = (),
            max_tasks: int = 200) -> BundleResult:
     """Write the run list, each chosen run's pages (every filter, every page of its task
     table) and the story of its first `max_tasks` tasks under `folder`."""
@@ -70,7 +70,8 @@ def bundle(folder: Path, db: str | Path | None = None, runs: tuple[str, ...] | l
         raise BadInput("--max-tasks must be at least 1")
     if folder.exists() and not folder.is_dir():
         raise BadInput(f"--bundle {folder} is a file; it names a folder to write the site into")
-    with store.connect(db, read_only=True, wait_s=pages.WAIT_S) as con:
+    db = store.open(db)
+    with db.connect(read_only=True, wait_s=pages.WAIT_S) as con:
         chosen = store.resolve_run_ids(con, runs) if runs else [r["run_id"] for r in queries.list_runs(con)]
     listing = pages.runs_page(db)
     kept = frozenset(chosen)
@@ -116,6 +117,6 @@ def bundle(folder: Path, db: str | Path | None = None, runs: tuple[str, ...] | l
     return BundleResult(folder, len(kept), listing.n_runs, n, max_tasks)
 
 
-def _task_indices(db: str | Path | None, run_id: str) -> dict[int, Any]:
-    with store.connect(db, read_only=True, wait_s=pages.WAIT_S) as con:
+def _task_indices(db: store.Database, run_id: str) -> dict[int, Any]:
+    with db.connect(read_only=True, wait_s=pages.WAIT_S) as con:
         return store.task_identities(con, run_id)

@@ -8,34 +8,16 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from seqk import store
+from seqk.analysis.status import AttemptRow, CallRow, attempts_with_calls
 from seqk.errors import NotFound
+from seqk.records import stored_chat, transcript
 from seqk.store import queries
 from seqk.view.pages import WAIT_S
 
 _FENCE = re.compile(r"```[a-z]*\s*(.*?)```", re.S)
-
-
-@dataclass(frozen=True)
-class CallView:
-    """One LLM call of an attempt (failed calls included)."""
-
-    call_index: int
-    role: str
-    model: str
-    input_tokens: int | None
-    cached_tokens: int | None
-    thinking_tokens: int | None
-    output_tokens: int | None
-    cost_usd: float | None
-    latency_s: float | None
-    retries: int
-    error: str | None
-    prompt: str | None
-    output: str | None
 
 
 @dataclass(frozen=True)
@@ -62,7 +44,11 @@ class AttemptView:
     error: dict[str, Any] | None
     started_at: datetime
     finished_at: datetime
-    calls: list[CallView]
+    calls: list[CallRow]
+    """Its calls, as `seqk inspect` reads them (failed ones included)."""
+    messages: list[dict[str, str]] | None = None
+    """A chat prompt's messages ({role, content}, in order): a run whose retry protocol has a
+    system message or shows the history as messages; None for one user message."""
 
     @property
     def verdict(self) -> str:
@@ -73,25 +59,25 @@ class AttemptView:
 
     @property
     def input_tokens(self) -> int:
-        return sum(c.input_tokens or 0 for c in self.calls)
+        return sum(c["input_tokens"] or 0 for c in self.calls)
 
     @property
     def output_tokens(self) -> int:
-        return sum(c.output_tokens or 0 for c in self.calls)
+        return sum(c["output_tokens"] or 0 for c in self.calls)
 
     @property
     def cost_usd(self) -> float | None:
         """Summed over priced calls; None when no call was priced."""
-        priced = [c.cost_usd for c in self.calls if c.cost_usd is not None]
+        priced = [c["cost_usd"] for c in self.calls if c["cost_usd"] is not None]
         return sum(priced) if priced else None
 
     @property
     def latency_s(self) -> float:
-        return sum(c.latency_s or 0.0 for c in self.calls)
+        return sum(c["latency_s"] or 0.0 for c in self.calls)
 
     @property
     def retries(self) -> int:
-        return sum(c.retries for c in self.calls)
+        return sum(c["retries"] for c in self.calls)
 
 
 @dataclass(frozen=True)
@@ -118,6 +104,16 @@ class TaskPage:
     previous_index: int | None
     """The run's task before this one (its registered indices need not be contiguous)."""
     next_index: int | None
+    protocol: dict[str, Any] | None = None
+    """The run's retry protocol when it is not the seed's (its settings, `differs`, `chat`)."""
+
+    @property
+    def protocol_text(self) -> str:
+        """What the page names of a protocol other than the seed's: the settings that differ."""
+        if not self.protocol:
+            return ""
+        return ", ".join(f"{name} {json.dumps(self.protocol.get(name), ensure_ascii=False)}"
+                         for name in self.protocol.get("differs", []))
 
     @property
     def first_success(self) -> int | None:
@@ -158,59 +154,59 @@ def output_grids(output: str | None) -> list[list[list[int]]] | None:
     return None
 
 
-def _attempts(rows: list[dict[str, Any]], calls: list[dict[str, Any]], task_prompt: str) -> list[AttemptView]:
-    by_uid: dict[str, list[CallView]] = {}
-    keys = CallView.__dataclass_fields__
-    for c in calls:
-        by_uid.setdefault(c["attempt_uid"], []).append(CallView(**{k: v for k, v in c.items() if k in keys}))
+def _protocol(run: dict[str, Any]) -> dict[str, Any] | None:
+    config = run.get("config")
+    config = json.loads(config) if isinstance(config, str) else config or {}
+    return config.get("prompt")
+
+
+def _attempts(rows: list[AttemptRow], task_prompt: str, chat: bool = False) -> list[AttemptView]:
     out: list[AttemptView] = []
     previous = task_prompt
     for r in rows:
-        prompt = r["prompt"] or ""
-        details = r["judge_details"]
+        messages = stored_chat(r["prompt"]) if chat else None
+        prompt = transcript(messages) if messages else r["prompt"] or ""
         error = r["error"]
         out.append(AttemptView(
             attempt_index=r["attempt_index"], k=r["k"], status=r["status"], success=r["success"],
             score=r["score"], counts=r["counts"], prompt=r["prompt"],
-            prompt_delta=prompt_delta(previous, prompt), output=r["output"],
+            prompt_delta=prompt_delta(previous, prompt), messages=messages, output=r["output"],
             output_grid=output_grids(r["output"]), raw_eval_output=r["raw_eval_output"],
-            judge_details=json.loads(details) if isinstance(details, str) else details,
-            feedback=r["feedback"], error=json.loads(error) if isinstance(error, str) else error,
-            started_at=r["started_at"], finished_at=r["finished_at"],
-            calls=by_uid.get(r["attempt_uid"], [])))
+            judge_details=r["judge_details"], feedback=r["feedback"],
+            error=error if isinstance(error, dict) else None,
+            started_at=r["started_at"], finished_at=r["finished_at"], calls=r["calls"]))
         if r["counts"]:
             previous = prompt
     return out
 
 
-def task_page(run_id: str, task_index: int, db: str | Path | None = None) -> TaskPage:
+def task_page(run_id: str, task_index: int, db: store.DbLike = None) -> TaskPage:
     """One task's attempts in order, with the partner run's attempts at the same task."""
-    with store.connect(db, read_only=True, wait_s=WAIT_S) as con:
+    database = store.open(db)
+    with database.connect(read_only=True, wait_s=WAIT_S) as con:
         run = store.get_run(con, run_id)
         if run is None:
-            raise NotFound(f"no run {run_id!r} in {store.default_db_path(db)}")
+            raise NotFound(f"no run {run_id!r} in {database}")
         identities = store.task_identities(con, run_id)
         tasks = queries.find_task(con, run_id=run_id, task_index=task_index, task_id=None)
         if not tasks:
             raise NotFound(f"run {run_id} has no task {task_index} (it has {len(identities)} tasks)")
         task = tasks[0]
-        params = {"run_id": run_id, "task_index": task_index}
-        rows = queries.task_attempts(con, **params)
-        calls = queries.task_calls(con, **params)
+        rows = attempts_with_calls(con, run_id, task_index)
         partners = queries.view_partners(con, run_id=run_id)
         partner = None
         if partners:
             other = partners[0]["pass_run_id" if run["metric"] == "seq@k" else "seq_run_id"]
             other_ids = store.task_identities(con, other)
-            other_params = {"run_id": other, "task_index": task_index}
             same = other_ids.get(task_index, (None, None))[1] == identities[task_index][1]
             other_run = store.get_run(con, other)
-            partner_rows = queries.task_attempts(con, **other_params) if same else []
-            partner_calls = queries.task_calls(con, **other_params) if same else []
+            partner_rows = attempts_with_calls(con, other, task_index) if same else []
             partner = PartnerSamples(other, other_run["metric"] if other_run else "",
-                                     _attempts(partner_rows, partner_calls, task["prompt"]), same)
+                                     _attempts(partner_rows, task["prompt"]), same)
     before = [i for i in identities if i < task_index]
     after = [i for i in identities if i > task_index]
+    protocol = _protocol(run)
     return TaskPage(run=run, task_index=task_index, task_id=task["task_id"], prompt=task["prompt"],
-                    attempts=_attempts(rows, calls, task["prompt"]), partner=partner,
-                    previous_index=max(before, default=None), next_index=min(after, default=None))
+                    attempts=_attempts(rows, task["prompt"], bool(protocol and protocol.get("chat"))),
+                    partner=partner, previous_index=max(before, default=None),
+                    next_index=min(after, default=None), protocol=protocol)

@@ -120,6 +120,7 @@ def test_errors_as_failures_changes_the_figures(tmp_path, db):
     assert table.count("[0.33, 0.67]") == 2  # each range whole, one per t
 
 
+@pytest.mark.slow
 def test_report_imports_neither_altair_nor_litellm(mock_db):
     code = ("import sys; from seqk.cli import app; from typer.testing import CliRunner; "
             f"r = CliRunner().invoke(app, ['report', '--db', {str(mock_db)!r}]); "
@@ -221,6 +222,7 @@ def test_console_check_catches_errors(browser, tmp_path):
     assert console_lines(chromium(page, tmp_path, "--dump-dom").stderr)
 
 
+@pytest.mark.slow
 def test_html_report_renders_offline_in_chromium(browser, mock_db, tmp_path):
     page = tmp_path / "report.html"
     result = report("--compare", "--html", str(page), "--db", str(mock_db))

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "adding-a-benchmark.md"
@@ -38,6 +39,7 @@ def _seqk(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_the_documented_benchmark_runs_when_pasted(tmp_path):
     found = blocks()
     # A benchmarks folder as a newcomer's checkout has it, plus the new one.

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
@@ -53,6 +54,7 @@ def _seqk(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_an_entry_point_benchmark_is_planned_and_run_with_a_mock_model(tmp_path):
     site = tmp_path / "site"
     _install_plugin(site)

@@ -71,6 +71,7 @@ def one_cell_changed(rng: random.Random, grids: list[Grid]) -> list[Grid]:
     return changed
 
 
+@pytest.mark.slow
 def test_random_tasks_true_grids_in_every_form_are_right_and_one_cell_off_is_wrong() -> None:
     rng = random.Random(20261123)
     for index in range(1, N_TASKS + 1):

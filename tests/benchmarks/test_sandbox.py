@@ -81,6 +81,7 @@ def test_no_network(backend) -> None:
     ("import os\nos._exit(0)\n", "killed", "before the program finished"),
     ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n", "killed", "segmentation fault"),
 ])
+@pytest.mark.slow
 def test_runaway_programs_end_with_a_reason(program: str, status: str, reason: str) -> None:
     outcome = run(program, "bwrap", timeout_s=1.0, startup_grace_s=5.0)
     assert outcome.status == status and reason in outcome.reason, outcome

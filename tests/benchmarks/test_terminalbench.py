@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from benchmarks.terminalbench import TASKS, TerminalBench, benchmark, text
 from seqk.benchmark import AgentContext, AgenticBenchmark, AttemptResult, HistoryItem, Task
+from seqk.benchmark.prompt import DEFAULT
 from seqk.config import spec as runspec
 from seqk.errors import AgentRunError
 from seqk.run import scheduler as engine
@@ -79,7 +80,8 @@ def attempt(tmp_path: Path, fake: Harbor, cache: Path, *, seq: bool = False, ind
     task = benchmark.load_tasks(opts)[0]
     ctx = AgentContext(options=opts, judge=Actor(), critic=Actor(), mode=benchmark.feedback_mode("binary"),
                        attempt_index=index, k=3, seq=seq, history=history or [], run_id="terminalbench/x",
-                       actor=Actor(), temperature=0.7)
+                       actor=Actor(), temperature=0.7,
+                       retry_context=DEFAULT.context(index, 3, history or []) if seq else "")
     return asyncio.run(benchmark.run_attempt(task, task.prompt, ctx))
 
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from helpers import write_variant
 from typer.testing import CliRunner
 
@@ -53,6 +54,7 @@ def read_a_little_then_close(*args: str) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(proc.args, proc.returncode, "", stderr)
 
 
+@pytest.mark.slow
 def test_a_closed_pipe_ends_every_command_quietly_with_exit_0(tmp_path, db):
     models.register_mock("mock/long", lambda p: "word " * 200_000)  # ~1 MB: more than a pipe holds
     spec = runspec.load(write_variant(tmp_path, benchmark="toy", metric="pass@k", k=1,

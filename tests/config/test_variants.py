@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from seqk.config import spec as runspec
+from seqk.config.sweep import is_sweep, load_sweep
 from seqk.run import scheduler as engine
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,9 +30,11 @@ def _offline_hub(monkeypatch):
 
 @pytest.mark.parametrize("path", VARIANTS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_shipped_variant_resolves(path):
-    spec = runspec.load(path)
-    assert spec.benchmark.name == path.parent.name
-    assert spec.tasks and spec.run_id.count("/") == 4
+    # a sweep file: every cell resolves
+    specs = [cell.spec for cell in load_sweep(path).cells] if is_sweep(path) else [runspec.load(path)]
+    for spec in specs:
+        assert spec.benchmark.name == path.parent.name
+        assert spec.tasks and spec.run_id.count("/") == 4
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "variants").glob("*/smoke.yaml")),

@@ -132,6 +132,7 @@ def test_a_missing_bucket_fails_clearly(endpoint, exported, db):
     assert "Retry with: seqk upload" in result.output and snapshot(folder) == before
 
 
+@pytest.mark.slow
 def test_server_stopped_mid_upload_then_retry_uploads_the_rest(exported, db, monkeypatch):
     server, url = start_server()
     monkeypatch.setenv("AWS_ENDPOINT_URL", url)

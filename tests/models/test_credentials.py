@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from seqk import models
 from seqk.config import spec as runspec
 from seqk.errors import AuthError, TransientProviderError
+from seqk.models.litellm_provider import LiteLLMProvider
 from seqk.models.retry import RetryPolicy
 from seqk.models.role import RoleSpec
 from seqk.run import scheduler as engine
@@ -62,22 +63,27 @@ def test_an_openai_compatible_server_without_api_key_env_needs_no_key(no_openai_
     assert models.credential_problems([role]) == []
 
 
-def test_a_missing_key_reported_as_a_500_is_an_auth_error_and_never_retried():
-    models.register_mock("mock/nokey", [MISSING_KEY])
-    pool = models.ModelPool(RetryPolicy(max_retries=6, base_delay_s=30))
-    with pytest.raises(AuthError) as caught:
-        import asyncio
+def test_a_missing_key_reported_as_a_500_is_an_auth_error_and_never_retried(no_openai_key):
+    """litellm itself, offline: the OpenAI client refuses to start without a key, and litellm says
+    so as a 500. Its provider reads the words; no retry waits 30 s for nothing."""
+    import asyncio
 
-        asyncio.run(pool.complete(RoleSpec(role="actor", model="mock/nokey"), "Hi"))
+    pool = models.ModelPool(RetryPolicy(max_retries=6, base_delay_s=30))
+    with pytest.raises(AuthError, match="Missing credentials") as caught:
+        asyncio.run(pool.complete(RoleSpec(role="actor", model="openai/gpt-4o-mini"), "Hi"))
     assert caught.value.retries == 0 and caught.value.kind == "AuthError"
+    litellm = LiteLLMProvider()
+    assert litellm.classify(MISSING_KEY).fatal and litellm.classify(MISSING_KEY).status_code == 500
+    assert litellm.classify(type("PermissionDeniedError", (Exception,), {})("no")).fatal
+    # Name sniffing is litellm's alone: to any other provider a 500 is a 500.
+    assert isinstance(models.classify(MISSING_KEY), TransientProviderError)
     assert models.classify(type("E", (Exception,), {"status_code": 401})("no")).kind == "AuthError"
-    assert models.classify(type("PermissionDeniedError", (Exception,), {})("no")).fatal
     assert isinstance(models.classify(type("E", (Exception,), {"status_code": 503})("busy")),
                       TransientProviderError)
 
 
 def test_an_auth_error_stops_the_run_and_exits_1_with_the_cause(tmp_path, db):
-    models.register_mock("mock/actor", [MISSING_KEY])
+    models.register_mock("mock/actor", [AuthError(f"AuthError: {MISSING_KEY}", status_code=500)])
     variant = write_variant(tmp_path, metric="pass@k", k=3, model="mock/actor", concurrency=1,
                             options={"n": 5})
     result = runner.invoke(app(), ["run", str(variant), "--db", str(db), "--no-export"])

@@ -111,6 +111,7 @@ def test_roles_sharing_a_server_are_checked_once_and_named_together():
     assert caught.value.exit_code == 1 and "\n" not in str(caught.value)
 
 
+@pytest.mark.slow
 def test_a_server_that_dies_mid_run_trips_the_breaker(tmp_path):
     port = free_port()
     server = start_server(port, delay_s=0.2)
@@ -151,6 +152,7 @@ def test_a_server_that_dies_mid_run_trips_the_breaker(tmp_path):
     assert tasks < 60
 
 
+@pytest.mark.slow
 def test_a_server_that_refuses_briefly_then_recovers_is_retried_to_the_end(tmp_path):
     port = free_port()
     server = start_server(port, delay_s=0.1)
@@ -202,7 +204,7 @@ def test_the_breaker_trips_only_when_no_call_gets_through_for_its_window():
     from seqk.models.role import RoleSpec
 
     role = RoleSpec("actor", "openai/bench", api_base=f"http://127.0.0.1:{free_port()}/v1")
-    refused = TransientProviderError("Cannot connect", kind="ClientConnectorError")
+    refused = TransientProviderError("Cannot connect", kind="ClientConnectorError", unreachable=True)
     slow = TransientProviderError("timed out", kind="TimeoutError")
 
     async def calls(breaker: Breaker, outcomes: list[str]) -> str | None:

@@ -1,7 +1,8 @@
-"""The adaptive limit on calls in flight: a slow start from 4, lowered by a rate limit (once per
-burst, never below 1), grown back by one per window of successes after a quiet period;
-rate-limit retries apart from max_retries, with a ceiling of their own; the progress line
-shows a rate-limited model's limit."""
+"""The adaptive limit on calls in flight: a slow start from 4 (or from a remembered start, up to a
+remembered bound), lowered by a rate limit (once per burst, to below the refused call's place in
+flight, by at most half, never below 1), grown back by one per window of successes after a quiet
+period; what it sustained; rate-limit retries apart from max_retries, with a ceiling of their
+own; the progress line shows a rate-limited model's limit."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from seqk import models
 from seqk.errors import TransientProviderError
-from seqk.models.limiter import AdaptiveLimit
+from seqk.models.limiter import AdaptiveLimit, Slot
 from seqk.models.retry import RetryPolicy
 from seqk.models.role import RoleSpec
 
@@ -24,18 +25,38 @@ class FakeClock:
         return self.now
 
 
-def test_a_burst_of_rate_limits_halves_the_limit_once():
+def now(limit: AdaptiveLimit, position: int = 10**6) -> Slot:
+    """A slot of the limit's current epoch (by default far down the line of calls in flight)."""
+    return Slot(limit.epoch, position)
+
+
+def test_a_burst_of_rate_limits_lowers_the_limit_once_to_what_the_server_held():
+    """16 sent at once to a server that holds 10: the 11th and later meet a 429. The first of
+    them lowers the limit to 10; the others were sent under the old limit and lower nothing."""
     clock = FakeClock()
     limit = AdaptiveLimit(16, start=16, quiet_s=5.0, clock=clock)
 
-    async def go() -> list[int]:
+    async def go() -> list[Slot]:
         return [await limit.acquire() for _ in range(16)]
 
-    epochs = asyncio.run(go())
-    for epoch in epochs:  # all sixteen were sent under the old limit
-        limit.on_rate_limit(epoch)
+    slots = asyncio.run(go())
+    assert [s.position for s in slots] == list(range(1, 17))
+    for slot in slots[10:]:
+        limit.on_rate_limit(slot)
         limit.release()
-    assert (limit.limit, limit.rate_limited, limit.lowest) == (12, 16, 12)  # 16 x 0.8, once
+    assert (limit.limit, limit.rate_limited, limit.lowest) == (10, 6, 10)
+    for slot in slots[:10]:  # sent before the decrease: they say nothing of the new epoch
+        limit.on_success(slot)
+        limit.release()
+    assert limit.sustained() is None
+
+
+def test_a_rate_limit_lowers_by_a_fifth_when_the_line_says_less_and_by_half_at_most():
+    limit = AdaptiveLimit(20, start=20, clock=FakeClock())
+    limit.on_rate_limit(now(limit, position=20))  # the 20th of 20: a fifth less
+    assert limit.limit == 16
+    limit.on_rate_limit(now(limit, position=1))  # the first in flight: a rate, not a line
+    assert limit.limit == 8
 
 
 def test_halving_stops_at_one():
@@ -43,8 +64,8 @@ def test_halving_stops_at_one():
 
     async def go() -> None:
         for _ in range(6):
-            epoch = await limit.acquire()
-            limit.on_rate_limit(epoch)
+            slot = await limit.acquire()
+            limit.on_rate_limit(slot)
             limit.release()
 
     asyncio.run(go())
@@ -54,23 +75,23 @@ def test_halving_stops_at_one():
 def test_growth_waits_for_the_quiet_period_then_adds_one_per_window():
     clock = FakeClock()
     limit = AdaptiveLimit(8, start=8, decrease=0.5, quiet_s=5.0, clock=clock)
-    limit.on_rate_limit(limit.epoch)
-    limit.on_rate_limit(limit.epoch)
+    limit.on_rate_limit(now(limit))
+    limit.on_rate_limit(now(limit))
     assert limit.limit == 2
     clock.now += 4.9
     for _ in range(10):
-        limit.on_success()
+        limit.on_success(now(limit, 1))
     assert limit.limit == 2  # not quiet yet
     clock.now += 0.2
-    limit.on_success()
+    limit.on_success(now(limit, 1))
     assert limit.limit == 2  # one success of a window of two
-    limit.on_success()
+    limit.on_success(now(limit, 1))
     assert limit.limit == 3
     for _ in range(3 + 4 + 5 + 6 + 7):
-        limit.on_success()
+        limit.on_success(now(limit, 1))
     assert limit.limit == 8
     for _ in range(100):
-        limit.on_success()
+        limit.on_success(now(limit, 1))
     assert limit.limit == 8  # never above the ceiling
 
 
@@ -88,11 +109,11 @@ def test_a_new_limit_starts_at_four_and_each_success_adds_one_until_the_ceiling(
 
     assert asyncio.run(first_round()) == 4
     for _ in range(4):  # the round succeeds: 8 allowed, without any time passing
-        limit.on_success()
+        limit.on_success(now(limit, 1))
         limit.release()
     assert limit.limit == 8
     for _ in range(100):
-        limit.on_success()
+        limit.on_success(now(limit, 1))
     assert (limit.limit, limit.slow_start) == (64, False)
 
 
@@ -102,23 +123,23 @@ def test_a_rate_limit_ends_slow_start_and_lowers_the_limit_by_a_fifth():
     clock = FakeClock()
     limit = AdaptiveLimit(192, clock=clock)
     for _ in range(16):
-        limit.on_success()
+        limit.on_success(now(limit, 1))
     assert limit.limit == 20
-    old_epoch = limit.epoch
-    limit.on_rate_limit(old_epoch)
+    old = now(limit)
+    limit.on_rate_limit(old)
     assert (limit.limit, limit.slow_start, limit.lowest) == (16, False, 4)
-    limit.on_rate_limit(old_epoch)  # the same burst: no second decrease
+    limit.on_rate_limit(old)  # the same burst: no second decrease
     assert limit.limit == 16
     for _ in range(40):
-        limit.on_success()
+        limit.on_success(now(limit, 1))
     assert limit.limit == 16  # within the 3 s quiet period: no growth at all
     clock.now += 3.0
     for _ in range(15):
-        limit.on_success()
+        limit.on_success(now(limit, 1))
     assert limit.limit == 16
-    limit.on_success()  # a full window of 16
+    limit.on_success(now(limit, 1))  # a full window of 16
     assert limit.limit == 17
-    limit.on_rate_limit(limit.epoch)
+    limit.on_rate_limit(now(limit))
     assert limit.limit == 13  # int(17 * 0.8)
 
 
@@ -127,9 +148,9 @@ def test_waiters_get_slots_as_they_free_and_a_lower_limit_holds_back_new_calls()
     order: list[str] = []
 
     async def go() -> None:
-        e1 = await limit.acquire()
         await limit.acquire()
-        limit.on_rate_limit(e1)  # limit 1 with 2 in flight
+        second = await limit.acquire()
+        limit.on_rate_limit(second)  # limit 1 with 2 in flight
 
         async def third() -> None:
             await limit.acquire()

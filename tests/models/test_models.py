@@ -13,6 +13,7 @@ from servers import ScriptedServer
 from seqk import models
 from seqk.errors import MissingExtra, PermanentProviderError, TransientProviderError
 from seqk.models import pricing
+from seqk.models.litellm_provider import LiteLLMProvider
 from seqk.models.retry import RetryPolicy
 from seqk.models.role import RoleSpec
 
@@ -81,10 +82,31 @@ def test_classification_by_status(status, transient):
 
 def test_classification_of_litellm_exceptions():
     litellm = models.import_litellm()
-    rate = litellm.RateLimitError("slow down", llm_provider="openai", model="gpt-4o")
-    auth = litellm.AuthenticationError("bad key", llm_provider="openai", model="gpt-4o")
-    assert isinstance(models.classify(rate), TransientProviderError)
-    assert isinstance(models.classify(auth), PermanentProviderError)
+    classify = LiteLLMProvider().classify
+    rate = classify(litellm.RateLimitError("slow down", llm_provider="openai", model="gpt-4o"))
+    auth = classify(litellm.AuthenticationError("bad key", llm_provider="openai", model="gpt-4o"))
+    gone = classify(litellm.APIConnectionError("refused", llm_provider="openai", model="gpt-4o"))
+    assert isinstance(rate, TransientProviderError) and models.is_rate_limit(rate)
+    assert isinstance(auth, PermanentProviderError) and auth.fatal
+    assert isinstance(gone, TransientProviderError) and gone.unreachable
+
+
+def test_each_provider_classifies_its_own_failures():
+    import aiohttp
+
+    from seqk.errors import HTTPStatusError
+    from seqk.models.openai_http import OpenAIHTTPProvider
+
+    http = OpenAIHTTPProvider().classify
+    limited = http(HTTPStatusError(429, "slow down", {"retry-after": "3"}))
+    assert models.is_rate_limit(limited) and limited.retry_after == 3.0
+    refused = http(aiohttp.ClientConnectorError(aiohttp.client_reqrep.ConnectionKey(
+        "127.0.0.1", 9, False, True, None, None, None), OSError(111, "refused")))
+    assert isinstance(refused, TransientProviderError) and refused.unreachable
+    assert isinstance(http(aiohttp.ClientPayloadError("cut")), TransientProviderError)
+    assert isinstance(http(HTTPStatusError(400, "bad", {})), PermanentProviderError)
+    # A name is only a name outside litellm: a class called RateLimitError without a status is not one.
+    assert not isinstance(http(type("RateLimitError", (Exception,), {})("?")), TransientProviderError)
 
 
 def test_quota_stops_calls_to_a_model():
@@ -164,6 +186,7 @@ def test_readiness_is_the_providers_own():
         models.ensure_ready(role)
 
 
+@pytest.mark.slow
 def test_prices_come_from_the_provider_whether_or_not_litellm_was_imported():
     # A fresh process: a free or self-hosted model is priced without importing litellm, and a
     # hosted one loads litellm's price map on its own instead of depending on an earlier import.

@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 import yaml
 from procs import env
 from typer.testing import CliRunner
@@ -17,6 +18,7 @@ LINE = re.compile(r"^progress (\d+):(\d\d):(\d\d): (\d+) of 28 attempts done; ta
                   r"eta (unknown|\d+:\d\d:\d\d)$")
 
 
+@pytest.mark.slow
 def test_a_run_into_a_pipe_prints_plain_progress_lines(tmp_path):
     variant = tmp_path / "variants" / "quickstart" / "slow.yaml"
     variant.parent.mkdir(parents=True)

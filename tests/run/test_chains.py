@@ -146,6 +146,7 @@ def test_the_folder_tree_holds_chain_1_and_parquet_every_chain(tmp_path, db):
     assert got == [(1,), (2,), (3,)]
 
 
+@pytest.mark.slow
 def test_a_chains_run_killed_midway_resumes_to_the_uninterrupted_result(tmp_path):
     from procs import Gate, arc_variant, start_run, wait_for_attempts
 

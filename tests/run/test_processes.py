@@ -10,8 +10,11 @@ import time
 from pathlib import Path
 
 import duckdb
+import pytest
 import yaml
 from procs import TESTS, Gate, arc_variant, start_run, wait_for_attempts
+
+pytestmark = pytest.mark.slow
 
 
 def outcomes(db: Path) -> list[tuple]:
@@ -167,7 +170,7 @@ def test_a_database_held_for_too_long_says_how_many_attempts_were_not_written(tm
     record = records.FeedbackFill("uid", "run", 1, 1, 1, None, None)
 
     async def close_while_held() -> None:
-        writer = Writer(db, close_wait_s=1.0)
+        writer = Writer(store.open(db), close_wait_s=1.0)
         writer.put(record)
         await writer.close()
 

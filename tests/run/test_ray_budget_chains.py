@@ -5,10 +5,13 @@ executor, never spends past it, and runs the same chains."""
 from __future__ import annotations
 
 import duckdb
+import pytest
 from procs import arc_variant
 
 from seqk.api import load_variant
 from seqk.run import scheduler as engine
+
+pytestmark = pytest.mark.slow
 
 # $1 per million tokens in and out; arcagi2 prompts are a few thousand bytes, so an attempt's
 # reserved worst case is a few thousandths of a dollar.

@@ -9,11 +9,14 @@ import threading
 from pathlib import Path
 
 import duckdb
+import pytest
 from procs import arc_variant
 
 from seqk.api import load_variant
 from seqk.run import scheduler as engine
 from seqk.run.observer import RunObserver
+
+pytestmark = pytest.mark.slow
 
 
 def arc(folder, name, **keys):

@@ -9,6 +9,7 @@ import os
 import signal
 import threading
 
+import pytest
 from procs import arc_variant
 from typer.testing import CliRunner
 
@@ -18,6 +19,8 @@ from seqk.run import scheduler as engine
 from seqk.run import writer
 from seqk.run.observer import RunObserver
 from seqk.store import lake
+
+pytestmark = pytest.mark.slow
 
 
 def arc(folder, name, **keys):

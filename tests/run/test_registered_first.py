@@ -85,6 +85,7 @@ def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 def test_a_new_database_that_cannot_be_written_sends_no_request(server: str, tmp_path: Path) -> None:
     variant, db = arcagi2_variant(tmp_path, server), tmp_path / "runs" / "seqk.duckdb"
     requests_seen(server, reset=True)

@@ -3,6 +3,7 @@ synchronous path, seq@k in K rounds, batch prices, never a batch paid twice."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -80,6 +81,7 @@ def env() -> dict[str, str]:
     return e
 
 
+@pytest.mark.slow
 def test_a_run_killed_while_its_batch_is_in_flight_submits_nothing_twice_and_loses_nothing(tmp_path: Path):
     db = tmp_path / "b.duckdb"
     with FakeOpenAI(delay_s=4.0) as fake:
@@ -286,3 +288,37 @@ def test_the_observer_hears_each_batch_between_prepared_and_finished(tmp_path: P
     # The batch was heard before any attempt it answered, and once it had ended.
     assert seen.events.index("batch") < seen.events.index("attempt")
     assert ("actor", 1, "ended") in seen.states
+
+
+CUSTOM = {"system": "Answer with the word only.", "framing_first": "This is attempt {t} of {k}. Go.",
+          "framing_later": "This is attempt {t} of {k}. Again.", "attempt": "[{i}] {output}"}
+
+
+def test_a_custom_protocol_builds_the_same_prompts_in_batch_mode(tmp_path: Path):
+    with FakeOpenAI(delay_s=0.1) as fake:
+        sync = api.run_variant(variant(tmp_path, fake, "sync.yaml", prompt=CUSTOM), tmp_path / "sync.duckdb",
+                               export=False)
+        batch = api.run_variant(variant(tmp_path, fake, "batch.yaml", prompt=CUSTOM, batch=True),
+                                tmp_path / "batch.duckdb", export=False)
+    assert sync.spec.run_id == batch.spec.run_id and "+prompt-" in sync.spec.run_id
+    assert sync.result.attempts_written == batch.result.attempts_written > 6
+    assert rows(tmp_path / "sync.duckdb", ATTEMPTS) == rows(tmp_path / "batch.duckdb", ATTEMPTS)
+    later = rows(tmp_path / "batch.duckdb", "SELECT prompt FROM attempts WHERE attempt_index = 2 LIMIT 1")[0][0]
+    assert json.loads(later)[0] == {"role": "system", "content": CUSTOM["system"]}
+    assert "This is attempt 2 of 3. Again.\n\n[1] not-w" in json.loads(later)[1]["content"]
+
+
+def test_anthropic_batches_send_the_system_message_apart_and_cache_the_task(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
+    with FakeAnthropic(delay_s=0.1) as fake:
+        path = write_variant(tmp_path, benchmark="toy", metric="seq@k", k=2, model="anthropic/claude-fake",
+                             api_base=fake.url, temperature=0.0, options={"n": 2}, batch=True,
+                             batch_poll_s=0.05, prompt=CUSTOM)
+        api.run_variant(path, tmp_path / "a.duckdb", export=False)
+        bodies = list(fake.bodies)
+    assert bodies and all(b["system"] == CUSTOM["system"] for b in bodies)
+    assert all([m["role"] for m in b["messages"]] == ["user"] for b in bodies)
+    for b in bodies:
+        first = b["messages"][0]["content"][0]
+        assert first["cache_control"] == {"type": "ephemeral"} and first["text"].startswith("Say the word w")
+        assert first["text"].endswith(".")  # the task alone: the framing after it changes every attempt

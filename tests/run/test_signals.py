@@ -87,16 +87,16 @@ def test_a_first_signal_during_the_final_write_cannot_cut_it_short(tmp_path, db,
     """The run's work is done and its last batch is being written when Ctrl-C comes."""
     import time
 
-    from seqk import store
+    from seqk.store.file import DuckDBFile
 
-    finish_run = store.finish_run
+    finish = DuckDBFile.finish
 
-    def signalled_while_writing(con, run_id, **kwargs):
+    def signalled_while_writing(self, con, run_id):
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.3)  # the signal is handled by now, while this write is still going on
-        finish_run(con, run_id, **kwargs)
+        finish(self, con, run_id)
 
-    monkeypatch.setattr(store, "finish_run", signalled_while_writing)
+    monkeypatch.setattr(DuckDBFile, "finish", signalled_while_writing)
     models.register_mock("mock/actor", solves_on({}))
     spec = runspec.load(write_variant(tmp_path, benchmark="toy", metric="pass@k", k=1, concurrency=1,
                                       model="mock/actor", options={"n": 3}))

@@ -45,6 +45,7 @@ NOT_BEFORE_THE_FIRST_CALL = ("pyarrow", "pandas", "numpy", "polars", "altair", "
                              "seqk.io.export", "seqk.io.s3", "tenacity", "tornado", "rich")
 
 
+@pytest.mark.slow
 def test_a_run_imports_neither_pyarrow_nor_other_benchmarks_before_its_first_call(tmp_path: Path) -> None:
     variant = write_variant(tmp_path, benchmark="arcagi2", metric="seq@k", k=2, feedback_mode="cell_match",
                             model="mock/probe", max_tasks=3, options={"split": "evaluation"})

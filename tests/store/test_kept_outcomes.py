@@ -13,6 +13,8 @@ from test_frontier_estimates import _assert_same
 from seqk import store
 from seqk.store import queries
 
+pytestmark = pytest.mark.slow
+
 RUNS = ["pass", "seq1", "seq4", "seq_unpriced"]
 SUBSETS = [RUNS, ["seq1", "pass"], ["seq4"], ["seq_unpriced", "seq4"]]
 

@@ -14,7 +14,9 @@ from seqk.api import load_variant
 from seqk.cli import app
 from seqk.errors import BadInput, RunConflict
 from seqk.run import scheduler as engine
-from seqk.store import lake, queries
+from seqk.store import catalog, lake, queries, schema
+
+pytestmark = pytest.mark.slow
 
 runner = CliRunner()
 
@@ -35,7 +37,7 @@ def test_a_bad_lake_url_is_one_error_line_naming_the_expected_form(url, said):
 def test_the_url_keeps_s3_and_makes_a_folder_absolute(tmp_path):
     assert lake.parse("ducklake:postgres:dbname=a host=h;data=s3://b/p").data_path == "s3://b/p/"
     assert lake.parse(f"ducklake:postgres:dbname=a;data={tmp_path}/d").data_path == f"{tmp_path}/d/"
-    assert store.resolve("ducklake:postgres:dbname=a;data=s3://b/p") == "ducklake:postgres:dbname=a;data=s3://b/p"
+    assert store.open("ducklake:postgres:dbname=a;data=s3://b/p").display == "ducklake:postgres:dbname=a;data=s3://b/p/"
 
 
 def run_toy(tmp_path, db, k=2, n=4, **keys):
@@ -102,7 +104,7 @@ def test_the_lease_is_free_when_its_block_ends_not_when_the_server_ends_the_sess
     with store.connect(lake_url):
         pass
     held: list = []
-    opened = lake._pg
+    opened = catalog.connect
 
     def slow_to_close(dsn):
         con = opened(dsn)
@@ -110,7 +112,7 @@ def test_the_lease_is_free_when_its_block_ends_not_when_the_server_ends_the_sess
         monkeypatch.setattr(con, "close", lambda: None)
         return con
 
-    monkeypatch.setattr(lake, "_pg", slow_to_close)
+    monkeypatch.setattr(catalog, "connect", slow_to_close)
     try:
         with store.run_lease(lake_url, "r", [1, 2, 3]):
             pass
@@ -184,13 +186,13 @@ def test_a_reader_waits_for_a_set_up_under_way_and_finds_the_lake_whole(lake_url
         except Exception as exc:  # noqa: BLE001 - what the reader saw is the assertion
             seen["error"] = exc
 
-    with lake.setup_lock(url):  # as a writer's session() holds it
+    with catalog.setup_lock(url.catalog_dsn):  # as a writer's first connect() holds it
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
         reader.join(1.0)
         assert reader.is_alive() and not seen, seen  # waiting, not refused
-        writer = lake._attach(url, False)
-        lake._prepare(writer, url, False)
+        writer = url._attach(False)
+        schema.ensure(writer, schema.LAKE, where="the lake")
         writer.close()
     reader.join(60)
     assert seen == {"runs": 0}

@@ -9,7 +9,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from procs import Gate, arc_variant, env, start_run
+
+pytestmark = pytest.mark.slow
 
 
 def variant(folder: Path, name: str, **keys) -> Path:

@@ -14,6 +14,8 @@ import pytest
 
 from seqk import store
 
+pytestmark = pytest.mark.slow
+
 T0 = datetime(2026, 1, 1)
 COLUMNS = ("run_id, task_index, chain_index, metric, k, chains, n_attempts, n_valid, n_error, "
            "n_success, first_success, valid_prefix, settled_prefix, ended_in_error, n_samples, known_to")

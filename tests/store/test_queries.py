@@ -73,11 +73,14 @@ def reads(seq: str, pas: str, uid: str) -> Calls:
         (queries.drop_kept_chain_outcomes, {}),
         (queries.budget_partners, both), (queries.pair_discordance, one),
         (queries.none_partners, {"run_ids": [seq]}),
+        (queries.latest_endpoint_limits, {}),
     ]
 
 
-# Reads with nothing to return on this seed: no judge failed, no run re-judges another, no batch.
+# Reads with nothing to return on this seed: no judge failed, no run re-judges another, no batch,
+# no endpoint limit remembered (mock models are not).
 EMPTY = {"kept_outputs", "rejudge_pending", "run_batch_items", "list_batches", "session_chain_outcomes",
+         "latest_endpoint_limits",
          # no seq@k run without feedback here
          "none_partners",
          # (and the five that keep a report's outcomes in the session, returning nothing)
@@ -123,6 +126,9 @@ def writes(run: dict, uid: str) -> Calls:
         (queries.append_attempt_batch, {}), (queries.append_call_batch, {}),
         (queries.insert_tasks, {"run_id": "imported-run", "rows": '[{"task_index": 1, "task_id": "t1", '
                                 '"prompt": "p", "content_hash": "h", "meta": "{}"}]'}),
+        (queries.append_endpoint_limit, {"api_base": "http://127.0.0.1:1/v1", "model": "openai/x",
+                                         "sustained": 24, "bounded": True, "ceiling": 64, "rate_limited": 3,
+                                         "calls": 90, "run_id": run["run_id"]}),
     ]
 
 
@@ -174,6 +180,9 @@ def test_every_named_query_runs_through_its_generated_function(seeded):
             con, run_id=seq, generation=1)] == [("t1-c1-a1-actor-1", 1, "batch_1")]
         assert {r["run_id"] for r in queries.list_runs(con)} == {seq, pas, "new-run", "imported-run"}
         assert queries.last_call_index(con, attempt_uid=uid) == 2
+        [limit] = queries.latest_endpoint_limits(con)
+        assert (limit["api_base"], limit["sustained"], limit["bounded"], limit["run_id"]) == (
+            "http://127.0.0.1:1/v1", 24, True, seq) and 0 <= limit["age_hours"] < 1
         # The task from JSON and the Arrow appends landed whole: one task, one attempt with its one call.
         assert queries.get_task_identities(con, run_id="imported-run") == [(1, "t1", "h")]
         assert queries.import_known_attempts(con, run_id="imported-run") == [("copied-uid",)]

@@ -12,7 +12,7 @@ import pytest
 
 from seqk import store
 from seqk.errors import BadInput
-from seqk.store import queries, sqlfiles
+from seqk.store import queries, schema, sqlfiles
 
 
 def catalog(con: duckdb.DuckDBPyConnection) -> list[tuple]:
@@ -79,3 +79,25 @@ def test_generated_query_functions_match_sql():
 def test_a_query_called_without_a_declared_parameter_fails_before_the_database(tmp_path: Path):
     with store.connect(tmp_path / "x.duckdb") as con, pytest.raises(TypeError, match="run_id"):
         queries.get_run(con)  # type: ignore[call-arg]
+
+
+def test_a_store_without_keys_is_migrated_once_and_then_reads_its_newest_version():
+    """A lake has no primary key on schema_info: each upgrade appends a row, and the highest one
+    is its version (reading another would replay a migration, which an ALTER refuses)."""
+    con = duckdb.connect(":memory:")
+    older = len(sqlfiles.migrations()) - 1
+    for _version, _name, sql in sqlfiles.migrations()[:older]:
+        con.execute(schema.LAKE.tables(sql))
+    queries.add_schema_info(con, key="schema_version", value=str(older))
+    schema.ensure(con, schema.LAKE, where="the lake")
+    # A lake returns rows in no set order: here the older row comes last.
+    con.execute("DELETE FROM schema_info")
+    for value in (store.schema_version(), older):
+        queries.add_schema_info(con, key="schema_version", value=str(value))
+    schema.ensure(con, schema.LAKE, where="the lake")
+    versions = [value for key, value in queries.get_schema_info(con) if key == "schema_version"]
+    assert sorted(versions) == [str(older), str(store.schema_version())]
+    assert con.execute("SELECT count(*) FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY'"
+                       ).fetchone() == (0,)
+    assert con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = 'run_curve'"
+                       ).fetchone() == (1,)

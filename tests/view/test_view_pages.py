@@ -4,13 +4,12 @@ the links, the chart and the static bundle made from them."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
 import view_db
 
-from seqk import store, view
+from seqk import models, store, view
 from seqk.errors import NotFound
 from seqk.store import queries
 from seqk.view import pages, publish, render, story, svg
@@ -29,7 +28,7 @@ def test_run_list_groups_each_seqk_run_with_its_passk_partner(runs):
     assert group.pass_run.run_id == ids["pass"]
     assert [r.run_id for r in group.seq_runs] == sorted([ids["seq"], ids["seq_binary"]])
     hint = next(r for r in group.seq_runs if r.run_id == ids["seq"])
-    assert (hint.n_tasks, hint.n_solved, hint.n_error_attempts, hint.n_failed_calls) == (6, 2, 1, 1)
+    assert (hint.n_tasks, hint.n_passed, hint.n_error_attempts, hint.n_failed_calls) == (6, 2, 1, 1)
     assert hint.shows_grading_info is True and hint.pass_run_id == ids["pass"]
     # Task 5 stopped on its error: 5 of 6 tasks are finished and the run is still in progress.
     assert (hint.n_finished, hint.in_progress) == (5, True)
@@ -106,7 +105,7 @@ def test_task_story_shows_each_attempt_what_it_saw_its_verdict_and_feedback(runs
     assert "This is attempt 1 of 3." in first.prompt_delta[-1] and "Say the word w2." not in first.prompt_delta
     assert "<Feedback 1>" in second.prompt_delta and "Incorrect; the word was w2." in second.prompt_delta
     assert "Say the word w2." not in second.prompt_delta  # seen before: not new
-    assert first.calls[0].role == "actor" and first.input_tokens == first.calls[0].input_tokens > 0
+    assert first.calls[0]["role"] == "actor" and first.input_tokens == first.calls[0]["input_tokens"] > 0
     assert (page.first_success, page.previous_index, page.next_index) == (2, 1, 3)
     partner = page.partner
     assert partner.run_id == ids["pass"] and partner.same_task and partner.metric == "pass@k"
@@ -114,7 +113,7 @@ def test_task_story_shows_each_attempt_what_it_saw_its_verdict_and_feedback(runs
     assert samples == [(i, "FAIL", "w-two?") for i in (1, 2, 3)]
     errored = view.task_page(ids["seq"], 5, db).attempts[0]
     assert (errored.verdict, errored.error["stage"], errored.error["status_code"]) == ("ERROR", "actor", 400)
-    assert errored.calls[0].error.startswith("400 bad request")
+    assert errored.calls[0]["error"].startswith("400 bad request")
     assert view.task_page(ids["seq"], 6, db).attempts[0].output_grid == [[[1, 2], [3, 0]]]
 
 
@@ -191,7 +190,7 @@ def test_server_routes_pages_errors_and_stamp(runs):
     from seqk.view.app import create_app
 
     db, ids = runs
-    client = TestClient(create_app(Path(db)))
+    client = TestClient(create_app(store.open(db)))
     assert "seq@3 = 0.400" in client.get("/").text
     run = "/runs/" + render.run_path(ids["seq"])
     assert client.get(run, params={"filter": "errored"}).text.count('class="task-link"') == 1
@@ -207,3 +206,31 @@ def test_server_routes_pages_errors_and_stamp(runs):
     db.unlink()
     gone = client.get("/")
     assert gone.status_code == 404 and "no database at" in gone.text
+
+
+PROGRESS = ("n_tasks", "n_started", "n_finished", "n_passed", "n_valid_attempts", "n_error_attempts")
+
+
+def test_status_and_the_viewer_count_a_run_s_progress_alike(runs, tmp_path):
+    """One query (run_progress_of) serves both: tasks, not chains, even with `chains: 3`, where a
+    task is finished only when its every chain is."""
+    from helpers import write_variant
+    from scripts import solves_on
+
+    from seqk.analysis.status import status
+    from seqk.config import spec as runspec
+    from seqk.run import scheduler
+
+    db, ids = runs
+    models.register_mock("mock/chained", solves_on({1: 1, 2: 3}))
+    spec = runspec.load(write_variant(tmp_path, "chains.yaml", benchmark="toy", metric="seq@k", k=2, chains=3,
+                                      model="mock/chained", options={"n": 3}))
+    scheduler.run(spec, db)
+    in_status = {r["run_id"]: tuple(r[key] for key in PROGRESS) for r in status([], db)}
+    in_viewer = {r.run_id: tuple(getattr(r, key) for key in PROGRESS)
+                 for g in view.runs_page(db).groups for r in [*([g.pass_run] if g.pass_run else []), *g.seq_runs]}
+    assert in_status == in_viewer and len(in_status) == 4
+    # Task 1 solved at once in every chain, task 2 never within k=2, task 3 never: 3 tasks
+    # started and finished (each chain done), 1 passed; the other three runs as before.
+    assert in_status[spec.run_id] == (3, 3, 3, 1, 1 * 3 + 2 * 3 + 2 * 3, 0)
+    assert in_status[ids["seq"]][:4] == (6, 6, 5, 2)

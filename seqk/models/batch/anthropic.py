@@ -10,6 +10,7 @@ from seqk.errors import PermanentProviderError, TransientProviderError
 from seqk.models.base import Completion
 from seqk.models.batch.base import BatchRequest, BatchStatus, ItemResult, SdkBatch
 from seqk.models.role import RoleSpec
+from seqk.records import Prompt
 
 DEFAULT_MAX_TOKENS = 4096
 """Anthropic requires max_tokens; a role without one gets this."""
@@ -27,13 +28,29 @@ def anthropic_content(prompt: str, cache_prefix: str | None) -> str | list[dict[
     return blocks
 
 
-def message_params(spec: RoleSpec, prompt: str, cache_prefix: str | None) -> dict[str, Any]:
-    """The Messages API parameters of one call (Anthropic takes no seed)."""
+def anthropic_messages(prompt: Prompt, cache_prefix: str | None) -> list[dict[str, Any]]:
+    """The prompt's messages with a cache breakpoint where the part the next call repeats ends:
+    after `cache_prefix` in a str prompt, at a Chat's `cache_at`."""
+    if isinstance(prompt, str):
+        return [{"role": "user", "content": anthropic_content(prompt, cache_prefix)}]
+    at = prompt.cache_at
+    return [{"role": m.role, "content": anthropic_content(m.content, m.content[:at[1]])
+             if at is not None and at[0] == i else m.content}
+            for i, m in enumerate(prompt.messages)]
+
+
+def message_params(spec: RoleSpec, prompt: Prompt, cache_prefix: str | None) -> dict[str, Any]:
+    """The Messages API parameters of one call (Anthropic takes no seed; a system message goes
+    in `system`)."""
     assert spec.model is not None
+    messages = anthropic_messages(prompt, cache_prefix)
     params: dict[str, Any] = {
         "model": spec.model.removeprefix("anthropic/"),
         "max_tokens": spec.max_tokens or DEFAULT_MAX_TOKENS,
-        "messages": [{"role": "user", "content": anthropic_content(prompt, cache_prefix)}]}
+        "messages": [m for m in messages if m["role"] != "system"]}
+    system = [m["content"] for m in messages if m["role"] == "system"]
+    if system:
+        params["system"] = system[0]
     if spec.temperature is not None:
         params["temperature"] = spec.temperature
     if spec.top_p is not None:

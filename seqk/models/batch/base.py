@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from seqk.errors import MissingExtra, ProviderError
 from seqk.models.base import Completion
 from seqk.models.role import RoleSpec
+from seqk.records import Prompt
 
 
 @dataclass(frozen=True)
@@ -20,9 +21,10 @@ class BatchRequest:
     custom_id: str
     """Unique inside its batch; seqk's slot of the call (seqk.run.rounds.custom_id)."""
     spec: RoleSpec
-    prompt: str
+    prompt: Prompt
     cache_prefix: str | None = None
-    """The start of `prompt` the next request repeats (Anthropic: marked cache_control)."""
+    """The start of a str `prompt` the next request repeats (Anthropic: marked cache_control; a
+    Chat carries its own `cache_at`)."""
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
+from seqk.errors import ProviderError
 from seqk.models.base import FREE, Completion
-from seqk.models.openai_http import chat_completion
+from seqk.models.openai_http import chat_completion, classify_http
 from seqk.models.pricing import Price
 from seqk.models.role import RoleSpec
+from seqk.records import Prompt
 
 
 class LocalProvider:
@@ -19,7 +21,7 @@ class LocalProvider:
         """Every `local/...` id."""
         return model.startswith("local/")
 
-    async def call(self, spec: RoleSpec, prompt: str) -> Completion:
+    async def call(self, spec: RoleSpec, prompt: Prompt, cache_prefix: str | None = None) -> Completion:
         """One call on a leased worker; a worker that died becomes LocalModelCrashed (or a timeout)."""
         from seqk.models.local import workers as llm_local
 
@@ -33,6 +35,11 @@ class LocalProvider:
                 if failure is None:
                     raise
                 raise failure from exc
+
+    def classify(self, exc: BaseException) -> ProviderError:
+        """As an OpenAI-compatible server's (the worker is one); a dead worker was already made
+        LocalModelCrashed by `call`."""
+        return classify_http(exc)
 
     def credential_problem(self, role: RoleSpec) -> str | None:
         """None: a local model needs no key."""

@@ -69,7 +69,7 @@ def serve(model_path: str, threads: int, n_ctx: int, host: str = "127.0.0.1") ->
         # llama.cpp does not promise bit-identical logits across different batch splits,
         # and then the same call could answer differently depending on what ran before.
         llama.reset()
-        return dict(llama.create_chat_completion(messages=messages, **params))  # type: ignore[arg-type]
+        return dict(llama.create_chat_completion(messages=messages, **params))
 
     async def completions(request: web.Request) -> web.StreamResponse:
         try:
