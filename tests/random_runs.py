@@ -11,8 +11,6 @@ from pathlib import Path
 
 from seqk import store
 
-pytestmark = pytest.mark.slow
-
 T0 = datetime(2026, 1, 1)
 
 

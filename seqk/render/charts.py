@@ -179,7 +179,8 @@ def frontier_charts(rep: Report) -> list[alt.Chart | alt.HConcatChart]:
         shown.add(b.seq_run_id)
         unit = "US$" if b.unit == "US$" else "tokens"
         # the partner's frontier: its cells no other beats on success at no more spend
-        best, partner = -1.0, []
+        best = -1.0
+        partner: list[dict[str, Any]] = []
         for c in sorted((c for c in b.cells if not c["series"].startswith("seq@k depth")),
                         key=lambda c: (c["spend"], -c["value"])):
             if c["value"] > best:
