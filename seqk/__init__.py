@@ -15,6 +15,8 @@ if TYPE_CHECKING:
         CellRun,
         SweepRun,
         VariantRun,
+        compare,
+        compare_by,
         export_parquet,
         export_runs,
         inspect,
@@ -26,8 +28,8 @@ if TYPE_CHECKING:
         status,
     )
 
-__all__ = ["CellRun", "SweepRun", "VariantRun", "__version__", "export_parquet", "export_runs", "inspect",
-           "load_variant", "report", "query", "run_sweep", "run_variant", "status"]
+__all__ = ["CellRun", "SweepRun", "VariantRun", "__version__", "compare", "compare_by", "export_parquet",
+           "export_runs", "inspect", "load_variant", "report", "query", "run_sweep", "run_variant", "status"]
 
 
 def __getattr__(name: str) -> Any:

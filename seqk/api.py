@@ -8,7 +8,8 @@ The library never prints: progress goes to an observer (seqk.run.observer.RunObs
 the run's export and upload did comes back as lines in the outcome. `db` is the second argument
 of every function that reads or writes a database, after what the function acts on (a variant,
 runs, a run, a query); None means the variant's `db:`, then $SEQK_DB, then runs/seqk.duckdb. It
-is a DuckDB file or a DuckLake URL. Every other argument is by keyword, and every result is typed.
+is a DuckDB file or a DuckLake URL (`compare`, which acts on two runs, takes it third). Every other
+argument is by keyword, and every result is typed.
 These are the names `seqk` exports (`seqk.__all__`); each imports what it needs when called, so
 `import seqk` stays cheap.
 """
@@ -26,6 +27,8 @@ from seqk.errors import SeqkError, UploadError
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from seqk.analysis.compare import RunComparison
+    from seqk.analysis.grouped import GroupedComparison
     from seqk.analysis.report import Report
     from seqk.analysis.status import RunStatus, SqlResult, Trajectory
     from seqk.config.sweep import Cell, Sweep
@@ -181,6 +184,31 @@ def report(runs: Sequence[str] = (), db: Db = None, *, compare: bool = False, be
 
     return build(runs, db, compare=compare, benchmark=benchmark, model=model,
                  errors_as_failures=errors_as_failures)
+
+
+def compare(run_a: str, run_b: str, db: Db = None, *, errors_as_failures: bool = False,
+            seed: int | None = None) -> RunComparison:
+    """Two runs of one benchmark slice side by side on the tasks both hold (what `seqk compare`
+    prints): what differs in their settings, a − b at each t up to the smaller K with its interval,
+    p-value and n, and the tasks only one of them solved. Runs of different slices: BadInput."""
+    from seqk.analysis.compare import compare as build
+
+    extra = {} if seed is None else {"seed": seed}
+    return build(run_a, run_b, db, errors_as_failures=errors_as_failures, **extra)
+
+
+def compare_by(runs: Sequence[str] = (), db: Db = None, *, by: str, benchmark: str | None = None,
+               model: str | None = None, errors_as_failures: bool = False,
+               seed: int | None = None) -> GroupedComparison:
+    """What `seqk report --compare --by BY` prints: every pair of the runs (ids, globs, prefixes;
+    default all) of a slice that differ along `by` (model, feedback, critic or judge) and share the
+    rest, a − b at the smaller K with interval, p and Benjamini–Hochberg q across the table, and a
+    ranking with rank intervals where more than two runs compete."""
+    from seqk.analysis.grouped import compare_by as build
+
+    extra = {} if seed is None else {"seed": seed}
+    return build(runs, db, by=by, benchmark=benchmark, model=model, errors_as_failures=errors_as_failures,
+                 **extra)
 
 
 def status(runs: Sequence[str] = (), db: Db = None) -> list[RunStatus]:

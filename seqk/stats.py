@@ -327,18 +327,24 @@ def _score_p_value(b: int, c: int, n: int, d: float) -> float:
 # Many comparisons: Benjamini-Hochberg q-values, and a simultaneous band over a block's budgets.
 
 
-def bh_q_values(p_values: Sequence[float | None]) -> list[float | None]:
-    """Benjamini-Hochberg (1995) adjusted p-values (q-values) of a family of tests: the smallest
-    false discovery rate at which each would be declared, q_(i) = min_{j >= i} p_(j) m / j over
-    the m p-values in order (None entries are not tests and stay None). Declaring every test
-    with q < alpha controls the false discovery rate at alpha for independent or positively
-    dependent tests."""
-    found = [(p, i) for i, p in enumerate(p_values) if p is not None]
+def benjamini_hochberg(p_values: Sequence[float | None]) -> list[float | None]:
+    """Benjamini-Hochberg adjusted p-values (q-values) of a table of tests, in the order given:
+    q_(i) = min over j >= i of m * p_(j) / j, capped at 1, with the m p-values ranked
+    ascending (Benjamini & Hochberg 1995, "Controlling the false discovery rate", JRSS-B
+    57:289-300). Rejecting every test with q < alpha keeps the expected share of false
+    findings among the findings at most alpha when the tests are independent or positively
+    dependent (Benjamini & Yekutieli 2001), as paired comparisons sharing a run are. A None
+    (a test that could not be made) stays None and does not count in m."""
+    present = [(p, i) for i, p in enumerate(p_values) if p is not None]
+    for p, _ in present:
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"a p-value must be in [0, 1], got {p}")
     out: list[float | None] = [None] * len(p_values)
-    m, running = len(found), 1.0
-    for rank, (p, i) in reversed(list(enumerate(sorted(found), start=1))):
+    m = len(present)
+    running = 1.0
+    for rank, (p, i) in reversed(list(enumerate(sorted(present), start=1))):
         running = min(running, p * m / rank)
-        out[i] = min(1.0, running)
+        out[i] = running
     return out
 
 

@@ -79,3 +79,13 @@ def wait_for_attempts(db: Path, proc: subprocess.Popen, at_least: int) -> list[i
         time.sleep(0.05)
     raise AssertionError(f"run ended or stalled before {at_least} attempts: {seen}")
 
+
+
+def stop(proc: subprocess.Popen, timeout_s: float = 10) -> None:
+    """Stop a process the test started: SIGTERM, then SIGKILL if it has not ended in timeout_s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

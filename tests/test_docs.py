@@ -288,7 +288,7 @@ def test_the_treatment_guides_plan_shows_what_plan_prints(tmp_path):
 
 SOURCES = [*sorted(ROOT.glob("seqk/**/*.py")), *sorted(ROOT.glob("benchmarks/**/*.py")),
            *sorted(ROOT.glob("bench/*.py")), *sorted(ROOT.glob("sql/**/*.sql"))]
-CODE_PATH = re.compile(r"(?<![\w/.])((?:seqk|sql|benchmarks|bench|tests|notebooks|variants|docs)/[\w./-]*\w)")
+CODE_PATH = re.compile(r"(?<![\w/.-])((?:seqk|sql|benchmarks|bench|tests|notebooks|variants|docs)/[\w./-]*\w)")
 # Named on purpose though absent from the tree: files a script writes, an example in a message.
 NOT_IN_THE_TREE = {"bench/synthetic.duckdb", "variants/arcagi2/x.yaml", "bench/terminal-bench-2"}
 

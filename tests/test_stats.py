@@ -146,11 +146,11 @@ def test_benjamini_hochberg_q_values() -> None:
     # Benjamini & Hochberg (1995)'s example, m = 15: the four smallest are declared at q = 0.05
     p = [0.0001, 0.0004, 0.0019, 0.0095, 0.0201, 0.0278, 0.0298, 0.0344, 0.0459, 0.3240, 0.4262,
          0.5719, 0.6528, 0.7590, 1.000]
-    q = stats.bh_q_values(p)
+    q = stats.benjamini_hochberg(p)
     assert sum(v < 0.05 for v in q) == 4
     assert q[0] == pytest.approx(0.0015) and q[3] == pytest.approx(0.0095 * 15 / 4)
     assert all(a <= b for a, b in zip(q, q[1:], strict=False))  # in the order of p
-    assert stats.bh_q_values([0.03, None, 0.01]) == [pytest.approx(0.03), None, pytest.approx(0.02)]
+    assert stats.benjamini_hochberg([0.03, None, 0.01]) == [pytest.approx(0.03), None, pytest.approx(0.02)]
 
 
 def test_the_max_t_band_is_simultaneous() -> None:

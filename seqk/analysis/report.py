@@ -28,7 +28,7 @@ from seqk.analysis.metrics import Comparison, RunMetrics
 from seqk.analysis.notes import GRADING_MARK, notes
 from seqk.analysis.survival import read_chains
 from seqk.errors import NotFound
-from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, bh_q_values
+from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, benjamini_hochberg
 from seqk.store import queries
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -117,7 +117,7 @@ def _q_values(rep: Report) -> None:
     effects), set beside each."""
     found = [(run, name) for run in rep.runs for name in ("lift", "framing", "framing_chen")
              if getattr(run, name) is not None and getattr(run, name).p_value is not None]
-    q = bh_q_values([getattr(run, name).p_value for run, name in found])
+    q = benjamini_hochberg([getattr(run, name).p_value for run, name in found])
     for (run, name), value in zip(found, q, strict=True):
         setattr(run, name, dataclasses.replace(getattr(run, name), q_value=value))
     if rep.comparison is not None and rep.comparison.p_value is not None:

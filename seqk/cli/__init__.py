@@ -395,7 +395,7 @@ def _print_preview(out: Any, p: dict[str, Any]) -> None:
 
 
 # After this module's commands, so `seqk --help` lists running before reporting.
-from seqk.cli import checks, lake, report  # noqa: E402, F401 - registers probe, doctor; lake; rejudge, report, export, import, upload
+from seqk.cli import checks, compare, lake, report  # noqa: E402, F401 - registers probe, doctor; compare; lake; rejudge, report, export, import, upload
 
 
 def main() -> None:

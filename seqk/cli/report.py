@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from seqk.cli.app import DbOption, app, check_file_target, check_folder
+from seqk.cli.app import DbOption, app, check_choice, check_file_target, check_folder
 from seqk.cli.app import console as _console
 from seqk.render.console import print_limits as _print_limits
 
@@ -84,12 +84,20 @@ def report(
     judges: Annotated[bool, typer.Option(
         "--judges", help="Compare the judges of two runs (or a re-judging run and its source) on "
                          "identical answers: agreement, flips, Cohen's kappa.")] = False,
+    by: Annotated[str | None, typer.Option(
+        "--by", metavar="model|feedback|critic|judge",
+        help="With --compare: every pair of runs of a slice that differ along this axis, with "
+             "Benjamini–Hochberg q-values and a ranking with rank intervals.")] = None,
     db: DbOption = None,
 ) -> None:
     """Show metric@1..K on success with 95% intervals, ΔSeq@K, the feedback lift over pass@k, cost.
 
     Example: seqk report --compare --html report.html
     """
+    if by is not None:
+        _report_by(by, runs or [], compare=compare, benchmark=benchmark, model=model, fmt=fmt,
+                   errors_as_failures=errors_as_failures, seed=seed, db=db, charts=bool(html or png), judges=judges)
+        return
     if judges:
         from seqk.analysis import judges as judging
 
@@ -129,6 +137,33 @@ def report(
             charts.save_png(rep, png)
             err.print(f"wrote {png}")
 
+
+
+def _report_by(by: str, runs: list[str], *, compare: bool, benchmark: str | None, model: str | None, fmt: str,
+               errors_as_failures: bool, seed: int | None, db: str | None, charts: bool, judges: bool) -> None:
+    """`report --compare --by AXIS`: the grouped comparison (seqk/analysis/grouped.py)."""
+    from seqk import api
+    from seqk.analysis import grouped
+    from seqk.analysis.report import FORMATS
+
+    check_choice(by, "--by", tuple(grouped.AXES))
+    if not compare:
+        raise typer.BadParameter("--by groups the pairs of --compare: give both", param_hint="'--by'")
+    if judges or charts:
+        raise typer.BadParameter("--by prints a table; it takes no --judges, --html or --png", param_hint="'--by'")
+    check_choice(fmt, "--format", FORMATS)
+    extra = {} if seed is None else {"seed": seed}
+    result = api.compare_by(runs, db, by=by, benchmark=benchmark, model=model,
+                            errors_as_failures=errors_as_failures, **extra)
+    if fmt == "json":
+        typer.echo(grouped.to_json(result))
+    elif fmt == "csv":
+        typer.echo(grouped.to_csv(result), nl=False)
+    else:
+        from seqk.render.compare import grouped_markdown, grouped_text
+
+        text = grouped_markdown(result) if fmt == "markdown" else grouped_text(result)
+        _console().print(text, markup=False, end="")
 
 
 # --- export commands (seqk/io/export.py: export, import, upload) go here ---

@@ -78,6 +78,27 @@ def chain_rows(con: Connection, *, run_ids: Any) -> pa.Table:
     return run(con, 'chain_rows', {'run_ids': run_ids}, 'arrow')
 
 
+def compare_solved(
+    con: Connection,
+    *,
+    errors_as_failures: Any,
+    run_a: Any,
+    run_b: Any,
+) -> list[dict[str, Any]]:
+    """One row per task both runs hold, in task order: task_index, task_id and, for each run (a_, b_),
+    solved_at: the first attempt (or sample) index at which any of the task's chains succeeded (NULL
+    when none did), solved_chain: that chain (the lowest one on a tie), and settled: whether the
+    task's outcome is known: solved, or every chain the run asks for present with all its k attempts
+    known to have failed (an errored attempt leaves it unsettled unless errors_as_failures). What
+    the flips are read from: a task is solved by a run when any of its attempts succeeded, any
+    chain, any sample. (compare.sql:6)"""
+    return run(con, 'compare_solved', {
+        'errors_as_failures': errors_as_failures,
+        'run_a': run_a,
+        'run_b': run_b,
+    }, 'rows')
+
+
 def count_tables(con: Connection, *, table_name: Any) -> Any:
     """How many tables of that name the database has (0 or 1). (schema_info.sql:9)"""
     return run(con, 'count_tables', {'table_name': table_name}, 'scalar')
@@ -685,6 +706,23 @@ def task_calls(con: Connection, *, run_id: Any, task_index: Any) -> list[dict[st
     """Every LLM call of one task in the run's current generation, by chain, attempt and call order.
     (calls.sql:23)"""
     return run(con, 'task_calls', {'run_id': run_id, 'task_index': task_index}, 'rows')
+
+
+def task_values_at(
+    con: Connection,
+    *,
+    errors_as_failures: Any,
+    run_ids: Any,
+    t: Any,
+) -> list[tuple[Any, ...]]:
+    """(run_id, task_index, content_hash, value) of the given runs' tasks counted at t (task_curve_of:
+    seq@t, or Chen's pass@t; the mean over a task's chains), by run and task: what a ranking of
+    several runs on their shared tasks resamples. (compare.sql:39)"""
+    return run(con, 'task_values_at', {
+        'errors_as_failures': errors_as_failures,
+        'run_ids': run_ids,
+        't': t,
+    }, 'tuples')
 
 
 def touch_run(con: Connection, *, run_id: Any) -> None:

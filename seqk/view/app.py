@@ -14,16 +14,18 @@ import socket
 from collections import OrderedDict
 from collections.abc import Callable
 from importlib import resources
+from urllib.parse import unquote
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from seqk.errors import BadInput, NotFound, SeqkError, StoreBusy
 from seqk.store import Database
-from seqk.view import pages, render, story
+from seqk.view import compare as compare_pages
+from seqk.view import compare_render, pages, render, story
 
 _TASK = re.compile(r"(?P<run>.+)/tasks/(?P<index>\d+)")
 _CACHED_PAGES = 64
@@ -69,6 +71,29 @@ def create_app(db: Database, *, cache: bool = True) -> Starlette:
         return page(request, lambda: render.render_run(pages.run_page(
             run_id, db, filter=q.get("filter", "all"), search=q.get("q", ""), page=number), urls))
 
+    def compare_form(request: Request) -> Response:
+        # the run list's picker: two runs chosen, to their compare page
+        a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
+        if not a or not b or a == b:
+            return error_page(400, "pick two different runs to compare")
+        return RedirectResponse(urls.compare(a, b), status_code=303)
+
+    def compare(request: Request) -> Response:
+        raw = request.scope.get("raw_path") or request.url.path.encode()
+        parts = [unquote(p) for p in raw.decode("latin-1").split("?", 1)[0].removeprefix("/compare/").rstrip("/")
+                 .split("/")]
+        q = request.query_params
+        try:
+            if len(parts) == 2:
+                return page(request, lambda: compare_render.render_compare(compare_pages.compare_page(
+                    parts[0], parts[1], db, filter=q.get("filter", "flips"), search=q.get("q", "")), urls))
+            if len(parts) == 4 and parts[2] == "tasks" and parts[3].isdigit():
+                return page(request, lambda: compare_render.render_compare_task(compare_pages.compare_task_page(
+                    parts[0], parts[1], int(parts[3]), db), urls))
+        except BadInput as exc:  # two runs that cannot be compared: the reader's request, not a failure
+            return error_page(400, str(exc))
+        raise NotFound("a compare page is /compare/<run a>/<run b>[/tasks/<n>], each run id one encoded segment")
+
     def api_stamp(request: Request) -> Response:
         return JSONResponse({"stamp": db.stamp()}, headers={"Cache-Control": "no-store"})
 
@@ -91,7 +116,8 @@ def create_app(db: Database, *, cache: bool = True) -> Starlette:
     static = StaticFiles(directory=str(resources.files("seqk.view") / "static"))
     return Starlette(
         routes=[Route("/", index), Route("/api/stamp", api_stamp), Mount("/static", static, name="static"),
-                Route("/runs/{rest:path}", runs)],
+                Route("/runs/{rest:path}", runs), Route("/compare", compare_form),
+                Route("/compare/{rest:path}", compare)],
         exception_handlers={404: not_found, NotFound: not_found, StoreBusy: busy, BadInput: refused,
                             SeqkError: refused, Exception: crashed})
 

@@ -16,7 +16,7 @@ from typing import Any
 from seqk import store
 from seqk.errors import BadInput
 from seqk.store import queries
-from seqk.view import pages, render, story
+from seqk.view import compare_publish, pages, render, story
 
 
 @dataclass(frozen=True)
@@ -41,12 +41,22 @@ class BundleUrls(render.Urls):
 
     upto: tuple[tuple[str, int], ...] = ()
     """(run_id, last task index bundled) of each bundled run."""
+    pairs: tuple[tuple[str, str], ...] = ()
+    """The pairs of runs whose compare pages the bundle holds."""
+    compare_tasks: frozenset[tuple[str, str, int]] = frozenset()
+    """(a, b, task index) of each side-by-side story the bundle holds."""
 
     def has_run(self, run_id: str | None) -> bool:
         return any(run_id == r for r, _ in self.upto)
 
     def has_task(self, run_id: str | None, task_index: int) -> bool:
         return any(run_id == r and task_index <= last for r, last in self.upto)
+
+    def has_compare(self, run_a: str, run_b: str) -> bool:
+        return (run_a, run_b) in self.pairs
+
+    def has_compare_task(self, run_a: str, run_b: str, task_index: int) -> bool:
+        return (run_a, run_b, task_index) in self.compare_tasks
 
 
 def _file(folder: Path, run_id: str, name: str) -> Path:
@@ -90,9 +100,13 @@ def bundle(folder: Path, db: store.DbLike = None, runs: tuple[str, ...] | list[s
     n = 0
     indices = {run_id: sorted(_task_indices(db, run_id))[:max_tasks] for run_id in chosen}
     upto = tuple((run_id, found[-1] if found else 0) for run_id, found in indices.items())
+    pairs, n_pairs = compare_publish.pairs_of(db, chosen)
+    if n_pairs > len(pairs):
+        note += f" Compare pages: the first {len(pairs)} of {n_pairs} pairs of runs of one slice."
+    compared, compare_tasks = compare_publish.pages_of(db, pairs, lambda run_id: dict(upto)[run_id])
 
     def urls(here: str) -> BundleUrls:
-        return BundleUrls(here=here, upto=upto)
+        return BundleUrls(here=here, upto=upto, pairs=tuple(pairs), compare_tasks=frozenset(compare_tasks))
 
     _write(folder, "index.html", render.render_runs(
         pages.RunsPage(listing.db, groups, len(kept),
@@ -114,6 +128,7 @@ def bundle(folder: Path, db: store.DbLike = None, runs: tuple[str, ...] | list[s
             relative = _file(folder, run_id, f"tasks/{index}.html").relative_to(folder).as_posix()
             _write(folder, relative, render.render_task(story.task_page(run_id, index, db), urls(relative)))
             n += 1
+    n += compare_publish.write(folder, db, compared, compare_tasks, urls, note, _write)
     return BundleResult(folder, len(kept), listing.n_runs, n, max_tasks)
 
 

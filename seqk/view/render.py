@@ -16,6 +16,8 @@ from urllib.parse import quote, unquote, urlencode
 
 import jinja2
 
+from seqk.analysis.compare import view_path
+from seqk.view.compare import bundle_key
 from seqk.view.pages import FILTERS, RunGroup, RunPage, RunsPage
 from seqk.view.story import TaskPage
 from seqk.view.svg import COLORS, PASS_COLOR, Series, budget_chart, curve_chart
@@ -67,6 +69,27 @@ class Urls:
     def has_task(self, run_id: str | None, task_index: int) -> bool:
         """Whether the task's page exists (a bundle holds only some tasks)."""
         return run_id is not None
+
+    def compare(self, run_a: str, run_b: str, filter: str = "flips", search: str = "") -> str:
+        """Two runs' compare page (its flip list filtered and searched)."""
+        if self.here is None:
+            query = {k: v for k, v in (("filter", filter), ("q", search)) if v and v != "flips"}
+            return view_path(run_a, run_b) + (f"?{urlencode(query)}" if query else "")
+        return self._to(f"compare/{bundle_key(run_a, run_b)}/{'index' if filter == 'flips' else filter}.html")
+
+    def compare_task(self, run_a: str, run_b: str, task_index: int) -> str:
+        """One task's two stories side by side."""
+        if self.here is None:
+            return view_path(run_a, run_b, task_index)
+        return self._to(f"compare/{bundle_key(run_a, run_b)}/tasks/{task_index}.html")
+
+    def has_compare(self, run_a: str, run_b: str) -> bool:
+        """Whether the two runs' compare page exists (a bundle holds only some pairs)."""
+        return True
+
+    def has_compare_task(self, run_a: str, run_b: str, task_index: int) -> bool:
+        """Whether that side-by-side page exists (a bundle holds those of the flips it lists)."""
+        return True
 
     @property
     def live(self) -> str | None:

@@ -49,6 +49,8 @@ class AttemptView:
     messages: list[dict[str, str]] | None = None
     """A chat prompt's messages ({role, content}, in order): a run whose retry protocol has a
     system message or shows the history as messages; None for one user message."""
+    chain_index: int = 1
+    """The attempt's chain (1 but for a seq@k run with `chains:`)."""
 
     @property
     def verdict(self) -> str:
@@ -174,10 +176,16 @@ def _attempts(rows: list[AttemptRow], task_prompt: str, chat: bool = False) -> l
             output_grid=output_grids(r["output"]), raw_eval_output=r["raw_eval_output"],
             judge_details=r["judge_details"], feedback=r["feedback"],
             error=error if isinstance(error, dict) else None,
-            started_at=r["started_at"], finished_at=r["finished_at"], calls=r["calls"]))
+            started_at=r["started_at"], finished_at=r["finished_at"], calls=r["calls"], chain_index=r["chain_index"]))
         if r["counts"]:
             previous = prompt
     return out
+
+
+def read_attempts(con: Any, run_id: str, task_index: int, task_prompt: str) -> list[AttemptView]:
+    """One task's attempts in one run, with their calls, on an open connection (the compare pages
+    read two runs' in one open)."""
+    return _attempts(attempts_with_calls(con, run_id, task_index), task_prompt)
 
 
 def task_page(run_id: str, task_index: int, db: store.DbLike = None) -> TaskPage:

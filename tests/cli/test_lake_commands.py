@@ -1,5 +1,5 @@
 """Every command that takes --db works on a lake (PostgreSQL catalog, data on moto's S3) as on a
-DuckDB file: run, plan, status, inspect, sql, rejudge, report (--compare, --judges), export
+DuckDB file: run, plan, status, inspect, sql, rejudge, report (--compare, --judges), compare, export
 (folders and Parquet), import, upload, view --bundle, lake compact and limits. A command added with a
 --db option and not driven here fails the last test: drive it on a lake, or make it refuse a lake
 in one line."""
@@ -19,7 +19,7 @@ from seqk.cli import app
 
 runner = CliRunner()
 DRIVEN = {"run", "plan", "status", "inspect", "sql", "rejudge", "report", "export", "import", "upload",
-          "view", "lake compact", "limits"}
+          "view", "lake compact", "limits", "compare"}
 
 
 def seqk(*args: str) -> str:
@@ -55,6 +55,8 @@ def test_every_command_with_a_db_works_on_a_lake(tmp_path, lake_url, judges):
     assert "attempt 2" in seqk("inspect", run_id, "--task-index", "2", "--db", lake_url)
     assert seqk("sql", "SELECT count(*) AS n FROM runs", "--db", lake_url, "--format", "csv") == "n\n3\n"
     assert "lift" in seqk("report", "--compare", "--db", lake_url)
+    passk_id = next(r["run_id"] for r in status if r["metric"] == "pass@k" and r["benchmark"] != "toyjudge")
+    assert "3 task(s) both runs hold" in seqk("compare", run_id, passk_id, "--db", lake_url)
     assert "judged" in seqk("rejudge", source, "--judge-model", "mock/judge2", "--db", lake_url).lower()
     assert "kappa" in seqk("report", "--judges", source.replace("mock__judge1", "mock__judge2.rejudge.mock__judge1"),
                             "--db", lake_url).lower()

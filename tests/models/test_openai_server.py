@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
+import procs
 import pytest
 
 from seqk import models
@@ -74,12 +75,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             time.sleep(0.5)
         yield base
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        procs.stop(proc, 20)
 
 
 def complete(spec: RoleSpec, prompt: str) -> models.Completion:

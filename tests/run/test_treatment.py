@@ -11,7 +11,7 @@ import sys
 from helpers import rows, write_variant
 from procs import env
 
-from seqk import models
+from seqk import models, store
 from seqk.config import spec as runspec
 from seqk.records import stored_chat
 from seqk.run import scheduler as engine
@@ -60,7 +60,7 @@ def test_a_custom_framing_as_messages_runs_is_stored_and_shown_as_separate_messa
     assert shown.returncode == 0, shown.stderr
     assert f"[system]\n{SYSTEM}\n\n[user]\n" in shown.stdout
     assert "[assistant]\nhello there\n\n[user]\nAttempt 2 of 3: your last grid was wrong" in shown.stdout
-    page = TestClient(create_app(db)).get(render.Urls().task(run_id, 1))
+    page = TestClient(create_app(store.open(db))).get(render.Urls().task(run_id, 1))
     assert page.status_code == 200
     assert "retry prompt: not the seed's (framing_later" in page.text and "sent as separate messages" in page.text
     assert page.text.count('<div class="message assistant">') == 1 + 2  # attempts 2 and 3: one and two turns

@@ -74,6 +74,8 @@ def reads(seq: str, pas: str, uid: str) -> Calls:
         (queries.budget_partners, both), (queries.pair_discordance, one),
         (queries.none_partners, {"run_ids": [seq]}),
         (queries.latest_endpoint_limits, {}),
+        (queries.compare_solved, {"errors_as_failures": False, "run_a": seq, "run_b": pas}),
+        (queries.task_values_at, {"errors_as_failures": False, "t": 1} | both),
     ]
 
 

@@ -3,78 +3,29 @@ driven in Debian's chromium through Playwright; and the bundle opened from file:
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import view_db
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from chromium import in_thread as _in_thread
+from chromium import seqk_view
+from playwright.sync_api import Page, expect
 
 from seqk import models
 from seqk.config import spec as runspec
 from seqk.run import scheduler as engine
-
-CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-SERVER_START_S = 30
-
-
-def _in_thread(function, *args):
-    """Run the engine beside Playwright, whose sync API holds an event loop in this thread."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(function, *args).result()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    executable = shutil.which("chromium")
-    assert executable, "Debian's chromium is needed: apt-get install -y chromium"
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    yield page
-    context.close()
 
 
 @pytest.fixture
 def served(tmp_path, db) -> Iterator[tuple[str, dict[str, str], Path]]:
     """`seqk view` on a loopback port of its choosing, stopped after the test."""
     ids = _in_thread(view_db.build, tmp_path, db)
-    proc = subprocess.Popen([sys.executable, "-m", "seqk", "view", "--db", str(db), "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=os.environ | {"PYTHONUNBUFFERED": "1"})
-    try:
-        deadline = time.monotonic() + SERVER_START_S
-        line = ""
-        while time.monotonic() < deadline and "serving" not in line:
-            line = proc.stdout.readline()
-            assert line or proc.poll() is None, "seqk view exited before serving"
-        url = re.search(r"at (http://127\.0\.0\.1:\d+/) ", line)
-        assert url, f"seqk view did not say where it serves: {line!r}"
-        yield url.group(1), ids, tmp_path
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with seqk_view(db) as url:
+        yield url, ids, tmp_path
 
 
 def _read_story(page: Page, ids: dict[str, str]) -> None:

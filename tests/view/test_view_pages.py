@@ -13,6 +13,7 @@ from seqk import models, store, view
 from seqk.errors import NotFound
 from seqk.store import queries
 from seqk.view import pages, publish, render, story, svg
+from seqk.view.compare import bundle_key
 
 
 @pytest.fixture
@@ -164,7 +165,11 @@ def test_bundle_holds_every_page_it_links_to_and_says_what_it_bounds(runs, tmp_p
     files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
     assert "index.html" in files and "static/view.css" in files and not any(f.endswith(".js") for f in files)
     bundled = {f"runs/{run_id}/tasks/{i}.html" for run_id in (ids["seq"], ids["pass"]) for i in (1, 2, 3, 4)}
-    assert {f for f in files if "/tasks/" in f} == bundled
+    assert {f for f in files if f.startswith("runs/") and "/tasks/" in f} == bundled
+    # the one pair's compare pages, and the side-by-side story of each of its flips among tasks 1-4
+    pair = f"compare/{bundle_key(ids['pass'], ids['seq'])}"  # a pair is in run id order
+    assert {f for f in files if f.startswith("compare/")} == {
+        f"{pair}/{name}.html" for name in ("index", "a_only", "b_only")} | {f"{pair}/tasks/{i}.html" for i in (2, 4)}
     assert result.n_pages == len(files) - 1
     for name in files - {"static/view.css"}:
         html = (out / name).read_text()

@@ -1,0 +1,197 @@
+"""`seqk compare A B` on docs/compare.md's database (tests/compare_db.py: a cheap model's seq@k run
+with 4 chains, a strong model's pass@1 run, three socratic critics), each figure checked against an
+independent recomputation from the attempts table, with numpy and scipy only: per-task values,
+Tango's score interval and test through a numerically maximised restricted likelihood, a paired
+bootstrap of 20,000 task resamples, the flips."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import compare_db
+import pytest
+from helpers import make_run
+from recompute import attempts, bootstrap, flip_counts, paired, tango
+from typer.testing import CliRunner
+
+import seqk
+from seqk import api
+from seqk.cli import app
+from seqk.errors import BadInput
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("compare")
+    db = folder / "seqk.duckdb"
+    return db, compare_db.build(folder, db)
+
+
+def check_at_t(db, result, metrics: tuple[str, str]) -> None:
+    for x in result.at_t:
+        a, b = paired(db, result.a.run.run_id, metrics[0], result.b.run.run_id, metrics[1], x.t)
+        assert x.difference.n == len(a) == 60
+        assert x.a_value == pytest.approx(a.mean()) and x.b_value == pytest.approx(b.mean())
+        assert x.difference.value == pytest.approx(a.mean() - b.mean())
+        if set(a) | set(b) <= {0.0, 1.0}:
+            n, a_only, b_only = flip_counts(a, b)
+            low, high, p = tango(a_only, b_only, n)
+            assert (x.difference.low, x.difference.high) == pytest.approx((low, high), abs=1e-6)
+            assert x.p_value == pytest.approx(p, abs=1e-6)
+            assert (x.p_value < 0.05) == (x.difference.low > 0 or x.difference.high < 0)
+        else:
+            low, high = bootstrap(a, b)
+            assert x.difference.low == pytest.approx(low, abs=0.015)
+            assert x.difference.high == pytest.approx(high, abs=0.015)
+
+
+def solved(db, run_id: str) -> dict[int, tuple[int, int]]:
+    """task -> (first succeeding attempt, lowest chain succeeding there), for solved tasks."""
+    out: dict[int, tuple[int, int]] = {}
+    for task, chain, index, success in attempts(db, run_id):
+        if success and (task not in out or (index, chain) < out[task]):
+            out[task] = (index, chain)
+    return out
+
+
+def check_flips(db, result) -> None:
+    a, b = solved(db, result.a.run.run_id), solved(db, result.b.run.run_id)
+    assert [(f.task_index, f.attempt_index, f.chain_index) for f in result.flips.a_only] == \
+        [(i, *a[i]) for i in sorted(set(a) - set(b))]
+    assert [(f.task_index, f.attempt_index, f.chain_index) for f in result.flips.b_only] == \
+        [(i, *b[i]) for i in sorted(set(b) - set(a))]
+    assert result.flips.n_both == len(set(a) & set(b))
+    assert result.flips.n_neither == 60 - len(set(a) | set(b))
+
+
+# --- the three questions ----------------------------------------------------------------------
+
+
+def test_critic_x_against_critic_y(demo):
+    db, ids = demo
+    result = seqk.compare(ids["critic_sharp"], ids["critic_vague"], db)
+    assert list(result.differs) == ["critic.model", "critic.price"]
+    assert result.differs["critic.model"] == ("mock/py:benchmarks.clbench.demo:critic_sharp",
+                                              "mock/py:benchmarks.clbench.demo:critic_vague")
+    assert [x.t for x in result.at_t] == [1, 2, 3]
+    check_at_t(db, result, ("seq@k", "seq@k"))
+    # the sharp critic's question helps (known truth: 0.75 against the task's own chance)
+    assert result.at_t[2].difference.low > 0 and result.at_t[2].p_value < 0.05
+    # attempt 1 sees no feedback and shares its seed: identical in both runs
+    assert result.at_t[0].difference.value == 0 and result.at_t[0].n_a_only == result.at_t[0].n_b_only == 0
+    check_flips(db, result)
+    assert result.flips.b_only == [] and len(result.flips.a_only) > 5
+
+
+def test_socratic_against_binary_with_the_spend_it_takes(demo):
+    db, ids = demo
+    result = seqk.compare(ids["critic_sharp"], ids["cheap"], db)
+    assert list(result.differs)[:2] == ["chains", "feedback_mode"]
+    assert result.differs["feedback_mode"] == ("socratic", "binary")
+    assert result.differs["critic.model"] == ("mock/py:benchmarks.clbench.demo:critic_sharp", None)
+    check_at_t(db, result, ("seq@k", "seq@k"))  # b's chains make its values fractional: bootstrap
+    assert all(x.interval == "bootstrap" for x in result.at_t)
+    check_flips(db, result)
+    # socratic pays its critic: more per task than binary at every t
+    curves = zip(result.a.run.curve, result.b.run.curve, strict=True)
+    assert all(pa.cost_usd_per_task > pb.cost_usd_per_task for pa, pb in curves)
+
+
+def test_cheap_model_with_retries_against_a_strong_model_once(demo):
+    db, ids = demo
+    result = seqk.compare(ids["cheap"], ids["strong"], db)
+    assert result.differs["metric"] == ("seq@k", "pass@k") and result.differs["chains"] == (4, 1)
+    assert result.differs["actor.model"][1] == "mock/py:benchmarks.clbench.demo:strong"
+    assert result.differs["feedback_mode"] == ("binary", None)
+    assert result.a.chains == 4 and [x.t for x in result.at_t] == [1]
+    check_at_t(db, result, ("seq@k", "pass@k"))
+    assert result.at_t[0].difference.high < 0  # once, the strong model is better
+    check_flips(db, result)
+    assert {f.chain_index for f in result.flips.a_only} - {1}  # chains beyond the first solve some
+
+
+def test_json_is_the_interface_of_the_issue(demo):
+    db, ids = demo
+    out = runner.invoke(app, ["compare", ids["critic_sharp"], ids["critic_vague"], "--db", str(db),
+                              "--format", "json"])
+    assert out.exit_code == 0, out.output
+    body = json.loads(out.stdout)
+    assert {"a", "b", "differs", "n_shared", "at_t", "flips"} <= set(body)
+    assert body["a"] == ids["critic_sharp"] and body["n_shared"] == 60
+    assert body["differs"]["critic.model"] == ["mock/py:benchmarks.clbench.demo:critic_sharp",
+                                               "mock/py:benchmarks.clbench.demo:critic_vague"]
+    point = body["at_t"][2]
+    assert set(point) >= {"t", "a", "b", "difference", "p_value"} and set(point["difference"]) == {
+        "value", "low", "high"}
+    result = api.compare(ids["critic_sharp"], ids["critic_vague"], db)
+    assert body["flips"]["a_only"] == [f.task_index for f in result.flips.a_only]
+    assert body["flips"]["b_only"] == []
+    first = body["flipped"][0]
+    assert first["inspect"] == f"seqk inspect {ids['critic_sharp']} --task-index {first['task_index']} --db {db}"
+
+
+def test_the_table_names_what_differs_first_then_the_figures_and_flips(demo):
+    db, ids = demo
+    out = runner.invoke(app, ["compare", "*critic_sharp", "*critic_vague", "--db", str(db), "--max-flips", "2"])
+    assert out.exit_code == 0, out.output
+    text = out.stdout
+    assert text.index("what differs (a | b):") < text.index("a − b at each t") < text.index("flips")
+    assert "critic.model   mock/py:benchmarks.clbench.demo:critic_sharp" in text
+    result = api.compare(ids["critic_sharp"], ids["critic_vague"], db)
+    x = result.at_t[1]
+    assert f"{x.difference.value:+.3f} [{x.difference.low:+.3f}, {x.difference.high:+.3f}]" in text
+    n = len(result.flips.a_only)
+    assert f"{n} solved by a only, 0 by b only" in text
+    # the command a reader pastes names the run as they did
+    f = result.flips.a_only[0]
+    assert f"task {f.task_index} {f.task_id} · at attempt {f.attempt_index} · seqk inspect '*critic_sharp' " \
+           f"--task-index {f.task_index} --db {db}" in text
+    assert f"… {n - 2} more" in text
+
+
+def test_runs_of_different_slices_or_the_same_run_are_refused_in_one_line(demo, tmp_path):
+    shared, ids = demo
+    db = tmp_path / "copy.duckdb"
+    shutil.copyfile(shared, db)
+    toy = make_run(tmp_path, db, model="mock/wrong").run_id
+    with pytest.raises(BadInput, match="runs of different benchmarks are not compared"):
+        seqk.compare(ids["cheap"], toy, db)
+    out = runner.invoke(app, ["compare", ids["cheap"], toy, "--db", str(db)])
+    assert out.exit_code == 2 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and "are not the same tasks" in out.stderr
+    spicy = make_run(tmp_path, db, model="mock/wrong", options={"n": 3, "flavour": "spicy"}).run_id
+    sliced = runner.invoke(app, ["compare", toy, spicy, "--db", str(db)])
+    assert sliced.exit_code == 2 and sliced.stderr == (
+        f"error: {toy} is a run of slice toy-plain, {spicy} of toy-spicy: runs of different slices are not "
+        "compared (their tasks are not the same tasks)\n")
+    same = runner.invoke(app, ["compare", ids["cheap"], "*cheap/*/binary", "--db", str(db)])
+    assert same.exit_code == 2 and "name the same run" in same.stderr
+    missing = runner.invoke(app, ["compare", ids["cheap"], "nope/*", "--db", str(db)])
+    assert missing.exit_code == 2 and "no run matches 'nope/*'" in missing.stderr
+
+
+def test_a_task_whose_outcome_an_error_hides_is_no_flip_unless_errors_count_as_failures(tmp_path, db):
+    from scripts import solves_on, word_of
+
+    from seqk import models
+    from seqk.errors import PermanentProviderError
+
+    def flaky(prompt: str) -> str:
+        if word_of(prompt) == "w1":
+            raise PermanentProviderError("400 bad request", status_code=400)
+        return "wrong"
+
+    models.register_mock("mock/alpha", solves_on({1: 1, 2: 2}))
+    models.register_mock("mock/flaky", flaky)
+    a = make_run(tmp_path, db, model="mock/alpha").run_id
+    b = make_run(tmp_path, db, model="mock/flaky").run_id
+    hidden = seqk.compare(a, b, db)
+    assert [f.task_index for f in hidden.flips.a_only] == [2]  # b's task 1 is not known to be unsolved
+    assert (hidden.flips.n_unsettled, hidden.flips.n_neither, hidden.flips.n_both) == (1, 1, 0)
+    assert any("not settled" in n or "not known yet" in n for n in hidden.notes)
+    counted = seqk.compare(a, b, db, errors_as_failures=True)
+    assert [(f.task_index, f.attempt_index) for f in counted.flips.a_only] == [(1, 1), (2, 2)]
+    assert counted.flips.n_unsettled == 0
