@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from seqk.analysis.compare import RunComparison, Side, inspect_command, view_path
+from seqk.analysis.compare_budget import BudgetComparison
 from seqk.analysis.formats import fmt_estimate, fmt_number, fmt_p
 from seqk.analysis.grouped import Group, GroupedComparison
 
@@ -20,7 +21,7 @@ def to_text(c: RunComparison, *, db: str | None = None, max_flips: int | None = 
     """The whole comparison. The printed `seqk inspect` commands name each run as `names` has it
     (what the user typed, which named one run each; default the run ids) and carry `db`."""
     head = [f"compare: {c.a.run.slice} · {c.n_shared} task(s) both runs hold", *_side("a", c.a), *_side("b", c.b)]
-    blocks = ["\n".join(lines) for lines in (head, _differs(c), _at_t(c), _spend(c),
+    blocks = ["\n".join(lines) for lines in (head, _differs(c), _at_t(c), _spend(c), equal_budget_lines(c.equal_budget),
                                              _flips(c, db, max_flips, names))]
     return "\n\n".join(blocks) + "\n\n" + "\n".join(f"• {note}" for note in c.notes) + "\n"
 
@@ -87,6 +88,63 @@ def _spend(c: RunComparison) -> list[str]:
         lines.append("  (in tokens: a call of these runs has no price, and tokens of different models are "
                      "not money)")
     return lines
+
+
+def fmt_spend(x: float | None, unit: str | None) -> str:
+    """A spend per task: '$0.000191' in US$ (three significant digits), '1,234' in tokens."""
+    if x is None:
+        return "—"
+    return f"${x:.3g}" if unit == "US$" else f"{x:,.0f}"
+
+
+def equal_budget_lines(e: BudgetComparison) -> list[str]:
+    """Both frontiers at equal spend per task: each budget's best cell of each run, a − b with its
+    pointwise interval, the simultaneous band, p and n; the cross-over and what the band settles."""
+    head = "at equal spend per task"
+    if e.unit is None:
+        return [f"{head}: {e.refusal}."]
+    lines = [f"{head} ({e.unit}; each run's best frontier cell within the budget, chosen again in every "
+             "resample; band: simultaneous over the budgets):"]
+    if not e.rows:
+        lines.append(f"  no budget at which both frontiers are measured (a's cells cost {_range(e.cells_a, e.unit)}, "
+                     f"b's {_range(e.cells_b, e.unit)}): nothing is compared at equal spend")
+        return lines
+    lines.append(f"  {'budget':<11}{'a cell':<7} {'a':<6} {'b cell':<7} {'b':<6} {'a − b [95% CI]':<25} "
+                 f"{'band':<17} {'p':<8} n")
+    for r in e.rows:
+        band = "—" if r.band is None else f"[{fmt_number(r.band[0], True, 3)}, {fmt_number(r.band[1], True, 3)}]"
+        lines.append(f"  {fmt_spend(r.budget, e.unit):<11}{_cell(r.a):<7} {_cell_value(r.a):<6} {_cell(r.b):<7} "
+                     f"{_cell_value(r.b):<6} {fmt_estimate(r.difference, digits=3):<25} {band:<17} "
+                     f"{'—' if r.p_value is None else fmt_p(r.p_value):<8} {r.n_tasks}")
+    x = e.crossover
+    if x is not None:
+        after = "b" if x.before == "a" else "a"
+        until = (f" and at or before {fmt_spend(x.high, e.unit)}" if x.high is not None else
+                 f", if at all (the band never puts {after} ahead)")
+        lines.append(f"  cross-over: {x.before} ahead below {fmt_spend(x.budget, e.unit)}, {after} from there "
+                     f"(estimated); by the band, the order changes after {fmt_spend(x.low, e.unit)}{until}"
+                     + ("" if x.established else ": not established"))
+    else:
+        lines.append("  cross-over: none (the estimated order is the same at every budget)")
+    verdict = [f"{side} ahead at {', '.join(fmt_spend(b, e.unit) for b in budgets)}"
+               for side, budgets in (("a", e.a_better), ("b", e.b_better)) if budgets]
+    lines.append("  by the band: " + ("; ".join(verdict) if verdict else "neither run ahead at any budget (no finding)"))
+    return lines
+
+
+def _cell(f: Any) -> str:
+    return "—" if f is None else f"{f.width}×{f.depth}"
+
+
+def _cell_value(f: Any) -> str:
+    return "—" if f is None else f"{f.value:.3f}"
+
+
+def _range(cells: list[Any], unit: str | None) -> str:
+    if not cells:
+        return "nothing"
+    spends = [c.spend for c in cells]
+    return f"{fmt_spend(min(spends), unit)} to {fmt_spend(max(spends), unit)}"
 
 
 def _flips(c: RunComparison, db: str | None, max_flips: int | None, names: tuple[str, str] | None) -> list[str]:
