@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from seqk.analysis.budget import CellFigure, Frontier, SpendRow, compare_at_equal_spend
+from seqk.analysis.formats import fmt_spend
 from seqk.analysis.frontier import unit_of
 from seqk.analysis.cells import pass_frontier, seq_frontier
 from seqk.analysis.survival import RunChains, read_chains, value_policy
@@ -126,6 +127,23 @@ def crossover_of(rows: Sequence[SpendRow]) -> Crossover | None:
     led = any(ahead(r, first) for r in banded if high is None or r.budget < high)
     return Crossover(signed[change][0].budget, "a" if first > 0 else "b", min(low, signed[change][0].budget), high,
                      high is not None and led)
+
+
+def summary(c: BudgetComparison) -> list[str]:
+    """The cross-over and what the band settles, in words (the command line and the viewer)."""
+    x = c.crossover
+    if x is None:
+        lines = ["cross-over: none (the estimated order is the same at every budget)"]
+    else:
+        after = "b" if x.before == "a" else "a"
+        until = (f" and at or before {fmt_spend(x.high, c.unit)}" if x.high is not None else
+                 f", if at all (the band never puts {after} ahead)")
+        lines = [f"cross-over: {x.before} ahead below {fmt_spend(x.budget, c.unit)}, {after} from there (estimated); "
+                 f"by the band, the order changes after {fmt_spend(x.low, c.unit)}{until}"
+                 + ("" if x.established else ": not established")]
+    ahead = [f"{side} ahead at {', '.join(fmt_spend(b, c.unit) for b in budgets)}"
+             for side, budgets in (("a", c.a_better), ("b", c.b_better)) if budgets]
+    return lines + ["by the band: " + ("; ".join(ahead) if ahead else "neither run ahead at any budget (no finding)")]
 
 
 def equal_budget(con: Any, run_a: str, run_b: str, *, errors_as_failures: bool = False,

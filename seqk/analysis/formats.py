@@ -17,6 +17,13 @@ def fmt_number(x: float | None, signed: bool = False, digits: int = 2) -> str:
     return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
 
 
+def fmt_spend(x: float | None, unit: str | None) -> str:
+    """A spend per task: '$0.000191' in US$ (three significant digits), '1,234' in tokens."""
+    if x is None:
+        return "—"
+    return f"${x:.3g}" if unit == "US$" else f"{x:,.0f}"
+
+
 def fmt_estimate(e: Estimate | None, *, signed: bool = True, digits: int = 2) -> str:
     """'+0.25 [+0.05, +0.45]' (no interval when it is undefined; '(too few tasks)' when a
     bootstrap had too few to give one)."""

@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 from seqk.analysis.compare import RunComparison, Side, inspect_command, view_path
-from seqk.analysis.compare_budget import BudgetComparison
-from seqk.analysis.formats import fmt_estimate, fmt_number, fmt_p
+from seqk.analysis.compare_budget import BudgetComparison, summary
+from seqk.analysis.formats import fmt_estimate, fmt_number, fmt_p, fmt_spend
 from seqk.analysis.grouped import Group, GroupedComparison
 
 MAX_FLIPS = 20
@@ -90,13 +90,6 @@ def _spend(c: RunComparison) -> list[str]:
     return lines
 
 
-def fmt_spend(x: float | None, unit: str | None) -> str:
-    """A spend per task: '$0.000191' in US$ (three significant digits), '1,234' in tokens."""
-    if x is None:
-        return "—"
-    return f"${x:.3g}" if unit == "US$" else f"{x:,.0f}"
-
-
 def equal_budget_lines(e: BudgetComparison) -> list[str]:
     """Both frontiers at equal spend per task: each budget's best cell of each run, a − b with its
     pointwise interval, the simultaneous band, p and n; the cross-over and what the band settles."""
@@ -116,20 +109,7 @@ def equal_budget_lines(e: BudgetComparison) -> list[str]:
         lines.append(f"  {fmt_spend(r.budget, e.unit):<11}{_cell(r.a):<7} {_cell_value(r.a):<6} {_cell(r.b):<7} "
                      f"{_cell_value(r.b):<6} {fmt_estimate(r.difference, digits=3):<25} {band:<17} "
                      f"{'—' if r.p_value is None else fmt_p(r.p_value):<8} {r.n_tasks}")
-    x = e.crossover
-    if x is not None:
-        after = "b" if x.before == "a" else "a"
-        until = (f" and at or before {fmt_spend(x.high, e.unit)}" if x.high is not None else
-                 f", if at all (the band never puts {after} ahead)")
-        lines.append(f"  cross-over: {x.before} ahead below {fmt_spend(x.budget, e.unit)}, {after} from there "
-                     f"(estimated); by the band, the order changes after {fmt_spend(x.low, e.unit)}{until}"
-                     + ("" if x.established else ": not established"))
-    else:
-        lines.append("  cross-over: none (the estimated order is the same at every budget)")
-    verdict = [f"{side} ahead at {', '.join(fmt_spend(b, e.unit) for b in budgets)}"
-               for side, budgets in (("a", e.a_better), ("b", e.b_better)) if budgets]
-    lines.append("  by the band: " + ("; ".join(verdict) if verdict else "neither run ahead at any budget (no finding)"))
-    return lines
+    return lines + [f"  {line}" for line in summary(e)]
 
 
 def _cell(f: Any) -> str:
