@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 
 from seqk.analysis.budget import CellFigure, Frontier, SpendRow, compare_at_equal_spend
+from seqk.analysis.cells import pass_frontier, seq_frontier
 from seqk.analysis.formats import fmt_spend
 from seqk.analysis.frontier import unit_of
-from seqk.analysis.cells import pass_frontier, seq_frontier
 from seqk.analysis.survival import RunChains, read_chains, value_policy
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED
 from seqk.store import queries
