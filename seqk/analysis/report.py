@@ -261,6 +261,9 @@ def flat_rows(rep: Report) -> list[dict[str, Any]]:
                 out |= {f"{prefix}{name}": e.value, f"{prefix}{name}_low": e.low,
                         f"{prefix}{name}_high": e.high, f"{prefix}{name}_n": e.n,
                         f"{prefix}{name}_too_few_tasks": e.too_few_tasks}
+            if name in run.gains_if_errors:
+                out |= {f"{prefix}{name}_if_failures": run.gains_if_errors[name][0],
+                        f"{prefix}{name}_if_successes": run.gains_if_errors[name][1]}
         for name in ("lift", "framing", "framing_chen"):
             c = getattr(run, name)
             if c is not None:

@@ -63,13 +63,22 @@ def _at_t(c: RunComparison) -> list[str]:
                      f"{fmt_estimate(x.difference, digits=3):<25} {p:<8} {x.difference.n}")
     if not c.at_t:
         lines.append("  (no t: a run has K = 0)")
+    last = c.at_t[-1] if c.at_t else None
+    if last is not None and last.difference.value is not None:
+        found = ("no difference (too few tasks for their discordance)" if last.detectable is None
+                 else f"{last.detectable:.2f}")
+        lines.append(f"  {last.difference.n} tasks detect {found} at t = {last.t} with 80% power "
+                     "(α 0.05, as `seqk plan`)")
     return lines
 
 
 def _spend(c: RunComparison) -> list[str]:
     a, b = c.a.run, c.b.run
-    priced = all(p.cost_usd_per_task is not None for r in (a, b) for p in r.curve) and not any(
+    unpriced = not all(p.cost_usd_per_task is not None for r in (a, b) for p in r.curve) or any(
         r.spend and r.spend.n_unpriced_calls for r in (a, b))
+    # a free (local) model costs $0: every figure would read $0 (issue 28.1)
+    free = not unpriced and any(not r.spend or not r.spend.cost_usd for r in (a, b))
+    priced = not unpriced and not free
     unit = "US$" if priced else "tokens"
     lines = [f"spend per task up to t ({unit}, each run over its own tasks; every call, judge and critic included):",
              f"  {'t':>3}  {'a':<12} b"]
@@ -83,9 +92,11 @@ def _spend(c: RunComparison) -> list[str]:
 
     for t in range(1, max(a.k, b.k) + 1):
         lines.append(f"  {t:>3}  {spend(a, t):<12} {spend(b, t)}")
-    if not priced:
+    if unpriced:
         lines.append("  (in tokens: a call of these runs has no price, and tokens of different models are "
                      "not money)")
+    elif free:
+        lines.append("  (in tokens: a run here cost nothing, a local or free model, so US$ would compare nothing)")
     return lines
 
 
