@@ -162,7 +162,7 @@ def fmt_comparison(c: Comparison | None, *, with_range: bool = True) -> str:
     if c is None or c.difference.value is None:
         return "—"
     p = "" if c.p_value is None else f" p={fmt_p(c.p_value)}"
-    q = "" if c.q_value is None or c.q_value == c.p_value else f" q={fmt_p(c.q_value)}"
+    q = "" if c.q_value is None else f" q={fmt_p(c.q_value)}"
     text = f"{fmt_estimate(c.difference)}{p}{q} n={c.difference.n}"
     if with_range and c.shows_range:
         text += f" errors→failures/successes {fmt_range(c.if_failures, c.if_successes, signed=True)}"

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from seqk.analysis.compare import RunComparison, Side, inspect_command, view_path
-from seqk.analysis.formats import fmt_estimate, fmt_number, fmt_p
+from seqk.analysis.formats import fmt_estimate, fmt_number, fmt_p, whole_items
 from seqk.analysis.grouped import Group, GroupedComparison
 
 MAX_FLIPS = 20
@@ -63,9 +63,14 @@ def _at_t(c: RunComparison) -> list[str]:
                      f"{fmt_estimate(x.difference, digits=3):<25} {p:<8} {x.difference.n}")
     if not c.at_t:
         lines.append("  (no t: a run has K = 0)")
+    if any(x.shows_range for x in c.at_t):
+        lines += ["  " + line for line in whole_items(
+            "a − b if errors were failures / successes:",
+            [f"t={x.t} {fmt_number(x.if_failures, True, 3)} / {fmt_number(x.if_successes, True, 3)}"
+             for x in c.at_t], 76)]
     last = c.at_t[-1] if c.at_t else None
     if last is not None and last.difference.value is not None:
-        found = ("no difference (too few tasks for their discordance)" if last.detectable is None
+        found = ("no difference (they disagree on too few)" if last.detectable is None
                  else f"{last.detectable:.2f}")
         lines.append(f"  {last.difference.n} tasks detect {found} at t = {last.t} with 80% power "
                      "(α 0.05, as `seqk plan`)")

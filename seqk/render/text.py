@@ -145,8 +145,10 @@ def _power_line(c: Comparison) -> list[str]:
     """The smallest difference the comparison's n detects (28.3: underpowered runs say so)."""
     if c.difference.value is None:
         return []
-    found = "no lift (too few tasks for their discordance)" if c.detectable is None else f"{c.detectable:.2f}"
-    return [_figure("", f"{c.difference.n} tasks detect {found} with 80% power (α 0.05; plan)")]
+    if c.detectable is None:  # even a difference as large as their disagreement would be missed
+        return [_figure("", f"{c.difference.n} tasks detect nothing: too few disagree (80% power, "
+                            "α 0.05; plan)")]
+    return [_figure("", f"{c.difference.n} tasks detect {c.detectable:.2f} with 80% power (α 0.05; plan)")]
 
 
 def _paired_lines(run: RunMetrics, *, name_partner: bool) -> list[str]:

@@ -215,6 +215,12 @@ def test_a_task_whose_outcome_an_error_hides_is_no_flip_unless_errors_count_as_f
     assert [f.task_index for f in hidden.flips.a_only] == [2]  # b's task 1 is not known to be unsolved
     assert (hidden.flips.n_unsettled, hidden.flips.n_neither, hidden.flips.n_both) == (1, 1, 0)
     assert any("not settled" in n or "not known yet" in n for n in hidden.notes)
+    # the errors leave a range on each a − b, printed under the table
+    x = hidden.at_t[0]
+    assert x.shows_range and x.if_failures is not None and x.if_successes is not None
+    text = runner.invoke(app, ["compare", a, b, "--db", str(db)]).stdout
+    assert (f"a − b if errors were failures / successes: t=1 {x.if_failures:+.3f} / "
+            f"{x.if_successes:+.3f}") in text
     counted = seqk.compare(a, b, db, errors_as_failures=True)
     assert [(f.task_index, f.attempt_index) for f in counted.flips.a_only] == [(1, 1), (2, 2)]
     assert counted.flips.n_unsettled == 0
