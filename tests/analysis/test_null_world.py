@@ -235,6 +235,11 @@ def test_done_when_a_run_pair_where_feedback_does_nothing_reads_as_no_finding(tm
         assert all(p["if_failures"] is not None and p["if_successes"] is not None for p in b["points"])
     gains = runs[seq.run_id]["gains_if_errors"]
     assert set(gains) == {"delta", "egs", "lgs"} and gains["delta"][0] < gains["delta"][1]
+    curve = runs[seq.run_id]["curve"]
+    for i, end in enumerate(("value_if_failures", "value_if_successes")):
+        delta = curve[-1][end] - curve[0][end]
+        assert gains["delta"][i] == pytest.approx(delta)
+        assert gains["egs"][i] == pytest.approx((curve[1][end] - curve[0][end]) / delta)
     assert runs[seq.run_id]["framing"]["detectable"] is not None
     assert "verdict: no budget where seq@k is better" in text
     assert "errors as failures / successes:" in text  # the lift's range beside its p
