@@ -8,8 +8,9 @@ SELECT * FROM frontier_of($errors_as_failures, run_ids := $run_ids::VARCHAR[]);
 
 -- name: budget_partners(run_ids) -> rows
 -- For each given seq@k run, its budget partner: a pass@k run of the same benchmark, slice,
--- actor, verifier and judge with any k (seq_run_id, pass_run_id, pass_k, n_candidates): the
--- largest k first, then the same feedback mode, the same temperature, the smallest run_id.
+-- actor, verifier and judge with any k, never a re-judging run (as run_pairs)
+-- (seq_run_id, pass_run_id, pass_k, n_candidates): the largest k first, then the same feedback
+-- mode, the same temperature, the smallest run_id.
 SELECT seq_run_id, pass_run_id, pass_k, n_candidates FROM (
     SELECT s.run_id AS seq_run_id, p.run_id AS pass_run_id, p.k AS pass_k,
            row_number() OVER (PARTITION BY s.run_id ORDER BY p.k DESC,
@@ -21,6 +22,7 @@ SELECT seq_run_id, pass_run_id, pass_k, n_candidates FROM (
       ON s.metric = 'seq@k' AND p.metric = 'pass@k' AND p.benchmark = s.benchmark
      AND p.slice = s.slice AND p.actor_model = s.actor_model AND p.verifier = s.verifier
      AND p.judge_model IS NOT DISTINCT FROM s.judge_model
+     AND json_extract_string(p.config, '$.rejudge_of') IS NULL
     WHERE list_contains($run_ids::VARCHAR[], s.run_id)
 )
 WHERE choice = 1

@@ -202,30 +202,18 @@ def _choose(values: np.ndarray, spends: np.ndarray, budget: float
 def compare_at_equal_spend(a: Frontier, b: Frontier, *, name: str, seed: int = DEFAULT_SEED,
                            n_boot: int = DEFAULT_N_BOOT, alpha: float = 0.05) -> EqualSpend:
     """Side a against side b at equal spend on their shared tasks (module docstring)."""
-    shared, ia, ib = np.intersect1d(a.keys, b.keys, return_indices=True)
-    out = EqualSpend(a.run_id, b.run_id, len(shared))
-    if not len(shared):
+    sides = _shared_sides(a, b)
+    out = EqualSpend(a.run_id, b.run_id, len(sides[0].keys))
+    if not len(sides[0].keys):
         return out
-    everywhere = np.ones(len(shared), dtype=bool)
-    fa, fb = a.features[ia], b.features[ib]
-    sides = [Frontier(a.run_id, shared, fa, [_on(c, ia) for c in a.cells], a.evaluate, a.pooled),
-             Frontier(b.run_id, shared, fb, [_on(c, ib) for c in b.cells], b.evaluate, b.pooled)]
+    everywhere = np.ones(len(sides[0].keys), dtype=bool)
     out.cells_a, out.cells_b = _figures(sides[0], everywhere), _figures(sides[1], everywhere)
-    full = [{(c.width, c.depth): c for c in out.cells_a}, {(c.width, c.depth): c for c in out.cells_b}]
-    plans = []  # per budget: each side's candidate cells and the row's tasks
-    for budget in _budgets(out.cells_a, out.cells_b):
-        candidates = [[i for i, c in enumerate(side.cells) if (c.width, c.depth) in found
-                       and found[(c.width, c.depth)].spend <= budget * (1 + TOLERANCE) + 1e-15]
-                      for side, found in zip(sides, full, strict=True)]
-        rows = everywhere.copy()
-        for side, chosen in zip(sides, candidates, strict=True):
-            for i in chosen:
-                rows &= side.cells[i].defined
-        plans.append((budget, candidates, rows))
+    plans = [(budget, *_plan(sides, [out.cells_a, out.cells_b], budget))
+             for budget in _budgets(out.cells_a, out.cells_b)]
     if not plans:
         return out
-    features = np.hstack([fa, fb])
-    split = fa.shape[1]
+    features = np.hstack([sides[0].features, sides[1].features])
+    split = sides[0].features.shape[1]
     membership = np.column_stack([rows for _, _, rows in plans])
     # tasks that are in the same rows and have the same features are one type
     atoms, atom_of, _ = group_rows(membership.astype(float))
@@ -283,6 +271,49 @@ def compare_at_equal_spend(a: Frontier, b: Frontier, *, name: str, seed: int = D
         replicates.append(draws)
     _band(out, np.array(points), np.column_stack(replicates), alpha)
     return out
+
+
+def point_differences(a: Frontier, b: Frontier, budgets: list[float]) -> list[float | None]:
+    """a − b at each budget as compare_at_equal_spend estimates it (each side's best cell within
+    the budget on the row's tasks), without the bootstrap: what the frontiers give when errors are
+    read another way (the range beside each row). None where a budget has no cell of a side."""
+    sides = _shared_sides(a, b)
+    everywhere = np.ones(len(sides[0].keys), dtype=bool)
+    full = [_figures(side, everywhere) for side in sides]
+    out: list[float | None] = []
+    for budget in budgets:
+        candidates, rows = _plan(sides, full, budget)
+        best = []
+        for side, chosen in zip(sides, candidates, strict=True):
+            wanted = {(side.cells[i].width, side.cells[i].depth) for i in chosen}
+            within = [f for f in (_figures(side, rows) if rows.any() else [])
+                      if (f.width, f.depth) in wanted and f.spend <= budget * (1 + TOLERANCE) + 1e-15]
+            best.append(max(within, key=lambda f: (f.value, -f.spend)) if within else None)
+        out.append(best[0].value - best[1].value if best[0] and best[1] else None)
+    return out
+
+
+def _shared_sides(a: Frontier, b: Frontier) -> list[Frontier]:
+    """Both sides restricted to the tasks they share, in the same order."""
+    shared, ia, ib = np.intersect1d(a.keys, b.keys, return_indices=True)
+    return [Frontier(a.run_id, shared, a.features[ia], [_on(c, ia) for c in a.cells], a.evaluate, a.pooled),
+            Frontier(b.run_id, shared, b.features[ib], [_on(c, ib) for c in b.cells], b.evaluate, b.pooled)]
+
+
+def _plan(sides: list[Frontier], full: list[list[CellFigure]], budget: float
+          ) -> tuple[list[list[int]], np.ndarray]:
+    """One budget's candidates (each side's cells costing no more than it on every shared task
+    where defined) and its row of tasks (those on which every candidate of both sides is defined)."""
+    candidates = []
+    for side, figures in zip(sides, full, strict=True):
+        found = {(c.width, c.depth): c for c in figures}
+        candidates.append([i for i, c in enumerate(side.cells) if (c.width, c.depth) in found
+                           and found[(c.width, c.depth)].spend <= budget * (1 + TOLERANCE) + 1e-15])
+    rows = np.ones(len(sides[0].keys), dtype=bool)
+    for side, chosen in zip(sides, candidates, strict=True):
+        for i in chosen:
+            rows &= side.cells[i].defined
+    return candidates, rows
 
 
 def _on(cell: Cell, rows: np.ndarray) -> Cell:

@@ -54,6 +54,18 @@ def fmt_range(low: float | None, high: float | None, signed: bool = False, digit
     return f"[{fmt_number(low, signed, digits)}, {fmt_number(high, signed, digits)}]"
 
 
+def whole_items(head: str, items: list[str], width: int) -> list[str]:
+    """`head` then the items joined by " · ", wrapped at `width` without cutting an item."""
+    lines = [head]
+    for i, item in enumerate(items):
+        item += " ·" if i < len(items) - 1 else ""
+        if len(lines[-1]) + 1 + len(item) > width:
+            lines.append(item)
+        else:
+            lines[-1] += " " + item
+    return lines
+
+
 def flat_budget(blocks: list[EqualBudget]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for b in blocks:
@@ -72,6 +84,8 @@ def flat_budget(blocks: list[EqualBudget]) -> dict[str, Any]:
                         f"{at}_high": p.difference.high}
             if p.band is not None:
                 out |= {f"{at}_band_low": p.band.low, f"{at}_band_high": p.band.high}
+            if p.if_failures is not None or p.if_successes is not None:
+                out |= {f"{at}_if_failures": p.if_failures, f"{at}_if_successes": p.if_successes}
     return out
 
 
@@ -122,6 +136,10 @@ def equal_budget_lines(b: EqualBudget) -> list[str]:
     if b.crossover is not None:
         verdict += f"; the estimates cross at {spend(b.crossover)}"
     lines += ["  " + line for line in wrap("verdict: " + verdict, 76)]
+    if any(p.if_failures is not None or p.if_successes is not None for p in b.points):
+        lines += ["  " + line for line in whole_items(
+            "range: seq − partner if errors were failures / successes, budget by budget:",
+            [f"{fmt_number(p.if_failures, True)} / {fmt_number(p.if_successes, True)}" for p in b.points], 76)]
     lines += ["  " + line for line in wrap(
         f"(budget: expected {unit} per task; w×d: chains × attempts of each side's best cell "
         "within it, chosen again in every resample; n: tasks every candidate cell of both runs "

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from seqk.analysis.budget import CellFigure, EqualSpend, compare_at_equal_spend
+from seqk.analysis.budget import CellFigure, EqualSpend, Frontier, compare_at_equal_spend, point_differences
 from seqk.analysis.cells import pass_frontier, seq_frontier
 from seqk.analysis.survival import RunChains, value_policy
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate
@@ -69,6 +69,11 @@ class BudgetPoint:
     p_value: float | None = None
     band: Interval | None = None
     """The simultaneous 95% band over the block's budgets: seq is better only where it excludes 0."""
+    if_failures: float | None = None
+    """seq − partner at this budget with every errored attempt (sample) counted as a failure, each
+    side's best cell chosen again (None without errors)."""
+    if_successes: float | None = None
+    """The same with every errored attempt counted as a success at its index."""
 
 
 @dataclass
@@ -168,15 +173,26 @@ def equal_budget_blocks(plans: list[dict[str, Any]], chains: dict[str, RunChains
 
     def compute() -> None:
         for block, seq, partner in jobs:
-            side = (seq_frontier(partner, policy, block.unit) if block.partner == "none_feedback" else
-                    pass_frontier(partner, policy, block.unit, stopping=block.partner != "pass_at_m"))
             found = compare_at_equal_spend(
-                seq_frontier(seq, policy, block.unit), side,
+                *_sides(block, seq, partner, policy),
                 name=f"equal-budget:{block.partner}:{block.seq_run_id}:{block.pass_run_id}",
                 seed=seed, n_boot=n_boot)
             _fill(block, found)
+            if int(seq.n_error.sum()) + int(partner.n_error.sum()):
+                budgets = [p.budget for p in block.points]
+                ends = [point_differences(*_sides(block, seq, partner, other), budgets)
+                        for other in ("failures", "successes")]
+                for point, if_failures, if_successes in zip(block.points, *ends, strict=True):
+                    point.if_failures, point.if_successes = if_failures, if_successes
 
     return results, compute
+
+
+def _sides(block: EqualBudget, seq: RunChains, partner: RunChains, policy: str) -> tuple[Frontier, Frontier]:
+    """The seq@k run's frontier and its partner's, with errors read as `policy` says."""
+    side = (seq_frontier(partner, policy, block.unit) if block.partner == "none_feedback" else
+            pass_frontier(partner, policy, block.unit, stopping=block.partner != "pass_at_m"))
+    return seq_frontier(seq, policy, block.unit), side
 
 
 def _fill(block: EqualBudget, found: EqualSpend) -> None:

@@ -122,6 +122,10 @@ class RunMetrics:
     """ΔSeq@K (seq@k only), every task counted (errors censor)."""
     egs: Estimate | None = None
     lgs: Estimate | None = None
+    gains_if_errors: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    """Where the run has errors: ΔSeq@K, EGS and LGS ('delta', 'egs', 'lgs') with every errored
+    attempt counted as a failure, then as a success (from the curve's value_if_failures and
+    value_if_successes)."""
     pass_run_id: str | None = None
     """The pass@k run this seq@k run is compared with (view run_pairs)."""
     n_pass_candidates: int = 0
@@ -222,11 +226,26 @@ def _seq_estimates(run: RunMetrics, found: Curve, seed: int, n_boot: int) -> Non
     figures |= {f"t{t}": at(t) for t in censored}
     estimates = stats.bootstrap_all(types, figures, name=f"seq:{run.run_id}", seed=seed, n_boot=n_boot)
     run.delta, run.egs, run.lgs = (estimates.get(key) for key in ("delta", "egs", "lgs"))
+    if run.n_error_attempts and len(run.curve) == k:
+        run.gains_if_errors = {name: (gains(run.curve, "value_if_failures")[name],
+                                      gains(run.curve, "value_if_successes")[name])
+                               for name in ("delta", "egs", "lgs")}
     for i, point in enumerate(run.curve):
         if point.t in censored:
             e = estimates[f"t{point.t}"]
             run.curve[i] = replace(point, low=e.low, high=e.high, interval="bootstrap",
                                    too_few_tasks=e.too_few_tasks)
+
+
+def gains(points: list[CurvePoint], column: str) -> dict[str, float | None]:
+    """ΔSeq@K, EGS and LGS of a curve's `column` (EGS and LGS None unless Δ > 0 and K >= 2)."""
+    v = [getattr(p, column) for p in points]
+    if not v or any(x is None for x in v):
+        return dict.fromkeys(("delta", "egs", "lgs"))
+    delta = v[-1] - v[0]
+    share = (lambda hi, lo: (v[hi - 1] - v[lo - 1]) / delta) if delta > 0 and len(v) >= 2 else None
+    return {"delta": delta, "egs": share(2, 1) if share else None,
+            "lgs": share(len(v), len(v) - 1) if share else None}
 
 
 def _gain_share(found: Curve, hi: int, lo: int, k: int):

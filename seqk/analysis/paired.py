@@ -82,8 +82,8 @@ def paired_figures(a: Figure, b: Figure, a_run_id: str, b_run_id: str, t: int, *
     va, vb, n = fa.values, fb.values, len(ia)
     a_only, b_only = int(np.sum((va == 1) & (vb == 0))), int(np.sum((va == 0) & (vb == 1)))
     discordance = float(np.mean(va * (1 - vb) + vb * (1 - va)))
-    detectable = (detectable_lift(n, discordance_upper_limit(discordance * n, n))
-                  if discordance > 0 else None)
+    # no disagreement seen is no proof there is none: the discordance at its upper 95% limit
+    detectable = detectable_lift(n, discordance_upper_limit(discordance * n, n))
     zero_one = bool(np.isin(va, (0.0, 1.0)).all() and np.isin(vb, (0.0, 1.0)).all()
                     and not fa.censored.any() and not fb.censored.any())
     if zero_one:

@@ -162,7 +162,7 @@ def fmt_comparison(c: Comparison | None, *, with_range: bool = True) -> str:
     if c is None or c.difference.value is None:
         return "—"
     p = "" if c.p_value is None else f" p={fmt_p(c.p_value)}"
-    q = "" if c.q_value is None or c.q_value == c.p_value else f" q={fmt_p(c.q_value)}"
+    q = "" if c.q_value is None else f" q={fmt_p(c.q_value)}"
     text = f"{fmt_estimate(c.difference)}{p}{q} n={c.difference.n}"
     if with_range and c.shows_range:
         text += f" errors→failures/successes {fmt_range(c.if_failures, c.if_successes, signed=True)}"
@@ -261,6 +261,9 @@ def flat_rows(rep: Report) -> list[dict[str, Any]]:
                 out |= {f"{prefix}{name}": e.value, f"{prefix}{name}_low": e.low,
                         f"{prefix}{name}_high": e.high, f"{prefix}{name}_n": e.n,
                         f"{prefix}{name}_too_few_tasks": e.too_few_tasks}
+            if name in run.gains_if_errors:
+                out |= {f"{prefix}{name}_if_failures": run.gains_if_errors[name][0],
+                        f"{prefix}{name}_if_successes": run.gains_if_errors[name][1]}
         for name in ("lift", "framing", "framing_chen"):
             c = getattr(run, name)
             if c is not None:

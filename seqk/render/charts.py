@@ -151,9 +151,10 @@ def cost_chart(rep: Report) -> alt.Chart | alt.FacetChart:
     rows = curve_rows(rep)
     if not rows:
         return _empty("no spend to plot")
-    priced = any(r["cost_usd"] for r in rows)
+    # a run unpriced or free ($0: a local model) would sit at 0 beside the others (issue 28.1)
+    priced = all(r["cost_usd"] is not None and r["cost_usd"] > 0 for r in rows)
     field, title = ("cost_usd", "mean cost per task up to t (USD)") if priced else (
-        "tokens", "mean tokens per task up to t (no call was priced)")
+        "tokens", "mean tokens per task up to t (a run is unpriced or free)")
     return alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
         x=alt.X(f"{field}:Q", title=title),
         y=alt.Y("value:Q", title="success rate", scale=alt.Scale(domain=[0, 1])),

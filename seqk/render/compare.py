@@ -9,7 +9,7 @@ from typing import Any
 
 from seqk.analysis.compare import RunComparison, Side, inspect_command, view_path
 from seqk.analysis.compare_budget import BudgetComparison, summary
-from seqk.analysis.formats import fmt_estimate, fmt_number, fmt_p, fmt_spend
+from seqk.analysis.formats import fmt_estimate, fmt_number, fmt_p, fmt_spend, whole_items
 from seqk.analysis.grouped import Group, GroupedComparison
 
 MAX_FLIPS = 20
@@ -64,13 +64,27 @@ def _at_t(c: RunComparison) -> list[str]:
                      f"{fmt_estimate(x.difference, digits=3):<25} {p:<8} {x.difference.n}")
     if not c.at_t:
         lines.append("  (no t: a run has K = 0)")
+    if any(x.shows_range for x in c.at_t):
+        lines += ["  " + line for line in whole_items(
+            "a − b if errors were failures / successes:",
+            [f"t={x.t} {fmt_number(x.if_failures, True, 3)} / {fmt_number(x.if_successes, True, 3)}"
+             for x in c.at_t], 76)]
+    last = c.at_t[-1] if c.at_t else None
+    if last is not None and last.difference.value is not None:
+        found = ("no difference (they disagree on too few)" if last.detectable is None
+                 else f"{last.detectable:.2f}")
+        lines.append(f"  {last.difference.n} tasks detect {found} at t = {last.t} with 80% power "
+                     "(α 0.05, as `seqk plan`)")
     return lines
 
 
 def _spend(c: RunComparison) -> list[str]:
     a, b = c.a.run, c.b.run
-    priced = all(p.cost_usd_per_task is not None for r in (a, b) for p in r.curve) and not any(
+    unpriced = not all(p.cost_usd_per_task is not None for r in (a, b) for p in r.curve) or any(
         r.spend and r.spend.n_unpriced_calls for r in (a, b))
+    # a free (local) model costs $0: every figure would read $0 (issue 28.1)
+    free = not unpriced and any(not r.spend or not r.spend.cost_usd for r in (a, b))
+    priced = not unpriced and not free
     unit = "US$" if priced else "tokens"
     lines = [f"spend per task up to t ({unit}, each run over its own tasks; every call, judge and critic included):",
              f"  {'t':>3}  {'a':<12} b"]
@@ -84,9 +98,11 @@ def _spend(c: RunComparison) -> list[str]:
 
     for t in range(1, max(a.k, b.k) + 1):
         lines.append(f"  {t:>3}  {spend(a, t):<12} {spend(b, t)}")
-    if not priced:
+    if unpriced:
         lines.append("  (in tokens: a call of these runs has no price, and tokens of different models are "
                      "not money)")
+    elif free:
+        lines.append("  (in tokens: a run here cost nothing, a local or free model, so US$ would compare nothing)")
     return lines
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from seqk.analysis import metrics
-from seqk.analysis.formats import equal_budget_lines, fmt_estimate, fmt_number, fmt_range
+from seqk.analysis.formats import equal_budget_lines, fmt_estimate, fmt_number, fmt_range, whole_items
 from seqk.analysis.metrics import Comparison, RunMetrics
 from seqk.analysis.report import (
     CompareRow,
@@ -70,6 +70,7 @@ def _run_block(run: RunMetrics) -> str:
         lines.append(_figure(f"Δseq@{run.k}", fmt_estimate(run.delta)))
         lines.append(_figure("EGS", f"{fmt_estimate(run.egs, signed=False)} · LGS "
                                     f"{fmt_estimate(run.lgs, signed=False)}"))
+        lines += _gains_range(run)
     lines += _paired_lines(run, name_partner=True)
     return "\n".join(lines)
 
@@ -101,6 +102,7 @@ def _compare_block(row: CompareRow) -> str:
     if row.seq is not None:
         if row.seq.delta is not None:
             lines.append(_figure(f"Δseq@{row.seq.k}", fmt_estimate(row.seq.delta)))
+            lines += _gains_range(row.seq, egs=False)
         lines += _paired_lines(row.seq, name_partner=False)
     return "\n".join(lines)
 
@@ -120,6 +122,16 @@ def _range_lines(name: str, run: RunMetrics) -> list[str]:
     return [_figure("range" if i == 0 else "", line) for i, line in enumerate(lines)]
 
 
+def _gains_range(run: RunMetrics, *, egs: bool = True) -> list[str]:
+    """ΔSeq@K (and EGS, LGS) with errored attempts counted as failures / as successes."""
+    if not run.gains_if_errors:
+        return []
+    shown = [("Δ", "delta", True)] + ([("EGS", "egs", False), ("LGS", "lgs", False)] if egs else [])
+    items = [f"{label} {fmt_number(run.gains_if_errors[key][0], signed)} / "
+             f"{fmt_number(run.gains_if_errors[key][1], signed)}" for label, key, signed in shown]
+    return [_figure("", line) for line in whole_items("errors as failures / successes:", items, 80 - 2 - _LABEL)]
+
+
 def _error_range(c: Comparison) -> list[str]:
     """The range errors leave on a comparison whose compared slots are more than 1% errors."""
     if not c.shows_range:
@@ -133,8 +145,10 @@ def _power_line(c: Comparison) -> list[str]:
     """The smallest difference the comparison's n detects (28.3: underpowered runs say so)."""
     if c.difference.value is None:
         return []
-    found = "none (too few tasks)" if c.detectable is None else f"{c.detectable:.2f}"
-    return [_figure("", f"{c.difference.n} tasks detect {found} with 80% power (α 0.05; plan)")]
+    if c.detectable is None:  # even a difference as large as their disagreement would be missed
+        return [_figure("", f"{c.difference.n} tasks detect nothing: too few disagree (80% power, "
+                            "α 0.05; plan)")]
+    return [_figure("", f"{c.difference.n} tasks detect {c.detectable:.2f} with 80% power (α 0.05; plan)")]
 
 
 def _paired_lines(run: RunMetrics, *, name_partner: bool) -> list[str]:
@@ -150,11 +164,11 @@ def _paired_lines(run: RunMetrics, *, name_partner: bool) -> list[str]:
         lines.append(_figure("", f"vs {lift.b_run_id}"))
     if run.framing is not None:
         lines.append(_figure("framing", fmt_comparison(run.framing, with_range=False)))
-        lines += _error_range(run.framing)
+        lines += _error_range(run.framing) + _power_line(run.framing)
         lines.append(_figure("", f"seq@1 vs {run.framing_vs}"))
     if run.framing_chen is not None:
         lines.append(_figure("vs Chen", fmt_comparison(run.framing_chen, with_range=False)))
-        lines += _error_range(run.framing_chen)
+        lines += _error_range(run.framing_chen) + _power_line(run.framing_chen)
         lines.append(_figure("", "seq@1 vs pass@1 (Chen mean over all samples)"))
     return lines
 

@@ -66,8 +66,9 @@ def append_endpoint_limit(
 
 def budget_partners(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     """For each given seq@k run, its budget partner: a pass@k run of the same benchmark, slice, actor,
-    verifier and judge with any k (seq_run_id, pass_run_id, pass_k, n_candidates): the largest k
-    first, then the same feedback mode, the same temperature, the smallest run_id. (frontier.sql:9)"""
+    verifier and judge with any k, never a re-judging run (as run_pairs) (seq_run_id, pass_run_id,
+    pass_k, n_candidates): the largest k first, then the same feedback mode, the same temperature,
+    the smallest run_id. (frontier.sql:9)"""
     return run(con, 'budget_partners', {'run_ids': run_ids}, 'rows')
 
 
@@ -525,7 +526,7 @@ def none_partners(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     benchmark, slice, actor, verifier and judge with feedback_mode 'none' (later attempts see "This
     is attempt t of K" and nothing of earlier attempts), not itself (seq_run_id, none_run_id,
     none_k, none_chains, n_candidates): the most attempts per task (chains x k) first, then the same
-    temperature, the smallest run_id. (frontier.sql:36)"""
+    temperature, the smallest run_id. (frontier.sql:38)"""
     return run(con, 'none_partners', {'run_ids': run_ids}, 'rows')
 
 
@@ -538,7 +539,7 @@ def pair_choices(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
 def pair_discordance(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     """For a seq@k run with a pass@k partner (feedback_lift): pass_run_id, n_shared tasks, the
     discordant ones (n_seq_only, n_pass_only) and the discordance (the expected share of tasks
-    solved by one run only), what `seqk plan` sizes a study from. (frontier.sql:29)"""
+    solved by one run only), what `seqk plan` sizes a study from. (frontier.sql:31)"""
     return run(con, 'pair_discordance', {'run_id': run_id}, 'rows')
 
 

@@ -1,9 +1,11 @@
 """The equal-budget chart of the run list: for each seq@k run with a budget partner (a pass@k run
 of the same benchmark, slice, actor, verifier and judge, the largest k; sql/frontier.sql
-budget_partners), success against expected spend per task, for pass@m (m = 1..n) and for each
-depth of the seq@k run's width x depth frontier, as in `seqk report`'s pass@m block: the cells of
-frontier_of (errors censor a chain, every run; the run's curve in view_runs is seq_k's
-complete-case figure, which under errors reads high).
+budget_partners), success against expected spend per task, for the partner resampling until
+success (its width x depth cells that no other beats at no more spend: a partner that stops at
+its first success, as seq@k does; pass@m, which never stops, would favour seq@k, issue 27) and for
+each depth of the seq@k run's width x depth frontier, as in `seqk report`'s resample-until-success
+block: the cells of frontier_of (errors censor a chain, every run; the run's curve in view_runs
+is seq_k's complete-case figure, which under errors reads high).
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ def budget_charts(con: Any, runs: Sequence[_Run]) -> dict[str, BudgetChart]:
     ids = sorted({i for p in partners for i in (p["seq_run_id"], p["pass_run_id"])})
     if ids:
         for row in queries.frontier_rows(con, errors_as_failures=False, run_ids=ids):
-            if row["run_id"] in by_id and (by_id[row["run_id"]].metric == "seq@k" or row["depth"] == 1):
+            if row["run_id"] in by_id:
                 frontier.setdefault(row["run_id"], []).append(row)
     charts = {}
     for p in partners:
@@ -100,9 +102,10 @@ def budget_charts(con: Any, runs: Sequence[_Run]) -> dict[str, BudgetChart]:
                                    "spend": c[key], "n_tasks": c["n_tasks"]} for c in frontier.get(r.run_id, [])]
                                  for r in (seq, pas))
         chart = BudgetChart(seq.run_id, pas.run_id, p["pass_k"], "US$" if usd else "tokens")
-        pass_points = _points(pass_cells)
+        pass_points = _pareto(_points(pass_cells))
         if pass_points:
-            chart.lines.append(BudgetLine(f"pass@m, m = 1..{p['pass_k']}", pass_points, is_pass=True))
+            chart.lines.append(BudgetLine(f"resample until success (pass@{p['pass_k']}'s samples)",
+                                          pass_points, is_pass=True))
         depths = sorted({c["depth"] for c in seq_cells})
         if len({c["width"] for c in seq_cells}) == 1:  # one chain per task: one line over depths
             points = _points(seq_cells)
@@ -122,3 +125,13 @@ def _points(cells: list[dict[str, Any]]) -> list[BudgetPoint]:
     return [BudgetPoint(c["width"], c["depth"], c["value"], c["spend"], c["n_tasks"])
             for c in sorted(cells, key=lambda c: (c["width"], c["depth"]))
             if c["value"] is not None and c["spend"] is not None]
+
+
+def _pareto(points: list[BudgetPoint]) -> list[BudgetPoint]:
+    """The cells no other beats on success at no more spend, in order of spend."""
+    best, out = float("-inf"), []
+    for c in sorted(points, key=lambda c: (c.spend, -c.value)):
+        if c.value > best + 1e-12:
+            out.append(c)
+            best = c.value
+    return out

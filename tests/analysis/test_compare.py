@@ -211,6 +211,29 @@ def test_the_table_names_what_differs_first_then_the_figures_and_flips(demo):
     assert f"task {f.task_index} {f.task_id} · at attempt {f.attempt_index} · seqk inspect '*critic_sharp' " \
            f"--task-index {f.task_index} --db {db}" in text
     assert f"… {n - 2} more" in text
+    # 28.3: the smallest difference these tasks detect, by the exact power `seqk plan` uses
+    from seqk.power import detectable_lift, discordance_upper_limit
+
+    last = result.at_t[-1]
+    n_tasks = last.difference.n
+    expected = detectable_lift(n_tasks, discordance_upper_limit(last.discordance * n_tasks, n_tasks))
+    assert f"{n_tasks} tasks detect {expected:.2f} at t = {last.t} with 80% power" in text
+
+
+def test_free_runs_are_compared_in_tokens_and_the_table_says_why(tmp_path, db):
+    """28.1: a local or free model costs $0; spend per task in US$ would read $0 against $0."""
+    from scripts import solves_on
+
+    from seqk import models
+
+    models.register_mock("mock/alpha", solves_on({1: 1, 2: 2}))
+    free = {"price": {"input": 0.0, "output": 0.0}}
+    a = make_run(tmp_path, db, model="mock/alpha", actor=free).run_id
+    b = make_run(tmp_path, db, model="mock/alpha", feedback_mode="none", actor=free).run_id
+    out = runner.invoke(app, ["compare", a, b, "--db", str(db)])
+    assert out.exit_code == 0, out.output
+    assert "spend per task up to t (tokens," in out.stdout and "$0" not in out.stdout
+    assert "(in tokens: a run here cost nothing, a local or free model" in out.stdout
 
 
 def test_runs_of_different_slices_or_the_same_run_are_refused_in_one_line(demo, tmp_path):
@@ -277,6 +300,12 @@ def test_a_task_whose_outcome_an_error_hides_is_no_flip_unless_errors_count_as_f
     assert [f.task_index for f in hidden.flips.a_only] == [2]  # b's task 1 is not known to be unsolved
     assert (hidden.flips.n_unsettled, hidden.flips.n_neither, hidden.flips.n_both) == (1, 1, 0)
     assert any("not settled" in n or "not known yet" in n for n in hidden.notes)
+    # the errors leave a range on each a − b, printed under the table
+    x = hidden.at_t[0]
+    assert x.shows_range and x.if_failures is not None and x.if_successes is not None
+    text = runner.invoke(app, ["compare", a, b, "--db", str(db)]).stdout
+    assert (f"a − b if errors were failures / successes: t=1 {x.if_failures:+.3f} / "
+            f"{x.if_successes:+.3f}") in text
     counted = seqk.compare(a, b, db, errors_as_failures=True)
     assert [(f.task_index, f.attempt_index) for f in counted.flips.a_only] == [(1, 1), (2, 2)]
     assert counted.flips.n_unsettled == 0

@@ -130,6 +130,26 @@ def test_null_worlds_claim_a_finding_about_as_often_as_their_level():
     assert share["pass_at_m"] >= 0.15, share  # the artefact the old block showed
 
 
+def test_the_range_beside_each_budget_is_the_same_procedure_read_with_errors_as_failures_or_successes():
+    """point_differences is compare_at_equal_spend's point estimate without the bootstrap: on the
+    policy the block used it gives the rows' differences exactly; with errors counted as failures
+    the seq@k side loses more than resampling does (only an unsolved chain reaches attempt 2)."""
+    world = nw.World(n_tasks=120)
+    runs = nw.chains_of(nw.draw(world, np.random.default_rng(9)), world)
+    ends: dict[str, list[float]] = {}
+    for policy in ("censored", "failures", "successes"):
+        seq = cells.seq_frontier(runs["seq"], policy, "tokens")
+        until = cells.pass_frontier(runs["pass"], policy, "tokens", stopping=True)
+        if policy == "censored":
+            found = budget.compare_at_equal_spend(seq, until, name="range", n_boot=200)
+            budgets = [row.budget for row in found.rows]
+            assert budgets and budget.point_differences(seq, until, budgets) == pytest.approx(
+                [row.difference.value for row in found.rows])
+        ends[policy] = budget.point_differences(seq, until, budgets)
+    assert all(x is not None for x in ends["failures"] + ends["successes"])
+    assert ends["failures"] != ends["censored"] != ends["successes"]
+
+
 @pytest.fixture(scope="module")
 def reported(tmp_path_factory):
     """A few replicates written into a real database and reported through SQL, as a user would."""
@@ -211,5 +231,18 @@ def test_done_when_a_run_pair_where_feedback_does_nothing_reads_as_no_finding(tm
     assert until["unit"] == "tokens" and until["unit_reason"] == "local/free model: compared in tokens"
     assert until["seq_better"] == []
     text = CliRunner().invoke(app, ["report", "--compare", "--db", str(db)]).output
+    for b in blocks.values():  # every budget's difference carries its range
+        assert all(p["if_failures"] is not None and p["if_successes"] is not None for p in b["points"])
+    gains = runs[seq.run_id]["gains_if_errors"]
+    assert set(gains) == {"delta", "egs", "lgs"} and gains["delta"][0] < gains["delta"][1]
+    curve = runs[seq.run_id]["curve"]
+    for i, end in enumerate(("value_if_failures", "value_if_successes")):
+        delta = curve[-1][end] - curve[0][end]
+        assert gains["delta"][i] == pytest.approx(delta)
+        assert gains["egs"][i] == pytest.approx((curve[1][end] - curve[0][end]) / delta)
+    assert runs[seq.run_id]["framing"]["detectable"] is not None
     assert "verdict: no budget where seq@k is better" in text
     assert "errors as failures / successes:" in text  # the lift's range beside its p
+    assert "errors as failures / successes: Δ " in text  # ΔSeq@K's, EGS's and LGS's
+    assert "range: seq − partner if errors were failures / successes, budget by budget:" in text
+    assert text.count("500 tasks detect") >= 2  # the lift's and the framing's (28.3)
