@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from seqk.analysis.budget import CellFigure, Frontier, SpendRow, compare_at_equal_spend
+from seqk.analysis.budget import CellFigure, Frontier, SpendRow, compare_at_equal_spend, point_differences
 from seqk.analysis.cells import pass_frontier, seq_frontier
 from seqk.analysis.formats import fmt_spend
 from seqk.analysis.frontier import unit_of
@@ -75,6 +75,11 @@ class BudgetComparison:
     a_better: list[float] = field(default_factory=list)
     """Budgets where the band lies above 0."""
     b_better: list[float] = field(default_factory=list)
+    if_failures: list[float | None] = field(default_factory=list)
+    """Per row, a − b with every errored attempt (sample) of both runs counted as a failure, each
+    side's best cell chosen again; empty when neither run has an error."""
+    if_successes: list[float | None] = field(default_factory=list)
+    """The same with every errored attempt counted as a success at its index."""
 
 
 def spend_unit(spend_rows: Sequence[dict[str, Any]], run_a: str, run_b: str) -> tuple[str | None, str | None]:
@@ -101,9 +106,15 @@ def compare_runs(a: RunChains, b: RunChains, unit: str, *, errors_as_failures: b
     policy = value_policy(errors_as_failures)
     found = compare_at_equal_spend(frontier(a, policy, unit), frontier(b, policy, unit),
                                    name=f"compare-budget:{a.run_id}:{b.run_id}", seed=seed, n_boot=n_boot)
-    return BudgetComparison(unit, n_shared=found.n_shared, rows=found.rows, cells_a=found.cells_a,
-                            cells_b=found.cells_b, crossover=crossover_of(found.rows),
-                            band_critical=found.band_critical, a_better=found.a_better, b_better=found.b_better)
+    out = BudgetComparison(unit, n_shared=found.n_shared, rows=found.rows, cells_a=found.cells_a,
+                           cells_b=found.cells_b, crossover=crossover_of(found.rows),
+                           band_critical=found.band_critical, a_better=found.a_better, b_better=found.b_better)
+    if int(a.n_error.sum()) + int(b.n_error.sum()) and out.rows:
+        budgets = [r.budget for r in out.rows]
+        out.if_failures, out.if_successes = (
+            point_differences(frontier(a, other, unit), frontier(b, other, unit), budgets)
+            for other in ("failures", "successes"))
+    return out
 
 
 def crossover_of(rows: Sequence[SpendRow]) -> Crossover | None:
@@ -180,7 +191,9 @@ def to_dict(c: BudgetComparison) -> dict[str, Any]:
                     "difference": None if r.difference is None else {
                         "value": r.difference.value, "low": r.difference.low, "high": r.difference.high},
                     "p_value": r.p_value,
-                    "band": None if r.band is None else {"low": r.band[0], "high": r.band[1]}} for r in c.rows],
+                    "band": None if r.band is None else {"low": r.band[0], "high": r.band[1]},
+                    **({"if_failures": c.if_failures[i], "if_successes": c.if_successes[i]} if c.if_failures else {})}
+                   for i, r in enumerate(c.rows)],
         "crossover": None if x is None else {"budget": x.budget, "before": x.before, "low": x.low, "high": x.high,
                                              "established": x.established},
         "a_better": c.a_better, "b_better": c.b_better, "band_critical": c.band_critical,

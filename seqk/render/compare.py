@@ -125,6 +125,11 @@ def equal_budget_lines(e: BudgetComparison) -> list[str]:
         lines.append(f"  {fmt_spend(r.budget, e.unit):<11}{_cell(r.a):<7} {_cell_value(r.a):<6} {_cell(r.b):<7} "
                      f"{_cell_value(r.b):<6} {fmt_estimate(r.difference, digits=3):<25} {band:<17} "
                      f"{'—' if r.p_value is None else fmt_p(r.p_value):<8} {r.n_tasks}")
+    if e.if_failures:
+        lines += ["  " + line for line in whole_items(
+            "range: a − b if errors were failures / successes, budget by budget:",
+            [f"{fmt_number(x, True, 3)} / {fmt_number(y, True, 3)}" for x, y in zip(e.if_failures, e.if_successes,
+                                                                              strict=True)], 76)]
     return lines + [f"  {line}" for line in summary(e)]
 
 

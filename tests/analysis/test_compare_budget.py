@@ -40,6 +40,17 @@ def test_the_crossover_lies_where_the_band_lets_the_order_change():
     assert tied is not None and (tied.budget, tied.before, tied.low, tied.established) == (3, "b", 1, False)
 
 
+def test_errors_give_each_budget_its_range_and_runs_without_them_none():
+    world = nw.World(n_tasks=60)
+    runs = nw.chains_of(nw.draw(world, np.random.default_rng(3)), world)
+    found = compare_runs(runs["seq"], runs["none"], "tokens", n_boot=200)
+    assert found.rows and len(found.if_failures) == len(found.if_successes) == len(found.rows)
+    assert all(x is not None for x in found.if_failures + found.if_successes)
+    assert found.if_failures != found.if_successes  # 10% of requests failed: the two readings differ
+    clean = nw.chains_of(nw.draw(nw.World(n_tasks=60, error_rate=0.0), np.random.default_rng(3)), world)
+    assert compare_runs(clean["seq"], clean["none"], "tokens", n_boot=200).if_failures == []
+
+
 @pytest.mark.slow
 def test_two_runs_of_one_model_with_one_feedback_claim_findings_at_their_level():
     world = nw.World(n_tasks=60)
