@@ -98,7 +98,9 @@ def equal_budget_lines(b: EqualBudget) -> list[str]:
     unit = "US$" if b.unit == "US$" else "tokens"
     lines = [f"at equal budget: {b.seq_run_id}"]
     lines += ["  " + line for line in wrap(b.title + ":", 76)]
-    lines.append(f"  {b.pass_run_id} (k={b.pass_k})" + (f" · {b.unit_reason}" if b.unit_reason else ""))
+    lines.append(f"  {b.pass_run_id} (k={b.pass_k})")
+    if b.unit_reason:  # on a line of its own: a long run id stands whole on the line above
+        lines.append(f"  {b.unit_reason}")
     if not b.points:
         seq_cells = [c for c in b.cells if c["series"].startswith("seq@k depth")]
         other_cells = [c for c in b.cells if not c["series"].startswith("seq@k depth")]
