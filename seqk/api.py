@@ -201,7 +201,9 @@ def compare(run_a: str, run_b: str, db: Db = None, *, errors_as_failures: bool =
             seed: int | None = None) -> RunComparison:
     """Two runs of one benchmark slice side by side on the tasks both hold (what `seqk compare`
     prints): what differs in their settings, a − b at each t up to the smaller K with its interval,
-    p-value and n, and the tasks only one of them solved. Runs of different slices: BadInput."""
+    p-value and n, both runs' frontiers at equal spend per task (`equal_budget`: each budget's best
+    cells, a − b with its interval and simultaneous band, the cross-over; or why not), and the
+    tasks only one of them solved. Runs of different slices: BadInput."""
     from seqk.analysis.compare import compare as build
 
     extra = {} if seed is None else {"seed": seed}

@@ -117,6 +117,36 @@ def seeded_arc(prompt: str, seed: int | None = None) -> str:
 slow_seeded_arc = gated(seeded_arc, latency_s=0.15)  # as slow_arc
 
 
+# --- A world where feedback does nothing (tests/analysis/test_null_world.py) ----------------------
+
+
+def _unit(text: str) -> float:
+    import hashlib
+
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:6], "big") / 2 ** 48
+
+
+def null_world_p(task: int) -> float:
+    """Task i's own chance of a right answer: heterogeneous, most tasks hard (u^2, mean 1/3)."""
+    return _unit(f"p/{task}") ** 2
+
+
+NULL_WORLD_ERRORS = 0.1
+"""The share of requests that fail for good, at random."""
+
+
+def null_world(prompt: str, seed: int | None = None) -> str:
+    """Right with the task's own chance whatever came before (a hash of task and seed: each chain,
+    attempt and sample of a seeded run draws anew; feedback does nothing); a tenth of requests fail
+    for good, independently of everything else."""
+    from seqk.errors import PermanentProviderError
+
+    word = word_of(prompt)
+    if _unit(f"error/{word}/{seed}") < NULL_WORLD_ERRORS:
+        raise PermanentProviderError("503 overloaded, for good")
+    return word if _unit(f"right/{word}/{seed}") < null_world_p(int(word[1:])) else f"not-{word}"
+
+
 # --- Worlds for sequential studies: feedback adds to the per-attempt success, or not ------------
 
 

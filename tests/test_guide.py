@@ -90,22 +90,22 @@ def test_the_guides_offline_commands_run_as_pasted_and_print_what_it_quotes(tmp_
     assert (tmp_path / "arcagi2-evaluation").is_dir()  # exported into the database's folder, as it says
 
 
-def test_the_power_table_is_what_seqk_stats_computes():
-    from seqk import stats
+def test_the_power_table_is_what_seqk_power_computes():
+    from seqk import power
 
     table = GUIDE.split("<!-- power table")[1].split("\n\n")[0]
     rows = re.findall(r"^\| (\d+) \| ([\d.]+|none) \| ([\d.]+|none) \|$", table, re.MULTILINE)
     assert len(rows) >= 5
 
     def shown(n: int, discordance: float) -> str:
-        lift = stats.mcnemar_detectable_lift(n, discordance)
+        lift = power.detectable_lift(n, discordance)
         return "none" if lift is None else f"{lift:.3f}"
 
     expected = [(n, shown(int(n), 0.15), shown(int(n), 0.3)) for n, _, _ in rows]
     assert [tuple(r) for r in rows] == expected, "docs/guide.md's power table should read:\n" + "\n".join(
         f"| {n} | {a} | {b} |" for n, a, b in expected)
     needs = re.search(r"a lift of 0\.05 needs (\d+) tasks at ψ = 0\.3", " ".join(GUIDE.split()))
-    assert needs and int(needs[1]) == stats.mcnemar_tasks_needed(0.05, 0.3)
+    assert needs and int(needs[1]) == power.tasks_needed(0.05, 0.3)
 
 
 def test_the_commands_that_need_a_key_are_real_commands_with_real_options():

@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SEQK = ROOT / "seqk"
 
 # What each layer may import, top to bottom (ARCHITECTURE.md). The modules at the bottom
-# (anytime, cache, errors, records, seeds, stats, version) may be imported from anywhere.
-BOTTOM = {"anytime", "cache", "errors", "records", "seeds", "stats", "version"}
+# (anytime, cache, errors, power, records, seeds, stats, version) may be imported from anywhere.
+BOTTOM = {"anytime", "cache", "errors", "power", "records", "seeds", "stats", "version"}
 MAY_IMPORT = {
     "cli": {"api", "render", "analysis", "io", "run", "config", "models", "benchmark", "store", "view"},
     "view": {"analysis", "render", "store"},

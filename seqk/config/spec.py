@@ -104,6 +104,9 @@ class RunSpec:
     protocol: RetryProtocol = DEFAULT
     """How seq@k prompts show the task, the framing and the earlier attempts (the variant's
     `prompt:`); in the fingerprint when it is not the default."""
+    primary: bool = False
+    """The variant marks this run's comparison as the study's primary one (stored in its config,
+    not in its identity)."""
 
     @property
     def feedback_mode(self) -> str:
@@ -163,7 +166,8 @@ class RunSpec:
             "concurrency": self.concurrency, "retry": self.retry.model_dump(),
             "quota": self.quota, "budget_usd": self.budget_usd, "seqk_version": __version__,
         } | ({"rejudge_of": self.rejudge_of} if self.rejudge_of else {}) | (
-            {"seed_scheme": SEED_SCHEME} if self.seeded else {}) | protocol_config(self.protocol)
+            {"seed_scheme": SEED_SCHEME} if self.seeded else {}) | protocol_config(self.protocol) | (
+            {"primary": True} if self.primary else {})
 
 
 def _role(role: str, model: str | None, variant: Variant, own: RoleParams,
@@ -292,7 +296,7 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
         retry=variant.retry, quota=dict(variant.quota), source=source,
         notes=tuple(notes), budget_usd=variant.budget_usd, batch_poll_s=variant.batch_poll_s,
         executor=variant.executor, ray_address=variant.ray_address, chains=variant.chains,
-        protocol=protocol,
+        protocol=protocol, primary=variant.primary,
     )
 
 

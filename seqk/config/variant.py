@@ -135,6 +135,11 @@ class Variant(BaseModel):
     """seq@k only: independent chains per task, each up to k attempts and stopping at its first
     success (the width of the width x depth frontier). Raising it later extends the run; lowering
     it is refused."""
+    primary: bool = False
+    """Marks this run's comparison (its lift over its pass@k partner) as the study's primary one,
+    decided before looking: `seqk report --compare` names it, its p-value is the confirmatory one,
+    and every other p is read with its Benjamini-Hochberg q-value. Not part of the run's identity
+    (its id and fingerprint are the same with or without it)."""
     tag: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
     """Makes this variant a run of its own, `<slice>/<metric>/<agent>/<verifier>/<feedback>@<tag>`,
     for sweeps over settings the five slots do not name (temperature, max_tokens, ...)."""

@@ -119,8 +119,9 @@ def _spend(value: float, unit: str, digits: int = 4) -> str:
 
 
 def budget_chart(chart: BudgetChart, *, width: int = 520, height: int = 260) -> str:
-    """An SVG chart of success against expected spend per task: pass@m for m = 1..n, and each
-    depth of the seq@k frontier; every point's tooltip gives its cell, value, spend and tasks."""
+    """An SVG chart of success against expected spend per task: the partner resampling until
+    success (its Pareto cells), and each depth of the seq@k frontier; every point's tooltip gives
+    its cell, value, spend and tasks."""
     top_x = max((p.spend for line in chart.lines for p in line.points), default=1.0) or 1.0
     frame = _Frame(width, height)
     y = frame.y
@@ -142,7 +143,9 @@ def budget_chart(chart: BudgetChart, *, width: int = 520, height: int = 260) -> 
         parts.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"{dash}/>')
         for p in line.points:
             chains = f"{p.width} chain{'s' if p.width > 1 else ''}"
-            cell = f"pass@{p.width}" if line.is_pass else f"{chains} of depth {p.depth}"
+            cell = (f"pass@{p.width}" if line.is_pass and p.depth == 1 else
+                    f"{chains} of at most {p.depth} samples, each stopping at its first success"
+                    if line.is_pass else f"{chains} of depth {p.depth}")
             tip = f"{cell} = {_fmt(p.value)} over {p.n_tasks} tasks, {_spend(p.spend, chart.unit)} per task"
             parts.append(f'<circle cx="{x(p.spend):.1f}" cy="{y(p.value):.1f}" r="3" fill="{color}">'
                          f'<title>{escape(tip)}</title></circle>')

@@ -35,7 +35,9 @@ class RunVerdict:
     framing_chen: Comparison | None
     """seq@1 − Chen's pass@1 over all samples, beside a same-seed framing."""
     equal_budget: EqualBudget | None
-    """Against the budget partner (the largest k) at the spends of pass@1 .. pass@n."""
+    """The report's first equal-budget block: against a partner that stops too (a seq@k run without
+    feedback, else resampling until success from the budget partner), never pass@m, which does not
+    stop and is not spend-matched (issue 27)."""
     oracle: bool
     """The chains stop on the verdict of the LLM judge that also grades them."""
     shows_grading_info: bool
@@ -53,7 +55,9 @@ def verdicts(db: store.DbLike, run_ids: Sequence[str] = ()) -> dict[str, RunVerd
         rep = report(list(run_ids), db, compare=True)
     except NotFound:  # an empty database: no run, no verdict
         return {}
-    budgets = {b.seq_run_id: b for b in rep.equal_budget}
+    budgets: dict[str, EqualBudget] = {}
+    for block in rep.equal_budget:  # the report's order: a partner that stops too first, pass@m last
+        budgets.setdefault(block.seq_run_id, block)
     oracle = set(rep.oracle_runs)
     return {run.run_id: RunVerdict(run.run_id, run.k, run.pass_run_id, run.lift, run.framing, run.framing_vs,
                                    run.framing_chen, budgets.get(run.run_id), run.run_id in oracle,

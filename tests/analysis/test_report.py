@@ -122,16 +122,21 @@ def test_errors_as_failures_changes_the_figures(tmp_path, db):
                                       model="mock/actor", options={"n": 3},
                                       retry={"max_retries": 0, "base_delay_s": 0.0}))
     engine.run(spec, db)
-    excluded = json.loads(report("--format", "json", "--db", str(db)).output)["runs"][0]
+    censored = json.loads(report("--format", "json", "--db", str(db)).output)["runs"][0]
     failed = json.loads(report("--format", "json", "--errors-as-failures", "--db", str(db))
                         .output)["runs"][0]
-    # Task 2 errored on attempt 1: left out (1 solved of 2), or a failure (1 of 3).
-    assert [p["n_tasks"] for p in excluded["curve"]] == [2, 2]
-    assert [p["value"] for p in excluded["curve"]] == pytest.approx([0.5, 0.5])
+    # Task 2 errored on attempt 1: its chain is censored at 0 (Kaplan-Meier: 1 solved of the 2 at
+    # risk, and task 2 valued at that chance), or a failure (1 of 3); the range says both ends.
+    assert [p["n_tasks"] for p in censored["curve"]] == [3, 3]
+    assert [p["value"] for p in censored["curve"]] == pytest.approx([0.5, 0.5])
+    assert [p["value_if_failures"] for p in censored["curve"]] == pytest.approx([1 / 3, 1 / 3])
+    assert [p["value_if_successes"] for p in censored["curve"]] == pytest.approx([2 / 3, 2 / 3])
     assert [p["value"] for p in failed["curve"]] == pytest.approx([1 / 3, 1 / 3])
-    assert excluded["n_error_attempts"] == 1
+    assert censored["n_error_attempts"] == 1
     table = report("--db", str(db)).output
-    assert "1 errored attempt(s) in 1 run(s): left out" in table
+    assert "1 errored attempt(s) in 1 run(s): censor their chains" in table
+    assert "range    seq@t if errors were failures / successes, t = 1..2: [0.33, 0.67] ·" in table
+    assert table.count("[0.33, 0.67]") == 2  # each range whole, one per t
 
 
 @pytest.mark.slow

@@ -192,3 +192,28 @@ def test_batch_rounds_refuse_what_they_cannot_honour(tmp_path, keys, field, said
         runspec.load(path)
     assert [(i.rule, i.field) for i in info.value.issues] == [("C03", field)]
     assert said in str(info.value)
+
+
+def test_primary_marks_the_comparison_without_changing_the_runs_identity(tmp_path, db):
+    from helpers import write_variant
+    from typer.testing import CliRunner
+
+    from seqk import models
+    from seqk.cli import app
+    from seqk.config import spec as runspec
+    from seqk.run import scheduler as engine
+
+    models.register_mock("mock/actor", ["w1"])
+    base = dict(metric="seq@k", k=2, model="mock/actor", options={"n": 2})
+    plain = runspec.load(write_variant(tmp_path, "a.yaml", **base))
+    marked = runspec.load(write_variant(tmp_path, "b.yaml", primary=True, **base))
+    assert (marked.run_id, marked.fingerprint()) == (plain.run_id, plain.fingerprint())
+    assert marked.config_json()["primary"] is True and "primary" not in plain.config_json()
+    engine.run(marked, db)
+    engine.run(runspec.load(write_variant(tmp_path, "p.yaml", **(base | {"metric": "pass@k"}))), db)
+    out = CliRunner().invoke(app, ["report", "--compare", "--db", str(db)])
+    assert out.exit_code == 0, out.output
+    assert f"• primary comparison: {marked.run_id} vs " in out.output
+    assert "its lift's p-value is the confirmatory one" in out.output
+    # the same run resumed without the key: still one run, no longer primary
+    assert engine.run(plain, db).prepared.action == "resume"

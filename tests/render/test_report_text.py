@@ -55,7 +55,7 @@ def test_every_id_and_number_is_whole_at_80_and_160_columns(mock_db, width, comp
     blocks = rendered(text.split("\n• ")[0], width)  # the notes after them are prose
     assert all(len(line) <= 80 for line in blocks.splitlines()), blocks
     words = expected_words(rep)
-    assert len(words) > 20
+    assert len(words) >= 15  # (5 tasks: the bootstrap figures say "too few tasks", not numbers)
     lines = shown.splitlines()
     for word in words:
         assert any(word in line for line in lines), word
@@ -88,7 +88,7 @@ def test_cli_prints_the_blocks(mock_db):
     result = report("--compare", "--db", str(mock_db))
     assert result.exit_code == 0, result.output
     assert result.output.startswith("toy-plain · mock/alpha · binary\n")
-    assert "• Intervals: 95% Wilson" in result.output
+    assert "• Intervals: 95%. metric@t: Wilson where no chain is censored" in result.output
     per_run = report("--db", str(mock_db))
     assert per_run.exit_code == 0
     assert ("toy-plain/passk/mock__beta/deterministic/binary\n  pass@k · K=3 · mock/beta · binary\n"

@@ -56,7 +56,7 @@ def _read_budget_charts(page: Page, ids: dict[str, str]) -> None:
     for name in ("seq", "seq_binary"):
         chart = page.locator(f'figure.budget[data-seq-run="{ids[name]}"]')
         expect(chart.locator("svg.budget-chart")).to_be_visible()
-        expect(chart).to_contain_text("pass@m, m = 1..3")
+        expect(chart).to_contain_text("resample until success (pass@3's samples)")
         expect(chart).to_contain_text("seq@k, depth 1..3")
         expect(chart).to_contain_text(f"against its budget partner {ids['pass']}")
         expect(chart.locator("circle")).to_have_count(6)
