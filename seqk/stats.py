@@ -25,6 +25,12 @@ DEFAULT_N_BOOT = 2000
 PAIRED_METHOD = "Tango's score interval and test, continuity-corrected (McNemar's at 0)"
 
 
+MIN_BOOTSTRAP_TASKS = 10
+"""A task bootstrap over fewer tasks (or over tasks that all look alike) gives no interval: its
+resamples cannot vary enough to say anything, and a zero-width interval ([1.00, 1.00] from three
+tasks) would read as certainty. Such a figure is marked `too_few_tasks` instead."""
+
+
 @dataclass(frozen=True)
 class Estimate:
     """A figure over n tasks with its 95% interval (None when it cannot be computed)."""
@@ -33,6 +39,9 @@ class Estimate:
     low: float | None
     high: float | None
     n: int
+    too_few_tasks: bool = False
+    """The interval was a task bootstrap over fewer than MIN_BOOTSTRAP_TASKS tasks, or over
+    tasks that all have the same outcomes: no interval, said so."""
 
 
 @dataclass(frozen=True)
@@ -62,9 +71,36 @@ class Types:
         return cls(np.array(list(merged), dtype=float),
                    np.array(list(merged.values()), dtype=np.int64))
 
+    @classmethod
+    def from_array(cls, values: np.ndarray) -> Types:
+        """Build from one row of outcomes per task (shape (tasks, outcomes)); equal rows merged."""
+        if len(values) == 0:
+            return cls(np.zeros((0, 0)), np.zeros(0, dtype=np.int64))
+        unique, _, counts = group_rows(np.asarray(values, dtype=float))
+        return cls(unique, counts.astype(np.int64))
+
     def means(self) -> np.ndarray:
         """Each outcome's mean over all tasks (the point estimate)."""
         return (self.counts @ self.values) / self.n
+
+    @property
+    def too_few(self) -> bool:
+        """Too few tasks, or too few distinct ones, for a bootstrap interval (MIN_BOOTSTRAP_TASKS)."""
+        return self.n < MIN_BOOTSTRAP_TASKS or len(self.counts) < 2
+
+
+def group_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct rows of a 2-d array, which row each row is, and how many there are of each:
+    np.unique(values, axis=0, return_inverse=True, return_counts=True), in another order and
+    several times faster on wide rows (rows keyed by a random projection, then checked equal to
+    their key's row; should two rows ever share a key, np.unique decides)."""
+    weights = np.random.default_rng(0).standard_normal(values.shape[1])
+    _, first, inverse, counts = np.unique(values @ weights, return_index=True, return_inverse=True,
+                                          return_counts=True)
+    unique = values[first]
+    if not np.array_equal(unique[inverse], values):
+        return np.unique(values, axis=0, return_inverse=True, return_counts=True)
+    return unique, inverse.reshape(-1), counts
 
 
 def rng_for(seed: int, name: str) -> np.random.Generator:
@@ -88,26 +124,69 @@ def bootstrap_all(types: Types, statistics: dict[str, Callable[[np.ndarray], np.
                   n_boot: int = DEFAULT_N_BOOT) -> dict[str, Estimate]:
     """`bootstrap` of several figures on the same resamples (drawn once, from `name`'s
     stream): ΔSeq@K, EGS and LGS of a run come from one set of resampled task sets."""
+    return {key: found.estimate for key, found in
+            bootstrap_tests(types, statistics, name=name, seed=seed, n_boot=n_boot).items()}
+
+
+@dataclass(frozen=True)
+class BootstrapTest:
+    """A figure's task-bootstrap interval and the p-value of "it is 0" from the same resamples."""
+
+    estimate: Estimate
+    p_value: float | None
+    """Two-sided; below alpha exactly when the interval excludes 0 (`percentile_test`). None when
+    there is no interval."""
+
+
+def bootstrap_tests(types: Types, statistics: dict[str, Callable[[np.ndarray], np.ndarray]], *,
+                    name: str, seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT,
+                    alpha: float = 0.05) -> dict[str, BootstrapTest]:
+    """`bootstrap_all` with each figure's p-value of "it is 0" (`percentile_test`), from the
+    resamples its interval is read from: the interval excludes 0 exactly when p < alpha."""
     n = types.n
     if n == 0:
-        return {key: Estimate(None, None, None, 0) for key in statistics}
+        return {key: BootstrapTest(Estimate(None, None, None, 0), None) for key in statistics}
     means: np.ndarray | None = None  # drawn on the first figure defined on the data
-    out: dict[str, Estimate] = {}
+    out: dict[str, BootstrapTest] = {}
     for key, statistic in statistics.items():
         point = float(statistic(types.means()[None, :])[0])
         if np.isnan(point):  # undefined on the data (EGS, LGS with Δ = 0): no interval either
-            out[key] = Estimate(None, None, None, n)
+            out[key] = BootstrapTest(Estimate(None, None, None, n), None)
+            continue
+        if types.too_few:
+            out[key] = BootstrapTest(Estimate(point, None, None, n, too_few_tasks=True), None)
             continue
         if means is None:
             means = multinomial(rng_for(seed, name), n, types.counts / n, n_boot) @ types.values / n
         replicates = statistic(means)
         defined = replicates[~np.isnan(replicates)]
-        if len(defined) < n_boot / 2:
-            out[key] = Estimate(point, None, None, n)
+        found = percentile_test(defined, alpha) if len(defined) >= n_boot / 2 else None
+        if found is None:
+            out[key] = BootstrapTest(Estimate(point, None, None, n), None)
             continue
-        low, high = np.percentile(defined, [2.5, 97.5])
-        out[key] = Estimate(point, float(low), float(high), n)
+        low, high, p_value = found
+        out[key] = BootstrapTest(Estimate(point, low, high, n), p_value)
     return out
+
+
+def percentile_test(replicates: np.ndarray, alpha: float = 0.05) -> tuple[float, float, float] | None:
+    """The percentile interval of bootstrap replicates and the p-value of "the figure is 0" read
+    from the same replicates, so that the interval excludes 0 exactly when p < alpha.
+
+    With B replicates in order d_(1) <= ... <= d_(B), l = ceil(alpha (B + 1) / 2 - 1): the
+    interval is [d_(l), d_(B + 1 - l)] (the 2.5% and 97.5% points for alpha = 0.05), and
+    p = min(1, 2 (1 + min(#{d <= 0}, #{d >= 0})) / (B + 1)) (Davison & Hinkley 1997, eq. 4.11,
+    two-sided). The interval excludes 0 when fewer than l replicates lie on one side of 0, which
+    is p < alpha. None when B is too small for any p to fall below alpha (B < 2 / alpha).
+    """
+    b = len(replicates)
+    if b < int(np.ceil(2 / alpha)):
+        return None
+    ordered = np.sort(replicates)
+    rank = int(np.ceil(alpha * (b + 1) / 2 - 1))
+    low, high = float(ordered[rank - 1]), float(ordered[b - rank])
+    below, above = int(np.sum(replicates <= 0)), int(np.sum(replicates >= 0))
+    return low, high, min(1.0, 2 * (1 + min(below, above)) / (b + 1))
 
 
 def multinomial(rng: np.random.Generator, n: int, p: np.ndarray, size: int) -> np.ndarray:
@@ -245,61 +324,7 @@ def _score_p_value(b: int, c: int, n: int, d: float) -> float:
 
 
 # ---------------------------------------------------------------------------
-# How many tasks: McNemar's test power (Connor, Biometrics 1987), for a seq@k run against its
-# pass@k partner on the same tasks. psi: the share of discordant tasks (solved by one run only);
-# lift: the difference in success rates, P(seq only) - P(pass only).
-
-DEFAULT_DISCORDANCE = 0.3
-"""The discordance assumed when no pair of runs has measured it."""
-
-
-def _z(p: float) -> float:
-    from statistics import NormalDist
-
-    return NormalDist().inv_cdf(p)
-
-
-def mcnemar_power(n: int, lift: float, discordance: float, alpha: float = 0.05) -> float:
-    """Power of McNemar's two-sided test at level alpha to detect `lift` with n paired tasks
-    (Connor 1987: Φ((|δ|√n − z_{1−α/2}√ψ) / √(ψ − δ²)))."""
-    from statistics import NormalDist
-
-    d, psi = abs(lift), discordance
-    if n <= 0 or d == 0:
-        return alpha / 2
-    if d >= psi:
-        return 1.0
-    return NormalDist().cdf((d * sqrt(n) - _z(1 - alpha / 2) * sqrt(psi)) / sqrt(psi - d * d))
-
-
-def mcnemar_tasks_needed(lift: float, discordance: float, alpha: float = 0.05,
-                         power: float = 0.8) -> int:
-    """Tasks needed for McNemar's two-sided test to detect `lift` with the given power
-    (Connor 1987: n = (z_{1−α/2}√ψ + z_{power}√(ψ − δ²))² / δ², rounded up)."""
-    d, psi = abs(lift), discordance
-    if not 0 < d < psi <= 1:
-        raise ValueError(f"a lift of {lift} needs 0 < |lift| < discordance ({discordance})")
-    return int(np.ceil((_z(1 - alpha / 2) * sqrt(psi) + _z(power) * sqrt(psi - d * d)) ** 2 / d ** 2))
-
-
-def mcnemar_detectable_lift(n: int, discordance: float, alpha: float = 0.05,
-                            power: float = 0.8) -> float | None:
-    """The smallest lift McNemar's test detects with the given power on n tasks (None when even
-    a lift as large as the discordance is not detected)."""
-    if n <= 0 or mcnemar_power(n, discordance * (1 - 1e-9), discordance, alpha) < power:
-        return None
-    low, high = 0.0, discordance * (1 - 1e-9)
-    for _ in range(60):
-        middle = (low + high) / 2
-        if mcnemar_power(n, middle, discordance, alpha) >= power:
-            high = middle
-        else:
-            low = middle
-    return high
-
-
-# ---------------------------------------------------------------------------
-# Many comparisons at once: a table of p-values read together (`report --compare --by`).
+# Many comparisons: Benjamini-Hochberg q-values, and a simultaneous band over a block's budgets.
 
 
 def benjamini_hochberg(p_values: Sequence[float | None]) -> list[float | None]:
@@ -321,3 +346,37 @@ def benjamini_hochberg(p_values: Sequence[float | None]) -> list[float | None]:
         running = min(running, p * m / rank)
         out[i] = running
     return out
+
+
+@dataclass(frozen=True)
+class Band:
+    """A simultaneous (1 - alpha) band over several figures of one bootstrap: every figure's
+    [low, high] holds its true value at once with probability about 1 - alpha."""
+
+    low: np.ndarray
+    high: np.ndarray
+    critical: float
+    """c: each figure's band is its estimate ± c bootstrap standard errors."""
+
+
+def max_t_band(points: np.ndarray, replicates: np.ndarray, alpha: float = 0.05) -> Band | None:
+    """Simultaneous band over R figures from B joint bootstrap replicates (shape (B, R); NaN where
+    a replicate leaves a figure undefined), by the maximum of the studentised deviations
+    (Romano & Wolf 2005; the bootstrap max-t band): se_r is figure r's bootstrap standard error,
+    c the 1 - alpha quantile over replicates of max_r |d*_r - d_r| / se_r, and the band
+    d_r ± c se_r. A figure whose replicates do not vary (se 0) gets the band [d_r, d_r]. None when
+    fewer than 2 / alpha replicates define some figure."""
+    defined = ~np.isnan(replicates)
+    if replicates.size == 0 or defined.sum(axis=0).min() < int(np.ceil(2 / alpha)):
+        return None
+    se = np.nanstd(replicates, axis=0, ddof=1)
+    varies = se > 0
+    if not varies.any():
+        return Band(points.copy(), points.copy(), 0.0)
+    with np.errstate(invalid="ignore"):
+        deviations = np.abs(replicates[:, varies] - points[varies]) / se[varies]
+    worst = np.nanmax(np.where(np.isnan(deviations), -np.inf, deviations), axis=1)
+    worst = np.sort(worst[np.isfinite(worst)])
+    critical = float(worst[min(len(worst) - 1, int(np.ceil((1 - alpha) * (len(worst) + 1))) - 1)])
+    half = np.where(varies, critical * se, 0.0)
+    return Band(points - half, points + half, critical)

@@ -3,19 +3,21 @@
 -- $errors_as_failures is a BOOLEAN; $run_ids a VARCHAR[] (NULL for every run).
 
 -- name: report_runs(run_ids, benchmark, model) -> rows
--- The runs' settings (run_id, benchmark, slice, metric, k, feedback_mode, actor_model,
+-- The runs' settings (run_id, benchmark, slice, metric, k, chains, feedback_mode, actor_model,
 -- judge_model, critic_model, verifier, temperature, shows_grading_info and
 -- soft_score_clipped: NULL read as FALSE,
 -- shared_seeds: seeded by the rule before seqk.seeds, one seed per sample index for every task;
--- rejudge_of: the run a re-judging run grades again, else NULL)
+-- rejudge_of: the run a re-judging run grades again, else NULL; is_primary: the variant says
+-- `primary: true`)
 -- filtered by run ids, benchmark (or slice) and actor model, each filter NULL for any; in
 -- run_id order.
-SELECT run_id, benchmark, slice, metric, k, feedback_mode, actor_model, judge_model,
+SELECT run_id, benchmark, slice, metric, k, chains, feedback_mode, actor_model, judge_model,
        critic_model, verifier, temperature, coalesce(shows_grading_info, false) AS shows_grading_info,
        coalesce(soft_score_clipped, false) AS soft_score_clipped,
        json_extract_string(config, '$.actor.seed') IS NOT NULL
            AND json_extract_string(config, '$.seed_scheme') IS NULL AS shared_seeds,
-       json_extract_string(config, '$.rejudge_of') AS rejudge_of
+       json_extract_string(config, '$.rejudge_of') AS rejudge_of,
+       coalesce(json_extract(config, '$.primary')::BOOLEAN, false) AS is_primary
 FROM runs
 WHERE ($run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id))
   AND ($benchmark::VARCHAR IS NULL OR benchmark = $benchmark OR slice = $benchmark)
@@ -28,38 +30,18 @@ SELECT *
 FROM run_curve_of($errors_as_failures, run_ids := $run_ids::VARCHAR[])
 ORDER BY run_id, t;
 
--- name: point_types(run_ids, errors_as_failures) -> tuples
--- The task types the bootstrap resamples, with n tasks each. kind 'seq': each given seq@k
--- run's tasks counted at K by (a_1, a_2, a_3, a_4) = their values at t = 1, 2, K-1, K, for
--- ΔSeq@K, EGS and LGS. kind 'pair': each given seq@k run's tasks shared with its chosen
--- pass@k run, by (seq@1, pass@1, seq@K, pass@K), for the lift and the framing effect (the
--- pairing of paired_tasks_of, on one shared read of the attempts); pass@1 is the pass@k
--- run's sample 1 when the runs share a seed (run_pairs.same_seed), else Chen's estimate;
--- a_5 is Chen's estimate always (NULL for kind 'seq').
-WITH pairs AS (
-    SELECT seq_run_id, pass_run_id, same_seed FROM run_pairs
-    WHERE choice = 1 AND list_contains($run_ids::VARCHAR[], seq_run_id)
-),
-points AS (
-    SELECT p.*, t.content_hash
-    FROM task_points_of($errors_as_failures, run_ids := (
-             SELECT $run_ids::VARCHAR[] || coalesce(list(pass_run_id), []) FROM pairs)) p
-    JOIN tasks t USING (run_id, task_index)
-)
-SELECT 'seq' AS kind, run_id, NULL AS pass_run_id,
-       at_1 AS a_1, at_2 AS a_2, at_k_minus_1 AS a_3, at_k AS a_4, NULL AS a_5, count(*) AS n
-FROM points
-WHERE metric = 'seq@k' AND list_contains($run_ids::VARCHAR[], run_id) AND at_k IS NOT NULL
-GROUP BY ALL
-UNION ALL
-SELECT 'pair', s.run_id, x.pass_run_id, s.at_1,
-       CASE WHEN x.same_seed THEN p.first_at_1 ELSE p.at_1 END, s.at_k, p.at_k, p.at_1, count(*)
-FROM pairs x
-JOIN points s ON s.run_id = x.seq_run_id
-JOIN points p ON p.run_id = x.pass_run_id AND p.task_index = s.task_index
-             AND p.content_hash = s.content_hash
-GROUP BY ALL
-ORDER BY ALL;
+-- name: chain_rows(run_ids) -> arrow
+-- chain_outcomes_of for the given runs with each task's content_hash, one row per (run, task,
+-- chain) in that order: what the estimators of seqk/analysis/survival.py read (the bootstraps
+-- re-estimate the survival curves from them, the equal-budget comparison its cells).
+SELECT o.run_id, o.task_index, t.content_hash, o.chain_index, o.metric, o.k, o.chains,
+       o.n_valid, o.n_success, o.n_error, o.first_success, o.valid_prefix, o.settled_prefix,
+       o.event_at, o.censored_at, o.event_if_failures, o.censored_if_failures,
+       o.event_if_successes, o.censored_if_successes, o.cost_usd, o.tokens, o.valid_cost_usd,
+       o.valid_tokens, o.priced
+FROM chain_outcomes_of(run_ids := $run_ids::VARCHAR[]) o
+LEFT JOIN tasks t USING (run_id, task_index)
+ORDER BY o.run_id, o.task_index, o.chain_index;
 
 -- name: pair_choices(run_ids) -> rows
 -- For each given seq@k run: the pass@k run it is compared with, how many candidates there
@@ -85,23 +67,3 @@ FROM current_calls
 WHERE list_contains($run_ids::VARCHAR[], run_id)
 GROUP BY run_id, role, model
 ORDER BY run_id, role, model;
-
--- name: paired_run_types(errors_as_failures, run_a, t, run_b) -> tuples
--- Two runs' values at t on the tasks both count there (same task_index and content),
--- grouped as (a_value, b_value, n tasks): what a paired comparison resamples.
-WITH a AS (
-    SELECT c.task_index, x.content_hash, c.value
-    FROM task_curve_of($errors_as_failures, run_ids := [$run_a]) c
-    JOIN tasks x USING (run_id, task_index)
-    WHERE c.t = $t AND c.value IS NOT NULL
-),
-b AS (
-    SELECT c.task_index, x.content_hash, c.value
-    FROM task_curve_of($errors_as_failures, run_ids := [$run_b]) c
-    JOIN tasks x USING (run_id, task_index)
-    WHERE c.t = $t AND c.value IS NOT NULL
-)
-SELECT a.value AS a_value, b.value AS b_value, count(*) AS n
-FROM a JOIN b USING (task_index, content_hash)
-GROUP BY ALL
-ORDER BY ALL;

@@ -7,12 +7,12 @@
 -- n_passed, valid and errored attempts: what `seqk status` shows); tokens, cost_usd (NULL
 -- when no call was priced), unpriced and failed calls; pass_run_id (the pass@k run a seq@k
 -- run is compared with, run_pairs choice 1); curve: [{t, n_tasks, value, low, high}] as in
--- run_curve (errors excluded, 95% Wilson interval; n_left_out: tasks whose outcome at t is
--- unknown); budget: [{t, cost_usd_per_task, tokens_per_task}], the expected spend per task
--- of each point of the curve as frontier_of has it (NULL for a seq@k run with several chains,
--- whose frontier has more widths). The attempts are read once, in one pass
--- (task_outcomes_fast_of), and the calls once, summed per attempt index; without run_curve's
--- soft score, which costs a second read of the attempts.
+-- run_curve (errors censor a chain; the 95% Wilson interval where no chain is censored before t,
+-- else NULL; n_left_out: pass@k tasks with fewer than t valid samples); budget: [{t,
+-- cost_usd_per_task, tokens_per_task}], seq_k's complete-case spend per task at each point (the
+-- equal-budget chart reads frontier_of; NULL for a seq@k run with several chains). The attempts
+-- are read once, in one pass (task_outcomes_fast_of), and the calls once, summed per attempt
+-- index; without run_curve's soft score, which costs a second read of the attempts.
 WITH o AS MATERIALIZED (
     SELECT * FROM task_outcomes_fast_of(run_ids := $run_ids::VARCHAR[])
 ),
@@ -26,27 +26,65 @@ progress AS (
     FROM run_progress_of(run_ids := $run_ids::VARCHAR[]) p
     LEFT JOIN (SELECT run_id, sum(n_attempts)::BIGINT AS n_attempts FROM o GROUP BY run_id) a USING (run_id)
 ),
--- Tasks with the same counts have the same curve: compute each once, weighted by n.
+-- The curve as run_curve_of has it: errors censor a chain (Kaplan-Meier over the run's chains, a
+-- task valued at the mean of its chains' Efron values); pass@t by Chen over the valid samples.
+states AS (
+    SELECT run_id, task_index, metric, k, chains, n_samples, n_success,
+           CASE WHEN metric = 'seq@k' AND first_success <= valid_prefix THEN first_success END AS event,
+           CASE WHEN metric = 'seq@k' AND NOT coalesce(first_success <= valid_prefix, false)
+                     AND valid_prefix < k THEN valid_prefix END AS censored
+    FROM o
+),
+hazards AS (
+    SELECT run_id, j,
+           product(1.0 - CASE WHEN at_risk > 0 THEN events / at_risk ELSE 0.0 END)
+               OVER (PARTITION BY run_id ORDER BY j) AS survival
+    FROM (SELECT s.run_id, g.j::INTEGER AS j,
+                 count(*) FILTER (WHERE g.j <= coalesce(s.event, s.censored, s.k)) AS at_risk,
+                 count(*) FILTER (WHERE s.event = g.j) AS events
+          FROM states s, range(1, s.k + 1) AS g(j)
+          WHERE s.metric = 'seq@k'
+          GROUP BY s.run_id, g.j)
+),
+-- tasks (one-chain runs) with the same counts have the same curve: computed once, weighted by n
 grouped AS (
-    SELECT run_id, metric, k, n_samples, n_success, first_success, known_to, count(*) AS n
-    FROM o GROUP BY ALL
+    SELECT run_id, metric, k, n_samples, n_success, event, censored, count(*) AS n
+    FROM states WHERE metric = 'pass@k' OR chains = 1 GROUP BY ALL
 ),
 points AS (
-    SELECT run_id, g.t::INTEGER AS t, n,
-           metric_outcome(metric, n_samples, n_success, first_success, known_to, g.t) AS value
-    FROM grouped, range(1, grouped.k + 1) AS g(t)
+    SELECT g.run_id, t.t::INTEGER AS t, g.n,
+           CASE WHEN g.metric = 'pass@k' THEN pass_at_t_unbiased(g.n_samples, g.n_success, t.t)
+                ELSE efron_value(g.event, g.censored, t.t, st.survival, coalesce(sc.survival, 1.0))
+                END AS value,
+           coalesce(g.censored < t.t, false) AS is_censored
+    FROM grouped g
+    CROSS JOIN LATERAL range(1, g.k + 1) AS t(t)
+    LEFT JOIN hazards st ON st.run_id = g.run_id AND st.j = t.t
+    LEFT JOIN hazards sc ON sc.run_id = g.run_id AND sc.j = g.censored
+    UNION ALL
+    -- several chains: a task's value is the mean of its chains'
+    SELECT s.run_id, t.t::INTEGER, 1,
+           avg(efron_value(s.event, s.censored, t.t, st.survival, coalesce(sc.survival, 1.0))),
+           bool_or(coalesce(s.censored < t.t, false))
+    FROM (SELECT * FROM states WHERE metric = 'seq@k' AND chains > 1) s
+    CROSS JOIN LATERAL range(1, s.k + 1) AS t(t)
+    JOIN hazards st ON st.run_id = s.run_id AND st.j = t.t
+    LEFT JOIN hazards sc ON sc.run_id = s.run_id AND sc.j = s.censored
+    GROUP BY s.run_id, s.task_index, t.t
 ),
 curve AS (
     SELECT run_id, t,
            coalesce(sum(n) FILTER (WHERE value IS NOT NULL), 0)::BIGINT AS n_tasks,
            coalesce(sum(n) FILTER (WHERE value IS NULL), 0)::BIGINT     AS n_left_out,
+           coalesce(sum(n) FILTER (WHERE is_censored), 0)::BIGINT       AS n_censored,
            sum(n * value) AS x
     FROM points GROUP BY run_id, t
 ),
 curves AS (
     SELECT run_id,
            list({'t': t, 'n_tasks': n_tasks, 'n_left_out': n_left_out, 'value': x / nullif(n_tasks, 0),
-                 'low': wilson_low(x, n_tasks), 'high': wilson_high(x, n_tasks)} ORDER BY t) AS curve
+                 'low': CASE WHEN n_censored = 0 THEN wilson_low(x, n_tasks) END,
+                 'high': CASE WHEN n_censored = 0 THEN wilson_high(x, n_tasks) END} ORDER BY t) AS curve
     FROM curve GROUP BY run_id
 ),
 -- current_calls summed per (run, generation, attempt index) before the join with runs (joining

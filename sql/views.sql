@@ -189,22 +189,29 @@ CREATE OR REPLACE VIEW attempt_slots AS
 SELECT run_id, run_no, task_index, chain_index, attempt_index, status, success, score
 FROM current_attempts_of();
 
--- One row per (run, task, chain) with at least one attempt (chain_index is 1 but for a seq@k
--- run with `chains:`; chains: 1 gives one row per task): counts, the first success, how far its
--- slots are all valid (valid_prefix) or all valid-or-error (settled_prefix), whether the
--- last slot is an error; then the two figures errors_as_failures changes: n_samples (valid
--- attempts, plus errored ones as failures) and known_to (the last t through which an
--- unsolved task is known to be unsolved: the valid prefix; as failures, the settled prefix,
--- or K for a seq@k task that stopped on an error).
-CREATE OR REPLACE MACRO task_outcomes_of(errors_as_failures, run_ids := NULL) AS TABLE
+-- The per-chain substrate every figure starts from, without its spend (chain_outcomes_of adds
+-- it): one row per (run, task, chain) with at least one attempt that counts (chain_index is 1 but
+-- for a seq@k run with `chains:`; a pass@k run's row is its task, its slots the samples). Counts
+-- (n_attempts, n_valid, n_error, n_success), the first success and the first error, how far its
+-- slots are all valid (valid_prefix) or all valid-or-error (settled_prefix), whether its last
+-- slot is an error; then, for a seq@k chain and each way of reading errors, the attempt of its
+-- first success (event_*) or, for an unsolved chain known only through attempt c < K, that
+-- censoring point (censored_*); neither when it is known unsolved through K:
+--   event_at, censored_at: errors censor (the default): a chain whose next slot errored or has not
+--     run yet is censored after its last valid attempt (Kaplan-Meier over attempts);
+--   event_if_failures, censored_if_failures: errored attempts are failed ones, and a chain that
+--     stopped on an error is unsolved through K (only a chain still running is censored);
+--   event_if_successes, censored_if_successes: an errored attempt is a success at its index.
+CREATE OR REPLACE MACRO chain_facts_of(run_ids := NULL) AS TABLE
 WITH o AS (
-    SELECT any_value(s.run_id) AS run_id, s.task_index, s.chain_index, s.run_no,
+    SELECT any_value(s.run_id) AS run_id, s.run_no, s.task_index, s.chain_index,
            any_value(r.metric) AS metric, any_value(r.k) AS k, any_value(r.chains) AS chains,
            count(*)                                                         AS n_attempts,
            count(*) FILTER (WHERE s.status = 'ok')                           AS n_valid,
            count(*) FILTER (WHERE s.status = 'error')                        AS n_error,
            count(*) FILTER (WHERE s.status = 'ok' AND s.success)             AS n_success,
            min(s.attempt_index) FILTER (WHERE s.status = 'ok' AND s.success) AS first_success,
+           min(s.attempt_index) FILTER (WHERE s.status = 'error')            AS first_error,
            -- Without holes (the usual case) the prefix is the count; pass@k samples finish
            -- out of order, so a run in progress can have holes.
            CASE WHEN count(*) FILTER (WHERE s.status = 'ok')
@@ -223,11 +230,90 @@ WITH o AS (
     GROUP BY s.run_no, s.task_index, s.chain_index
 )
 SELECT *,
+       CASE WHEN metric = 'seq@k' AND first_success <= valid_prefix THEN first_success END
+                                                                            AS event_at,
+       CASE WHEN metric = 'seq@k' AND NOT coalesce(first_success <= valid_prefix, false)
+                 AND valid_prefix < k THEN valid_prefix END                 AS censored_at,
+       CASE WHEN metric = 'seq@k' AND first_success <= settled_prefix THEN first_success END
+                                                                            AS event_if_failures,
+       CASE WHEN metric = 'seq@k' AND NOT coalesce(first_success <= settled_prefix, false)
+                 AND NOT ended_in_error AND settled_prefix < k THEN settled_prefix END
+                                                                            AS censored_if_failures,
+       CASE WHEN metric = 'seq@k' AND least(first_success, first_error) <= settled_prefix
+            THEN least(first_success, first_error) END                     AS event_if_successes,
+       CASE WHEN metric = 'seq@k'
+                 AND NOT coalesce(least(first_success, first_error) <= settled_prefix, false)
+                 AND settled_prefix < k THEN settled_prefix END             AS censored_if_successes
+FROM o;
+
+-- The per-chain substrate: chain_facts_of and what the chain spent. Spend is what each valid
+-- attempt's slot cost (every call of the slot, a superseded error's included; an errored slot's
+-- calls, and calls of no slot, are the errors' price and no policy's): cost_usd and tokens
+-- (input + output), lists over attempts 1..valid_prefix (an element of cost_usd is NULL when no
+-- call of that slot was priced); valid_cost_usd and valid_tokens, summed over every valid slot (a
+-- pass@k task's samples); priced: whether any call of the chain was priced. A later branch keeps
+-- it as a table; a report keeps it for its queries meanwhile (kept.sql).
+CREATE OR REPLACE MACRO chain_outcomes_of(run_ids := NULL) AS TABLE
+WITH chosen AS (
+    SELECT run_id, generation FROM runs
+    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
+),
+slot_spend AS MATERIALIZED (
+    SELECT c.run_id, c.task_index, c.chain_index, c.attempt_index,
+           sum(c.cost_usd) AS cost_usd, count(c.cost_usd) AS n_priced,
+           sum(coalesce(c.input_tokens, 0) + coalesce(c.output_tokens, 0))::BIGINT AS tokens
+    FROM calls c
+    JOIN chosen r ON c.run_id = r.run_id AND c.generation = r.generation
+    GROUP BY ALL
+),
+-- a slot holds at most one valid row (current_attempts_of), so the valid ones need no ranking
+valid AS (
+    SELECT DISTINCT a.run_id, a.task_index, a.chain_index, a.attempt_index
+    FROM attempts a
+    JOIN chosen r ON a.run_id = r.run_id AND a.generation = r.generation
+    WHERE a.status = 'ok'
+),
+-- each chain's valid slots in order (sorting structs by their first field is cheaper than an
+-- ordered aggregate)
+lists AS (
+    SELECT v.run_id, v.task_index, v.chain_index,
+           list_sort(list({'i': v.attempt_index, 'c': p.cost_usd, 't': coalesce(p.tokens, 0)})) AS slots
+    FROM valid v
+    LEFT JOIN slot_spend p USING (run_id, task_index, chain_index, attempt_index)
+    GROUP BY ALL
+),
+priced AS (
+    SELECT run_id, task_index, chain_index, bool_or(n_priced > 0) AS priced
+    FROM slot_spend GROUP BY ALL
+)
+-- the valid prefix's slots are the first valid_prefix of the valid ones
+SELECT f.*,
+       list_transform(list_slice(coalesce(l.slots, []), 1, f.valid_prefix), x -> x.c) AS cost_usd,
+       list_transform(list_slice(coalesce(l.slots, []), 1, f.valid_prefix), x -> x.t) AS tokens,
+       coalesce(list_sum(list_transform(l.slots, x -> x.c)), 0.0)::DOUBLE       AS valid_cost_usd,
+       coalesce(list_sum(list_transform(l.slots, x -> x.t)), 0)::BIGINT         AS valid_tokens,
+       coalesce(pr.priced, false)                                               AS priced
+FROM chain_facts_of(run_ids := run_ids) f
+LEFT JOIN lists l USING (run_id, task_index, chain_index)
+LEFT JOIN priced pr USING (run_id, task_index, chain_index);
+
+-- chain_outcomes_of for every run.
+CREATE OR REPLACE VIEW chain_outcomes AS SELECT * FROM chain_outcomes_of();
+
+-- One row per (run, task, chain) with at least one attempt: chain_outcomes_of's counts, first
+-- success and prefixes, then the two figures errors_as_failures changes for the complete-case
+-- figures (seq_k's first-t figure, the soft score): n_samples (valid attempts, plus errored ones
+-- as failures) and known_to (the last t through which an unsolved chain is known to be unsolved:
+-- the valid prefix; as failures, the settled prefix, or K for a seq@k chain that stopped on an
+-- error).
+CREATE OR REPLACE MACRO task_outcomes_of(errors_as_failures, run_ids := NULL) AS TABLE
+SELECT run_id, task_index, chain_index, run_no, metric, k, chains, n_attempts, n_valid, n_error,
+       n_success, first_success, valid_prefix, settled_prefix, ended_in_error,
        n_valid + CASE WHEN errors_as_failures THEN n_error ELSE 0 END AS n_samples,
        CASE WHEN NOT errors_as_failures THEN valid_prefix
             WHEN metric = 'seq@k' AND ended_in_error THEN k
             ELSE settled_prefix END                                 AS known_to
-FROM o;
+FROM chain_facts_of(run_ids := run_ids);
 
 -- task_outcomes_of with errors excluded, every run.
 CREATE OR REPLACE VIEW task_outcomes AS SELECT * FROM task_outcomes_of(false);
@@ -322,93 +408,329 @@ GROUP BY r.run_id;
 -- run_progress_of for every run.
 CREATE OR REPLACE VIEW run_progress AS SELECT * FROM run_progress_of();
 
--- One row per (run, task, t), t = 1..K. value: the task's outcome for its run's metric at t
--- (seq@k: 1/0 solved within the first t attempts; pass@k: Chen's unbiased estimate over all
--- its samples), NULL when the task is left out at t. first_t_value: 1/0 solved within the
--- first t attempts or samples (seq_k's pass@t), NULL when unknown. A task with several chains
--- takes the mean over its chains known at t (the width-1 value of the frontier).
+-- ---------------------------------------------------------------------------
+-- Errors censor a chain (docs/metrics-and-statistics.md). A seq@k chain is a survival time in
+-- attempts: its first success, or, when an error (or a run still going) stops it after attempt c
+-- < K, censored at c. The estimand seq@d = P(a chain solves the task within d attempts) is then
+-- estimated by Kaplan-Meier (1958): h_j = chains solved at attempt j / chains with a valid attempt
+-- j, seq@d = 1 - prod_{j<=d} (1 - h_j). A task's own value is Efron's (1967) redistribution to the
+-- right: 1 if solved by d, 0 if known unsolved through d, 1 - S(d)/S(c) if censored at c < d; the
+-- mean over chains equals the Kaplan-Meier estimate exactly (self-consistency). Policies:
+-- 'censored' (the default), 'failures' (errors_as_failures), 'successes' (the other end of the
+-- range); chain_facts_of says what each makes of a chain.
+
+-- One row per seq@k chain and policy ('censored', 'failures', 'successes'): the attempt of its
+-- first success (event) or its censoring point (censored); neither when it is known unsolved
+-- through K. Spend, on the 'censored' rows only (spend is the policy's, however errors are
+-- scored): last, the last attempt the chain is at risk for (coalesce(event_at, censored_at, K)),
+-- and chain_outcomes_of's cost_usd and tokens lists.
+CREATE OR REPLACE MACRO chain_policies_of(run_ids := NULL) AS TABLE
+WITH f AS MATERIALIZED (
+    SELECT * FROM chain_outcomes_of(run_ids := run_ids) WHERE metric = 'seq@k'
+)
+SELECT run_id, run_no, task_index, chain_index, k, chains, 'censored' AS policy,
+       event_at AS event, censored_at AS censored, coalesce(event_at, censored_at, k) AS last,
+       cost_usd, tokens
+FROM f
+UNION ALL
+SELECT run_id, run_no, task_index, chain_index, k, chains, 'failures', event_if_failures,
+       censored_if_failures, NULL, NULL, NULL
+FROM f
+UNION ALL
+SELECT run_id, run_no, task_index, chain_index, k, chains, 'successes', event_if_successes,
+       censored_if_successes, NULL, NULL, NULL
+FROM f;
+
+-- Efron's redistribution to the right: a chain's value at t given its event or censoring point
+-- and the survival curve S at t and at its censoring point (s_c; 1 at c = 0).
+CREATE OR REPLACE MACRO efron_value(event, censored, t, s_t, s_c) AS
+    CASE WHEN event <= t THEN 1.0::DOUBLE
+         WHEN censored IS NULL OR censored >= t THEN 0.0::DOUBLE
+         WHEN s_c > 0 THEN 1.0 - s_t / s_c
+         ELSE 1.0::DOUBLE END;
+
+-- A chain's spend through d, Efron's redistribution of it: what it spent on attempts
+-- 1..min(d, last) (spend: its list of what each attempt of its valid prefix cost; last: the last
+-- attempt it is at risk for), plus, censored at c < d, the run's expected spend of attempts c+1..d
+-- given survival to c, (A(d) - A(c)) / S(c) (a_d, a_c: run_survival_of's cost_usd_through or
+-- tokens_through at d and c, NULL at c = 0; s_c: its survival at c, NULL at c = 0).
+CREATE OR REPLACE MACRO efron_spend(spend, d, last, event, censored, a_d, a_c, s_c) AS
+    coalesce(list_sum(list_slice(spend, 1, least(d, last))), 0.0)
+    + CASE WHEN event IS NULL AND censored < d
+           THEN (a_d - coalesce(a_c, 0.0)) / coalesce(s_c, 1.0) ELSE 0.0 END;
+
+-- One row per (seq@k run, policy, attempt j = 1..K), every chain of the run pooled (one chain or
+-- several): at_risk (chains with a valid attempt j, unsolved before it), events (solved at j),
+-- censored (chains that reached j unsolved but whose attempt j is not valid), hazard = events /
+-- at_risk (0 when nothing is at risk), survival S(j) = prod (1 - hazard), survival_before S(j - 1),
+-- censoring_survival G(j) = prod at_risk / (at_risk + censored) (the chance a chain's attempts
+-- 1..j are all valid: Kaplan-Meier of the censoring; S(j) G(j) is the share of chains known
+-- unsolved through j); mean_cost_usd and mean_tokens: the mean spend of attempt j over the chains
+-- at risk, and cost_usd_through / tokens_through: one chain's expected spend through j,
+-- A(j) = sum_{i<=j} S(i - 1) x that mean (policy 'censored' only: spend is the policy's,
+-- however errors are scored).
+CREATE OR REPLACE MACRO run_survival_of(run_ids := NULL) AS TABLE
+WITH p AS MATERIALIZED (
+    SELECT * FROM chain_policies_of(run_ids := run_ids)
+),
+states AS (
+    SELECT run_id, policy, k, event, censored, count(*) AS n
+    FROM p GROUP BY ALL
+),
+counts AS (
+    SELECT s.run_id, s.policy, g.j::INTEGER AS j,
+           coalesce(sum(s.n) FILTER (WHERE g.j <= coalesce(s.event, s.censored, s.k)), 0)::BIGINT
+               AS at_risk,
+           coalesce(sum(s.n) FILTER (WHERE s.event = g.j), 0)::BIGINT AS events,
+           coalesce(sum(s.n) FILTER (WHERE s.event IS NULL AND s.censored = g.j - 1), 0)::BIGINT
+               AS censored
+    FROM states s, range(1, s.k + 1) AS g(j)
+    GROUP BY s.run_id, s.policy, g.j
+),
+spend AS (
+    SELECT run_id, j, sum(cost) AS cost_usd, sum(tokens) AS tokens
+    FROM (SELECT run_id, last, unnest(generate_series(1, len(cost_usd))) AS j,
+                 unnest(cost_usd) AS cost, unnest(tokens) AS tokens
+          FROM p WHERE policy = 'censored')
+    WHERE j <= last
+    GROUP BY run_id, j
+),
+curves AS (
+    SELECT c.*, h.hazard, h.mean_cost_usd, h.mean_tokens,
+           product(1.0 - h.hazard) OVER (PARTITION BY c.run_id, c.policy ORDER BY c.j) AS survival,
+           coalesce(product(1.0 - h.hazard) OVER (PARTITION BY c.run_id, c.policy ORDER BY c.j
+                                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
+                    1.0) AS survival_before,
+           product(CASE WHEN c.at_risk + c.censored > 0 THEN c.at_risk / (c.at_risk + c.censored)
+                        ELSE 1.0 END)
+               OVER (PARTITION BY c.run_id, c.policy ORDER BY c.j) AS censoring_survival
+    FROM counts c
+    LEFT JOIN spend p ON p.run_id = c.run_id AND p.j = c.j AND c.policy = 'censored',
+    LATERAL (SELECT CASE WHEN c.at_risk > 0 THEN c.events / c.at_risk ELSE 0.0 END AS hazard,
+                    CASE WHEN c.policy = 'censored' AND c.at_risk > 0
+                         THEN coalesce(p.cost_usd, 0.0) / c.at_risk ELSE 0.0 END AS mean_cost_usd,
+                    CASE WHEN c.policy = 'censored' AND c.at_risk > 0
+                         THEN coalesce(p.tokens, 0) / c.at_risk ELSE 0.0 END AS mean_tokens) h
+)
+SELECT run_id, policy, j, at_risk, events, censored, hazard, survival, survival_before,
+       censoring_survival, mean_cost_usd, mean_tokens,
+       sum(survival_before * mean_cost_usd) OVER (PARTITION BY run_id, policy ORDER BY j)
+           AS cost_usd_through,
+       sum(survival_before * mean_tokens) OVER (PARTITION BY run_id, policy ORDER BY j)
+           AS tokens_through
+FROM curves;
+
+-- run_survival_of for every seq@k run.
+CREATE OR REPLACE VIEW run_survival AS SELECT * FROM run_survival_of();
+
+-- One row per (run, task, t), t = 1..K: the task's value for its run's metric at t. seq@k: the
+-- mean over its chains of each chain's Efron redistribution of the run's Kaplan-Meier curve (every
+-- chain of the run pooled, run_survival_of: 1 solved within t attempts, 0 known unsolved through
+-- t, 1 - S(t)/S(c) censored at c < t). pass@k: Chen's unbiased estimate over its valid samples,
+-- NULL when it has fewer than t. value: errors censor (errors_as_failures: as failures);
+-- value_if_failures, value_if_successes: errored attempts (samples) counted as failures, as
+-- successes at their index. n_censored: the task's chains censored before t (0 for pass@k).
+-- first_t_value: seq_k's complete-case figure, 1/0 solved within the first t attempts or samples,
+-- NULL when unknown (as errors_as_failures reads them).
 CREATE OR REPLACE MACRO task_curve_of(errors_as_failures, run_ids := NULL) AS TABLE
-SELECT o.run_id, o.task_index, g.t::INTEGER AS t, any_value(o.metric) AS metric,
-       any_value(o.k) AS k,
-       avg(metric_outcome(o.metric, o.n_samples, o.n_success, o.first_success, o.known_to, g.t))
-           AS value,
-       avg(first_t_outcome(o.first_success, o.known_to, g.t)) AS first_t_value
-FROM task_outcomes_of(errors_as_failures, run_ids := run_ids) o, range(1, o.k + 1) AS g(t)
-GROUP BY o.run_id, o.task_index, g.t;
-
--- task_curve_of with errors excluded, every run.
-CREATE OR REPLACE VIEW task_curve AS SELECT * FROM task_curve_of(false);
-
--- One row per (run, task): the task's value at t = 1, 2, K-1 and K (as in task_curve),
--- what ΔSeq@K, EGS, LGS, the lift and the framing effect are computed from; first_at_1:
--- attempt or sample 1 alone, 1/0 (NULL when unknown), seq@1 for seq@k and a pass@k run's
--- sample 1, which the framing effect compares when seeds match. A task with several chains
--- takes the mean of each figure over its chains known there.
-CREATE OR REPLACE MACRO task_points_of(errors_as_failures, run_ids := NULL) AS TABLE
-SELECT any_value(run_id) AS run_id, task_index, any_value(metric) AS metric, any_value(k) AS k,
-       avg(first_t_outcome(first_success, known_to, 1)) AS first_at_1,
-       avg(metric_outcome(metric, n_samples, n_success, first_success, known_to, 1)) AS at_1,
-       avg(metric_outcome(metric, n_samples, n_success, first_success, known_to, least(2, k)))
-           AS at_2,
-       avg(metric_outcome(metric, n_samples, n_success, first_success, known_to,
-                          greatest(k - 1, 1)))                                AS at_k_minus_1,
-       avg(metric_outcome(metric, n_samples, n_success, first_success, known_to, k)) AS at_k
-FROM task_outcomes_of(errors_as_failures, run_ids := run_ids)
-GROUP BY run_no, task_index;
-
--- One row per (run, t): metric@t over the n_tasks counted at t (n_left_out: tasks whose
--- outcome at t is unknown), its 95% Wilson interval (low, high), seq_k's first-t figure with
--- its own n, pass_all_t (pass@k runs: pass^t, the unbiased probability that all of t samples
--- succeed, C(c, t) / C(n, t), over the same n_tasks; NULL for seq@k), the soft score (mean best
--- score within the first t, over those n_first_t tasks; clipped to [0, 1] after averaging for
--- a run whose soft_score_clipped), and the mean spend per task up to t over all n_started tasks of the run (seq@k:
--- calls of attempts 1..t; pass@k: t samples at the run's mean cost per sample);
--- cost_usd_per_task is NULL when no call of the run was priced. n_started and
--- n_error_attempts are the run's, repeated on each row. For a seq@k run with several chains
--- (`chains:`) every figure is the width-1 one: a task's value is the mean over its chains known
--- at t, the soft score a mean over chains, the spend per chain.
-CREATE OR REPLACE MACRO run_curve_of(errors_as_failures, run_ids := NULL) AS TABLE
-WITH outcomes AS (
+WITH o AS MATERIALIZED (
     SELECT * FROM task_outcomes_of(errors_as_failures, run_ids := run_ids)
 ),
--- Tasks with the same counts have the same figures: compute each once, weighted by n.
--- n_chains_first_t: the chains whose first-t outcome is known (the soft score's denominator).
+facts AS (
+    SELECT * FROM chain_facts_of(run_ids := run_ids) WHERE metric = 'pass@k'
+),
+p AS MATERIALIZED (
+    SELECT * FROM chain_policies_of(run_ids := run_ids)
+),
+rs AS MATERIALIZED (
+    SELECT run_id, policy, j, survival FROM run_survival_of(run_ids := run_ids)
+),
+-- each chain's Efron value on its run's curve, averaged over the task's chains
+seq_points AS (
+    SELECT any_value(p.run_id) AS run_id, p.run_no, p.task_index, p.policy, g.t::INTEGER AS t,
+           avg(efron_value(p.event, p.censored, g.t, st.survival, coalesce(sc.survival, 1.0))) AS value,
+           bool_or(coalesce(p.censored < g.t, false)) AS is_censored
+    FROM p
+    CROSS JOIN LATERAL range(1, p.k + 1) AS g(t)
+    JOIN rs st ON st.run_id = p.run_id AND st.policy = p.policy AND st.j = g.t
+    LEFT JOIN rs sc ON sc.run_id = p.run_id AND sc.policy = p.policy AND sc.j = p.censored
+    GROUP BY p.run_no, p.task_index, p.policy, g.t
+),
+seq_values AS (
+    SELECT any_value(run_id) AS run_id, run_no, task_index, t,
+           any_value(value) FILTER (WHERE policy = CASE WHEN errors_as_failures THEN 'failures'
+                                                        ELSE 'censored' END) AS value,
+           any_value(value) FILTER (WHERE policy = 'failures') AS value_if_failures,
+           any_value(value) FILTER (WHERE policy = 'successes') AS value_if_successes,
+           count(*) FILTER (WHERE is_censored AND policy = CASE WHEN errors_as_failures
+                                                     THEN 'failures' ELSE 'censored' END) AS n_censored
+    FROM seq_points
+    GROUP BY run_no, task_index, t
+),
+pass_values AS (
+    SELECT f.run_id, f.run_no, f.task_index, g.t::INTEGER AS t,
+           pass_at_t_unbiased(f.n_valid + CASE WHEN errors_as_failures THEN f.n_error ELSE 0 END,
+                              f.n_success, g.t) AS value,
+           pass_at_t_unbiased(f.n_valid + f.n_error, f.n_success, g.t) AS value_if_failures,
+           pass_at_t_unbiased(f.n_valid + f.n_error, f.n_success + f.n_error, g.t)
+               AS value_if_successes,
+           0 AS n_censored
+    FROM facts f, range(1, f.k + 1) AS g(t)
+),
+first_t AS (
+    SELECT any_value(o.run_id) AS run_id, o.run_no, o.task_index, g.t::INTEGER AS t,
+           any_value(o.metric) AS metric, any_value(o.k) AS k,
+           avg(first_t_outcome(o.first_success, o.known_to, g.t)) AS first_t_value
+    FROM o, range(1, o.k + 1) AS g(t)
+    GROUP BY o.run_no, o.task_index, g.t
+)
+SELECT f.run_id, f.task_index, f.t, f.metric, f.k, v.value, f.first_t_value,
+       v.value_if_failures, v.value_if_successes, v.n_censored::BIGINT AS n_censored
+FROM first_t f
+JOIN (SELECT * FROM seq_values UNION ALL BY NAME SELECT * FROM pass_values) v
+  USING (run_no, task_index, t);
+
+-- task_curve_of with errors censoring, every run.
+CREATE OR REPLACE VIEW task_curve AS SELECT * FROM task_curve_of(false);
+
+-- One row per (run, task): the task's value at t = 1, 2, K-1 and K (task_curve_of's), and
+-- first_at_1: attempt or sample 1 alone, 1/0 (NULL when unknown): seq@1's complete-case figure for
+-- seq@k, a pass@k run's sample 1 (what the framing effect compares when seeds match).
+CREATE OR REPLACE MACRO task_points_of(errors_as_failures, run_ids := NULL) AS TABLE
+SELECT run_id, task_index, any_value(metric) AS metric, any_value(k) AS k,
+       any_value(first_t_value) FILTER (WHERE t = 1) AS first_at_1,
+       any_value(value) FILTER (WHERE t = 1) AS at_1,
+       any_value(value) FILTER (WHERE t = least(2, k)) AS at_2,
+       any_value(value) FILTER (WHERE t = greatest(k - 1, 1)) AS at_k_minus_1,
+       any_value(value) FILTER (WHERE t = k) AS at_k
+FROM task_curve_of(errors_as_failures, run_ids := run_ids)
+GROUP BY run_id, task_index;
+
+-- One row per (run, t): metric@t. value: seq@t by Kaplan-Meier over attempts (errors censor; with
+-- errors_as_failures, errored attempts count as failures and a chain that stopped on one is
+-- unsolved through K), for a run with several chains the mean over tasks of each task's own curve
+-- (task_curve_of); pass@t by Chen et al.'s unbiased estimator over each task's valid samples.
+-- value_if_failures, value_if_successes: the same with every errored attempt (sample) counted as a
+-- failure, and as a success at its index: the range errors leave open (NULL when the run has no
+-- errored attempt). n_tasks: tasks with a value at t (seq@k: every started task; pass@k: tasks
+-- with at least t valid samples); n_left_out: the other started tasks; n_censored: chains (tasks,
+-- for a run with several chains) censored before t. low, high: the 95% Wilson interval when no
+-- chain is censored before t (the estimate is then a plain proportion), NULL otherwise (the report
+-- gives a task bootstrap interval there); se: seq_k's standard error (sample sd of the per-task
+-- values / sqrt(n_tasks)). first_t_value (n_first_t tasks): seq_k's complete-case figure, solved
+-- within the first t attempts or samples, over the tasks whose outcome there is known; soft_score:
+-- the mean best score within the first t over those tasks (clipped to [0, 1] after averaging for
+-- a run whose soft_score_clipped). cost_usd_per_task, tokens_per_task: the expected spend of one
+-- chain of t attempts (seq@k: sum_{j<=t} S(j - 1) x the mean spend of attempt j over the chains
+-- with a valid attempt j, errors censoring; per task then averaged for several chains) or of t
+-- samples (pass@k: t x the mean over tasks of each task's mean spend per valid sample);
+-- cost_usd_per_task is NULL when no call of the run was priced. pass_all_t (pass@k): pass^t, the
+-- unbiased probability that all of t samples succeed, C(c, t) / C(n, t), over the same tasks.
+-- n_started and n_error_attempts are the run's, repeated on each row.
+CREATE OR REPLACE MACRO run_curve_of(errors_as_failures, run_ids := NULL) AS TABLE
+WITH outcomes AS MATERIALIZED (
+    SELECT * FROM task_outcomes_of(errors_as_failures, run_ids := run_ids)
+),
+spent AS MATERIALIZED (
+    SELECT run_id, metric, n_valid, valid_cost_usd, valid_tokens, priced
+    FROM chain_outcomes_of(run_ids := run_ids)
+),
+p AS MATERIALIZED (
+    SELECT * FROM chain_policies_of(run_ids := run_ids)
+),
+rs AS MATERIALIZED (
+    SELECT * FROM run_survival_of(run_ids := run_ids)
+),
+value_policy AS (
+    SELECT CASE WHEN errors_as_failures THEN 'failures' ELSE 'censored' END AS name
+),
+-- Every figure is a mean of per-task values: grouped by state where tasks share one (one-chain
+-- seq@k runs, pass@k runs), per task otherwise; n: the tasks of the group.
+seq_one AS (
+    SELECT s.run_id, s.policy, g.t::INTEGER AS t, s.n,
+           efron_value(s.event, s.censored, g.t, st.survival, coalesce(sc.survival, 1.0)) AS value,
+           coalesce(s.censored < g.t, false) AS is_censored
+    FROM (SELECT run_id, policy, k, event, censored, count(*) AS n
+          FROM p WHERE chains = 1 GROUP BY ALL) s
+    CROSS JOIN LATERAL range(1, s.k + 1) AS g(t)
+    JOIN rs st ON st.run_id = s.run_id AND st.policy = s.policy AND st.j = g.t
+    LEFT JOIN rs sc ON sc.run_id = s.run_id AND sc.policy = s.policy AND sc.j = s.censored
+),
+-- several chains: each chain's Efron value (and spend) on the run's curve, averaged per task
+seq_many AS (
+    SELECT any_value(p.run_id) AS run_id, p.policy, g.t::INTEGER AS t, 1 AS n,
+           avg(efron_value(p.event, p.censored, g.t, st.survival, coalesce(sc.survival, 1.0))) AS value,
+           bool_or(coalesce(p.censored < g.t, false)) AS is_censored,
+           avg(efron_spend(p.cost_usd, g.t, p.last, p.event, p.censored, st.cost_usd_through,
+                           sc.cost_usd_through, sc.survival)) AS cost_usd,
+           avg(efron_spend(p.tokens, g.t, p.last, p.event, p.censored, st.tokens_through,
+                           sc.tokens_through, sc.survival)) AS tokens
+    FROM (SELECT * FROM p WHERE chains > 1) p
+    CROSS JOIN LATERAL range(1, p.k + 1) AS g(t)
+    JOIN rs st ON st.run_id = p.run_id AND st.policy = p.policy AND st.j = g.t
+    LEFT JOIN rs sc ON sc.run_id = p.run_id AND sc.policy = p.policy AND sc.j = p.censored
+    GROUP BY p.run_no, p.task_index, p.policy, g.t
+),
+pass_groups AS (
+    SELECT run_id, k, n_valid, n_success, n_error, count(*) AS n
+    FROM chain_facts_of(run_ids := run_ids) WHERE metric = 'pass@k' GROUP BY ALL
+),
 points AS (
-    SELECT y.run_id, g.t::INTEGER AS t, y.metric, y.k, y.n,
-           metric_outcome(y.metric, y.n_samples, y.n_success, y.first_success, y.known_to, g.t)
-               AS value,
+    SELECT run_id, policy, t, n, value, is_censored, NULL::DOUBLE AS pass_all_t FROM seq_one
+    UNION ALL
+    SELECT run_id, policy, t, n, value, is_censored, NULL FROM seq_many
+    UNION ALL
+    SELECT g.run_id, x.policy, t.t::INTEGER, g.n,
+           pass_at_t_unbiased(x.n_samples, x.n_solved, t.t), false,
+           CASE WHEN x.policy = 'censored' THEN pass_all_t_unbiased(g.n_valid, g.n_success, t.t) END
+    FROM pass_groups g,
+         (SELECT unnest([{'policy': 'censored', 'n_samples': g.n_valid, 'n_solved': g.n_success},
+                         {'policy': 'failures', 'n_samples': g.n_valid + g.n_error,
+                          'n_solved': g.n_success},
+                         {'policy': 'successes', 'n_samples': g.n_valid + g.n_error,
+                          'n_solved': g.n_success + g.n_error}], recursive := true)) x,
+         range(1, g.k + 1) AS t(t)
+),
+success AS (
+    SELECT run_id, t,
+           -- sums of BIGINT are HUGEINT, which polars and pandas cannot hold
+           coalesce(sum(n) FILTER (WHERE value IS NOT NULL AND policy = v.name), 0)::BIGINT AS n_tasks,
+           coalesce(sum(n) FILTER (WHERE is_censored AND policy = v.name), 0)::BIGINT AS n_censored,
+           sum(n * value) FILTER (WHERE policy = v.name)                             AS x,
+           sum(n * value * value) FILTER (WHERE policy = v.name)                     AS x2,
+           sum(n * value) FILTER (WHERE policy = 'failures')
+               / nullif(sum(n) FILTER (WHERE value IS NOT NULL AND policy = 'failures'), 0)
+                                                                                     AS x_failures,
+           sum(n * value) FILTER (WHERE policy = 'successes')
+               / nullif(sum(n) FILTER (WHERE value IS NOT NULL AND policy = 'successes'), 0)
+                                                                                     AS x_successes,
+           sum(n * pass_all_t) FILTER (WHERE policy = 'censored')                    AS x_all
+    FROM points, value_policy v
+    GROUP BY run_id, t
+),
+-- seq_k's complete-case figures: the first-t outcome and the soft score (as errors_as_failures
+-- reads them); tasks with the same counts computed once. n_chains_first_t: the chains whose
+-- first-t outcome is known (the soft score's denominator).
+first_t AS (
+    SELECT y.run_id, g.t::INTEGER AS t, y.n,
            first_t_outcome(y.first_success, y.known_to, g.t) AS first_t_value,
-           CASE WHEN first_t_value IS NOT NULL THEN y.n ELSE 0 END AS n_chains_first_t,
-           CASE WHEN y.metric = 'pass@k' THEN pass_all_t_unbiased(y.n_samples, y.n_success, g.t)
-                END AS pass_all_t
-    FROM (SELECT run_id, metric, k, n_samples, n_success, first_success, known_to,
-                 count(*) AS n
+           CASE WHEN first_t_value IS NOT NULL THEN y.n ELSE 0 END AS n_chains_first_t
+    FROM (SELECT run_id, k, first_success, known_to, count(*) AS n
           FROM outcomes WHERE chains = 1 GROUP BY ALL) y,
          range(1, y.k + 1) AS g(t)
     UNION ALL
-    -- several chains: a task's figures are means over its chains known at t
-    SELECT any_value(o.run_id), g.t::INTEGER, any_value(o.metric), any_value(o.k), 1,
-           avg(metric_outcome(o.metric, o.n_samples, o.n_success, o.first_success, o.known_to,
-                              g.t)),
+    SELECT any_value(o.run_id), g.t::INTEGER, 1,
            avg(first_t_outcome(o.first_success, o.known_to, g.t)),
-           count(first_t_outcome(o.first_success, o.known_to, g.t)), NULL
+           count(first_t_outcome(o.first_success, o.known_to, g.t))
     FROM outcomes o, range(1, o.k + 1) AS g(t)
     WHERE o.chains > 1
     GROUP BY o.run_no, o.task_index, g.t
 ),
-success AS (
-    SELECT run_id, t, any_value(metric) AS metric, any_value(k) AS k,
-           -- sums of BIGINT are HUGEINT, which polars and pandas cannot hold
-           coalesce(sum(n) FILTER (WHERE value IS NOT NULL), 0)::BIGINT          AS n_tasks,
-           coalesce(sum(n) FILTER (WHERE value IS NULL), 0)::BIGINT              AS n_left_out,
-           sum(n * value)                                                        AS x,
-           sum(n * value * value)                                                AS x2,
-           coalesce(sum(n) FILTER (WHERE first_t_value IS NOT NULL), 0)::BIGINT  AS n_first_t,
-           sum(n * first_t_value)                                        AS x_first_t,
-           sum(n_chains_first_t)                                         AS n_chains_first_t,
-           sum(n * pass_all_t)                                           AS x_all
-    FROM points
-    GROUP BY run_id, t
+first_t_sums AS (
+    SELECT run_id, t,
+           coalesce(sum(n) FILTER (WHERE first_t_value IS NOT NULL), 0)::BIGINT AS n_first_t,
+           sum(n * first_t_value) AS x_first_t, sum(n_chains_first_t) AS n_chains_first_t
+    FROM first_t GROUP BY run_id, t
 ),
 -- Soft score: a slot's best-so-far score holds from its index to the slot before the next
 -- one, and counts at the t where its task is counted: [1, known_to] and [first_success, K].
@@ -454,325 +776,197 @@ events AS (
     )
     GROUP BY run_id, t
 ),
-spend AS (
-    SELECT run_id, attempt_index,
-           sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) AS tokens,
-           sum(cost_usd) AS cost_usd, count(cost_usd) AS n_priced
-    FROM current_calls
-    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
-    GROUP BY run_id, attempt_index
+-- expected spend of one chain through t: the run's curve (one chain), the mean of the tasks'
+-- redistributed spends (several chains: the same when every task has as many chains)
+seq_spend AS (
+    SELECT run_id, j AS t, cost_usd_through AS cost_usd, tokens_through AS tokens
+    FROM rs WHERE policy = 'censored'
+      AND run_id IN (SELECT run_id FROM p WHERE chains = 1)
+    UNION ALL
+    SELECT run_id, t, avg(cost_usd), avg(tokens)
+    FROM seq_many WHERE policy = 'censored'
+    GROUP BY run_id, t
+),
+pass_spend AS (
+    SELECT run_id, avg(valid_cost_usd / n_valid) AS cost_usd, avg(valid_tokens / n_valid) AS tokens
+    FROM spent WHERE metric = 'pass@k' AND n_valid > 0
+    GROUP BY run_id
 ),
 per_run AS (
-    SELECT o.run_id, o.n_started, o.n_started_chains, o.n_attempts, o.n_error_attempts,
-           p.tokens, p.cost_usd, coalesce(p.n_priced, 0) AS n_priced,
+    SELECT o.run_id, o.n_started, o.n_error_attempts, s.priced,
            coalesce(ru.soft_score_clipped, false) AS soft_score_clipped
     FROM (SELECT run_id,
                  CASE WHEN max(chains) = 1 THEN count(*)
                       ELSE count(DISTINCT task_index) END AS n_started,
-                 count(*) AS n_started_chains, sum(n_attempts) AS n_attempts,
                  sum(n_error)::BIGINT AS n_error_attempts
           FROM outcomes GROUP BY run_id) o
-    LEFT JOIN (SELECT run_id, sum(tokens) AS tokens, sum(cost_usd) AS cost_usd,
-                      sum(n_priced) AS n_priced
-               FROM spend GROUP BY run_id) p USING (run_id)
+    JOIN (SELECT run_id, bool_or(priced) AS priced FROM spent GROUP BY run_id) s USING (run_id)
     LEFT JOIN runs ru USING (run_id)
 )
-SELECT s.run_id, s.t, s.metric, s.k, s.n_tasks, s.n_left_out,
+SELECT s.run_id, s.t, ru.metric, ru.k, s.n_tasks, (r.n_started - s.n_tasks)::BIGINT AS n_left_out,
        s.x / nullif(s.n_tasks, 0)                     AS value,
-       wilson_low(s.x, s.n_tasks)                     AS low,
-       wilson_high(s.x, s.n_tasks)                    AS high,
+       CASE WHEN s.n_censored = 0 THEN wilson_low(s.x, s.n_tasks) END  AS low,
+       CASE WHEN s.n_censored = 0 THEN wilson_high(s.x, s.n_tasks) END AS high,
        -- seq_k's standard error: sample sd of the per-task values / sqrt(n tasks)
        CASE WHEN s.n_tasks > 1
             THEN sqrt(greatest(s.x2 - s.x * s.x / s.n_tasks, 0.0) / (s.n_tasks - 1))
                  / sqrt(s.n_tasks)
             WHEN s.n_tasks = 1 THEN 0.0 END          AS se,
-       s.n_first_t,
-       s.x_first_t / nullif(s.n_first_t, 0)           AS first_t_value,
+       f.n_first_t,
+       f.x_first_t / nullif(f.n_first_t, 0)           AS first_t_value,
        clipped_if(r.soft_score_clipped,
                   sum(coalesce(e.d, 0.0)) OVER (PARTITION BY s.run_id ORDER BY s.t)
-                      / nullif(s.n_chains_first_t, 0)) AS soft_score,
-       CASE WHEN r.n_priced = 0 THEN NULL
-            WHEN s.metric = 'seq@k'
-            THEN sum(coalesce(c.cost_usd, 0.0)) OVER (PARTITION BY s.run_id ORDER BY s.t)
-                 / r.n_started_chains
-            ELSE s.t * r.cost_usd / r.n_attempts END  AS cost_usd_per_task,
-       CASE WHEN s.metric = 'seq@k'
-            THEN sum(coalesce(c.tokens, 0)) OVER (PARTITION BY s.run_id ORDER BY s.t)
-                 / r.n_started_chains
-            ELSE s.t * coalesce(r.tokens, 0) / r.n_attempts END AS tokens_per_task,
+                      / nullif(f.n_chains_first_t, 0)) AS soft_score,
+       CASE WHEN NOT r.priced THEN NULL
+            WHEN ru.metric = 'seq@k' THEN q.cost_usd
+            ELSE s.t * ps.cost_usd END                AS cost_usd_per_task,
+       CASE WHEN ru.metric = 'seq@k' THEN coalesce(q.tokens, 0.0)
+            ELSE s.t * coalesce(ps.tokens, 0.0) END   AS tokens_per_task,
        r.n_started, r.n_error_attempts,
-       s.x_all / nullif(s.n_tasks, 0)                 AS pass_all_t
+       s.x_all / nullif(s.n_tasks, 0)                 AS pass_all_t,
+       CASE WHEN r.n_error_attempts > 0 THEN s.x_failures END  AS value_if_failures,
+       CASE WHEN r.n_error_attempts > 0 THEN s.x_successes END AS value_if_successes,
+       s.n_censored
 FROM success s
 JOIN per_run r USING (run_id)
-LEFT JOIN events e USING (run_id, t)
-LEFT JOIN spend c ON c.run_id = s.run_id AND c.attempt_index = s.t;
+JOIN runs ru ON ru.run_id = s.run_id
+JOIN first_t_sums f ON f.run_id = s.run_id AND f.t = s.t
+LEFT JOIN events e ON e.run_id = s.run_id AND e.t = s.t
+LEFT JOIN seq_spend q ON q.run_id = s.run_id AND q.t = s.t
+LEFT JOIN pass_spend ps ON ps.run_id = s.run_id;
 
--- run_curve_of with errors excluded, every run.
+-- run_curve_of with errors censoring, every run.
 CREATE OR REPLACE VIEW run_curve AS SELECT * FROM run_curve_of(false);
 
--- The width x depth frontier per task: one row per (run, task, width, depth). For a task with
--- n_d chains known at depth d (solved by d, or attempts 1..d all valid; as in run_curve) of
--- which c_d solved within d, value = 1 - C(n_d - c_d, w) / C(n_d, w), the probability that w
--- independent chains of depth d solve it (Chen et al.'s estimator applied to chains), NULL when
--- n_d < w. seq@k: widths 1..runs.chains, depths 1..K. pass@k: depth 1 only, its samples as
--- width (1..k), value = Chen's pass@w. cost_usd, tokens: the expected spend of (w, d) on the
--- task, w x the mean, over its chains counted at d, of what attempts 1..min(d, first success)
--- cost (every call, failed ones included); pass@k: w x the run's mean spend per sample.
--- priced: whether any call of the run was priced (cost_usd means nothing otherwise).
+-- The width x depth frontier per task: one row per (run, task, width, depth).
+-- seq@k, widths 1..runs.chains, depths 1..K. Width 1 is task_curve_of's value: one chain,
+-- Efron's redistribution of the run's Kaplan-Meier curve; several chains, 1 - the task's own
+-- curve. Width w >= 2 (runs with chains): w chains drawn from the task's n_i solve it within d
+-- unless all w are unsolved through d; Horvitz-Thompson over the w-subsets of its chains with
+-- inverse-probability-of-censoring weights, value = 1 - C(m, w) / C(n_i, w) / G(d)^w, where m is
+-- the task's chains known unsolved through d and G(d) the run's censoring survival
+-- (run_survival_of: errors at random strike every task alike, so G is pooled over the run's
+-- chains). Each known-unsolved chain weighs 1/G(d), so the sum over subsets is a binomial
+-- coefficient; the estimate is unbiased for 1 - (1 - F(d))^w (F the task's chance of a solve
+-- within d), NULL when n_i < w, and may leave [0, 1] for a task (never on average).
+-- pass@k: resample until success, w chains of samples each stopping at its first success, at most
+-- d samples each (w x d <= k): value = 1 - C(n - c, w d) / C(n, w d), Chen et al.'s estimator over
+-- the task's n valid samples with c successes, NULL when n < w d; depth 1 is pass@w.
+-- cost_usd, tokens: the expected spend per task. seq@k: w x one chain's expected spend through d
+-- (one chain: what it spent through min(d, its last attempt), plus, censored at c < d,
+-- sum_{j=c+1..d} S(j - 1)/S(c) x the run's mean spend of attempt j: Efron's redistribution, whose
+-- mean is run_survival_of's cost_usd_through; several chains: task_survival_of's cost_usd_through).
+-- pass@k: w x s x sum_{j<d} C(n - c, j) / C(n, j), s the task's mean spend per valid sample,
+-- assuming a sample's spend does not depend on whether it succeeds (both unbiased by Chen's
+-- identity). priced: whether any call of the run was priced (cost_usd means nothing otherwise).
+-- Spend is estimated with errors censoring whatever errors_as_failures says.
 CREATE OR REPLACE MACRO frontier_tasks_of(errors_as_failures, run_ids := NULL) AS TABLE
-WITH chosen AS (
-    SELECT run_id, generation FROM runs
-    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
+WITH o AS MATERIALIZED (
+    SELECT * FROM chain_outcomes_of(run_ids := run_ids)
 ),
-outcomes AS MATERIALIZED (
-    SELECT * FROM task_outcomes_of(errors_as_failures, run_ids := run_ids)
+priced AS (
+    SELECT run_id, bool_or(priced) AS priced FROM o GROUP BY run_id
 ),
--- Every call of the current generation, summed per slot that has an attempt that counts
--- (run_no set) and per run for the rest: one pass over calls.
-spend AS MATERIALIZED (
-    SELECT c.run_id, o.run_no, c.task_index, c.chain_index, c.attempt_index,
-           sum(coalesce(c.input_tokens, 0) + coalesce(c.output_tokens, 0)) AS tokens,
-           sum(c.cost_usd) AS cost_usd, count(c.cost_usd) AS n_priced
-    FROM calls c
-    JOIN chosen r ON c.run_id = r.run_id AND c.generation = r.generation
-    LEFT JOIN outcomes o
-           ON o.run_id = c.run_id AND o.task_index = c.task_index
-          AND o.chain_index = c.chain_index AND o.metric = 'seq@k'
-    GROUP BY ALL
+p AS MATERIALIZED (
+    SELECT * FROM chain_policies_of(run_ids := run_ids)
 ),
-per_run AS (
-    SELECT o.run_id, o.n_attempts, p.tokens, p.cost_usd, coalesce(p.n_priced, 0) > 0 AS priced
-    FROM (SELECT run_id, sum(n_attempts) AS n_attempts FROM outcomes GROUP BY run_id) o
-    LEFT JOIN (SELECT run_id, sum(tokens) AS tokens, sum(cost_usd) AS cost_usd,
-                      sum(n_priced) AS n_priced
-               FROM spend GROUP BY run_id) p USING (run_id)
+rs AS MATERIALIZED (
+    SELECT * FROM run_survival_of(run_ids := run_ids)
 ),
--- Each seq@k chain at each depth d: its spend through d is the running sum of its slots'
--- spend up to d (a chain that stopped at its first success has no later calls, so costs no
--- more); an equality join and a window, where a range join or an ASOF join is slower.
+-- each seq@k chain at each depth: its Efron value (the figures' policy), its redistributed spend
+-- (errors censoring), whether it is known unsolved through d; then per task
 chain_depth AS (
-    SELECT o.run_id, o.run_no, o.task_index, o.chain_index, o.chains, g.d::INTEGER AS d,
-           coalesce(o.first_success <= g.d, false) AS solved,
-           coalesce(o.first_success <= g.d OR o.known_to >= g.d, false) AS known
-    FROM outcomes o, range(1, o.k + 1) AS g(d)
-    WHERE o.metric = 'seq@k'
-),
-chain_spend AS (
-    SELECT c.*,
-           sum(coalesce(s.cost_usd, 0.0)) OVER w AS cost_usd,
-           sum(coalesce(s.tokens, 0)) OVER w AS tokens
-    FROM chain_depth c
-    LEFT JOIN spend s
-      ON s.run_no = c.run_no AND s.task_index = c.task_index AND s.chain_index = c.chain_index
-     AND s.attempt_index = c.d
-    WINDOW w AS (PARTITION BY c.run_no, c.task_index, c.chain_index ORDER BY c.d
-                 ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+    SELECT v.run_id, v.run_no, v.task_index, v.chains, g.d::INTEGER AS d,
+           efron_value(v.event, v.censored, g.d, sv.survival, coalesce(svc.survival, 1.0)) AS value,
+           coalesce(v.event > g.d, true) AND coalesce(v.censored, v.k) >= g.d AS unsolved,
+           efron_spend(c.cost_usd, g.d, c.last, c.event, c.censored, sd.cost_usd_through,
+                       scc.cost_usd_through, scc.survival) AS cost_usd,
+           efron_spend(c.tokens, g.d, c.last, c.event, c.censored, sd.tokens_through,
+                       scc.tokens_through, scc.survival) AS tokens
+    FROM (SELECT * FROM p
+          WHERE policy = CASE WHEN errors_as_failures THEN 'failures' ELSE 'censored' END) v
+    JOIN (SELECT * FROM p WHERE policy = 'censored') c USING (run_no, task_index, chain_index)
+    CROSS JOIN LATERAL range(1, v.k + 1) AS g(d)
+    JOIN rs sv ON sv.run_id = v.run_id AND sv.policy = v.policy AND sv.j = g.d
+    LEFT JOIN rs svc ON svc.run_id = v.run_id AND svc.policy = v.policy AND svc.j = v.censored
+    JOIN rs sd ON sd.run_id = v.run_id AND sd.policy = 'censored' AND sd.j = g.d
+    LEFT JOIN rs scc ON scc.run_id = v.run_id AND scc.policy = 'censored' AND scc.j = c.censored
 ),
 task_depth AS (
-    SELECT any_value(run_id) AS run_id, task_index, d, any_value(chains) AS chains,
-           count(*) FILTER (WHERE known) AS n_d,
-           count(*) FILTER (WHERE solved) AS c_d,
-           sum(cost_usd) FILTER (WHERE known) AS cost_usd,
-           sum(tokens) FILTER (WHERE known) AS tokens
-    FROM chain_spend
+    SELECT any_value(run_id) AS run_id, run_no, task_index, d, any_value(chains) AS chains,
+           avg(value) AS value, avg(cost_usd) AS cost_usd, avg(tokens) AS tokens,
+           count(*) AS n_chains, count(*) FILTER (WHERE unsolved) AS n_unsolved
+    FROM chain_depth
     GROUP BY run_no, task_index, d
-)
-SELECT t.run_id, t.task_index, g.w::INTEGER AS width, t.d AS depth,
-       pass_at_t_unbiased(t.n_d, t.c_d, g.w) AS value,
-       g.w * t.cost_usd / nullif(t.n_d, 0) AS cost_usd,
-       g.w * t.tokens / nullif(t.n_d, 0) AS tokens, r.priced
-FROM task_depth t JOIN per_run r USING (run_id), range(1, t.chains + 1) AS g(w)
-UNION ALL
-SELECT o.run_id, o.task_index, g.w::INTEGER, 1, pass_at_t_unbiased(o.n_samples, o.n_success, g.w),
-       g.w * r.cost_usd / r.n_attempts, g.w * coalesce(r.tokens, 0) / r.n_attempts, r.priced
-FROM outcomes o JOIN per_run r USING (run_id), range(1, o.k + 1) AS g(w)
-WHERE o.metric = 'pass@k';
-
--- frontier_tasks_of's value column alone (run_id, task_index, width, depth, value), without the
--- spend, which costs most of it: what the equal-budget bootstrap resamples
--- (tests/store/test_frontier_paths.py holds the two equal).
-CREATE OR REPLACE MACRO frontier_task_values_of(errors_as_failures, run_ids := NULL) AS TABLE
-WITH outcomes AS MATERIALIZED (
-    SELECT * FROM task_outcomes_of(errors_as_failures, run_ids := run_ids)
 ),
-task_depth AS (
-    SELECT any_value(o.run_id) AS run_id, o.task_index, g.d::INTEGER AS d,
-           any_value(o.chains) AS chains,
-           count(*) FILTER (WHERE o.first_success <= g.d OR o.known_to >= g.d) AS n_d,
-           count(*) FILTER (WHERE o.first_success <= g.d) AS c_d
-    FROM outcomes o, range(1, o.k + 1) AS g(d)
-    WHERE o.metric = 'seq@k' AND o.chains > 1
-    GROUP BY o.run_no, o.task_index, g.d
+seq AS (
+    SELECT t.run_id, t.task_index, w.w::INTEGER AS width, t.d AS depth,
+           CASE WHEN w.w = 1 THEN t.value
+                WHEN t.n_chains >= w.w
+                THEN 1.0 - pass_all_t_unbiased(t.n_chains, t.n_unsolved, w.w)
+                           / pow(g.censoring_survival, w.w) END AS value,
+           CASE WHEN w.w = 1 OR t.n_chains >= w.w THEN w.w * t.cost_usd END AS cost_usd,
+           CASE WHEN w.w = 1 OR t.n_chains >= w.w THEN w.w * t.tokens END AS tokens
+    FROM task_depth t
+    CROSS JOIN LATERAL range(1, t.chains + 1) AS w(w)
+    JOIN rs g ON g.run_id = t.run_id AND g.j = t.d
+             AND g.policy = CASE WHEN errors_as_failures THEN 'failures' ELSE 'censored' END
+),
+pass AS (
+    SELECT o.run_id, o.task_index, c.w AS width, c.d AS depth,
+           -- the spend needs a valid sample, and d - 1 of them for its chance of d - 1 failures
+           CASE WHEN o.n_valid >= greatest(1, c.d - 1)
+                THEN pass_at_t_unbiased(o.n_samples, o.n_success, c.w * c.d) END AS value,
+           CASE WHEN o.n_samples >= c.w * c.d AND o.n_valid >= greatest(1, c.d - 1)
+                THEN c.w * o.valid_cost_usd / o.n_valid * o.expected_samples[c.d] END AS cost_usd,
+           CASE WHEN o.n_samples >= c.w * c.d AND o.n_valid >= greatest(1, c.d - 1)
+                THEN c.w * o.valid_tokens / o.n_valid * o.expected_samples[c.d] END AS tokens
+    -- expected_samples[d]: one chain's expected samples, sum_{j<d} C(n - c, j) / C(n, j) over the
+    -- valid samples (spend is the policy's, however errors are scored)
+    FROM (SELECT *, n_valid + CASE WHEN errors_as_failures THEN n_error ELSE 0 END AS n_samples,
+                 list_transform(range(1, k + 1), d -> 1.0 + coalesce(list_sum(
+                     [pass_all_t_unbiased(n_valid, n_valid - n_success, j) FOR j IN range(1, d)]), 0.0))
+                     AS expected_samples
+          FROM o WHERE metric = 'pass@k') o
+    CROSS JOIN LATERAL (SELECT w.w::INTEGER AS w, d.d::INTEGER AS d
+                        FROM range(1, o.k + 1) AS w(w), range(1, o.k + 1) AS d(d)
+                        WHERE w.w * d.d <= o.k) c
 )
-SELECT t.run_id, t.task_index, g.w::INTEGER AS width, t.d AS depth,
-       pass_at_t_unbiased(t.n_d, t.c_d, g.w) AS value
-FROM task_depth t, range(1, t.chains + 1) AS g(w)
-UNION ALL
--- one chain: width 1, and the chain's own outcome (pass_at_t_unbiased of 0 or 1 chains)
-SELECT o.run_id, o.task_index, 1, g.d::INTEGER, first_t_outcome(o.first_success, o.known_to, g.d)
-FROM outcomes o, range(1, o.k + 1) AS g(d)
-WHERE o.metric = 'seq@k' AND o.chains = 1
-UNION ALL
-SELECT o.run_id, o.task_index, g.w::INTEGER, 1, pass_at_t_unbiased(o.n_samples, o.n_success, g.w)
-FROM outcomes o, range(1, o.k + 1) AS g(w)
-WHERE o.metric = 'pass@k';
+SELECT x.*, y.priced
+FROM (SELECT * FROM seq UNION ALL SELECT * FROM pass) x
+JOIN priced y USING (run_id);
 
--- One row per (run, width, depth): the frontier_tasks_of values averaged over the n_tasks with
--- a value there (n_left_out: the other started tasks), and the mean expected spend per task
--- over the same tasks: cost_usd_per_task (NULL when no call of the run was priced) and
--- tokens_per_task (input + output). Right for every run, but it expands every task to its
--- widths and depths: frontier_of takes it only for runs with several chains.
-CREATE OR REPLACE MACRO frontier_by_task_of(errors_as_failures, run_ids := NULL) AS TABLE
+-- One row per (run, width, depth): the frontier_tasks_of values averaged over the n_tasks with a
+-- value there (n_left_out: the other started tasks), and the mean expected spend per task over
+-- the same tasks: cost_usd_per_task (NULL when no call of the run was priced) and tokens_per_task
+-- (input + output). Width 1 of a seq@k run is run_curve's seq@t and its spend; depth 1 of a pass@k
+-- run is pass@w at w x its spend per sample; the other pass@k cells resample until success.
+CREATE OR REPLACE MACRO frontier_of(errors_as_failures, run_ids := NULL) AS TABLE
 SELECT run_id, width, depth, avg(value) AS value,
        count(value) AS n_tasks, (count(*) - count(value))::BIGINT AS n_left_out,
        CASE WHEN bool_or(priced) THEN avg(cost_usd) FILTER (WHERE value IS NOT NULL) END
            AS cost_usd_per_task,
        coalesce(avg(tokens) FILTER (WHERE value IS NOT NULL), 0.0) AS tokens_per_task
 FROM frontier_tasks_of(errors_as_failures, run_ids := run_ids)
-GROUP BY run_id, width, depth;
-
--- frontier_by_task_of's rows for runs with one chain per task (pass@k runs, seq@k runs with
--- `chains: 1`), without expanding tasks to depths (tests/store/test_frontier_paths.py holds
--- the two equal). Width is 1 for such a seq@k run and a task counts at depth d where it is known
--- there, d in [1, known_to] or [first_success, K]; each task and each call becomes +/- events
--- at the depths where that starts and stops holding, summed up over d per run (as run_curve's
--- soft score). A call of attempt a adds to the spend of every depth d >= a where its task is
--- counted. pass@k: tasks with the same counts have the same pass@w, computed once per group.
-CREATE OR REPLACE MACRO frontier_one_chain_of(errors_as_failures, run_ids := NULL) AS TABLE
-WITH chosen AS (
-    SELECT run_id, generation FROM runs
-    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
-),
-outcomes AS MATERIALIZED (
-    SELECT run_id, task_index, chain_index, metric, k, n_samples, n_success, first_success,
-           known_to, n_attempts
-    FROM task_outcomes_of(errors_as_failures, run_ids := run_ids)
-),
--- Every call of the current generation in one pass, summed over the calls of a run's attempt
--- index whose tasks have the same known_to and first_success: a few rows per run and depth.
--- matched: the call's chain has an attempt that counts (a seq@k chain's spend is counted only
--- then; a run's totals count every call).
-spend AS (
-    SELECT c.run_id, c.attempt_index, o.known_to, o.first_success,
-           o.metric = 'seq@k' AS seq, o.run_id IS NOT NULL AS matched,
-           sum(coalesce(c.input_tokens, 0) + coalesce(c.output_tokens, 0)) AS tokens,
-           sum(c.cost_usd) AS cost_usd, count(c.cost_usd) AS n_priced
-    FROM calls c
-    JOIN chosen r ON c.run_id = r.run_id AND c.generation = r.generation
-    LEFT JOIN outcomes o
-           ON o.run_id = c.run_id AND o.task_index = c.task_index
-          AND o.chain_index = c.chain_index
-    GROUP BY ALL
-),
-per_run AS (
-    SELECT o.run_id, o.metric, o.k, o.n_started, o.n_attempts, p.tokens, p.cost_usd,
-           coalesce(p.n_priced, 0) > 0 AS priced
-    FROM (SELECT run_id, any_value(metric) AS metric, any_value(k) AS k, count(*) AS n_started,
-                 sum(n_attempts) AS n_attempts
-          FROM outcomes GROUP BY run_id) o
-    LEFT JOIN (SELECT run_id, sum(tokens) AS tokens, sum(cost_usd) AS cost_usd,
-                      sum(n_priced) AS n_priced
-               FROM spend GROUP BY run_id) p USING (run_id)
-),
-seq_groups AS (
-    SELECT run_id, known_to, first_success, count(*) AS n
-    FROM outcomes WHERE metric = 'seq@k' GROUP BY ALL
-),
-seq_spend AS (
-    SELECT run_id, attempt_index, known_to, first_success, coalesce(cost_usd, 0.0) AS cost,
-           tokens
-    FROM spend WHERE matched AND seq
-),
--- dn: tasks counted, dc: tasks solved, dcost / dtokens: their spend through d
-events AS (
-    SELECT run_id, d, sum(dn) AS dn, sum(dc) AS dc, sum(dcost) AS dcost, sum(dtokens) AS dtokens
-    FROM (
-        SELECT run_id, 1 AS d, n AS dn, 0 AS dc, 0.0 AS dcost, 0 AS dtokens
-        FROM seq_groups WHERE known_to >= 1
-        UNION ALL
-        SELECT run_id, known_to + 1, -n, 0, 0.0, 0 FROM seq_groups WHERE known_to >= 1
-        UNION ALL
-        SELECT run_id, greatest(first_success, known_to + 1), n, 0, 0.0, 0
-        FROM seq_groups WHERE first_success IS NOT NULL
-        UNION ALL
-        SELECT run_id, first_success, 0, n, 0.0, 0 FROM seq_groups WHERE first_success IS NOT NULL
-        UNION ALL
-        SELECT run_id, attempt_index, 0, 0, cost, tokens FROM seq_spend
-        WHERE attempt_index <= known_to
-        UNION ALL
-        SELECT run_id, known_to + 1, 0, 0, -cost, -tokens FROM seq_spend
-        WHERE attempt_index <= known_to
-        UNION ALL
-        SELECT run_id, greatest(attempt_index, first_success, known_to + 1), 0, 0, cost, tokens
-        FROM seq_spend WHERE first_success IS NOT NULL
-    )
-    GROUP BY run_id, d
-),
-seq_grid AS (
-    SELECT r.run_id, g.d::INTEGER AS d, r.n_started, r.priced
-    FROM per_run r, range(1, r.k + 1) AS g(d)
-    WHERE r.metric = 'seq@k'
-),
-seq_depths AS (
-    SELECT r.run_id, r.d, r.n_started, r.priced,
-           sum(coalesce(e.dn, 0)) OVER w AS n_d, sum(coalesce(e.dc, 0)) OVER w AS c_d,
-           sum(coalesce(e.dcost, 0.0)) OVER w AS cost_usd,
-           sum(coalesce(e.dtokens, 0)) OVER w AS tokens
-    FROM seq_grid r LEFT JOIN events e ON e.run_id = r.run_id AND e.d = r.d
-    WINDOW w AS (PARTITION BY r.run_id ORDER BY r.d)
-),
-pass_groups AS (
-    SELECT o.run_id, g.w::INTEGER AS width, o.n,
-           pass_at_t_unbiased(o.n_samples, o.n_success, g.w) AS value
-    FROM (SELECT run_id, k, n_samples, n_success, count(*) AS n
-          FROM outcomes WHERE metric = 'pass@k' GROUP BY ALL) o,
-         range(1, o.k + 1) AS g(w)
-),
-pass_widths AS (
-    SELECT run_id, width, coalesce(sum(n) FILTER (WHERE value IS NOT NULL), 0)::BIGINT AS n_d,
-           sum(n * value) AS x
-    FROM pass_groups GROUP BY run_id, width
-)
-SELECT run_id, 1 AS width, d AS depth, c_d / nullif(n_d, 0) AS value, n_d::BIGINT AS n_tasks,
-       (n_started - n_d)::BIGINT AS n_left_out,
-       CASE WHEN priced THEN cost_usd / nullif(n_d, 0) END AS cost_usd_per_task,
-       coalesce(tokens / nullif(n_d, 0), 0.0) AS tokens_per_task
-FROM seq_depths
-UNION ALL
-SELECT p.run_id, p.width, 1, p.x / nullif(p.n_d, 0), p.n_d, (r.n_started - p.n_d)::BIGINT,
-       CASE WHEN r.priced AND p.n_d > 0 THEN p.width * r.cost_usd / r.n_attempts END,
-       CASE WHEN p.n_d > 0 THEN p.width * coalesce(r.tokens, 0) / r.n_attempts ELSE 0.0 END
-FROM pass_widths p JOIN per_run r USING (run_id);
-
--- One row per (run, width, depth): frontier_by_task_of's figures, taken from
--- frontier_one_chain_of for runs with one chain per task, which needs no per-task expansion
--- (ten times faster over a million attempts). Width 1 of a seq@k run is run_curve's seq@t.
-CREATE OR REPLACE MACRO frontier_of(errors_as_failures, run_ids := NULL) AS TABLE
-SELECT * FROM (
-    SELECT * FROM frontier_one_chain_of(errors_as_failures, run_ids := (
-        SELECT coalesce(list(run_id), []::VARCHAR[]) FROM runs
-        WHERE chains = 1 AND (run_ids IS NULL OR list_contains(run_ids, run_id))))
-    UNION ALL
-    SELECT * FROM frontier_by_task_of(errors_as_failures, run_ids := (
-        SELECT coalesce(list(run_id), []::VARCHAR[]) FROM runs
-        WHERE chains > 1 AND (run_ids IS NULL OR list_contains(run_ids, run_id))))
-)
+GROUP BY run_id, width, depth
 ORDER BY run_id, width, depth;
 
--- frontier_of with errors excluded, every run.
+-- frontier_of with errors censoring, every run.
 CREATE OR REPLACE VIEW frontier AS SELECT * FROM frontier_of(false);
 
--- Which pass@k run each seq@k run is compared with: same benchmark, slice, actor model, k,
--- verifier and judge (pass@k never shows feedback, so its feedback mode does not matter).
--- A re-judging run (config.rejudge_of) is never a partner: re-judging would otherwise
--- silently change every comparison; `seqk report <seq run> <re-judging run>` asks for it.
--- choice = 1 is the one used: same feedback mode first, then same temperature, then the
--- smallest run_id; n_candidates says how many there were. same_seed: both actors sample
--- with the same seed by the same rule (runs.config: actor.seed, seed_scheme), so attempt 1
--- and sample 1 of a task share their seed.
+-- Which pass@k run each seq@k run is compared with: same benchmark, slice, actor model and
+-- verifier and judge, and k >= the seq@k run's K (Chen's estimator gives pass@K from any k >= K
+-- samples, so one pass@12 run serves a 4-chain x 3-attempt run's lift, framing and equal budget);
+-- pass@k never shows feedback, so its feedback mode does not matter. A re-judging run
+-- (config.rejudge_of) is never a partner: re-judging would otherwise silently change every
+-- comparison; `seqk report <seq run> <re-judging run>` asks for it. choice = 1 is the one used:
+-- the same k first, then the largest, then the same feedback mode, the same temperature, the
+-- smallest run_id; n_candidates says how many there were. same_seed: both actors sample with the
+-- same seed by the same rule (runs.config: actor.seed, seed_scheme), so attempt 1 and sample 1 of
+-- a task share their seed.
 CREATE OR REPLACE VIEW run_pairs AS
 SELECT s.run_id AS seq_run_id, p.run_id AS pass_run_id,
-       row_number() OVER (PARTITION BY s.run_id ORDER BY
+       row_number() OVER (PARTITION BY s.run_id ORDER BY (p.k = s.k) DESC, p.k DESC,
            (p.feedback_mode = s.feedback_mode) DESC,
            (p.temperature IS NOT DISTINCT FROM s.temperature) DESC, p.run_id) AS choice,
        count(*) OVER (PARTITION BY s.run_id) AS n_candidates,
@@ -783,48 +977,64 @@ SELECT s.run_id AS seq_run_id, p.run_id AS pass_run_id,
 FROM runs s
 JOIN runs p
   ON s.metric = 'seq@k' AND p.metric = 'pass@k' AND p.benchmark = s.benchmark
- AND p.slice = s.slice AND p.actor_model = s.actor_model AND p.k = s.k
+ AND p.slice = s.slice AND p.actor_model = s.actor_model AND p.k >= s.k
  AND p.verifier = s.verifier AND p.judge_model IS NOT DISTINCT FROM s.judge_model
  AND json_extract_string(p.config, '$.rejudge_of') IS NULL;
 
 -- One row per task a seq@k run shares with its chosen pass@k run (same task_index, same
--- content): each run's value at t = 1 and t = K (NULL where the task is left out), the
--- pass@k run's sample 1 alone (pass_sample_1) and the pairs' same_seed.
--- run_ids, when given, selects seq@k runs.
+-- content): seq@1 and seq@K (task_curve_of's per-task values), pass@1 and pass@K at the seq@k
+-- run's K (Chen's estimate over the pass@k run's samples; NULL when it has fewer), the pass@k
+-- run's sample 1 alone (pass_sample_1) and the pair's same_seed. run_ids, when given, selects
+-- seq@k runs.
 CREATE OR REPLACE MACRO paired_tasks_of(errors_as_failures, run_ids := NULL) AS TABLE
 WITH pairs AS (
-    SELECT seq_run_id, pass_run_id, same_seed FROM run_pairs
-    WHERE choice = 1 AND (run_ids IS NULL OR list_contains(run_ids, seq_run_id))
+    SELECT x.seq_run_id, x.pass_run_id, x.same_seed, r.k
+    FROM run_pairs x JOIN runs r ON r.run_id = x.seq_run_id
+    WHERE x.choice = 1 AND (run_ids IS NULL OR list_contains(run_ids, x.seq_run_id))
 ),
-points AS (
-    SELECT p.run_id, p.task_index, t.content_hash, p.at_1, p.at_k, p.first_at_1
-    FROM task_points_of(errors_as_failures, run_ids := (
-             SELECT list(seq_run_id) || list(pass_run_id) FROM pairs)) p
+seq AS (
+    SELECT c.run_id, c.task_index, t.content_hash,
+           any_value(c.value) FILTER (WHERE c.t = 1) AS at_1,
+           any_value(c.value) FILTER (WHERE c.t = c.k) AS at_k
+    FROM task_curve_of(errors_as_failures, run_ids := (SELECT list(seq_run_id) FROM pairs)) c
+    JOIN tasks t USING (run_id, task_index)
+    GROUP BY ALL
+),
+pass AS (
+    SELECT o.run_id, o.task_index, t.content_hash, o.n_samples, o.n_success,
+           first_t_outcome(o.first_success, o.known_to, 1) AS first_at_1
+    FROM task_outcomes_of(errors_as_failures, run_ids := (SELECT list(pass_run_id) FROM pairs)) o
     JOIN tasks t USING (run_id, task_index)
 )
 SELECT x.seq_run_id, x.pass_run_id, s.task_index,
-       s.at_1 AS seq_at_1, p.at_1 AS pass_at_1, s.at_k AS seq_at_k, p.at_k AS pass_at_k,
+       s.at_1 AS seq_at_1, pass_at_t_unbiased(p.n_samples, p.n_success, 1) AS pass_at_1,
+       s.at_k AS seq_at_k, pass_at_t_unbiased(p.n_samples, p.n_success, x.k) AS pass_at_k,
        p.first_at_1 AS pass_sample_1, x.same_seed
 FROM pairs x
-JOIN points s ON s.run_id = x.seq_run_id
-JOIN points p ON p.run_id = x.pass_run_id AND p.task_index = s.task_index
-             AND p.content_hash = s.content_hash;
+JOIN seq s ON s.run_id = x.seq_run_id
+JOIN pass p ON p.run_id = x.pass_run_id AND p.task_index = s.task_index
+           AND p.content_hash = s.content_hash;
 
--- paired_tasks_of with errors excluded, every seq@k run.
+-- paired_tasks_of with errors censoring, every seq@k run.
 CREATE OR REPLACE VIEW paired_tasks AS SELECT * FROM paired_tasks_of(false);
 
 -- One row per seq@k run with a pass@k partner: feedback lift = seq@K - pass@K on the n_shared
--- tasks both count at K; flips (n_seq_only: pass@K failed and seq@K solved; n_pass_only:
--- the reverse); framing effect = seq@1 - pass@1 on the n_shared_at_1 tasks both count at 1,
--- where pass@1 is the pass@k run's sample 1 when the seeds match (framing_vs says which):
--- same seed, same task, only the prompt's framing differs.
+-- tasks both have a value for at K (the means of paired_tasks_of's per-task values; the report
+-- re-estimates the survival curve on the shared tasks, which is the same when every task is
+-- shared); flips (n_seq_only: pass@K failed and seq@K solved; n_pass_only: the reverse; tasks
+-- whose values are 0/1); discordance: the expected share of tasks solved by one run only, the mean
+-- of s (1 - p) + p (1 - s) over per-task values s and p (the flips' share when every value is
+-- 0/1), what `seqk plan` sizes a study from; framing effect = seq@1 - pass@1 on the n_shared_at_1
+-- tasks both have at 1, where pass@1 is the pass@k run's sample 1 when the seeds match
+-- (framing_vs says which): same seed, same task, only the prompt's framing differs.
 CREATE OR REPLACE MACRO feedback_lift_of(errors_as_failures, run_ids := NULL) AS TABLE
 SELECT r.benchmark, r.slice, r.actor_model, r.feedback_mode, r.k,
        x.seq_run_id, x.pass_run_id, x.n_shared, x.seq_at_k, x.pass_at_k,
        x.seq_at_k - x.pass_at_k AS lift, x.n_seq_only, x.n_pass_only, x.n_shared_at_1,
        x.seq_at_1, x.pass_at_1, x.seq_at_1 - x.pass_at_1 AS framing_effect,
        CASE WHEN x.same_seed THEN 'pass@k sample 1 (same seed)' ELSE 'pass@1 (Chen mean)' END
-           AS framing_vs
+           AS framing_vs,
+       x.discordance
 FROM (
     SELECT seq_run_id, any_value(pass_run_id) AS pass_run_id, any_value(same_seed) AS same_seed,
            count(*) FILTER (WHERE seq_at_k IS NOT NULL AND pass_at_k IS NOT NULL) AS n_shared,
@@ -832,6 +1042,8 @@ FROM (
            avg(pass_at_k) FILTER (WHERE seq_at_k IS NOT NULL)      AS pass_at_k,
            count(*) FILTER (WHERE seq_at_k = 1 AND pass_at_k = 0)  AS n_seq_only,
            count(*) FILTER (WHERE seq_at_k = 0 AND pass_at_k = 1)  AS n_pass_only,
+           avg(seq_at_k * (1 - pass_at_k) + pass_at_k * (1 - seq_at_k))
+               FILTER (WHERE seq_at_k IS NOT NULL AND pass_at_k IS NOT NULL) AS discordance,
            count(*) FILTER (WHERE seq_at_1 IS NOT NULL AND pass_at_1 IS NOT NULL)
                                                                    AS n_shared_at_1,
            avg(seq_at_1) FILTER (WHERE pass_at_1 IS NOT NULL)      AS seq_at_1,
@@ -843,7 +1055,7 @@ FROM (
 ) x
 JOIN runs r ON r.run_id = x.seq_run_id;
 
--- feedback_lift_of with errors excluded, every seq@k run.
+-- feedback_lift_of with errors censoring, every seq@k run.
 CREATE OR REPLACE VIEW feedback_lift AS SELECT * FROM feedback_lift_of(false);
 
 -- One row per (run, task, role, model): calls (failed ones included), the four token

@@ -74,3 +74,137 @@ def paired(db, run_a: str, metric_a: str, run_b: str, metric_b: str, t: int) -> 
 def flip_counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int]:
     """(tasks, solved by a only, by b only) of two 0/1 outcome vectors."""
     return len(a), int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
+
+
+# --- equal budget -------------------------------------------------------------------------------
+# Each run's frontier cells from its attempts and calls, per task (no errored attempt in these
+# runs): a seq@k run's w x d cell is 1 - C(m_d, w)/C(n, w) over a task's n chains, m_d of them
+# unsolved through d, costing w x the mean over its chains of their spend through d (a chain stops
+# at its success); a pass@k run's resample-until-success cell is 1 - C(n - c, w d)/C(n, w d),
+# costing w x the task's mean spend per sample x sum_{j<d} C(n - c, j)/C(n, j). A cell's figure
+# is the mean over tasks. Then each budget's best cell of each side, a task bootstrap that chooses
+# both again in every resample (among the cells within the budget on all tasks), its percentile
+# interval, and the max-|t| band over the budgets.
+
+
+def slots(db, run_id: str) -> dict[int, dict[int, list[tuple[int, bool, float]]]]:
+    """task -> chain -> [(attempt, success, US$ of every call of that attempt)] in order."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute(
+            "SELECT a.task_index, a.chain_index, a.attempt_index, a.success, sum(c.cost_usd) FROM attempts a "
+            "JOIN calls c USING (run_id, task_index, chain_index, attempt_index) WHERE a.run_id = ? "
+            "AND a.status = 'ok' GROUP BY ALL ORDER BY ALL", [run_id]).fetchall()
+    out: dict[int, dict[int, list[tuple[int, bool, float]]]] = {}
+    for task, chain, index, success, cost in rows:
+        out.setdefault(task, {}).setdefault(chain, []).append((index, bool(success), float(cost)))
+    return out
+
+
+def frontier(db, run_id: str, metric: str, k: int) -> tuple[list[int], dict[tuple[int, int], tuple]]:
+    """(tasks, {(w, d): (per-task values, per-task spends)})."""
+    found = slots(db, run_id)
+    tasks = sorted(found)
+    cells: dict[tuple[int, int], tuple] = {}
+    if metric == "seq@k":
+        n_chains = min(len(found[t]) for t in tasks)
+        for w in range(1, n_chains + 1):
+            for d in range(1, k + 1):
+                values, spends = [], []
+                for t in tasks:
+                    chains = list(found[t].values())
+                    unsolved = sum(not any(s and i <= d for i, s, _ in c) for c in chains)
+                    values.append(1 - comb(unsolved, w, exact=True) / comb(len(chains), w, exact=True))
+                    spends.append(w * np.mean([sum(x for i, _, x in c if i <= d) for c in chains]))
+                cells[(w, d)] = (np.array(values), np.array(spends))
+    else:
+        for w in range(1, k + 1):
+            for d in range(1, k // w + 1):
+                values, spends = [], []
+                for t in tasks:
+                    samples = [x for c in found[t].values() for x in c]
+                    n, c = len(samples), sum(s for _, s, _ in samples)
+                    mean = np.mean([x for _, _, x in samples])
+                    values.append(1 - comb(n - c, w * d, exact=True) / comb(n, w * d, exact=True))
+                    spends.append(w * mean * sum(comb(n - c, j, exact=True) / comb(n, j, exact=True)
+                                                 for j in range(d)))
+                cells[(w, d)] = (np.array(values), np.array(spends))
+    return tasks, cells
+
+
+def _pareto(figures: dict[tuple[int, int], tuple[float, float]]) -> list[float]:
+    best, out = -np.inf, []
+    for value, spend in sorted(figures.values(), key=lambda f: (f[1], -f[0])):
+        if value > best + 1e-12:
+            out.append(spend)
+            best = value
+    return out
+
+
+def _best(values: np.ndarray, spends: np.ndarray, budget: float) -> np.ndarray:
+    """Per row (a resample), the value of the best cell within the budget (ties: the cheaper)."""
+    within = spends <= budget * (1 + 1e-9) + 1e-15
+    masked = np.where(within, values, -np.inf)
+    top = masked.max(axis=1)
+    return np.where(np.isfinite(top), top, np.nan)
+
+
+def equal_budget(a: tuple, b: tuple, n_boot: int = 20_000, alpha: float = 0.05) -> dict:
+    """Budgets, each side's best cell and value, a − b, the percentile interval, the band, from two
+    `frontier`s of runs whose tasks are the same."""
+    (tasks_a, cells_a), (tasks_b, cells_b) = a, b
+    shared = sorted(set(tasks_a) & set(tasks_b))
+    ia, ib = [tasks_a.index(t) for t in shared], [tasks_b.index(t) for t in shared]
+    sides = [{key: (v[ia], s[ia]) for key, (v, s) in cells_a.items()},
+             {key: (v[ib], s[ib]) for key, (v, s) in cells_b.items()}]
+    means = [{key: (v.mean(), s.mean()) for key, (v, s) in side.items()} for side in sides]
+    pa, pb = _pareto(means[0]), _pareto(means[1])
+    low, high = max(pa[0], pb[0]), min(pa[-1], pb[-1])
+    budgets = sorted({round(s, 15) for s in pa + pb if low * (1 - 1e-9) <= s <= high * (1 + 1e-9)})
+    rng = np.random.default_rng(11)
+    picks = rng.integers(0, len(shared), size=(n_boot, len(shared)))
+    rows, draws = [], []
+    for budget in budgets:
+        row: dict = {"budget": budget}
+        per_side = []
+        for name, side, figures in (("a", sides[0], means[0]), ("b", sides[1], means[1])):
+            keys = [key for key, (_, s) in figures.items() if s <= budget * (1 + 1e-9) + 1e-15]
+            best = max(keys, key=lambda key: (figures[key][0], -figures[key][1]))
+            row[name] = (best, figures[best][0])
+            values = np.column_stack([side[key][0][picks].mean(axis=1) for key in keys])
+            spends = np.column_stack([side[key][1][picks].mean(axis=1) for key in keys])
+            per_side.append(_best(values, spends, budget))
+        row["difference"] = row["a"][1] - row["b"][1]
+        d = per_side[0] - per_side[1]
+        d = d[~np.isnan(d)]
+        row["low"], row["high"] = (float(x) for x in np.percentile(d, [100 * alpha / 2, 100 * (1 - alpha / 2)]))
+        rows.append(row)
+        draws.append(per_side[0] - per_side[1])
+    replicates = np.column_stack(draws)
+    points = np.array([r["difference"] for r in rows])
+    se = np.nanstd(replicates, axis=0, ddof=1)
+    varies = se > 0
+    worst = np.nanmax(np.abs(replicates[:, varies] - points[varies]) / se[varies], axis=1)
+    critical = float(np.quantile(worst, 1 - alpha)) if varies.any() else 0.0
+    for r, s in zip(rows, se, strict=True):
+        r["band"] = (r["difference"] - critical * s, r["difference"] + critical * s)
+    return {"rows": rows, "critical": critical, "n_shared": len(shared)}
+
+
+def crossover(rows: list[dict]) -> dict | None:
+    """Where the order changes along the budgets: the first budget whose difference has the other sign
+    than the first non-zero one; from the band, the last budget before which the early leader is
+    ahead at every budget (low), the first at which the band puts the other ahead (high)."""
+    signs = [(r, np.sign(r["difference"])) for r in rows if r["difference"] != 0]
+    changes = [r for (r, s) in signs if s != signs[0][1]] if signs else []
+    if not changes:
+        return None
+    first = signs[0][1]
+
+    def ahead(r: dict, sign: float) -> bool:
+        return r["band"][0] > 0 if sign > 0 else r["band"][1] < 0
+
+    low = next(r["budget"] for r in rows if not ahead(r, first))
+    high = next((r["budget"] for r in rows if ahead(r, -first)), None)
+    led = any(ahead(r, first) for r in rows if high is None or r["budget"] < high)
+    return {"budget": changes[0]["budget"], "before": "a" if first > 0 else "b", "low": low, "high": high,
+            "established": high is not None and led}

@@ -50,29 +50,16 @@ def odd_tasks_right(prompt: str) -> str:
 
 # --- ARC-AGI-2 oracle: right on a fixed pattern of tasks and attempts ---------
 
-_ARC: dict[str, tuple[int, str]] = {}
-
-
-def _arc_index() -> dict[str, tuple[int, str]]:
-    if not _ARC:
-        import json
-
-        from benchmarks.arcagi2 import benchmark
-
-        for split in ("evaluation", "training"):
-            for task in benchmark.load_tasks(benchmark.Options(split=split)):
-                _ARC[task.prompt] = (task.task_index, json.dumps(task.answer))
-    return _ARC
-
 
 def arc_answer(prompt: str) -> str:
     """Task i: right on attempt 1 when i % 4 == 0, from attempt 2 when i % 3 == 0, else wrong."""
-    task_prompt = prompt.split("\n\nThis is attempt ", 1)[0]
-    index, answer = _arc_index()[task_prompt]
+    from benchmarks.arcagi2 import mocks
+
+    index, answer = mocks.task_of(prompt)
     attempt = attempt_of(prompt) or 1
     if index % 4 == 0 or (index % 3 == 0 and attempt >= 2):
         return f"Here it is:\n```json\n{answer}\n```"
-    return "[[0, 0], [0, 0]]"
+    return mocks.WRONG
 
 
 # --- Slow, gated mocks: runs a test can stop, kill or overlap mid-way ----------------------------
@@ -120,18 +107,44 @@ slow_wrong = gated(always_wrong, latency_s=0.3)
 
 
 def seeded_arc(prompt: str, seed: int | None = None) -> str:
-    """Right on a third of (task, seed) pairs, decided by a hash: the chains of a seeded seq@k
-    run sample anew, and the same seed always gives the same answer."""
-    import hashlib
+    """The shipped seeded ARC-AGI-2 mock (benchmarks/arcagi2/mocks.py): right on a third of (task,
+    seed) pairs, whatever the feedback."""
+    from benchmarks.arcagi2 import mocks
 
-    task_prompt = prompt.split("\n\nThis is attempt ", 1)[0]
-    index, answer = _arc_index()[task_prompt]
-    if hashlib.sha256(f"{index}/{seed}".encode()).digest()[0] % 3 == 0:
-        return f"Here it is:\n```json\n{answer}\n```"
-    return "[[0, 0], [0, 0]]"
+    return mocks.seeded(prompt, seed)
 
 
 slow_seeded_arc = gated(seeded_arc, latency_s=0.15)  # as slow_arc
+
+
+# --- A world where feedback does nothing (tests/analysis/test_null_world.py) ----------------------
+
+
+def _unit(text: str) -> float:
+    import hashlib
+
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:6], "big") / 2 ** 48
+
+
+def null_world_p(task: int) -> float:
+    """Task i's own chance of a right answer: heterogeneous, most tasks hard (u^2, mean 1/3)."""
+    return _unit(f"p/{task}") ** 2
+
+
+NULL_WORLD_ERRORS = 0.1
+"""The share of requests that fail for good, at random."""
+
+
+def null_world(prompt: str, seed: int | None = None) -> str:
+    """Right with the task's own chance whatever came before (a hash of task and seed: each chain,
+    attempt and sample of a seeded run draws anew; feedback does nothing); a tenth of requests fail
+    for good, independently of everything else."""
+    from seqk.errors import PermanentProviderError
+
+    word = word_of(prompt)
+    if _unit(f"error/{word}/{seed}") < NULL_WORLD_ERRORS:
+        raise PermanentProviderError("503 overloaded, for good")
+    return word if _unit(f"right/{word}/{seed}") < null_world_p(int(word[1:])) else f"not-{word}"
 
 
 # --- Worlds for sequential studies: feedback adds to the per-attempt success, or not ------------
@@ -171,13 +184,16 @@ def arc_world(lift: float):
     ARC_RATES, by a hash of i), p_i + `lift` when the prompt carries feedback (a seq@k attempt after
     a failure); each draw is fixed by (task, seed), so a resumed study gets the same answers."""
 
+    from benchmarks.arcagi2 import mocks
+
     def reply(prompt: str, seed: int | None = None) -> str:
-        task_prompt = prompt.split("\n\nThis is attempt ", 1)[0]
-        index, answer = _arc_index()[task_prompt]
+        found = mocks.task_of(prompt)
+        assert found is not None, "not an ARC-AGI-2 task's prompt"
+        index, answer = found
         p = ARC_RATES[int(_uniform("rate", index) * len(ARC_RATES))] + (lift if "<Feedback" in prompt else 0.0)
         if _uniform(index, seed) < p:
             return f"Here it is:\n```json\n{answer}\n```"
-        return "[[0, 0], [0, 0]]"
+        return mocks.WRONG
 
     return reply
 

@@ -47,6 +47,8 @@ class Postgres:
     port: int
     user: str
     database: str
+    log: Path | None = None
+    """The server's log (its errors: a lake commit that lost a race is a duplicate key there)."""
 
     def dsn(self) -> str:
         return f"dbname={self.database} host=127.0.0.1 port={self.port} user={self.user}"
@@ -81,7 +83,7 @@ def postgres(database: str = "seqk") -> Iterator[Postgres]:
     try:
         subprocess.run(_as_postgres([str(bindir / "createdb"), "-h", "127.0.0.1", "-p", str(port),
                                      "-U", user, database]), **run)
-        yield Postgres(port, user, database)
+        yield Postgres(port, user, database, root / "log")
     finally:
         subprocess.run(_as_postgres([str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w",
                                      "-t", "60", "stop"]), check=False, stdout=subprocess.DEVNULL,

@@ -28,7 +28,7 @@ def fenced_lines(text: str) -> list[str]:
     """Every line inside a ``` block."""
     lines, inside = [], False
     for line in text.splitlines():
-        if line.startswith("```"):
+        if line.strip().startswith("```"):
             inside = not inside
         elif inside:
             lines.append(line.strip())
@@ -140,6 +140,60 @@ def test_every_command_has_an_example():
     assert not missing, f"commands with no example in README.md or docs/cli.md: {missing}"
     headed = set(re.findall(r"^### `seqk (\w+)`$", (DOCS / "cli.md").read_text(), re.MULTILINE))
     assert headed == set(commands), f"docs/cli.md sections {sorted(headed)}, commands {commands}"
+
+
+# --- facts the docs copy from the code: the commands, the seed rule, export_dir's default ------------
+
+
+def copies(marker: str) -> list[tuple[str, str]]:
+    """(page, line) for every fenced line of README.md and docs/*.md that contains `marker`."""
+    return [(page.name, line) for page in PAGES for line in fenced_lines(page.read_text()) if marker in line]
+
+
+def test_every_copy_of_the_test_command_is_the_one_ci_runs():
+    [ci] = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if "./install.sh test" in line]
+    found = copies("./install.sh test")
+    assert ("README.md", ci) in found
+    assert all(line == ci for _, line in found), [c for c in found if c[1] != ci]
+
+
+def test_every_copy_of_the_main_job_is_the_readmes():
+    found = [(page, line) for page, line in copies("./install.sh &&")]
+    [readme] = [line for page, line in found if page == "README.md"]
+    assert len(found) >= 2 and all(line == readme for _, line in found), found
+
+
+def test_the_seed_rule_is_stated_as_seqk_seeds_has_it():
+    """The rule lives in seqk/seeds.py (seed_for). The old one (seed + attempt_index - 1 at every
+    task) may be named only as the old rule, and a variant's comment on its `seed:` names seed_for."""
+    files = [*PAGES, *sorted((ROOT / "variants").glob("*/*.yaml")), ROOT / "notebooks" / "seqk_compare.ipynb"]
+    old = re.compile(r"seed \+ (t|attempt)")
+    stale = [f"{f.name}: {line.strip()}" for f in files for line in f.read_text().splitlines()
+             if old.search(line) and "old" not in line]
+    assert not stale, stale
+    for path in sorted((ROOT / "variants").glob("*/*.yaml")):
+        for line in path.read_text().splitlines():
+            if line.startswith("seed:") and "#" in line:
+                assert "seqk.seeds.seed_for" in line, f"{path.parent.name}/{path.name}: {line}"
+
+
+def test_export_dir_default_is_the_databases_folder_as_the_docs_say(tmp_path):
+    from helpers import write_variant
+
+    from seqk import api, models
+    from seqk.config.docs import field_docstrings
+    from seqk.config.variant import Variant
+
+    models.register_mock("mock/docs", ["w1"])
+    variant = write_variant(tmp_path, metric="pass@k", k=1, model="mock/docs", options={"n": 1})
+    db = tmp_path / "elsewhere" / "results.duckdb"
+    outcome = api.run_variant(variant, db)
+    assert (db.parent / outcome.spec.run_id.split("/")[0]).is_dir()  # the run's tree, beside the file
+    assert "the database's folder" in field_docstrings(Variant)["export_dir"]
+    assert "into the database's folder" in (DOCS / "exports.md").read_text()
+    said = [f"{p.name}: {line}" for p in PAGES for line in p.read_text().splitlines()
+            if "beside the database" in line and ("export" in line or "runs/" in line)]
+    assert not said, said
 
 
 # --- links, paths, modules ------------------------------------------------------------------------

@@ -16,24 +16,13 @@ test output grids; a wrong one is `[[0]]`.
 from __future__ import annotations
 
 import hashlib
-import json
-from functools import cache
 
-from benchmarks.arcagi2 import benchmark
+from benchmarks.arcagi2.mocks import find_task
 
 BASE = 0.35
 PER_WORD = 0.01
 MOST_WORDS = 20
 WRONG = "[[0]]"
-
-
-@cache
-def _tasks() -> tuple[tuple[str, int, str], ...]:
-    """(prompt, task_index, answer as JSON) of every task of both splits, longest prompt first."""
-    found = [(t.prompt, t.task_index, json.dumps(t.answer))
-             for split in ("evaluation", "training")
-             for t in benchmark.load_tasks(benchmark.Options(split=split))]
-    return tuple(sorted(found, key=lambda row: -len(row[0])))
 
 
 def chance(prompt: str, task_prompt: str) -> float:
@@ -44,7 +33,7 @@ def chance(prompt: str, task_prompt: str) -> float:
 
 def actor(prompt: str, seed: int | None = None) -> str:
     """The task's grids when this (task, seed)'s draw falls under p, else a wrong grid."""
-    found = next((row for row in _tasks() if row[0] in prompt), None)
+    found = find_task(prompt)
     if found is None:
         return WRONG
     task_prompt, task_index, answer = found

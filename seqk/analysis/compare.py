@@ -9,6 +9,8 @@ What a reader needs, in the order they need it:
   number of tasks (`metrics.compare_on`, the procedure of the report's lift: Tango's score
   interval and test for 0/1 outcomes, a paired task bootstrap for fractional ones such as a
   pass@k run's Chen estimate or the mean over a task's chains);
+- at equal budget: each run's frontier matched at equal spend per task, with the paired task
+  bootstrap, the simultaneous band and the cross-over (seqk/analysis/compare_budget.py);
 - the tasks that flip: solved by one run only, where a task counts as solved by a run when any of
   its attempts succeeded (any chain, any sample), each with the attempt at which it was solved.
 
@@ -23,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seqk import store
-from seqk.analysis import metrics
+from seqk.analysis import compare_budget, metrics
+from seqk.analysis.compare_budget import BudgetComparison
 from seqk.analysis.metrics import Comparison, RunMetrics
 from seqk.errors import BadInput
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED
@@ -89,6 +92,8 @@ class RunComparison:
     errors_as_failures: bool
     seed: int
     n_boot: int
+    equal_budget: BudgetComparison = field(default_factory=lambda: BudgetComparison(None))
+    """Both frontiers at equal spend per task, or why not."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -106,17 +111,18 @@ def compare(run_a: str, run_b: str, db: store.DbLike = None, *, errors_as_failur
                                f"different {key}s are not compared (their tasks are not the same tasks)")
         # metrics.compute also reads each seq@k run's lift partner: its outcomes are kept too
         partners = {p["pass_run_id"] for p in queries.pair_choices(con, run_ids=[a_id, b_id])}
-        with store.kept_task_outcomes(con, errors_as_failures=errors_as_failures,
-                                      run_ids=sorted({a_id, b_id} | partners)):
+        with store.kept_chain_outcomes(con, run_ids=sorted({a_id, b_id} | partners)):
             found = {r.run_id: r for r in metrics.compute(con, [a_id, b_id], errors_as_failures=errors_as_failures,
                                                          seed=seed, n_boot=n_boot)}
             at_t = [metrics.compare_on(con, a_id, b_id, t, errors_as_failures=errors_as_failures, seed=seed,
                                        n_boot=n_boot)
                     for t in range(1, min(r["k"] for r in rows) + 1)]
             solved = queries.compare_solved(con, errors_as_failures=errors_as_failures, run_a=a_id, run_b=b_id)
+            budget = compare_budget.equal_budget(con, a_id, b_id, errors_as_failures=errors_as_failures, seed=seed,
+                                                 n_boot=n_boot)
     result = RunComparison(Side(found[a_id], int(rows[0]["chains"])), Side(found[b_id], int(rows[1]["chains"])),
                            differs(rows[0], rows[1]), len(solved), at_t, flips_of(solved),
-                           errors_as_failures, seed, n_boot)
+                           errors_as_failures, seed, n_boot, budget)
     result.notes = _notes(result)
     return result
 
@@ -200,11 +206,12 @@ def flips_of(rows: list[dict[str, Any]]) -> Flips:
 def _notes(c: RunComparison) -> list[str]:
     a, b = c.a.run, c.b.run
     notes = []
-    if any(x.difference.value is not None and x.p_value is None for x in c.at_t):
-        notes.append("Where a value is fractional (a pass@k run's Chen estimate over its samples, or a mean "
-                     "over a task's chains) the interval is a paired task bootstrap "
-                     f"({c.n_boot} resamples, seed {c.seed}) and no p-value is given.")
-    if any(x.p_value is not None for x in c.at_t):
+    if any(x.difference.value is not None and x.interval == "bootstrap" for x in c.at_t):
+        notes.append("Where a value is fractional (a pass@k run's Chen estimate over its samples, a mean "
+                     "over a task's chains, a chain censored by an error) the interval is a paired task "
+                     f"bootstrap ({c.n_boot} resamples, seed {c.seed}) and p is read from the same "
+                     "resamples: the interval excludes 0 exactly when p < 0.05.")
+    if any(x.p_value is not None and x.interval == "score" for x in c.at_t):
         notes.append("Where both values are 0/1, the interval and p come from one test (Tango's score test "
                      "with a continuity correction; McNemar's at 0): the interval excludes 0 exactly when "
                      "p < 0.05.")
@@ -242,7 +249,8 @@ def _notes(c: RunComparison) -> list[str]:
 
 
 def to_json(c: RunComparison, *, db: str | None = None) -> str:
-    """`seqk compare --format json`: the issue's interface (a, b, differs, n_shared, at_t, flips),
+    """`seqk compare --format json`: the issue's interface (a, b, differs, n_shared, at_t,
+    equal_budget, flips),
     plus each run's summary, every flip with its attempt and `seqk inspect` command, and the notes."""
     def run(side: Side) -> dict[str, Any]:
         r = side.run
@@ -264,6 +272,7 @@ def to_json(c: RunComparison, *, db: str | None = None) -> str:
                   "difference": {"value": x.difference.value, "low": x.difference.low,
                                  "high": x.difference.high},
                   "p_value": x.p_value, "n": x.difference.n, "interval": x.interval} for x in c.at_t],
+        "equal_budget": compare_budget.to_dict(c.equal_budget),
         "flips": {"a_only": [f.task_index for f in c.flips.a_only],
                   "b_only": [f.task_index for f in c.flips.b_only]},
         "flipped": [{"task_index": f.task_index, "task_id": f.task_id, "solved_by": f.solved_by,

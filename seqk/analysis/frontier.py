@@ -1,157 +1,241 @@
-"""Feedback against resampling at equal budget, from the width x depth frontier (sql/views.sql
-`frontier_of`).
+"""Feedback against its stopping-matched partners at equal budget (docs/frontier.md).
 
-For a seq@k run and its budget partner (a pass@k run of the same benchmark, slice, actor,
-verifier and judge, with any k: the largest), at the spend per task of pass@1 .. pass@n: the
-best (width, depth) of the seq@k run that costs no more, its value against pass@m, and the
-difference on the tasks both runs count, with a paired task bootstrap (a task's chains and
-samples are resampled together, since each task's value is computed from all of them). The
-cell is chosen on the full data and held fixed in the resamples. Spend is in US$ when every
-call of both runs was priced, else in tokens (input + output).
+A seq@k chain stops at its verifier's first success and is charged only up to there. A fair
+partner stops too. For each seq@k run, up to three blocks, the stopping-matched one first:
+- `none_feedback`: a seq@k run of the same benchmark, slice, actor, verifier and judge with
+  `feedback_mode: none` (later attempts see "This is attempt t of K" and nothing of earlier ones),
+  measured (sql/frontier.sql none_partners);
+- `resample_until_success`: from the budget partner (a pass@k run of the same benchmark, slice,
+  actor, verifier and judge with any k, the largest), w chains of i.i.d. samples each stopping at
+  its first success, estimated from its samples without new calls (Chen's identity);
+- `pass_at_m`: pass@m from the same run, which does not stop and pays for every sample: not
+  spend-matched, kept second (issue 27: with feedback doing nothing it makes seq@k look better).
+Each block compares the two frontiers at equal spend (seqk.analysis.budget): the best cell of each
+side within each budget on the tasks every candidate is defined on, chosen again in every
+resample, with a pointwise interval, its p-value and a simultaneous band. Spend is in US$ only
+when every call of both runs was priced and both cost something, else in tokens (input + output).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate, Types, bootstrap, difference
-from seqk.store import int_list, queries
+from seqk.analysis.budget import CellFigure, EqualSpend, Frontier, compare_at_equal_spend, point_differences
+from seqk.analysis.cells import pass_frontier, seq_frontier
+from seqk.analysis.survival import RunChains, value_policy
+from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate
+from seqk.store import queries
+
+PARTNERS = ("none_feedback", "resample_until_success", "pass_at_m")
+"""The blocks' partners, in the order a report shows them."""
+
+TITLES = {
+    "none_feedback": "vs a seq@k run without feedback (feedback_mode none: stops at its first success too)",
+    "resample_until_success": "vs resample until success from pass@k (i.i.d. samples, each chain "
+                              "stopping at its first success, as seq@k does)",
+    "pass_at_m": "vs pass@m, which does not stop at a success and pays for every sample: "
+                 "not spend-matched (it favours seq@k)",
+}
+
+
+@dataclass(frozen=True)
+class Interval:
+    """[low, high]."""
+
+    low: float
+    high: float
 
 
 @dataclass
 class BudgetPoint:
-    """One budget: pass@m's spend per task, and the best frontier cell of the seq@k run within it."""
+    """One budget: the best cell of each side within it, on the tasks every candidate has."""
 
-    pass_width: int
-    """m: the pass@k run's samples at this budget."""
     budget: float
-    """pass@m's expected spend per task, in the comparison's unit."""
-    pass_value: float | None
-    """pass@m (Chen et al.'s estimator), over the pass@k run's tasks with at least m samples."""
+    """Expected spend per task, in the block's unit."""
+    n_tasks: int
     width: int | None = None
-    """Chains of the best seq@k cell costing no more (None when even one attempt costs more)."""
+    """Chains of the best seq@k cell within the budget (None when every cell costs more)."""
     depth: int | None = None
-    """Attempts per chain of that cell."""
     seq_value: float | None = None
-    """That cell's value over the seq@k run's tasks that count there."""
     seq_spend: float | None = None
-    """That cell's expected spend per task."""
+    partner_width: int | None = None
+    partner_depth: int | None = None
+    partner_value: float | None = None
+    partner_spend: float | None = None
     difference: Estimate | None = None
-    """seq cell − pass@m on the tasks both count, with a 95% paired task-bootstrap interval."""
+    """seq − partner with its 95% pointwise interval (both cells chosen again per resample)."""
+    p_value: float | None = None
+    band: Interval | None = None
+    """The simultaneous 95% band over the block's budgets: seq is better only where it excludes 0."""
+    if_failures: float | None = None
+    """seq − partner at this budget with every errored attempt (sample) counted as a failure, each
+    side's best cell chosen again (None without errors)."""
+    if_successes: float | None = None
+    """The same with every errored attempt counted as a success at its index."""
 
 
 @dataclass
 class EqualBudget:
-    """A seq@k run against its budget partner at the spends of pass@1 .. pass@n."""
+    """A seq@k run against one partner at equal spend."""
 
     seq_run_id: str
     pass_run_id: str
+    """The partner run (a pass@k run, or a seq@k run without feedback)."""
+    partner: str
+    """'none_feedback', 'resample_until_success' or 'pass_at_m'."""
     pass_k: int
+    """The partner run's k."""
     n_candidates: int
-    """How many pass@k runs could have been the partner (the largest k was chosen)."""
+    """How many runs could have been the partner."""
     unit: str
-    """'US$' when every call of both runs was priced, else 'tokens'."""
+    """'US$' when every call of both runs was priced and both cost something, else 'tokens'."""
+    unit_reason: str | None = None
+    """Why the block is in tokens, when it is."""
+    n_shared: int = 0
     points: list[BudgetPoint] = field(default_factory=list)
+    seq_better: list[float] = field(default_factory=list)
+    """Budgets where the band excludes 0 above: the only budgets where seq@k is better."""
+    partner_better: list[float] = field(default_factory=list)
+    crossover: float | None = None
+    """The first budget at which the estimated order changes (a point estimate)."""
+    band_critical: float | None = None
     cells: list[dict[str, Any]] = field(default_factory=list)
-    """What the charts plot: every frontier cell of both runs (series, width, depth, value, spend)
-    and, for a seq@k cell, `relative`: its value over pass@k's at the same spend (interpolated
-    between pass@m and pass@m+1; None outside pass@1 .. pass@n)."""
+    """What the charts plot: every cell of both runs on the shared tasks (series, width, depth,
+    value, spend) and, for a seq@k cell, `relative`: its value over the partner's best at the same
+    spend (interpolated between the partner's Pareto cells; None outside their range)."""
+
+    @property
+    def title(self) -> str:
+        """What the partner is, in words."""
+        return TITLES[self.partner]
+
+
+def unit_of(spend_rows: Sequence[dict[str, Any]], run_ids: Sequence[str]) -> tuple[str, str | None]:
+    """('US$', None) when every call of the runs was priced and each cost more than 0, else
+    ('tokens', why)."""
+    rows = [r for r in spend_rows if r["run_id"] in run_ids]
+    if any(r["n_unpriced_calls"] for r in rows):
+        return "tokens", "some calls unpriced: compared in tokens"
+    cost = {run_id: sum(r["cost_usd"] or 0.0 for r in rows if r["run_id"] == run_id) for run_id in run_ids}
+    if any(value <= 0 for value in cost.values()):
+        return "tokens", "local/free model: compared in tokens"
+    return "US$", None
 
 
 def equal_budget(con: Any, seq_run_ids: Sequence[str], *, errors_as_failures: bool = False,
                  seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT) -> list[EqualBudget]:
-    """The equal-budget comparison of each given seq@k run that has a budget partner."""
-    results, bootstraps = equal_budget_reads(con, seq_run_ids, errors_as_failures=errors_as_failures,
-                                             seed=seed, n_boot=n_boot)
-    bootstraps()
+    """Every equal-budget block of the given seq@k runs."""
+    from seqk.analysis.survival import read_chains
+
+    plans = budget_plans(con, seq_run_ids)
+    chains = read_chains(con, sorted({i for p in plans for i in (p["seq_run_id"], p["pass_run_id"])}))
+    results, compute = equal_budget_blocks(plans, chains, queries.spend_by_role(
+        con, run_ids=sorted(chains)), errors_as_failures=errors_as_failures, seed=seed, n_boot=n_boot)
+    compute()
     return results
 
 
-def equal_budget_reads(con: Any, seq_run_ids: Sequence[str], *, errors_as_failures: bool = False,
-                       seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT,
-                       ) -> tuple[list[EqualBudget], Callable[[], None]]:
-    """`equal_budget` in two steps: what it reads from the database, now, and a function that
-    fills each point's difference by its bootstrap (most of the time, with no database), which
-    a report calls on another thread while the database computes its other figures."""
-    partners = queries.budget_partners(con, run_ids=list(seq_run_ids))
-    if not partners:
-        return [], lambda: None
-    ids = sorted({p["seq_run_id"] for p in partners} | {p["pass_run_id"] for p in partners})
-    cells: dict[str, list[dict[str, Any]]] = {}
-    for row in queries.frontier_rows(con, errors_as_failures=errors_as_failures, run_ids=ids):
-        cells.setdefault(row["run_id"], []).append(row)
-    unpriced = {r["run_id"] for r in queries.spend_by_role(con, run_ids=ids)
-                if r["n_unpriced_calls"] or r["cost_usd"] is None}
-    out = []
-    for p in partners:
-        seq, pas = p["seq_run_id"], p["pass_run_id"]
-        usd = not ({seq, pas} & unpriced)
-        spend = "cost_usd_per_task" if usd else "tokens_per_task"
-        result = EqualBudget(seq, pas, p["pass_k"], p["n_candidates"], "US$" if usd else "tokens")
-        seq_cells = [c for c in cells.get(seq, []) if c["value"] is not None and c[spend] is not None]
-        pass_cells = [c for c in sorted(cells.get(pas, []), key=lambda c: c["width"])
-                      if c["value"] is not None and c[spend] is not None]
-        result.cells = [{"series": "pass@k", "width": c["width"], "depth": 1, "value": c["value"],
-                         "spend": c[spend], "relative": None} for c in pass_cells]
-        for c in seq_cells:
-            at = _pass_at_spend(pass_cells, spend, c[spend])
-            result.cells.append({"series": f"seq@k depth {c['depth']}", "width": c["width"],
-                                 "depth": c["depth"], "value": c["value"], "spend": c[spend],
-                                 "relative": c["value"] / at if at else None})
-        for pc in sorted(cells.get(pas, []), key=lambda c: c["width"]):
-            if pc[spend] is None:  # nothing spent on record (a re-judging run's actor calls are its source's)
-                continue
-            point = BudgetPoint(pc["width"], pc[spend], pc["value"])
-            # a hair of tolerance: equal spends computed by different sums must compare equal
-            within = [c for c in seq_cells if c[spend] <= pc[spend] * (1 + 1e-9)]
-            if within and pc["value"] is not None:
-                best = max(within, key=lambda c: (c["value"], -c[spend]))
-                point.width, point.depth = best["width"], best["depth"]
-                point.seq_value, point.seq_spend = best["value"], best[spend]
-            result.points.append(point)
-        out.append(result)
-    return out, _differences(con, out, errors_as_failures, seed, n_boot)
+def budget_plans(con: Any, seq_run_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """Each block to compute: seq_run_id, pass_run_id (the partner), partner, pass_k,
+    n_candidates; in report order (by seq run, then PARTNERS)."""
+    ids = list(seq_run_ids)
+    if not ids:
+        return []
+    plans = [{"seq_run_id": p["seq_run_id"], "pass_run_id": p["none_run_id"], "partner": "none_feedback",
+              "pass_k": p["none_k"], "n_candidates": p["n_candidates"]}
+             for p in queries.none_partners(con, run_ids=ids)]
+    for p in queries.budget_partners(con, run_ids=ids):
+        for partner in ("resample_until_success", "pass_at_m"):
+            plans.append({"seq_run_id": p["seq_run_id"], "pass_run_id": p["pass_run_id"],
+                          "partner": partner, "pass_k": p["pass_k"], "n_candidates": p["n_candidates"]})
+    return sorted(plans, key=lambda p: (p["seq_run_id"], PARTNERS.index(p["partner"])))
 
 
-def _differences(con: Any, results: list[EqualBudget], errors_as_failures: bool, seed: int,
-                 n_boot: int) -> Callable[[], None]:
-    """A function that sets each point's seq − pass difference, bootstrapped over the tasks both
-    cells count (their value pairs merged by the database, read here: a million attempts hold a
-    million per-task values). Each bootstrap draws from its own seeded stream, so when and on
-    which thread they run changes no figure."""
-    points = [(r, p) for r in results for p in r.points if p.width is not None]
-    cells = [(p.width, p.depth) for _, p in points if p.width is not None and p.depth is not None]
-    if not points:
-        return lambda: None
-    types: dict[int, list[tuple[float, float, int]]] = {}
-    for row in queries.equal_budget_types(
-            con, errors_as_failures=errors_as_failures,
-            seq_run_ids=json.dumps([r.seq_run_id for r, _ in points]),
-            seq_widths=int_list(w for w, _ in cells), seq_depths=int_list(d for _, d in cells),
-            pass_run_ids=json.dumps([r.pass_run_id for r, _ in points]),
-            pass_widths=int_list(p.pass_width for _, p in points)):
-        types.setdefault(row["point"], []).append((row["seq_value"], row["pass_value"], row["n_tasks"]))
+def equal_budget_blocks(plans: list[dict[str, Any]], chains: dict[str, RunChains],
+                        spend_rows: Sequence[dict[str, Any]], *, errors_as_failures: bool,
+                        seed: int, n_boot: int) -> tuple[list[EqualBudget], Callable[[], None]]:
+    """The blocks of `plans` (budget_plans) with nothing computed yet, and a function that
+    computes them all (numpy only: a report runs it on another thread while the database works).
+    Each block draws from its own seeded stream, so when and where it runs changes no figure."""
+    policy = value_policy(errors_as_failures)
+    results, jobs = [], []
+    for plan in plans:
+        seq, partner = chains.get(plan["seq_run_id"]), chains.get(plan["pass_run_id"])
+        if seq is None or partner is None:
+            continue
+        unit, reason = unit_of(spend_rows, [seq.run_id, partner.run_id])
+        block = EqualBudget(plan["seq_run_id"], plan["pass_run_id"], plan["partner"], plan["pass_k"],
+                            plan["n_candidates"], unit, reason)
+        results.append(block)
+        jobs.append((block, seq, partner))
 
-    def bootstraps() -> None:
-        for i, (r, p) in enumerate(points, start=1):
-            p.difference = bootstrap(
-                Types.from_rows(types.get(i, [])), difference(0, 1),
-                name=f"equal-budget:{r.seq_run_id}:{p.pass_width}", seed=seed, n_boot=n_boot)
+    def compute() -> None:
+        for block, seq, partner in jobs:
+            found = compare_at_equal_spend(
+                *_sides(block, seq, partner, policy),
+                name=f"equal-budget:{block.partner}:{block.seq_run_id}:{block.pass_run_id}",
+                seed=seed, n_boot=n_boot)
+            _fill(block, found)
+            if int(seq.n_error.sum()) + int(partner.n_error.sum()):
+                budgets = [p.budget for p in block.points]
+                ends = [point_differences(*_sides(block, seq, partner, other), budgets)
+                        for other in ("failures", "successes")]
+                for point, if_failures, if_successes in zip(block.points, *ends, strict=True):
+                    point.if_failures, point.if_successes = if_failures, if_successes
 
-    return bootstraps
+    return results, compute
 
 
-def _pass_at_spend(pass_cells: list[dict[str, Any]], spend: str, x: float) -> float | None:
-    """pass@k's value at spend x per task, linear between the two pass@m around it."""
-    for lo, hi in zip(pass_cells, pass_cells[1:], strict=False):
-        if lo[spend] <= x <= hi[spend]:
-            share = (x - lo[spend]) / (hi[spend] - lo[spend]) if hi[spend] > lo[spend] else 0.0
-            return lo["value"] + share * (hi["value"] - lo["value"])
-    if pass_cells and abs(x - pass_cells[0][spend]) <= 1e-9 * max(x, 1.0):
-        return pass_cells[0]["value"]
+def _sides(block: EqualBudget, seq: RunChains, partner: RunChains, policy: str) -> tuple[Frontier, Frontier]:
+    """The seq@k run's frontier and its partner's, with errors read as `policy` says."""
+    side = (seq_frontier(partner, policy, block.unit) if block.partner == "none_feedback" else
+            pass_frontier(partner, policy, block.unit, stopping=block.partner != "pass_at_m"))
+    return seq_frontier(seq, policy, block.unit), side
+
+
+def _fill(block: EqualBudget, found: EqualSpend) -> None:
+    block.n_shared = found.n_shared
+    block.band_critical, block.crossover = found.band_critical, found.crossover
+    block.seq_better, block.partner_better = found.a_better, found.b_better
+    for row in found.rows:
+        point = BudgetPoint(row.budget, row.n_tasks, difference=row.difference, p_value=row.p_value,
+                            band=Interval(*row.band) if row.band else None)
+        if row.a is not None:
+            point.width, point.depth, point.seq_value, point.seq_spend = (
+                row.a.width, row.a.depth, row.a.value, row.a.spend)
+        if row.b is not None:
+            point.partner_width, point.partner_depth = row.b.width, row.b.depth
+            point.partner_value, point.partner_spend = row.b.value, row.b.spend
+        block.points.append(point)
+    partner_series = {"none_feedback": "seq@k, no feedback", "resample_until_success":
+                      "resample until success", "pass_at_m": "pass@k"}[block.partner]
+    pareto = sorted(found.cells_b, key=lambda c: c.spend)
+    block.cells = [_cell(partner_series, c, None)
+                   for c in found.cells_b]
+    for c in found.cells_a:
+        at = _partner_at_spend(pareto, c.spend)
+        block.cells.append(_cell(f"seq@k depth {c.depth}", c, c.value / at if at else None))
+
+
+def _cell(series: str, c: CellFigure, relative: float | None) -> dict[str, Any]:
+    return {"series": series, "width": c.width, "depth": c.depth, "value": c.value,
+            "spend": c.spend, "n_tasks": c.n_tasks, "relative": relative}
+
+
+def _partner_at_spend(cells: list[CellFigure], x: float) -> float | None:
+    """The partner's best value at spend x, linear between the Pareto cells around it."""
+    best: list[CellFigure] = []
+    for c in cells:  # sorted by spend: keep the running best
+        if not best or c.value > best[-1].value:
+            best.append(c)
+    for lo, hi in zip(best, best[1:], strict=False):
+        if lo.spend <= x <= hi.spend:
+            share = (x - lo.spend) / (hi.spend - lo.spend) if hi.spend > lo.spend else 0.0
+            return lo.value + share * (hi.value - lo.value)
+    if best and abs(x - best[0].spend) <= 1e-9 * max(x, 1.0):
+        return best[0].value
     return None
 
 

@@ -150,7 +150,7 @@ def compare_by(runs: Sequence[str] = (), db: store.DbLike = None, *, by: str, be
                                key=lambda m: (m.label, m.run_id)))
                   for key, rs in sorted(grouped.items(), key=lambda item: str(item[0])) if len(rs) > 1]
         rows = {m.run_id: store.get_run(con, m.run_id) or {} for g in groups for m in g.members}
-        with store.kept_task_outcomes(con, errors_as_failures=errors_as_failures, run_ids=sorted(rows)):
+        with store.kept_chain_outcomes(con, run_ids=sorted(rows)):
             for group in groups:
                 _compare_group(con, group, axis, rows, errors_as_failures, seed, n_boot)
     result = GroupedComparison(by, [g for g in groups if g.pairs], errors_as_failures, seed, n_boot)
@@ -191,8 +191,8 @@ def _compare_group(con: Any, group: Group, axis: Axis, rows: dict[str, dict[str,
 def _notes(result: GroupedComparison) -> list[str]:
     tested = sum(1 for p in result.pairs if p.comparison.p_value is not None)
     notes = [f"Each pair: a − b at the smaller K of the two, on the tasks both count there; the interval and "
-             "p of `seqk compare` (Tango's score test for 0/1 values, a paired task bootstrap, without a "
-             f"p-value, for fractional ones). q: Benjamini–Hochberg over the {tested} pair(s) of this table "
+             "p of `seqk compare` (Tango's score test for 0/1 values, a paired task bootstrap for fractional "
+             f"ones, p read from its resamples). q: Benjamini–Hochberg over the {tested} pair(s) of this table "
              "that have a p-value; a pair is a finding at a 5% false discovery rate when q < 0.05."]
     if any(g.ranking for g in result.groups):
         notes.append(f"Ranking: 1 + the runs with a higher mean on the tasks all of the group count; its interval "

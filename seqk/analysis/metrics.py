@@ -1,33 +1,38 @@
-"""Honest pass@k vs seq@k figures for runs in the database.
+"""Honest pass@k vs seq@k figures for runs in the database (docs/metrics-and-statistics.md).
 
-metric@t comes from SQL (the `run_curve_of` macro in sql/views.sql): computed on success,
-with a 95% Wilson interval and the number of tasks counted at t; the soft score and the
-spend per task sit beside it. This module adds what SQL is clumsy at, from the per-task
-type tables the queries in sql/metrics.sql return:
+metric@t comes from SQL (the `run_curve_of` macro in sql/views.sql): seq@t by Kaplan-Meier over
+attempts (errors censor a chain; they do not vanish), pass@t by Chen's unbiased estimator, with
+the range errors leave (errored attempts counted as failures, as successes), a 95% Wilson interval
+where no chain is censored (the estimate is then a plain proportion), and the soft score and the
+expected spend beside it. This module adds what SQL is clumsy at, from the per-chain rows
+(seqk.analysis.survival), whose bootstraps re-estimate the survival curves in every resample:
 
-- ΔSeq@K = seq@K - seq@1, EGS = (seq@2 - seq@1)/Δ, LGS = (seq@K - seq@K-1)/Δ (Δ > 0 only),
-  on the tasks counted at K, with task-level bootstrap intervals;
-- feedback lift = seq@K - pass@K on the tasks a seq@k run shares with its pass@k run
-  (view run_pairs), with flips both ways and a p-value; framing effect =
-  seq@1 - pass@1 the same way, where pass@1 is the pass@k run's sample 1 when both runs
-  share a seed (same seed, same task: only the framing differs), else Chen's mean;
-- a paired difference of 0/1 outcomes gets the interval and p-value of one test
-  (`stats.paired_difference`); one of fractional values (Chen's estimates) a paired bootstrap;
-- a paired comparison of any two runs at a t (`compare_runs`).
+- a task bootstrap interval for metric@t where chains are censored;
+- ΔSeq@K = seq@K - seq@1, EGS = (seq@2 - seq@1)/Δ, LGS = (seq@K - seq@K-1)/Δ (Δ > 0 only);
+- feedback lift = seq@K - pass@K on the tasks a seq@k run shares with its pass@k run (view
+  run_pairs: k >= K), framing effect = seq@1 - pass@1 the same way (pass@1 is the pass@k run's
+  sample 1 when both share a seed, else Chen's mean): seqk.analysis.paired;
+- the spend of each run by role.
 
-Errors are excluded by default (a task is left out where its outcome is unknown);
-`errors_as_failures=True` counts errored attempts as failed ones.
+Errors censor by default; `errors_as_failures=True` counts errored attempts as failed ones.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from seqk import stats, store
+from seqk.analysis.paired import Comparison, compare_chains, compare_on, compare_runs
+from seqk.analysis.survival import Curve, RunChains, curve, read_chains, sample_one, value_policy
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate, Types
 from seqk.store import queries
+
+__all__ = ["FRAMING_CHEN", "FRAMING_SAME_SEED", "Comparison", "CurvePoint", "RunMetrics", "Spend",
+           "compare_on", "compare_runs", "compute", "run_metrics"]
 
 
 @dataclass(frozen=True)
@@ -36,15 +41,16 @@ class CurvePoint:
 
     t: int
     value: float | None
-    """seq@t, or pass@t by Chen's unbiased estimator; None when no task counts at t."""
+    """seq@t by Kaplan-Meier over attempts (errors censor), or pass@t by Chen's unbiased
+    estimator; None when no task has a value at t."""
     low: float | None
-    """95% Wilson interval, lower end."""
+    """95% interval, lower end: Wilson where no chain is censored before t, else task bootstrap."""
     high: float | None
-    """95% Wilson interval, upper end."""
+    """95% interval, upper end."""
     n_tasks: int
-    """Tasks counted at t."""
+    """Tasks with a value at t (seq@k: every started task; pass@k: those with t valid samples)."""
     n_left_out: int
-    """Tasks whose outcome at t is unknown (errors, fewer than t samples, still running)."""
+    """Started tasks without a value at t (pass@k: fewer than t valid samples)."""
     first_t_value: float | None
     """Solved within the first t attempts or samples: seq_k's pass@t (= value for seq@k)."""
     n_first_t: int
@@ -59,6 +65,16 @@ class CurvePoint:
     pass_all_t: float | None = None
     """pass@k runs: pass^t, the unbiased probability that all of t samples succeed, C(c, t) / C(n, t),
     over the same n_tasks (None for seq@k)."""
+    value_if_failures: float | None = None
+    """The value with every errored attempt (sample) counted as a failure (None without errors)."""
+    value_if_successes: float | None = None
+    """The value with every errored attempt counted as a success at its index (None without errors)."""
+    n_censored: int = 0
+    """Chains (tasks, for a run with several chains) censored before t."""
+    interval: str = "wilson"
+    """'wilson', or 'bootstrap' where chains are censored (the estimate is then no proportion)."""
+    too_few_tasks: bool = False
+    """A bootstrap interval was due but there are too few tasks for one."""
 
 
 @dataclass(frozen=True)
@@ -77,28 +93,6 @@ class Spend:
     n_unpriced_calls: int
 
 
-@dataclass(frozen=True)
-class Comparison:
-    """Run a against run b at t on the tasks both count there, paired by task."""
-
-    a_run_id: str
-    b_run_id: str
-    t: int
-    a_value: float | None
-    b_value: float | None
-    difference: Estimate
-    """a - b with its 95% interval (see `interval`); n = shared tasks."""
-    n_a_only: int
-    """Tasks a solved and b failed (for seq@K vs pass@K: failed by pass@K, solved by seq@K)."""
-    n_b_only: int
-    p_value: float | None
-    """Two-sided p-value of the test whose inversion is the interval (`stats.paired_difference`);
-    None unless both are 0/1 outcomes."""
-    interval: str = "bootstrap"
-    """How the interval was made: 'score' (`stats.paired_difference`, for 0/1 outcomes) or
-    'bootstrap'."""
-
-
 @dataclass
 class RunMetrics:
     """Everything the report shows about one run."""
@@ -113,17 +107,25 @@ class RunMetrics:
     judge_model: str | None
     critic_model: str | None
     verifier: str = ""
+    chains: int = 1
+    """seq@k: independent chains per task."""
+    is_primary: bool = False
+    """The variant marks this run's comparison as the study's primary one (`primary: true`)."""
     rejudge_of: str | None = None
     """For a re-judging run (seqk rejudge): the run whose answers its judge graded again."""
     n_started: int = 0
     """Tasks with at least one attempt."""
     n_error_attempts: int = 0
-    """Errored attempts that count (excluded, or failures with errors_as_failures)."""
+    """Errored attempts that count (censoring their chains, or failures with errors_as_failures)."""
     curve: list[CurvePoint] = field(default_factory=list)
     delta: Estimate | None = None
-    """ΔSeq@K on the tasks counted at K (seq@k only)."""
+    """ΔSeq@K (seq@k only), every task counted (errors censor)."""
     egs: Estimate | None = None
     lgs: Estimate | None = None
+    gains_if_errors: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    """Where the run has errors: ΔSeq@K, EGS and LGS ('delta', 'egs', 'lgs') with every errored
+    attempt counted as a failure, then as a success (from the curve's value_if_failures and
+    value_if_successes)."""
     pass_run_id: str | None = None
     """The pass@k run this seq@k run is compared with (view run_pairs)."""
     n_pass_candidates: int = 0
@@ -164,22 +166,37 @@ FRAMING_CHEN = "pass@1 (Chen mean)"
 
 
 def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = False,
-            seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT) -> list[RunMetrics]:
-    """RunMetrics for the given runs, in run_id order."""
+            seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT,
+            chains: dict[str, RunChains] | None = None) -> list[RunMetrics]:
+    """RunMetrics for the given runs, in run_id order (`chains`: their per-chain rows and their
+    pass@k partners', when the caller has read them already)."""
     ids = list(run_ids)
     params = {"errors_as_failures": errors_as_failures, "run_ids": ids}
     runs = {r["run_id"]: RunMetrics(**{key: r[key] for key in (
         "run_id", "benchmark", "slice", "metric", "k", "actor_model", "feedback_mode",
         "judge_model", "critic_model", "shows_grading_info", "soft_score_clipped", "shared_seeds", "rejudge_of",
-        "verifier")})
+        "verifier", "chains", "is_primary")})
         for r in queries.report_runs(con, run_ids=ids, benchmark=None, model=None)}
     for row in queries.run_curves(con, **params):
         run = runs[row["run_id"]]
         run.n_started, run.n_error_attempts = int(row["n_started"]), int(row["n_error_attempts"])
-        run.curve.append(CurvePoint(**{name: row[name] for name in CurvePoint.__dataclass_fields__}))
+        run.curve.append(CurvePoint(**{name: row[name] for name in CurvePoint.__dataclass_fields__
+                                       if name in row}))
     seq_ids = [i for i in ids if i in runs and runs[i].metric == "seq@k"]
-    if seq_ids:
-        _add_estimates(con, runs, {**params, "run_ids": seq_ids}, seed, n_boot)
+    choices = queries.pair_choices(con, run_ids=seq_ids) if seq_ids else []
+    if chains is None:
+        chains = read_chains(con, sorted(set(ids) | {c["pass_run_id"] for c in choices}))
+    policy = value_policy(errors_as_failures)
+    for run_id in ids:
+        if run_id in runs and run_id in chains and runs[run_id].metric == "seq@k":
+            _seq_estimates(runs[run_id], curve(chains[run_id], policy), seed, n_boot)
+    for row in choices:
+        run = runs[row["seq_run_id"]]
+        run.pass_run_id, run.n_pass_candidates = row["pass_run_id"], int(row["n_candidates"])
+        run.framing_vs = FRAMING_SAME_SEED if row["same_seed"] else FRAMING_CHEN
+        if run.run_id in chains and run.pass_run_id in chains:
+            _paired_estimates(run, chains[run.run_id], chains[run.pass_run_id], errors_as_failures,
+                              seed, n_boot)
     _add_spend(con, runs, ids)
     return [runs[i] for i in sorted(runs)]
 
@@ -191,43 +208,72 @@ def run_metrics(run_id: str, db: store.DbLike) -> RunMetrics | None:
     return found[0] if found else None
 
 
-def _add_estimates(con: Any, runs: dict[str, RunMetrics], params: dict[str, Any], seed: int,
-                   n_boot: int) -> None:
-    """ΔSeq@K, EGS, LGS, lift and framing of the seq@k runs in params["run_ids"]."""
-    for row in queries.pair_choices(con, run_ids=params["run_ids"]):
-        run = runs[row["seq_run_id"]]
-        run.pass_run_id, run.n_pass_candidates = row["pass_run_id"], int(row["n_candidates"])
-        run.framing_vs = FRAMING_SAME_SEED if row["same_seed"] else FRAMING_CHEN
-    found: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
-    for kind, run_id, _pass_run_id, *values in queries.point_types(con, **params):
-        if kind == "seq":
-            del values[4]  # a_5 (Chen's pass@1) is a pair's column
-        found.setdefault((kind, run_id), []).append(tuple(values))
-    for run_id in params["run_ids"]:
-        run = runs[run_id]
-        # a_1..a_4 = values at t = 1, 2, K-1, K
-        types = Types.from_rows(found.get(("seq", run_id), []))
-        figures = {"delta": stats.difference(3, 0)}
-        if run.k >= 2:
-            figures |= {"egs": stats.gain_share(1, 0, 0, 3), "lgs": stats.gain_share(3, 2, 0, 3)}
-        estimates = stats.bootstrap_all(types, figures, name=f"seq:{run_id}", seed=seed,
-                                        n_boot=n_boot)
-        run.delta, run.egs, run.lgs = (estimates.get(key) for key in ("delta", "egs", "lgs"))
-        if run.pass_run_id is None:
-            continue
-        # a_1..a_5 = seq@1, pass@1 (sample 1 when the seeds match), seq@K, pass@K, Chen's pass@1
-        pairs = found.get(("pair", run_id), [])
-        at_k = [(s, p, n) for _, _, s, p, _, n in pairs if s is not None and p is not None]
-        at_1 = [(s, p, n) for s, p, _, _, _, n in pairs if s is not None and p is not None]
-        if run.framing_vs == FRAMING_SAME_SEED:
-            # Tasks stay the resampling unit: a task's samples enter as their mean, one value.
-            chen = [(s, c, n) for s, _, _, _, c, n in pairs if s is not None and c is not None]
-            run.framing_chen = paired(Types.from_rows(chen), run_id, run.pass_run_id, 1,
-                                      name=f"framing_chen:{run_id}", seed=seed, n_boot=n_boot)
-        run.lift = paired(Types.from_rows(at_k), run_id, run.pass_run_id, run.k,
-                          name=f"lift:{run_id}", seed=seed, n_boot=n_boot)
-        run.framing = paired(Types.from_rows(at_1), run_id, run.pass_run_id, 1,
-                             name=f"framing:{run_id}", seed=seed, n_boot=n_boot)
+def _seq_estimates(run: RunMetrics, found: Curve, seed: int, n_boot: int) -> None:
+    """ΔSeq@K, EGS, LGS and the bootstrap intervals of the curve's censored points, on one set of
+    resampled tasks (the survival curve re-estimated in each)."""
+    k = run.k
+    if not k or not found.features.shape[0]:
+        return
+    types = Types.from_array(found.features)
+
+    def at(t: int):
+        return lambda m: found.estimates(m)[:, t - 1]
+
+    figures = {"delta": lambda m: found.estimates(m)[:, k - 1] - found.estimates(m)[:, 0]}
+    if k >= 2:
+        figures |= {"egs": _gain_share(found, 2, 1, k), "lgs": _gain_share(found, k, k - 1, k)}
+    censored = [p.t for p in run.curve if p.n_censored and p.value is not None]
+    figures |= {f"t{t}": at(t) for t in censored}
+    estimates = stats.bootstrap_all(types, figures, name=f"seq:{run.run_id}", seed=seed, n_boot=n_boot)
+    run.delta, run.egs, run.lgs = (estimates.get(key) for key in ("delta", "egs", "lgs"))
+    if run.n_error_attempts and len(run.curve) == k:
+        run.gains_if_errors = {name: (gains(run.curve, "value_if_failures")[name],
+                                      gains(run.curve, "value_if_successes")[name])
+                               for name in ("delta", "egs", "lgs")}
+    for i, point in enumerate(run.curve):
+        if point.t in censored:
+            e = estimates[f"t{point.t}"]
+            run.curve[i] = replace(point, low=e.low, high=e.high, interval="bootstrap",
+                                   too_few_tasks=e.too_few_tasks)
+
+
+def gains(points: list[CurvePoint], column: str) -> dict[str, float | None]:
+    """ΔSeq@K, EGS and LGS of a curve's `column` (EGS and LGS None unless Δ > 0 and K >= 2)."""
+    v = [getattr(p, column) for p in points]
+    if not v or any(x is None for x in v):
+        return dict.fromkeys(("delta", "egs", "lgs"))
+    delta = v[-1] - v[0]
+    share = (lambda hi, lo: (v[hi - 1] - v[lo - 1]) / delta) if delta > 0 and len(v) >= 2 else None
+    return {"delta": delta, "egs": share(2, 1) if share else None,
+            "lgs": share(len(v), len(v) - 1) if share else None}
+
+
+def _gain_share(found: Curve, hi: int, lo: int, k: int):
+    """(seq@hi - seq@lo) / (seq@K - seq@1), NaN where the denominator is 0."""
+
+    def statistic(m: np.ndarray) -> np.ndarray:
+        values = found.estimates(m)
+        delta = values[:, k - 1] - values[:, 0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(delta > 0, (values[:, hi - 1] - values[:, lo - 1]) / delta, np.nan)
+
+    return statistic
+
+
+def _paired_estimates(run: RunMetrics, seq: RunChains, partner: RunChains, errors_as_failures: bool,
+                      seed: int, n_boot: int) -> None:
+    """The lift (seq@K - pass@K), the framing effect (seq@1 - pass@1, against sample 1 when the
+    seeds match) and, then, the framing against Chen's pass@1."""
+    def compare(t: int, name: str, b_figure: Any = None) -> Comparison:
+        return compare_chains(seq, partner, t, errors_as_failures=errors_as_failures, b_figure=b_figure,
+                              name=f"{name}:{run.run_id}", seed=seed, n_boot=n_boot)
+
+    run.lift = compare(run.k, "lift")
+    if run.framing_vs == FRAMING_SAME_SEED:
+        run.framing = compare(1, "framing", sample_one(partner, errors_as_failures))
+        run.framing_chen = compare(1, "framing_chen")
+    else:
+        run.framing = compare(1, "framing")
 
 
 def _add_spend(con: Any, runs: dict[str, RunMetrics], ids: list[str]) -> None:
@@ -246,44 +292,18 @@ def _add_spend(con: Any, runs: dict[str, RunMetrics], ids: list[str]) -> None:
 
 def paired(types: Types, a_run_id: str, b_run_id: str, t: int, *, name: str,
            seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT) -> Comparison:
-    """Paired difference of two runs from their (a_value, b_value, count) task types:
-    `stats.paired_difference` (an interval and a p-value from one test) when both are 0/1
-    outcomes, else a paired bootstrap."""
+    """Paired difference of two runs from their (a_value, b_value, count) task types, nothing
+    censored: `stats.paired_difference` (an interval and a p-value from one test) when both are
+    0/1 outcomes, else a paired bootstrap with its p-value (seqk.analysis.paired)."""
+    from seqk.analysis.paired import paired_figures
+    from seqk.analysis.survival import Figure
+
     if not types.n:
-        return Comparison(a_run_id, b_run_id, t, None, None, Estimate(None, None, None, 0), 0, 0,
-                          None)
-    a_value, b_value = (float(x) for x in types.means())
-    a, b, n = types.values[:, 0], types.values[:, 1], types.counts
-    a_only, b_only = int(n[(a == 1) & (b == 0)].sum()), int(n[(a == 0) & (b == 1)].sum())
-    if not bool(((a == 0) | (a == 1)).all() and ((b == 0) | (b == 1)).all()):
-        diff = stats.bootstrap(types, stats.difference(0, 1), name=name, seed=seed, n_boot=n_boot)
-        return Comparison(a_run_id, b_run_id, t, a_value, b_value, diff, a_only, b_only, None)
-    both = int(n[(a == 1) & (b == 1)].sum())
-    found = stats.paired_difference(both, a_only, b_only, types.n - both - a_only - b_only)
-    diff = Estimate(found.estimate, found.low, found.high, types.n)
-    return Comparison(a_run_id, b_run_id, t, a_value, b_value, diff, a_only, b_only,
-                      found.p_value, "score")
-
-
-def compare_runs(run_a: str, run_b: str, *, t: int | None = None, db: store.DbLike = None,
-                 errors_as_failures: bool = False, seed: int = DEFAULT_SEED,
-                 n_boot: int = DEFAULT_N_BOOT) -> Comparison:
-    """Paired comparison of two runs at t (default: the smaller K) on their shared tasks:
-    difference a - b with its 95% interval, flips, p-value."""
-    with store.connect(db, read_only=True) as con:
-        a_id, b_id = (store.resolve_run_id(con, pattern) for pattern in (run_a, run_b))
-        if t is None:
-            t = min(r["k"] for r in queries.report_runs(con, run_ids=[a_id, b_id], benchmark=None,
-                                                                        model=None))
-        return compare_on(con, a_id, b_id, t, errors_as_failures=errors_as_failures, seed=seed,
-                          n_boot=n_boot)
-
-
-def compare_on(con: Any, a_id: str, b_id: str, t: int, *, errors_as_failures: bool = False,
-               seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT) -> Comparison:
-    """compare_runs on an open connection, for exact run ids."""
-    rows = queries.paired_run_types(con, errors_as_failures=errors_as_failures,
-                                    run_a=a_id, run_b=b_id, t=t)
-    return paired(Types.from_rows(rows), a_id, b_id, t, name=f"compare:{a_id}:{b_id}:{t}",
-                  seed=seed, n_boot=n_boot)
+        return Comparison(a_run_id, b_run_id, t, None, None, Estimate(None, None, None, 0), 0, 0, None)
+    rows = np.repeat(types.values, types.counts, axis=0)
+    keys = np.array([str(i) for i in range(len(rows))], dtype=object)
+    none = np.zeros(len(rows), dtype=bool)
+    a = Figure(keys, rows[:, :1], lambda m: m[:, 0], rows[:, 0], none)
+    b = Figure(keys, rows[:, 1:2], lambda m: m[:, 0], rows[:, 1], none)
+    return paired_figures(a, b, a_run_id, b_run_id, t, name=name, seed=seed, n_boot=n_boot)
 

@@ -2,7 +2,8 @@
 
     from seqk import run_variant
     outcome = run_variant("variants/quickstart/seqk.yaml", db="runs/seqk.duckdb")
-    outcome.result.tasks_passed, outcome.spec.run_id
+    outcome.result.run.tasks_passed     # what the run holds, every invocation counted
+    outcome.result.tasks_passed         # what this invocation added (0 after a resume that found it done)
 
 The library never prints: progress goes to an observer (seqk.run.observer.RunObserver), and what
 the run's export and upload did comes back as lines in the outcome. `db` is the second argument
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from seqk.api.checks import doctor, limits, probe, reset_limits
 from seqk.api.stores import bundle, compact, import_runs, upload_run, view
+from seqk.api.studies import StudyRun, load_study, plan_study, run_study
 from seqk.config.runspec import RunSettings, RunSpec
 from seqk.errors import SeqkError, UploadError
 
@@ -32,16 +34,13 @@ if TYPE_CHECKING:
     from seqk.analysis.compare import RunComparison
     from seqk.analysis.grouped import GroupedComparison
     from seqk.analysis.judges import JudgeComparison
-    from seqk.analysis.report import Report
     from seqk.analysis.status import RunStatus, SqlResult, Trajectory
-    from seqk.config.study import StudySpec
     from seqk.config.sweep import Cell, Sweep
     from seqk.io.export import ExportResult
     from seqk.models.role import RoleSpec
-    from seqk.run.observer import RunObserver, RunResult
+    from seqk.render.notebook import NotebookReport
+    from seqk.run.observer import RunObserver, RunResult, RunTotals
     from seqk.run.plan import Plan, SweepPlan
-    from seqk.run.study_plan import StudyPlan
-    from seqk.run.study_record import StudyObserver, StudyResult
     from seqk.store import Database
 
 __all__ = [
@@ -72,6 +71,9 @@ class VariantRun:
     intact, and the message names the command that retries the upload."""
     settings: RunSettings = field(default_factory=RunSettings)
     """This invocation's settings (the variant's db, console, export and S3 keys)."""
+
+    def __repr__(self) -> str:
+        return f"VariantRun({self.result!r}, db={str(self.db)!r})"
 
 
 def load_variant(variant: str | os.PathLike[str], overrides: dict[str, Any] | None = None) -> RunSpec:
@@ -114,6 +116,7 @@ def run_variant(variant: str | os.PathLike[str] | RunSpec, db: Db = None, *,
         result = rounds.run(spec, database, observer, no_wait=no_wait)
     else:
         result = engine.run(spec, database, observer)
+    result.run = _totals(spec.run_id, database)
     outcome = VariantRun(spec, result, database, settings=settings)
     if not result.interrupted and not getattr(result, "deferred", 0):
         try:
@@ -192,25 +195,30 @@ def run_sweep(sweep: str | os.PathLike[str] | Sweep, db: Db = None, *, overrides
 
 
 def report(runs: Sequence[str] = (), db: Db = None, *, compare: bool = False, benchmark: str | None = None,
-           model: str | None = None, errors_as_failures: bool = False, seed: int | None = None) -> Report:
+           model: str | None = None, errors_as_failures: bool = False, seed: int | None = None) -> NotebookReport:
     """What `seqk report` prints, as data: each run's curve with intervals, and with `compare`
-    each seq@k run against its pass@k partner (lift, paired test, the equal-budget block)."""
-    from seqk.analysis.report import report
+    each seq@k run against its pass@k partner (lift, paired test, the equal-budget block). In a
+    notebook it shows itself as a table; `to_text()` is what `seqk report` prints, `to_polars()`
+    its figures as a frame (seqk.render.notebook)."""
+    from seqk.analysis.report import report as build
+    from seqk.render.notebook import NotebookReport
 
     extra = {} if seed is None else {"seed": seed}
-    return report(runs, db, compare=compare, benchmark=benchmark, model=model,
-                  errors_as_failures=errors_as_failures, **extra)
+    return NotebookReport.of(build(runs, db, compare=compare, benchmark=benchmark, model=model,
+                                   errors_as_failures=errors_as_failures, **extra))
 
 
 def compare(run_a: str, run_b: str, db: Db = None, *, errors_as_failures: bool = False,
             seed: int | None = None) -> RunComparison:
     """Two runs of one benchmark slice side by side on the tasks both hold (what `seqk compare`
     prints): what differs in their settings, a − b at each t up to the smaller K with its interval,
-    p-value and n, and the tasks only one of them solved. Runs of different slices: BadInput."""
-    from seqk.analysis.compare import compare
+    p-value and n, both runs' frontiers at equal spend per task (`equal_budget`: each budget's best
+    cells, a − b with its interval and simultaneous band, the cross-over; or why not), and the
+    tasks only one of them solved. Runs of different slices: BadInput."""
+    from seqk.analysis.compare import compare as build
 
     extra = {} if seed is None else {"seed": seed}
-    return compare(run_a, run_b, db, errors_as_failures=errors_as_failures, **extra)
+    return build(run_a, run_b, db, errors_as_failures=errors_as_failures, **extra)
 
 
 def compare_by(runs: Sequence[str] = (), db: Db = None, *, by: str, benchmark: str | None = None,
@@ -264,68 +272,6 @@ def export_parquet(runs: Sequence[str] = (), db: Db = None, *, to: str | os.Path
     return export_parquet(runs, db, to=to)
 
 
-@dataclass
-class StudyRun:
-    """What one `run_study` did."""
-
-    spec: StudySpec
-    result: StudyResult
-    """The study's looks, decision and stop reason (`result.to_json()` is `seqk study --format json`)."""
-    db: Database
-    messages: list[str] = field(default_factory=list)
-    """What the arms' export and upload did, one line each, once the study stopped."""
-    upload_error: Exception | None = None
-    """seqk.errors.UploadError when an upload failed (the runs and their exports are intact)."""
-
-
-def load_study(study: str | os.PathLike[str]) -> StudySpec:
-    """Validate a study file and both of its arms' variants (ConfigError lists every problem)."""
-    from seqk.config.study import load
-
-    return load(study)
-
-
-def run_study(study: str | os.PathLike[str] | StudySpec, db: Db = None, *, observer: StudyObserver | None = None,
-              export: bool = True, upload: bool = True) -> StudyRun:
-    """Run (or resume) a sequential study: both arms a window of tasks at a time, in the study's
-    seeded order, until its anytime-valid confidence sequence decides, or the tasks, the budget
-    or the errors stop it (seqk.run.study). `db` defaults to the seq arm's `db:`, then $SEQK_DB.
-    Once the study has stopped, each arm's run is exported and uploaded as `run_variant` does."""
-    from seqk import store
-    from seqk.config.study import StudySpec, load
-    from seqk.io import publish
-    from seqk.run.study import run
-
-    spec = study if isinstance(study, StudySpec) else load(study)
-    database = store.open(spec.settings.database(db))
-    arms = ((spec.seq, spec.settings), (spec.partner, spec.partner_settings))
-    for arm, settings in arms:
-        publish.preflight(arm, settings, database, no_upload=not upload, no_export=not export)
-    result = run(spec, database, observer)
-    outcome = StudyRun(spec, result, database)
-    if result.stop_reason is not None and not result.interrupted and result.error is None:
-        for arm, settings in arms:
-            try:
-                publish.after_run(arm, settings, database, no_export=not export, no_upload=not upload,
-                                  report=outcome.messages.append)
-            except UploadError as exc:
-                outcome.upload_error = exc
-    return outcome
-
-
-def plan_study(study: str | os.PathLike[str] | StudySpec, db: Db = None, *, lift: float | None = None,
-               replicates: int = 2000) -> StudyPlan:
-    """What `seqk plan study.yaml` prints: the expected tasks and US$ to a decision for a lift of D
-    (simulated from the study's own rule), beside the fixed-n figures."""
-    from seqk import store
-    from seqk.config.study import StudySpec, load
-    from seqk.run.study_plan import plan
-
-    spec = study if isinstance(study, StudySpec) else load(study)
-    return plan(spec, store.open(spec.settings.database(db)), lift=lift, replicates=replicates)
-
-
-
 def plan(variant: str | os.PathLike[str] | RunSpec, db: Db = None, *, lift: float | None = None,
          overrides: dict[str, Any] | None = None, labels: dict[str, str] | None = None) -> Plan:
     """What `seqk plan VARIANT` prints, as data: the run's state, tasks, attempts and calls left,
@@ -341,6 +287,8 @@ def plan(variant: str | os.PathLike[str] | RunSpec, db: Db = None, *, lift: floa
         spec, settings = variant, RunSettings()
     else:
         spec, settings = runspec.load_with_settings(Path(variant), overrides or {}, labels or {})
+    # What `seqk run` would refuse, before the plan prices anything (a price may import litellm).
+    preflight.before_plan(spec)
     database = store.open(settings.database(db))
     found = plan_run(spec, database, lift=lift)
     gate = gate_for(spec, database)
@@ -348,10 +296,6 @@ def plan(variant: str | os.PathLike[str] | RunSpec, db: Db = None, *, lift: floa
         import asyncio
 
         found.budget = gate.lines(asyncio.run(first_attempt_need(gate)))
-    try:
-        preflight.before_plan(spec)
-    except SeqkError as exc:
-        found.refusal = exc
     return found
 
 
@@ -404,4 +348,12 @@ def judges(run_a: str, run_b: str | None = None, db: Db = None) -> JudgeComparis
     return compare_judges(run_a, run_b, db)
 
 
+def _totals(run_id: str, db: Database) -> RunTotals:
+    """What the run holds now (sql/status.sql `run_status`), every invocation counted."""
+    from seqk.analysis.status import status as rows
+    from seqk.run.observer import RunTotals
 
+    [row] = rows([run_id], db)
+    return RunTotals(tasks=row["n_tasks"], tasks_finished=row["n_finished"], tasks_passed=row["n_passed"],
+                     attempts=row["n_valid_attempts"], attempts_errored=row["n_error_attempts"],
+                     cost_usd=row["cost_usd"])

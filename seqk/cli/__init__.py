@@ -211,7 +211,7 @@ def sql(
         writer.writerow(columns)
         writer.writerows(rows)
     else:
-        from seqk.render.status import sql_table
+        from seqk.render.table import sql_table
 
         _console().print(sql_table(columns, rows))
 

@@ -104,7 +104,10 @@ def quiet_stdout() -> None:
 def check_choice(value: str, option: str, choices: tuple[str, ...]) -> None:
     """A usage error unless `value` is one of `choices`."""
     if value not in choices:
-        raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}", param_hint=f"'{option}'")
+        from seqk.config.variant import did_you_mean
+
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}{did_you_mean(value, choices)}",
+                                 param_hint=f"'{option}'")
 
 
 def check_folder(path: Path | None, option: str) -> None:
@@ -119,13 +122,12 @@ def check_folder(path: Path | None, option: str) -> None:
 
 
 def check_file_target(path: Path | None, option: str) -> None:
-    """A file to write must not be a folder, and its folder must exist (checked before the work)."""
+    """A file to write must not be a folder, and its folder must be writable or possible to make
+    (checked before the work; the folder is made when the file is written, as --db's is)."""
     if path is None:
         return
     if path.is_dir():
         raise BadInput(f"{option} {path} is a folder; it names a file to write")
-    if not path.absolute().parent.is_dir():
-        raise BadInput(f"{option} {path}: {path.absolute().parent} is not a folder")
     from seqk.io.tree import unwritable_folder
 
     problem = unwritable_folder(path.absolute().parent)

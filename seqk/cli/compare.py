@@ -28,7 +28,8 @@ def compare(
         metavar="N", help="Flips listed per run in the table (0: every one; JSON lists every one).")] = 20,
 ) -> None:
     """Compare two runs on the tasks both hold: what differs, a − b at each t with its interval and
-    p, and the tasks only one of them solved.
+    p, both runs at equal spend per task (their frontiers, a band, the cross-over), and the tasks
+    only one of them solved.
 
     Example: seqk compare 'clbench-dkr/seqk/*critic_sharp' 'clbench-dkr/seqk/*critic_vague'
     """

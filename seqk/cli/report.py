@@ -127,8 +127,7 @@ def report(
 
     check_file_target(html, "--html")
     check_file_target(png, "--png")
-    if fmt not in reports.FORMATS:
-        raise typer.BadParameter(f"--format must be one of {', '.join(reports.FORMATS)}")
+    check_choice(fmt, "--format", reports.FORMATS)
     extra = {} if seed is None else {"seed": seed}
     rep = api.report(runs or [], db, compare=compare, benchmark=benchmark, model=model,
                      errors_as_failures=errors_as_failures, **extra)
@@ -146,6 +145,9 @@ def report(
         from seqk.render import charts
 
         err = _console(stderr=True)
+        for target in (html, png):
+            if target is not None:  # a missing folder is made, as --db's is (checked writable above)
+                target.absolute().parent.mkdir(parents=True, exist_ok=True)
         if html:
             charts.save_html(rep, html)
             err.print(f"wrote {html}")

@@ -46,7 +46,7 @@ class RunSettings:
     s3_bucket: str | None = None
     """Bucket for s3_sync (else $SEQK_S3_BUCKET)."""
     export_dir: str | None = None
-    """Where the run's folder tree is exported at the end (None: beside the database)."""
+    """Where the run's folder tree is exported at the end (None: the database's folder)."""
 
     def database(self, db: T | None) -> T | str | None:
         """The database this invocation uses: `db` when given, else the variant's `db:`
@@ -103,6 +103,9 @@ class RunSpec:
     protocol: RetryProtocol = DEFAULT
     """How seq@k prompts show the task, the framing and the earlier attempts (the variant's
     `prompt:`); in the fingerprint when it is not the default."""
+    primary: bool = False
+    """The variant marks this run's comparison as the study's primary one (stored in its config,
+    not in its identity)."""
 
     @property
     def feedback_mode(self) -> str:
@@ -162,7 +165,8 @@ class RunSpec:
             "concurrency": self.concurrency, "retry": self.retry.model_dump(),
             "quota": self.quota, "budget_usd": self.budget_usd, "seqk_version": __version__,
         } | ({"rejudge_of": self.rejudge_of} if self.rejudge_of else {}) | (
-            {"seed_scheme": SEED_SCHEME} if self.seeded else {}) | protocol_config(self.protocol)
+            {"seed_scheme": SEED_SCHEME} if self.seeded else {}) | protocol_config(self.protocol) | (
+            {"primary": True} if self.primary else {})
 
 
 def _role(role: str, model: str | None, variant: Variant, own: RoleParams,
@@ -225,7 +229,7 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
     except ValidationError as exc:
         issues += [ConfigIssue("C08", i.field, i.message) if i.rule == "C03"
                    else ConfigIssue(i.rule if i.rule != "C02" else "C08", i.field, i.message)
-                   for i in pydantic_issues(exc, prefix="options")]
+                   for i in pydantic_issues(exc, prefix="options", model=bench.Options)]
 
     for role in ("actor", "judge", "critic"):
         issues += [ConfigIssue("C09", f"{role}.extra.{path}",
@@ -233,7 +237,7 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
                                "variable with api_key_env; seqk never stores a secret")
                    for path in secret_paths(getattr(variant, role).extra)]
 
-    issues += _mock_issues(variant)
+    issues += _model_issues(variant)
 
     if variant.task_indices is not None and variant.max_tasks is not None:
         issues.append(ConfigIssue("C06", "task_indices", "set either task_indices or max_tasks, not both"))
@@ -291,7 +295,7 @@ def resolve(variant: Variant, source: str | os.PathLike[str] = "(variant)") -> R
         retry=variant.retry, quota=dict(variant.quota), source=source,
         notes=tuple(notes), budget_usd=variant.budget_usd, batch_poll_s=variant.batch_poll_s,
         executor=variant.executor, ray_address=variant.ray_address, chains=variant.chains,
-        protocol=protocol,
+        protocol=protocol, primary=variant.primary,
     )
 
 
@@ -347,14 +351,16 @@ def uncapped_roles(roles: list[RoleSpec | None], run_budget: float | None) -> li
         for role in roles if role is not None and role.model is not None and role.max_tokens is None]
 
 
-def _mock_issues(variant: Variant) -> list[ConfigIssue]:
-    """C03 for each `mock/...` model id that nothing would answer (every role's model is one of these keys)."""
-    from seqk.models import mock_problem  # models imports this module
+def _model_issues(variant: Variant) -> list[ConfigIssue]:
+    """C03 for each role's model id that no provider would serve: an unknown mock, a `mock/py:`
+    script that does not import, a misspelled provider (`openaii/...`). Checked before any run is
+    registered, and without importing a provider's client."""
+    from seqk.models import model_problem  # models imports this module
 
     issues = []
-    for key in ("model", "judge_model", "critic_model"):
+    for key, own in (("model", variant.actor), ("judge_model", variant.judge), ("critic_model", variant.critic)):
         model = getattr(variant, key)
-        problem = mock_problem(model) if model and model.startswith("mock/") else None
+        problem = model_problem(model, own.api_base or variant.api_base) if model else None
         if problem:
             issues.append(ConfigIssue("C03", key, problem))
     return issues

@@ -4,7 +4,8 @@ once with a rule id and its field path, before anything touches the database.
 Rule ids (stable; docs/variants.md lists them, and tests/test_docs.py checks the two agree):
     C01 the file is missing or is not valid YAML (with its line)
     C02 unknown key
-    C03 wrong type or value (a mock/... model that nothing answers included)
+    C03 wrong type or value (a model id no provider serves included: an unknown mock/..., a
+        provider/ prefix litellm does not route)
     C04 unknown benchmark, or the path and `benchmark:` disagree
     C05 feedback mode the benchmark does not have
     C06 task_indices and max_tasks both set
@@ -20,10 +21,12 @@ Rule ids (stable; docs/variants.md lists them, and tests/test_docs.py checks the
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -132,6 +135,11 @@ class Variant(BaseModel):
     """seq@k only: independent chains per task, each up to k attempts and stopping at its first
     success (the width of the width x depth frontier). Raising it later extends the run; lowering
     it is refused."""
+    primary: bool = False
+    """Marks this run's comparison (its lift over its pass@k partner) as the study's primary one,
+    decided before looking: `seqk report --compare` names it, its p-value is the confirmatory one,
+    and every other p is read with its Benjamini-Hochberg q-value. Not part of the run's identity
+    (its id and fingerprint are the same with or without it)."""
     tag: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
     """Makes this variant a run of its own, `<slice>/<metric>/<agent>/<verifier>/<feedback>@<tag>`,
     for sweeps over settings the five slots do not name (temperature, max_tokens, ...)."""
@@ -172,7 +180,8 @@ class Variant(BaseModel):
     s3_bucket: str | None = None
     """Bucket for s3_sync (else $SEQK_S3_BUCKET)."""
     export_dir: str | None = None
-    """Where the run's folder tree is exported at the end (default: runs/ beside the database)."""
+    """Where the run's folder tree is exported at the end (default: the database's folder, runs/ for
+    runs/seqk.duckdb and for a lake)."""
     console_char_limit: int = Field(3000, ge=0)
     """How much of each prompt/output --verbose prints; saved data is never cut."""
     concurrency: int = Field(16, gt=0)
@@ -236,14 +245,37 @@ def _field_path(loc: tuple[Any, ...]) -> str:
     return "".join(parts) or "(top level)"
 
 
-def pydantic_issues(exc: ValidationError, prefix: str = "") -> list[ConfigIssue]:
-    """Turn pydantic's errors into ConfigIssues with field paths and rule ids."""
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """' (did you mean 'x'?)' for the closest of `choices` to a mistyped `word`, or ''."""
+    close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def known_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """The keys a mapping at `loc` (the path of an unknown key, without the key) may hold, by
+    their YAML spelling: the fields of the model reached by following `loc` from `model`."""
+    for part in loc:
+        field = model.model_fields.get("continue_" if part == "continue" else str(part))
+        inner = [t for t in (field.annotation, *get_args(field.annotation)) if isinstance(t, type)
+                 and issubclass(t, BaseModel)] if field is not None else []
+        if not inner:
+            return []
+        model = inner[0]
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def pydantic_issues(exc: ValidationError, prefix: str = "",
+                    model: type[BaseModel] | None = None) -> list[ConfigIssue]:
+    """Turn pydantic's errors into ConfigIssues with field paths and rule ids; an unknown key of
+    `model` (the one validated) says which known key it is closest to."""
     issues = []
     for err in exc.errors():
         path = _field_path(tuple(err["loc"]))
         path = f"{prefix}.{path}" if prefix else path
         if err["type"] == "extra_forbidden":
-            issues.append(ConfigIssue("C02", path, "unknown key"))
+            loc = tuple(err["loc"])
+            hint = did_you_mean(str(loc[-1]), known_keys(model, loc[:-1])) if model and loc else ""
+            issues.append(ConfigIssue("C02", path, "unknown key" + hint))
         elif err["type"] == "missing":
             issues.append(ConfigIssue("C03", path, "required key is missing"))
         else:
@@ -298,7 +330,7 @@ def load_variant(path: str | os.PathLike[str], overrides: dict[str, Any] | None 
     try:
         variant = Variant.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(str(path), issues + pydantic_issues(exc)) from None
+        raise ConfigError(str(path), issues + pydantic_issues(exc, model=Variant)) from None
     if issues:
         raise ConfigError(str(path), issues)
     return variant

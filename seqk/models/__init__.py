@@ -32,6 +32,7 @@ from seqk.models.registry import (
     import_clients,
     known_price,
     missing_credentials,
+    model_problem,
     price_of,
     provider_for,
     provider_of,
@@ -43,6 +44,6 @@ __all__ = [
     "_mock_for", "check_endpoints", "check_installed", "classify", "clear_mocks", "close_sessions",
     "count_tokens", "credential_problems", "cost_usd", "ensure_ready", "import_clients", "import_litellm",
     "is_rate_limit",
-    "known_price", "missing_credentials", "mock_problem", "price_of", "probe", "provider_for", "provider_of",
-    "register_mock", "sessions_kept",
+    "known_price", "missing_credentials", "mock_problem", "model_problem", "price_of", "probe", "provider_for",
+    "provider_of", "register_mock", "sessions_kept",
 ]

@@ -47,6 +47,11 @@ class Provider(Protocol):
         for), or not (a PermanentProviderError; an AuthError stops the run)."""
         ...
 
+    def model_problem(self, model: str, api_base: str | None) -> str | None:
+        """Why `model` is no id this provider can serve, in words, or None. Checked when a
+        variant loads (C03), so it must be cheap: no client library is imported."""
+        ...
+
     def credential_problem(self, role: RoleSpec) -> str | None:
         """What keeps the role's key from reaching the provider, in words, or None."""
         ...

@@ -3,12 +3,15 @@ call, credential check or price lookup that needs it, and never by `import seqk`
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
+import sys
 import time
 from typing import Any
 
 from seqk.errors import AuthError, ProviderError, TransientProviderError
+from seqk.models import litellm_table
 from seqk.models.base import Completion, key_env_problem, messages_of, sampling
 from seqk.models.batch.anthropic import anthropic_messages
 from seqk.models.pricing import Price, is_anthropic
@@ -24,6 +27,27 @@ def import_litellm() -> Any:
 
     litellm.suppress_debug_info = True
     return litellm
+
+
+def _registered(prefix: str) -> bool:
+    """A provider registered in this process through litellm's custom_provider_map (a notebook's
+    own CustomLLM): only when litellm is imported already, since nobody registers one without it."""
+    litellm = sys.modules.get("litellm")
+    return litellm is not None and any(item.get("provider") == prefix
+                                       for item in getattr(litellm, "custom_provider_map", []))
+
+
+def _missing_keys(model: str) -> list[str]:
+    """The variables litellm would report missing for `model` here, or [] when none is missing."""
+    prefix, slash, _ = model.partition("/")
+    if slash and prefix in litellm_table.PREFIXES and model not in litellm_table.REROUTED:
+        missing, alternatives = litellm_table.KEYS.get(prefix, ((), ()))
+        if not missing or any(all(name in os.environ for name in names) for names in alternatives):
+            return []
+        return list(missing)
+    check = import_litellm().validate_environment(model)
+    found = check.get("missing_keys") or []
+    return [] if check.get("keys_in_environment") else list(found)
 
 
 _TRANSIENT_NAMES = ("RateLimit", "ServiceUnavailable", "InternalServer", "BadGateway",
@@ -109,21 +133,35 @@ class LiteLLMProvider:
             thinking_tokens=thinking, output_tokens=output_tokens, latency_s=latency,
             cache_write_tokens=_usage_field(usage, "cache_creation_input_tokens"))
 
+    def model_problem(self, model: str, api_base: str | None) -> str | None:
+        """An id whose `provider/` prefix litellm does not route (`openaii/gpt-4o-mini`), from
+        the generated table of litellm's providers (seqk/models/litellm_table.py), so a typo is
+        refused before anything runs, without importing litellm. An id without a prefix
+        (litellm infers its provider) and any id sent to an `api_base` are left to litellm."""
+        prefix, slash, _ = model.partition("/")
+        if not slash or api_base or prefix in litellm_table.PREFIXES or _registered(prefix):
+            return None
+        close = difflib.get_close_matches(prefix, [*sorted(litellm_table.PREFIXES), "mock", "local"], n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        return (f"{model!r}: no provider is called {prefix!r} ({hint}litellm's providers: "
+                "https://docs.litellm.ai/docs/providers; seqk's own: mock/..., local/...)")
+
+
     def classify(self, exc: BaseException) -> ProviderError:
         """classify_litellm."""
         return classify_litellm(exc)
 
     def credential_problem(self, role: RoleSpec) -> str | None:
         """The role's `api_key_env` when it names one; else none needed with an `api_base`;
-        else whatever litellm says the model's provider reads from the environment."""
+        else whatever litellm says the model's provider reads from the environment: from the
+        generated table for a `provider/model` id (no import), else from litellm itself."""
         if role.api_key_env:
             return key_env_problem(role)
         if role.api_base:
             return None
         assert role.model is not None
-        check = import_litellm().validate_environment(role.model)
-        missing = check.get("missing_keys") or []
-        if check.get("keys_in_environment") or not missing:
+        missing = _missing_keys(role.model)
+        if not missing:
             return None
         # litellm lists alternatives (GOOGLE_API_KEY, GEMINI_API_KEY) and companions
         # (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) alike; keys are alternatives.

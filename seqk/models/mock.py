@@ -148,6 +148,10 @@ class MockProvider:
             text=text, model=spec.model, input_tokens=input_tokens, cached_tokens=0,
             thinking_tokens=0, output_tokens=output_tokens, latency_s=time.perf_counter() - start)
 
+    def model_problem(self, model: str, api_base: str | None) -> str | None:
+        """An unknown mock, or a `mock/py:` script that does not import (mock_problem)."""
+        return mock_problem(model)
+
     def classify(self, exc: BaseException) -> ProviderError:
         """A scripted exception as any provider's (seqk.models.retry.classify): a script raises
         the ProviderError it means, or an exception carrying an HTTP `status_code`."""
@@ -158,7 +162,7 @@ class MockProvider:
         return None
 
     def ensure_ready(self, role: RoleSpec) -> None:
-        """Nothing: an unknown mock is refused when the variant loads (mock_problem, C03)."""
+        """Nothing: an unknown mock is refused when the variant loads (model_problem, C03)."""
 
     def check_installed(self, role: RoleSpec) -> None:
         """Nothing: a mock is built in."""

@@ -151,6 +151,10 @@ class OpenAIHTTPProvider:
         assert spec.api_base is not None
         return await chat_completion(spec, prompt, spec.api_base)
 
+    def model_problem(self, model: str, api_base: str | None) -> str | None:
+        """None: the server decides which models it serves (`seqk probe` asks it)."""
+        return None
+
     def classify(self, exc: BaseException) -> ProviderError:
         """classify_http."""
         return classify_http(exc)

@@ -60,6 +60,13 @@ def cost_usd(model: str, input_tokens: int | None, cached_tokens: int | None, ou
                    cache_write_tokens, tier)
 
 
+def model_problem(model: str, api_base: str | None = None) -> str | None:
+    """Why no provider can serve `model` (at `api_base`), in words, or None: an unknown mock, a
+    `mock/py:` script that does not import, a `provider/` prefix litellm does not route. Cheap:
+    imports no client library."""
+    return provider_for(model, api_base).model_problem(model, api_base)
+
+
 def missing_credentials(role: RoleSpec) -> str | None:
     """What this role's key problem is, in words, or None when its key is there (or none
     is needed: mock and local models, OpenAI-compatible servers without `api_key_env`)."""

@@ -1,7 +1,8 @@
 """The report's charts (altair), written as one self-contained HTML page or a PNG.
 
 Three charts, stacked:
-1. seq@t and pass@t against t with their 95% Wilson bands, one panel per actor model;
+1. seq@t and pass@t against t with their 95% intervals (Wilson; a task bootstrap where chains are
+   censored), one panel per actor model;
 2. the feedback lift seq@K - pass@K per benchmark, model and feedback mode (one labelled
    row each, coloured by benchmark), with its 95% interval (for 0/1 outcomes the interval of
    `stats.paired_difference`, its p in the tooltip), sized so labels and legend fit the page;
@@ -109,7 +110,7 @@ def curves_chart(rep: Report) -> alt.Chart | alt.FacetChart:
         width=_panel_width(rows), height=220).facet(
         column=alt.Column("model:N", title="actor model"),
         row=alt.Row("benchmark:N", title=None),
-    ).properties(title="seq@t and pass@t on success, 95% Wilson bands")
+    ).properties(title="seq@t and pass@t on success, 95% intervals (Wilson; bootstrap where censored)")
 
 
 def lift_width(rows: list[dict[str, Any]]) -> int:
@@ -153,9 +154,10 @@ def cost_chart(rep: Report) -> alt.Chart | alt.FacetChart:
     rows = curve_rows(rep)
     if not rows:
         return _empty("no spend to plot")
-    priced = any(r["cost_usd"] for r in rows)
+    # a run unpriced or free ($0: a local model) would sit at 0 beside the others (issue 28.1)
+    priced = all(r["cost_usd"] is not None and r["cost_usd"] > 0 for r in rows)
     field, title = ("cost_usd", "mean cost per task up to t (USD)") if priced else (
-        "tokens", "mean tokens per task up to t (no call was priced)")
+        "tokens", "mean tokens per task up to t (a run is unpriced or free)")
     return alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
         x=alt.X(f"{field}:Q", title=title),
         y=alt.Y("value:Q", title="success rate", scale=alt.Scale(domain=[0, 1])),
@@ -171,26 +173,42 @@ def cost_chart(rep: Report) -> alt.Chart | alt.FacetChart:
 
 
 def frontier_charts(rep: Report) -> list[alt.Chart | alt.HConcatChart]:
-    """Charts 4 and 5, side by side, for each seq@k run with a budget partner."""
+    """Charts 4 and 5, side by side, for each seq@k run against its stopping-matched partner (the
+    first block of each run: feedback none, else resample until success)."""
     charts: list[alt.Chart | alt.HConcatChart] = []
+    shown: set[str] = set()
     for b in rep.equal_budget:
+        if b.seq_run_id in shown:
+            continue
+        shown.add(b.seq_run_id)
         unit = "US$" if b.unit == "US$" else "tokens"
-        rows = [c | {"run": b.seq_run_id} for c in b.cells]
+        # the partner's frontier: its cells no other beats on success at no more spend
+        best = -1.0
+        partner: list[dict[str, Any]] = []
+        for c in sorted((c for c in b.cells if not c["series"].startswith("seq@k depth")),
+                        key=lambda c: (c["spend"], -c["value"])):
+            if c["value"] > best:
+                partner.append(c | {"width": len(partner) + 1})  # drawn in order of spend
+                best = c["value"]
+        rows = [c | {"run": b.seq_run_id} for c in partner + [c for c in b.cells
+                                                              if c["series"].startswith("seq@k depth")]]
         spend = alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
             x=alt.X("spend:Q", title=f"expected spend per task ({unit})"),
-            y=alt.Y("value:Q", title="success (w chains of depth d; pass@m)",
-                    scale=alt.Scale(domain=[0, 1])),
-            color=alt.Color("series:N", title="pass@m · seq@k depth"),
+            y=alt.Y("value:Q", title="success (w chains of depth d)", scale=alt.Scale(domain=[0, 1])),
+            color=alt.Color("series:N", title="partner · seq@k depth"),
             order="width:Q",
             tooltip=["series:N", "width:Q", "depth:Q", alt.Tooltip("value:Q", format=".3f"),
                      alt.Tooltip("spend:Q", format=".4g")],
         ).properties(width=_PAGE_WIDTH // 2 - 2 * _PANEL_GAP, height=260,
-                     title=f"{b.seq_run_id} vs pass@{b.pass_k} at equal spend")
-        cells_ = [r for r in rows if r["series"] != "pass@k"]
+                     title=f"{b.seq_run_id} vs {b.partner.replace('_', ' ')} at equal spend")
+        cells_ = [r for r in rows if r["series"].startswith("seq@k depth") and r["relative"] is not None]
+        if not cells_:  # no seq@k cell within the partner's spends: nothing to divide
+            charts.append(spend)
+            continue
         heat = alt.Chart(alt.Data(values=cells_)).mark_rect().encode(
             x=alt.X("width:O", title="width (chains)"),
             y=alt.Y("depth:O", title="depth (attempts per chain)", sort="descending"),
-            color=alt.Color("relative:Q", title="÷ pass@k at equal spend",
+            color=alt.Color("relative:Q", title="÷ partner at equal spend",
                             scale=alt.Scale(scheme="redblue", domainMid=1.0)),
             tooltip=["width:Q", "depth:Q", alt.Tooltip("value:Q", format=".3f"),
                      alt.Tooltip("relative:Q", format=".3f"), alt.Tooltip("spend:Q", format=".4g")],
@@ -199,7 +217,7 @@ def frontier_charts(rep: Report) -> list[alt.Chart | alt.HConcatChart]:
             text=alt.Text("relative:Q", format=".2f"), color=alt.value("black"))
         charts.append(alt.hconcat(spend, (heat + text).properties(
             width=_PAGE_WIDTH // 2 - 2 * _PANEL_GAP, height=260,
-            title="frontier ÷ pass@k at the same spend (blank: beyond pass@1..n)")))
+            title="frontier ÷ the partner's at the same spend (blank: beyond its cells)")))
     return charts
 
 

@@ -8,8 +8,9 @@ import json
 from typing import Any
 
 from seqk.analysis.compare import RunComparison, Side, inspect_command, view_path
+from seqk.analysis.compare_budget import BudgetComparison, summary
+from seqk.analysis.formats import fmt_estimate, fmt_number, fmt_p, fmt_spend, whole_items
 from seqk.analysis.grouped import Group, GroupedComparison
-from seqk.analysis.report import fmt_estimate, fmt_number, fmt_p
 
 MAX_FLIPS = 20
 """Flips listed per side unless asked for more (`--max-flips`); JSON lists every one."""
@@ -20,7 +21,7 @@ def to_text(c: RunComparison, *, db: str | None = None, max_flips: int | None = 
     """The whole comparison. The printed `seqk inspect` commands name each run as `names` has it
     (what the user typed, which named one run each; default the run ids) and carry `db`."""
     head = [f"compare: {c.a.run.slice} · {c.n_shared} task(s) both runs hold", *_side("a", c.a), *_side("b", c.b)]
-    blocks = ["\n".join(lines) for lines in (head, _differs(c), _at_t(c), _spend(c),
+    blocks = ["\n".join(lines) for lines in (head, _differs(c), _at_t(c), _spend(c), equal_budget_lines(c.equal_budget),
                                              _flips(c, db, max_flips, names))]
     return "\n\n".join(blocks) + "\n\n" + "\n".join(f"• {note}" for note in c.notes) + "\n"
 
@@ -63,13 +64,27 @@ def _at_t(c: RunComparison) -> list[str]:
                      f"{fmt_estimate(x.difference, digits=3):<25} {p:<8} {x.difference.n}")
     if not c.at_t:
         lines.append("  (no t: a run has K = 0)")
+    if any(x.shows_range for x in c.at_t):
+        lines += ["  " + line for line in whole_items(
+            "a − b if errors were failures / successes:",
+            [f"t={x.t} {fmt_number(x.if_failures, True, 3)} / {fmt_number(x.if_successes, True, 3)}"
+             for x in c.at_t], 76)]
+    last = c.at_t[-1] if c.at_t else None
+    if last is not None and last.difference.value is not None:
+        found = ("no difference (they disagree on too few)" if last.detectable is None
+                 else f"{last.detectable:.2f}")
+        lines.append(f"  {last.difference.n} tasks detect {found} at t = {last.t} with 80% power "
+                     "(α 0.05, as `seqk plan`)")
     return lines
 
 
 def _spend(c: RunComparison) -> list[str]:
     a, b = c.a.run, c.b.run
-    priced = all(p.cost_usd_per_task is not None for r in (a, b) for p in r.curve) and not any(
+    unpriced = not all(p.cost_usd_per_task is not None for r in (a, b) for p in r.curve) or any(
         r.spend and r.spend.n_unpriced_calls for r in (a, b))
+    # a free (local) model costs $0: every figure would read $0 (issue 28.1)
+    free = not unpriced and any(not r.spend or not r.spend.cost_usd for r in (a, b))
+    priced = not unpriced and not free
     unit = "US$" if priced else "tokens"
     lines = [f"spend per task up to t ({unit}, each run over its own tasks; every call, judge and critic included):",
              f"  {'t':>3}  {'a':<12} b"]
@@ -83,10 +98,54 @@ def _spend(c: RunComparison) -> list[str]:
 
     for t in range(1, max(a.k, b.k) + 1):
         lines.append(f"  {t:>3}  {spend(a, t):<12} {spend(b, t)}")
-    if not priced:
+    if unpriced:
         lines.append("  (in tokens: a call of these runs has no price, and tokens of different models are "
                      "not money)")
+    elif free:
+        lines.append("  (in tokens: a run here cost nothing, a local or free model, so US$ would compare nothing)")
     return lines
+
+
+def equal_budget_lines(e: BudgetComparison) -> list[str]:
+    """Both frontiers at equal spend per task: each budget's best cell of each run, a − b with its
+    pointwise interval, the simultaneous band, p and n; the cross-over and what the band settles."""
+    head = "at equal spend per task"
+    if e.unit is None:
+        return [f"{head}: {e.refusal}."]
+    lines = [f"{head} ({e.unit}; each run's best frontier cell within the budget, chosen again in every "
+             "resample; band: simultaneous over the budgets):"]
+    if not e.rows:
+        lines.append(f"  no budget at which both frontiers are measured (a's cells cost {_range(e.cells_a, e.unit)}, "
+                     f"b's {_range(e.cells_b, e.unit)}): nothing is compared at equal spend")
+        return lines
+    lines.append(f"  {'budget':<11}{'a cell':<7} {'a':<6} {'b cell':<7} {'b':<6} {'a − b [95% CI]':<25} "
+                 f"{'band':<17} {'p':<8} n")
+    for r in e.rows:
+        band = "—" if r.band is None else f"[{fmt_number(r.band[0], True, 3)}, {fmt_number(r.band[1], True, 3)}]"
+        lines.append(f"  {fmt_spend(r.budget, e.unit):<11}{_cell(r.a):<7} {_cell_value(r.a):<6} {_cell(r.b):<7} "
+                     f"{_cell_value(r.b):<6} {fmt_estimate(r.difference, digits=3):<25} {band:<17} "
+                     f"{'—' if r.p_value is None else fmt_p(r.p_value):<8} {r.n_tasks}")
+    if e.if_failures:
+        lines += ["  " + line for line in whole_items(
+            "range: a − b if errors were failures / successes, budget by budget:",
+            [f"{fmt_number(x, True, 3)} / {fmt_number(y, True, 3)}" for x, y in zip(e.if_failures, e.if_successes,
+                                                                              strict=True)], 76)]
+    return lines + [f"  {line}" for line in summary(e)]
+
+
+def _cell(f: Any) -> str:
+    return "—" if f is None else f"{f.width}×{f.depth}"
+
+
+def _cell_value(f: Any) -> str:
+    return "—" if f is None else f"{f.value:.3f}"
+
+
+def _range(cells: list[Any], unit: str | None) -> str:
+    if not cells:
+        return "nothing"
+    spends = [c.spend for c in cells]
+    return f"{fmt_spend(min(spends), unit)} to {fmt_spend(max(spends), unit)}"
 
 
 def _flips(c: RunComparison, db: str | None, max_flips: int | None, names: tuple[str, str] | None) -> list[str]:

@@ -49,8 +49,9 @@ def print_plan(out: Any, p: Any) -> None:
     if power is not None:
         detectable = ("none: too few tasks" if power["detectable_lift"] is None
                       else f"{power['detectable_lift']:.3f}")
-        out.print(f"  power vs pass@k (McNemar's test, Connor 1987; α = 0.05 two-sided, 80% power): "
-                  f"smallest detectable lift on {power['n_tasks']} tasks: {detectable}")
+        out.print(f"  power vs pass@k (the report's paired test, continuity-corrected McNemar at 0, exact; "
+                  f"α = 0.05 two-sided, 80% power): smallest detectable lift on {power['n_tasks']} tasks: "
+                  f"{detectable}")
         out.print(f"    discordance {power['discordance']:.3f}, {power['discordance_source']}",
                   markup=False)
         if power["lift"] is not None:

@@ -88,15 +88,3 @@ def batches_table(rows: Sequence[RunStatus]) -> Any:
         shown.add_row(b["run_id"], b["role"], str(b["round"]), b["provider"], b["batch_id"] or "-",
                       f"{b['n_done'] or 0}/{b['n_items']}", b["state"], age_text(b["age_s"]))
     return shown
-
-
-def sql_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Any:
-    """`seqk sql`'s result as a rich Table, NULL for a missing value, the row count below."""
-    from rich.table import Table
-
-    table = Table(caption=f"{len(rows)} row(s)")
-    for c in columns:
-        table.add_column(c)
-    for r in rows:
-        table.add_row(*("NULL" if v is None else str(v) for v in r))
-    return table

@@ -11,16 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from seqk.analysis import metrics
+from seqk.analysis.formats import equal_budget_lines, fmt_estimate, fmt_number, fmt_range, whole_items
 from seqk.analysis.metrics import Comparison, RunMetrics
 from seqk.analysis.report import (
     CompareRow,
     Report,
     comparison_line,
-    equal_budget_lines,
     fmt_comparison,
     fmt_cost,
-    fmt_estimate,
-    fmt_number,
     fmt_point,
     marked,
 )
@@ -70,10 +68,12 @@ def _run_block(run: RunMetrics) -> str:
     lines += [f"  {p.t:>3}  {fmt_point(p)}" + (f"   {fmt_number(p.pass_all_t, digits=3)}"
                                               if run.metric == "pass@k" else "")
               for p in run.curve]
+    lines += _range_lines(name, run)
     if run.delta is not None:
         lines.append(_figure(f"Δseq@{run.k}", fmt_estimate(run.delta)))
         lines.append(_figure("EGS", f"{fmt_estimate(run.egs, signed=False)} · LGS "
                                     f"{fmt_estimate(run.lgs, signed=False)}"))
+        lines += _gains_range(run)
     lines += _paired_lines(run, name_partner=True)
     return "\n".join(lines)
 
@@ -96,15 +96,77 @@ def _compare_block(row: CompareRow) -> str:
     for t in range(1, k_max + 1):
         lines.append(f"  {t:>3}  " + "   ".join(
             f"{column.get(t, '—'):<{width}}" for column in points).rstrip())
+    lines += _spend_lines(curves)
     if row.pass_run is not None:
         lines.append(_figure("pass^t", " · ".join(fmt_number(p.pass_all_t, digits=3)
                                                    for p in row.pass_run.curve)
                             + f" (t = 1..{row.pass_run.k})"))
+    for name, run in curves:
+        lines += _range_lines(name, run)
     if row.seq is not None:
         if row.seq.delta is not None:
             lines.append(_figure(f"Δseq@{row.seq.k}", fmt_estimate(row.seq.delta)))
+            lines += _gains_range(row.seq, egs=False)
         lines += _paired_lines(row.seq, name_partner=False)
     return "\n".join(lines)
+
+
+def _spend_lines(curves: list[tuple[str, RunMetrics]]) -> list[str]:
+    """What a task cost up to each t, per run: US$ when every point of every run is priced and
+    not free, else tokens (input + output), so that the two read at the same unit."""
+    points = [p for _, run in curves for p in run.curve]
+    dollars = bool(points) and all(p.cost_usd_per_task for p in points)
+    label, fmt = ("$/task", lambda p: f"{p.cost_usd_per_task:.4f}") if dollars else (
+        "tok/task", lambda p: "—" if p.tokens_per_task is None else f"{p.tokens_per_task:,.0f}")
+    lines = []
+    for i, (name, run) in enumerate(curves):
+        values = " · ".join(fmt(p) for p in run.curve)
+        lines.append(_figure(label if i == 0 else "", f"{name.split('@')[0]:<5}{values} (t = 1..{run.k})"))
+    return lines
+
+
+def _range_lines(name: str, run: RunMetrics) -> list[str]:
+    """The range errors leave on each point of a run with errored attempts: every errored attempt
+    counted as a failure, then as a success."""
+    if not run.n_error_attempts or not run.curve:
+        return []
+    lines = [f"{name} if errors were failures / successes, t = 1..{run.k}:"]
+    for i, p in enumerate(run.curve):  # each range whole on a line
+        item = fmt_range(p.value_if_failures, p.value_if_successes) + (" ·" if i < len(run.curve) - 1 else "")
+        if len(lines[-1]) + 1 + len(item) > 80 - 2 - _LABEL:
+            lines.append(item)
+        else:
+            lines[-1] += " " + item
+    return [_figure("range" if i == 0 else "", line) for i, line in enumerate(lines)]
+
+
+def _gains_range(run: RunMetrics, *, egs: bool = True) -> list[str]:
+    """ΔSeq@K (and EGS, LGS) with errored attempts counted as failures / as successes."""
+    if not run.gains_if_errors:
+        return []
+    shown = [("Δ", "delta", True)] + ([("EGS", "egs", False), ("LGS", "lgs", False)] if egs else [])
+    items = [f"{label} {fmt_number(run.gains_if_errors[key][0], signed)} / "
+             f"{fmt_number(run.gains_if_errors[key][1], signed)}" for label, key, signed in shown]
+    return [_figure("", line) for line in whole_items("errors as failures / successes:", items, 80 - 2 - _LABEL)]
+
+
+def _error_range(c: Comparison) -> list[str]:
+    """The range errors leave on a comparison whose compared slots are more than 1% errors."""
+    if not c.shows_range:
+        return []
+    return [_figure("", f"errors as failures / successes: "
+                        f"{fmt_range(c.if_failures, c.if_successes, signed=True)} "
+                        f"({c.error_share:.0%} of the slots)")]
+
+
+def _power_line(c: Comparison) -> list[str]:
+    """The smallest difference the comparison's n detects (28.3: underpowered runs say so)."""
+    if c.difference.value is None:
+        return []
+    if c.detectable is None:  # even a difference as large as their disagreement would be missed
+        return [_figure("", f"{c.difference.n} tasks detect nothing: too few disagree (80% power, "
+                            "α 0.05; plan)")]
+    return [_figure("", f"{c.difference.n} tasks detect {c.detectable:.2f} with 80% power (α 0.05; plan)")]
 
 
 def _paired_lines(run: RunMetrics, *, name_partner: bool) -> list[str]:
@@ -113,21 +175,25 @@ def _paired_lines(run: RunMetrics, *, name_partner: bool) -> list[str]:
     lift: Comparison | None = run.lift
     if lift is None:
         return []
-    lines = [_figure("lift", f"{fmt_comparison(lift)} · flips +{lift.n_a_only}/−{lift.n_b_only}")]
+    lines = [_figure("lift", f"{fmt_comparison(lift, with_range=False)} · flips "
+                             f"+{lift.n_a_only}/−{lift.n_b_only}")]
+    lines += _error_range(lift) + _power_line(lift)
     if name_partner:
         lines.append(_figure("", f"vs {lift.b_run_id}"))
     if run.framing is not None:
-        lines.append(_figure("framing", fmt_comparison(run.framing)))
+        lines.append(_figure("framing", fmt_comparison(run.framing, with_range=False)))
+        lines += _error_range(run.framing) + _power_line(run.framing)
         lines.append(_figure("", f"seq@1 vs {run.framing_vs}"))
     if run.framing_chen is not None:
-        lines.append(_figure("vs Chen", fmt_comparison(run.framing_chen)))
+        lines.append(_figure("vs Chen", fmt_comparison(run.framing_chen, with_range=False)))
+        lines += _error_range(run.framing_chen) + _power_line(run.framing_chen)
         lines.append(_figure("", "seq@1 vs pass@1 (Chen mean over all samples)"))
     return lines
 
 
 def closing_summary(run_id: str, db: Any) -> str:
     """A few lines (rich markup) for the end of `seqk run`: metric@1..K on success with n tasks
-    and 95% Wilson intervals, ΔSeq@K / EGS / LGS for seq@k, lift when a pass@k run exists,
+    and 95% intervals, ΔSeq@K / EGS / LGS for seq@k, lift when a pass@k run exists,
     the errors excluded, and the spend."""
     run = metrics.run_metrics(run_id, db)
     return describe_run(run) if run is not None else f"no run {run_id} in the database"
@@ -142,7 +208,7 @@ def describe_run(run: RunMetrics) -> str:
              f"{run.n_started} task(s)"]
     if run.rejudge_label:
         lines.append(f"  {escape(run.rejudge_label)}")
-    lines.append(f"  {'t':>3}  {name + '@t':>7}  {'95% Wilson':<16} {'n':>5} {'left out':>8}  "
+    lines.append(f"  {'t':>3}  {name + '@t':>7}  {'95% interval':<16} {'n':>5} {'left out':>8}  "
                  f"{'first-t':>7}  {'soft score':>10}  {'$/task':>8}")
     for p in run.curve:
         wilson = "—" if p.low is None else f"[{p.low:.3f}, {p.high:.3f}]"
@@ -170,8 +236,11 @@ def describe_run(run: RunMetrics) -> str:
             lines.append(f"  framing: seq@1 vs pass@1 (Chen mean over all samples): "
                          f"{escape(fmt_comparison(run.framing_chen))}")
     if run.n_error_attempts:
-        lines.append(f"  [yellow]{run.n_error_attempts} errored attempt(s) excluded[/] where they "
-                     "hide the outcome (`seqk report --errors-as-failures` counts them as failures)")
+        lines.append(f"  [yellow]{run.n_error_attempts} errored attempt(s)[/] censor their chains "
+                     "(Kaplan-Meier over attempts; `seqk report --errors-as-failures` counts them as "
+                     "failures); range with them as failures / successes: " + " · ".join(
+                         fmt_range(p.value_if_failures, p.value_if_successes, digits=3)
+                         for p in run.curve))
     if run.spend is not None:
         s = run.spend
         lines.append(f"  spend: {s.input_tokens:,} in ({s.cached_tokens:,} cached) / "

@@ -178,15 +178,26 @@ class Collector:
         and hand every answer to its attempt; items that failed for a passing reason go again."""
         self.n_rounds += 1
         calls, self.waiting = self.waiting, []
-        if not self._loaded:
-            await asyncio.to_thread(self._load)
-        while calls:
-            fresh = await self._attach(calls)
-            await self._submit(fresh)
-            if self.no_wait and not await self._all_final():
-                self.deferred = len(self._in_flight)
-                raise Deferred
-            calls = await self._collect()
+        taken = list(calls)
+        try:
+            if not self._loaded:
+                await asyncio.to_thread(self._load)
+            while calls:
+                fresh = await self._attach(calls)
+                await self._submit(fresh)
+                if self.no_wait and not await self._all_final():
+                    self.deferred = len(self._in_flight)
+                    raise Deferred
+                calls = await self._collect()
+                taken += calls
+        except (Deferred, asyncio.CancelledError):
+            raise
+        except BaseException:
+            # Back in the queue, so that the loop fails each with the error: a call taken out
+            # for this round and never answered would leave its attempt waiting for ever.
+            unanswered = {id(c): c for c in taken if not c.future.done()}
+            self.waiting = [*unanswered.values(), *self.waiting]
+            raise
 
     def _load(self) -> None:
         with self.db.connect(wait_s=60, checkpoint=False) as con:

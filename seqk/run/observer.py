@@ -44,15 +44,49 @@ class AttemptEvent:
     """Each model's limit on calls in flight now (the progress line shows the rate-limited)."""
 
 
+@dataclass(frozen=True)
+class RunTotals:
+    """What the run holds in the database once an invocation returns: every invocation's
+    attempts counted, not only this one's (a resume that finds everything done runs nothing,
+    and the run still holds its results)."""
+
+    tasks: int
+    """The run's tasks."""
+    tasks_finished: int
+    """Tasks whose every chain has ended: solved, or all k attempts valid."""
+    tasks_passed: int
+    """Tasks some chain solved."""
+    attempts: int
+    """Valid attempts (errored ones are apart)."""
+    attempts_errored: int
+    """Errored attempts a resume would run again."""
+    cost_usd: float | None
+    """What the run's calls cost, every invocation's; None when none was priced."""
+
+    @property
+    def tasks_pending(self) -> int:
+        """Tasks not finished: still to run, or held by an errored attempt."""
+        return self.tasks - self.tasks_finished
+
+    def __str__(self) -> str:
+        cost = "cost unknown" if self.cost_usd is None else f"${self.cost_usd:.4f}"
+        return (f"{self.tasks} tasks: {self.tasks_passed} passed, {self.tasks_finished} finished, "
+                f"{self.tasks_pending} pending; {self.attempts} attempts, {self.attempts_errored} errored; {cost}")
+
+
 @dataclass
 class RunResult:
-    """What one `seqk run` did."""
+    """What one `seqk run` did (this invocation), and what the run holds (`run`)."""
 
     prepared: Prepared
     attempts_written: int = 0
+    """Attempts this invocation wrote."""
     tasks_passed: int = 0
+    """Tasks this invocation finished that passed (0 after a resume that found them done: see `run`)."""
     tasks_failed: int = 0
+    """Tasks this invocation finished that failed."""
     tasks_error: int = 0
+    """Tasks this invocation left with an errored attempt."""
     interrupted: bool = False
     stopped: str | None = None
     """Why the run stopped early: a fatal error (the embedded model crashed, ...) that no
@@ -67,7 +101,20 @@ class RunResult:
     error_examples: dict[str, str] = field(default_factory=dict)
     """'stage:type' -> the first message of that kind, so the console can show the cause."""
     attempts_run: int = 0
+    """Attempts this invocation ran (errored ones included)."""
     attempts_errored: int = 0
+    """Attempts of this invocation that ended in an error."""
+    run: RunTotals | None = None
+    """What the run holds after this invocation, every invocation counted (set by
+    seqk.run_variant; None when the engine is called alone)."""
+
+    def __repr__(self) -> str:
+        held = f"run: {self.run}; " if self.run is not None else ""
+        return (f"RunResult({self.prepared.run_id} · {held}this invocation ({self.prepared.action}): "
+                f"{self.attempts_written} attempts written, {self.tasks_passed} tasks passed, "
+                f"{self.tasks_failed} failed, {self.tasks_error} with errors, {self.elapsed_s:.1f} s"
+                + (f"; stopped: {self.stopped}" if self.stopped else "")
+                + ("; interrupted" if self.interrupted else "") + ")")
 
     @property
     def exit_status(self) -> int:

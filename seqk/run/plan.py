@@ -12,8 +12,8 @@ from seqk.benchmark import HistoryItem
 from seqk.config.runspec import RunSpec
 from seqk.config.sweep import Cell, Sweep
 from seqk.errors import BadInput
+from seqk.power import DEFAULT_DISCORDANCE, detectable_lift, discordance_upper_limit, tasks_needed
 from seqk.run.prepare import decide_in, pending_attempts
-from seqk.stats import DEFAULT_DISCORDANCE, mcnemar_detectable_lift, mcnemar_tasks_needed
 from seqk.store import queries
 
 
@@ -149,20 +149,23 @@ def plan_cells(sweep: Sweep, db: store.DbLike = None) -> SweepPlan:
 
 
 def _power(n_tasks: int, measured: dict[str, Any] | None, lift: float | None) -> dict[str, Any]:
-    """McNemar's test of seq@K against pass@K on n_tasks (Connor 1987; α = 0.05 two-sided, 80%
-    power), with the discordance of the stored pair when it has discordant tasks, else 0.3."""
+    """The exact power of the paired test seqk runs (seqk.power; α = 0.05 two-sided, 80% power) of
+    seq@K against pass@K on n_tasks, with the discordance of the stored pair at its upper 95%
+    limit when it has discordant tasks, else 0.3."""
     source = f"assumed (no pair of runs has measured it; {DEFAULT_DISCORDANCE} is seqk's default)"
     psi = DEFAULT_DISCORDANCE
-    if measured and measured["n_shared"] and measured["n_seq_only"] + measured["n_pass_only"]:
-        psi = (measured["n_seq_only"] + measured["n_pass_only"]) / measured["n_shared"]
-        source = (f"measured: {measured['n_seq_only'] + measured['n_pass_only']} of "
-                  f"{measured['n_shared']} tasks solved by one run only, against {measured['pass_run_id']}")
-    if lift is not None and not 0 < lift < psi:
+    if measured and measured["n_shared"] and measured["discordance"]:
+        n, measured_psi = measured["n_shared"], measured["discordance"]
+        psi = discordance_upper_limit(measured_psi * n, n)
+        source = (f"measured {measured_psi:.3f} on {n} tasks against {measured['pass_run_id']} "
+                  f"({measured['n_seq_only']} solved by seq@K only, {measured['n_pass_only']} by "
+                  "pass@K only), planned at its upper 95% limit")
+    if lift is not None and not 0 < lift <= psi:
         raise BadInput(f"--lift {lift}: expected a lift between 0 and the discordance {psi:.3f} "
                        "(a run cannot gain more tasks than the two runs disagree on)")
     return {"n_tasks": n_tasks, "discordance": psi, "discordance_source": source, "alpha": 0.05,
-            "power": 0.8, "detectable_lift": mcnemar_detectable_lift(n_tasks, psi),
-            "lift": lift, "tasks_needed": mcnemar_tasks_needed(lift, psi) if lift is not None else None}
+            "power": 0.8, "detectable_lift": detectable_lift(n_tasks, psi),
+            "lift": lift, "tasks_needed": tasks_needed(lift, psi) if lift is not None else None}
 
 
 _CHARS_PER_TOKEN = 4  # a rough rule for English and code; the plan says it is an estimate

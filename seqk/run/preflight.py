@@ -5,8 +5,9 @@ role's key is in the environment (C10), every local model can run, every server 
 from __future__ import annotations
 
 from seqk.config.runspec import RunSpec
-from seqk.errors import ConfigError
+from seqk.errors import ConfigError, MissingExtra
 from seqk.models import check_endpoints, check_installed, credential_problems, ensure_ready
+from seqk.models.batch import sdk_problem
 from seqk.models.role import RoleSpec
 
 
@@ -16,10 +17,16 @@ def _roles(spec: RunSpec) -> list[RoleSpec]:
 
 
 def check_credentials(spec: RunSpec) -> None:
-    """Fail when a role's key is missing (ConfigError, rule C10)."""
+    """Fail when a role's key is missing (ConfigError, rule C10), or a batched role's SDK
+    (MissingExtra). Neither imports a provider's library: a missing key or package is reported
+    in well under a second, not after litellm's import."""
     issues = credential_problems(_roles(spec))
     if issues:
         raise ConfigError(spec.source, issues)
+    for role in _roles(spec):
+        problem = sdk_problem(role)
+        if problem:
+            raise MissingExtra(problem)
 
 
 def before_plan(spec: RunSpec) -> None:

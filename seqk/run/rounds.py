@@ -74,7 +74,7 @@ class BatchRouter:
 _TASK: contextvars.ContextVar[int] = contextvars.ContextVar("seqk_batch_task")
 
 
-@dataclass
+@dataclass(repr=False)  # RunResult's repr: what a notebook shows
 class RoundsResult(engine.RunResult):
     """A batch-mode run: what the scheduler reports, and the batches."""
 

@@ -24,9 +24,9 @@ from seqk import store
 from seqk.anytime import stopping_looks
 from seqk.config.study import StudySpec
 from seqk.errors import BadInput
+from seqk.power import DEFAULT_DISCORDANCE, tasks_needed
 from seqk.run.plan import plan_run
 from seqk.run.study_record import stored_state
-from seqk.stats import DEFAULT_DISCORDANCE, mcnemar_tasks_needed
 from seqk.store import queries
 
 DEFAULT_LIFTS = (0.05, 0.1, 0.2)
@@ -114,7 +114,7 @@ def plan(study: StudySpec, db: store.DbLike, *, lift: float | None = None,
     for d in lifts:
         code, used = simulate(n, study.window, d, psi, alpha=study.alpha, margin=study.margin,
                               replicates=replicates, seed=study.seed)
-        fixed = mcnemar_tasks_needed(d, psi, study.alpha, POWER)
+        fixed = tasks_needed(d, psi, study.alpha, POWER)
         out.rows.append(PlanRow(d, float(np.mean(code == 1)), float(np.mean(code != 0)), float(used.mean()),
                                 float(np.median(used)), None if cost is None else float(used.mean()) * cost,
                                 fixed, None if cost is None else fixed * cost))

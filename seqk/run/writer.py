@@ -63,6 +63,11 @@ class Writer:
             self._wake.set()
 
     def _write(self, batch: list[AttemptRecord | FeedbackFill], final: bool) -> None:
+        # On a lake, a commit that lost a race with another writer's is written again (the store
+        # decides how often and how long it waits); what did commit is not, as batch is cleared.
+        self.db.retrying(lambda: self._commit(batch, final))
+
+    def _commit(self, batch: list[AttemptRecord | FeedbackFill], final: bool) -> None:
         wait_s = min(60.0, self.close_wait_s) if final else 10.0
         with WRITE_LOCK, self.db.connect(wait_s=wait_s, checkpoint=False) as con:
             store.append_attempts(con, batch)

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from seqk.store.execute import Connection
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,8 @@ class Database(ABC):
     @property
     @abstractmethod
     def home(self) -> Path:
-        """The folder where run folders are exported by default."""
+        """The folder where run folders are exported by default: the database's folder (runs/
+        for a lake)."""
 
     @abstractmethod
     def connect(self, *, read_only: bool = False, wait_s: float = 30.0,
@@ -57,6 +61,12 @@ class Database(ABC):
         up to `wait_s` while another process holds it (StoreBusy after). `checkpoint=False`
         leaves a file's committed data in its write-ahead log at close (durable, and a batch's
         close ~10x cheaper)."""
+
+    def retrying(self, write: Callable[[], T]) -> T:
+        """`write()`: one whole write (it connects, writes and commits), run again where its commit
+        can lose a race with another process's (a lake) and nothing of it stayed. A file is written
+        by one process at a time: once."""
+        return write()
 
     @abstractmethod
     def lease(self, run_id: str, task_indices: Sequence[int] = ()) -> AbstractContextManager[None]:

@@ -1,12 +1,13 @@
-"""Per-task outcomes computed once for all the queries of one report (sql/kept.sql).
+"""Per-chain outcomes computed once for all the queries of one report (sql/kept.sql).
 
-`seqk report --compare` runs four queries over the same runs that each start from
-task_outcomes_of (the run curves, the bootstrap's task types, the frontier and the
-equal-budget value pairs); over a million attempts each of those calls groups the same
-million rows. Inside `kept_task_outcomes`, the outcomes are computed once into a temporary
-table and a temporary task_outcomes_of answers from it: DuckDB looks in the session's
-temporary catalog first, so the macros of views.sql use it unchanged. Asked for another
-errors_as_failures or for a run not kept, it fails rather than answer with missing rows.
+`seqk report --compare` runs several queries over the same runs that each start from
+chain_outcomes_of (the run curves, the per-chain rows the bootstraps and the equal-budget
+comparison read, the survival curves); over a million attempts each of those calls groups the
+same million rows. Inside `kept_chain_outcomes`, the outcomes are computed once into a temporary
+table and a temporary chain_outcomes_of (and chain_facts_of, its columns without the spend)
+answers from it: DuckDB looks in the session's temporary catalog first, so the macros of
+views.sql use them unchanged. Asked for a run not kept, they fail rather than answer with
+missing rows.
 
 Temporary tables and macros are allowed in a read-only session and never written to the
 file. A lake's session keeps its views and macros in that same temporary catalog
@@ -23,18 +24,18 @@ from seqk.store.execute import Connection
 
 
 @contextmanager
-def kept_task_outcomes(con: Connection, *, errors_as_failures: bool,
-                       run_ids: Sequence[str]) -> Iterator[None]:
-    """Within the block, task_outcomes_of(errors_as_failures, runs among `run_ids`) on `con`
-    reads outcomes computed once on entry."""
-    if queries.session_task_outcomes(con):  # a lake's session, or a block already open
+def kept_chain_outcomes(con: Connection, *, run_ids: Sequence[str]) -> Iterator[None]:
+    """Within the block, chain_outcomes_of and chain_facts_of (runs among `run_ids`) on `con`
+    read outcomes computed once on entry."""
+    if queries.session_chain_outcomes(con):  # a lake's session, or a block already open
         yield
         return
     ids = list(run_ids)
-    queries.keep_task_outcomes(con, errors_as_failures=errors_as_failures, run_ids=ids)
-    queries.keep_task_outcomes_for(con, errors_as_failures=errors_as_failures, run_ids=ids)
-    queries.serve_kept_task_outcomes(con)
+    queries.keep_chain_outcomes(con, run_ids=ids)
+    queries.keep_chain_outcomes_for(con, run_ids=ids)
+    queries.serve_kept_chain_outcomes(con)
+    queries.serve_kept_chain_facts(con)
     try:
         yield
     finally:
-        queries.drop_kept_task_outcomes(con)
+        queries.drop_kept_chain_outcomes(con)

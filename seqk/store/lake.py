@@ -15,8 +15,9 @@ What differs from a DuckDB file, and why:
 - Views and macros (sql/views.sql) live in each session's temporary catalog, never in the lake:
   a table macro stored in a lake broke every later session (seqk/store/schema.py).
 - One connection per process, shared by its threads under a lock: two threads writing through
-  one lake connection at once crashed DuckDB. Commit conflicts between processes are retried
-  inside DuckLake (ducklake_max_retry_count raised), not counted as failures.
+  one lake connection at once crashed DuckDB. A commit that loses a race with another process's
+  is retried, bounded and jittered, inside DuckLake and then by seqk (seqk/store/lake_retry.py),
+  never counted as a failure.
 - The run lease is a set of PostgreSQL advisory locks, one per (run, task): two machines may
   run disjoint tasks of one run; the same task twice is refused (seqk/store/catalog.py).
 """
@@ -29,7 +30,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -38,17 +39,15 @@ import duckdb
 
 from seqk.errors import BadInput, MissingExtra, NotFound
 from seqk.store import catalog, lake_queries, queries, s3, schema
-from seqk.store.database import Compaction, Database
+from seqk.store.database import Compaction, Database, T
 from seqk.store.execute import Connection
+from seqk.store.lake_retry import CommitRetry
 
 PREFIX = "ducklake:"
 CATALOG = "lake"
 """The name the lake is attached under in every session (sql/lake/ names it)."""
 USE_CATALOG = "USE " + CATALOG
 """Statements hold no values from outside: the catalog name is this constant."""
-SET_MAX_RETRY_COUNT = "SET ducklake_max_retry_count = 100"
-"""DuckLake's retries of a conflicting commit (its default, 10, ran out about once in 600
-commits with 4 writers)."""
 EXTENSIONS = (("ducklake", "ducklake"), ("postgres_scanner", "postgres_scanner"), ("httpfs", "httpfs"),
               ("aws", "aws"))
 """(PyPI package suffix, extension name): the duckdb-extension-* wheels the `lake` extra installs."""
@@ -70,6 +69,11 @@ class Lake(Database):
     commit_interval_s: float = field(default=1.0, compare=False)
     """About once a second: each commit is a catalog transaction other writers may retry against."""
     shared_writes: bool = field(default=True, compare=False)
+    retry: CommitRetry = field(default_factory=CommitRetry, compare=False)
+    """How a commit that lost a race with another writer's is retried."""
+    inline_rows: int = field(default=10, compare=False)
+    """An insert of fewer rows goes into the catalog (PostgreSQL) instead of a Parquet file on S3
+    (DuckLake's data inlining)."""
 
     @property
     def display(self) -> str:
@@ -117,7 +121,9 @@ class Lake(Database):
         con = duckdb.connect(":memory:")
         try:
             _load_extensions(con)
-            con.execute(SET_MAX_RETRY_COUNT)
+            for setting in self.retry.settings():
+                con.execute(setting)
+            con.execute(f"SET ducklake_default_data_inlining_row_limit = {int(self.inline_rows)}")
             options = ["READ_ONLY"] if read_only else []
             if self.data_path and not read_only:
                 options.append("DATA_PATH '" + self.data_path.replace("'", "''") + "'")
@@ -138,6 +144,10 @@ class Lake(Database):
                 raise NotFound(f"no lake at {self.display} yet (run `seqk run` against it first)") from None
             raise BadInput(f"cannot open the lake {self.display}: {first}") from None
         return con
+
+    def retrying(self, write: Callable[[], T]) -> T:
+        """`write()`, run again (bounded, jittered) while its commit loses races with other writers'."""
+        return self.retry.run(write)
 
     def lease(self, run_id: str, task_indices: Sequence[int] = ()) -> contextlib.AbstractContextManager[None]:
         """PostgreSQL advisory locks on each of `task_indices`: other processes may run the run's

@@ -66,9 +66,17 @@ def append_endpoint_limit(
 
 def budget_partners(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     """For each given seq@k run, its budget partner: a pass@k run of the same benchmark, slice, actor,
-    verifier and judge with any k (seq_run_id, pass_run_id, pass_k, n_candidates): the largest k
-    first, then the same feedback mode, the same temperature, the smallest run_id. (frontier.sql:69)"""
+    verifier and judge with any k, never a re-judging run (as run_pairs) (seq_run_id, pass_run_id,
+    pass_k, n_candidates): the largest k first, then the same feedback mode, the same temperature,
+    the smallest run_id. (frontier.sql:9)"""
     return run(con, 'budget_partners', {'run_ids': run_ids}, 'rows')
+
+
+def chain_rows(con: Connection, *, run_ids: Any) -> pa.Table:
+    """chain_outcomes_of for the given runs with each task's content_hash, one row per (run, task,
+    chain) in that order: what the estimators of seqk/analysis/survival.py read (the bootstraps re-
+    estimate the survival curves from them, the equal-budget comparison its cells). (metrics.sql:33)"""
+    return run(con, 'chain_rows', {'run_ids': run_ids}, 'arrow')
 
 
 def compare_solved(
@@ -97,38 +105,10 @@ def count_tables(con: Connection, *, table_name: Any) -> Any:
     return run(con, 'count_tables', {'table_name': table_name}, 'scalar')
 
 
-def drop_kept_task_outcomes(con: Connection) -> None:
-    """Nothing: the database's own task_outcomes_of answers again; the kept tables are dropped.
-    (kept.sql:43)"""
-    return run(con, 'drop_kept_task_outcomes', {}, 'none')
-
-
-def equal_budget_types(
-    con: Connection,
-    *,
-    errors_as_failures: Any,
-    seq_run_ids: Any,
-    seq_widths: Any,
-    seq_depths: Any,
-    pass_run_ids: Any,
-    pass_widths: Any,
-) -> list[dict[str, Any]]:
-    """For each equal-budget point i (1-based: the seq@k cell (seq_run_ids[i], seq_widths[i],
-    seq_depths[i]) against pass@m, (pass_run_ids[i], pass_widths[i], depth 1)), the tasks both cells
-    count (same task_index, same content), merged by their pair of per-task values: (point,
-    seq_value, pass_value, n_tasks), in order of point and then of each pair's first task. What the
-    paired bootstrap resamples, computed here: the per-task values of a million attempts are a
-    million rows. The run ids come as JSON text and the integers as list text (seqk.store.int_list):
-    DuckDB tries `import pandas` twice for each element of a Python list parameter, ~85 us each when
-    pandas is absent, and a report has hundreds of points. (frontier.sql:8)"""
-    return run(con, 'equal_budget_types', {
-        'errors_as_failures': errors_as_failures,
-        'seq_run_ids': seq_run_ids,
-        'seq_widths': seq_widths,
-        'seq_depths': seq_depths,
-        'pass_run_ids': pass_run_ids,
-        'pass_widths': pass_widths,
-    }, 'rows')
+def drop_kept_chain_outcomes(con: Connection) -> None:
+    """Nothing: the database's own chain_outcomes_of and chain_facts_of answer again; the kept tables
+    are dropped. (kept.sql:49)"""
+    return run(con, 'drop_kept_chain_outcomes', {}, 'none')
 
 
 def export_attempts(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
@@ -214,7 +194,7 @@ def find_task(con: Connection, *, run_id: Any, task_index: Any, task_id: Any) ->
 
 def frontier_rows(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> list[dict[str, Any]]:
     """Every frontier_of column for the given runs: one row per (run, width, depth), in that order.
-    (frontier.sql:4)"""
+    (frontier.sql:5)"""
     return run(con, 'frontier_rows', {'errors_as_failures': errors_as_failures, 'run_ids': run_ids}, 'rows')
 
 
@@ -555,22 +535,15 @@ def judge_agreement(con: Connection, *, run_a: Any, run_b: Any) -> list[tuple[An
     return run(con, 'judge_agreement', {'run_a': run_a, 'run_b': run_b}, 'tuples')
 
 
-def keep_task_outcomes(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> None:
-    """Nothing: task_outcomes_of for the given runs, kept in the temporary table kept_task_outcomes.
+def keep_chain_outcomes(con: Connection, *, run_ids: Any) -> None:
+    """Nothing: chain_outcomes_of for the given runs, kept in the temporary table kept_chain_outcomes.
     (kept.sql:8)"""
-    return run(con, 'keep_task_outcomes', {
-        'errors_as_failures': errors_as_failures,
-        'run_ids': run_ids,
-    }, 'none')
+    return run(con, 'keep_chain_outcomes', {'run_ids': run_ids}, 'none')
 
 
-def keep_task_outcomes_for(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> None:
-    """Nothing: what kept_task_outcomes holds (errors_as_failures and the runs), for the macro's check.
-    (kept.sql:13)"""
-    return run(con, 'keep_task_outcomes_for', {
-        'errors_as_failures': errors_as_failures,
-        'run_ids': run_ids,
-    }, 'none')
+def keep_chain_outcomes_for(con: Connection, *, run_ids: Any) -> None:
+    """Nothing: which runs kept_chain_outcomes holds, for the macros' check. (kept.sql:13)"""
+    return run(con, 'keep_chain_outcomes_for', {'run_ids': run_ids}, 'none')
 
 
 def kept_outputs(
@@ -632,35 +605,26 @@ def list_studies(con: Connection) -> list[dict[str, Any]]:
     return run(con, 'list_studies', {}, 'rows')
 
 
+def none_partners(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
+    """For each given seq@k run, its measured stopping-matched partner: a seq@k run of the same
+    benchmark, slice, actor, verifier and judge with feedback_mode 'none' (later attempts see "This
+    is attempt t of K" and nothing of earlier attempts), not itself (seq_run_id, none_run_id,
+    none_k, none_chains, n_candidates): the most attempts per task (chains x k) first, then the same
+    temperature, the smallest run_id. (frontier.sql:38)"""
+    return run(con, 'none_partners', {'run_ids': run_ids}, 'rows')
+
+
 def pair_choices(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     """For each given seq@k run: the pass@k run it is compared with, how many candidates there were,
-    and whether both sample with the same seed (run_pairs, choice = 1). (metrics.sql:64)"""
+    and whether both sample with the same seed (run_pairs, choice = 1). (metrics.sql:46)"""
     return run(con, 'pair_choices', {'run_ids': run_ids}, 'rows')
 
 
 def pair_discordance(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
-    """For a seq@k run with a same-k pass@k partner (feedback_lift): pass_run_id, n_shared tasks and
-    the discordant ones (n_seq_only, n_pass_only), what `seqk plan` sizes a study from.
-    (frontier.sql:89)"""
+    """For a seq@k run with a pass@k partner (feedback_lift): pass_run_id, n_shared tasks, the
+    discordant ones (n_seq_only, n_pass_only) and the discordance (the expected share of tasks
+    solved by one run only), what `seqk plan` sizes a study from. (frontier.sql:31)"""
     return run(con, 'pair_discordance', {'run_id': run_id}, 'rows')
-
-
-def paired_run_types(
-    con: Connection,
-    *,
-    errors_as_failures: Any,
-    run_a: Any,
-    t: Any,
-    run_b: Any,
-) -> list[tuple[Any, ...]]:
-    """Two runs' values at t on the tasks both count there (same task_index and content), grouped as
-    (a_value, b_value, n tasks): what a paired comparison resamples. (metrics.sql:89)"""
-    return run(con, 'paired_run_types', {
-        'errors_as_failures': errors_as_failures,
-        'run_a': run_a,
-        't': t,
-        'run_b': run_b,
-    }, 'tuples')
 
 
 def pending_attempts(
@@ -687,17 +651,6 @@ def pending_attempts(
     }, 'tuples')
 
 
-def point_types(con: Connection, *, run_ids: Any, errors_as_failures: Any) -> list[tuple[Any, ...]]:
-    """The task types the bootstrap resamples, with n tasks each. kind 'seq': each given seq@k run's
-    tasks counted at K by (a_1, a_2, a_3, a_4) = their values at t = 1, 2, K-1, K, for ΔSeq@K, EGS
-    and LGS. kind 'pair': each given seq@k run's tasks shared with its chosen pass@k run, by (seq@1,
-    pass@1, seq@K, pass@K), for the lift and the framing effect (the pairing of paired_tasks_of, on
-    one shared read of the attempts); pass@1 is the pass@k run's sample 1 when the runs share a seed
-    (run_pairs.same_seed), else Chen's estimate; a_5 is Chen's estimate always (NULL for kind
-    'seq'). (metrics.sql:31)"""
-    return run(con, 'point_types', {'run_ids': run_ids, 'errors_as_failures': errors_as_failures}, 'tuples')
-
-
 def rejudge_pending(con: Connection, *, run_id: Any, generation: Any) -> list[dict[str, Any]]:
     """The linked slots of a re-judging run that have no valid attempt in its current generation, with
     the source answer: task_index, attempt_index, source_attempt_uid, prompt, output.
@@ -711,12 +664,12 @@ def rejudge_source(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
 
 
 def report_runs(con: Connection, *, run_ids: Any, benchmark: Any, model: Any) -> list[dict[str, Any]]:
-    """The runs' settings (run_id, benchmark, slice, metric, k, feedback_mode, actor_model,
+    """The runs' settings (run_id, benchmark, slice, metric, k, chains, feedback_mode, actor_model,
     judge_model, critic_model, verifier, temperature, shows_grading_info and soft_score_clipped:
     NULL read as FALSE, shared_seeds: seeded by the rule before seqk.seeds, one seed per sample
-    index for every task; rejudge_of: the run a re-judging run grades again, else NULL) filtered by
-    run ids, benchmark (or slice) and actor model, each filter NULL for any; in run_id order.
-    (metrics.sql:5)"""
+    index for every task; rejudge_of: the run a re-judging run grades again, else NULL; is_primary:
+    the variant says `primary: true`) filtered by run ids, benchmark (or slice) and actor model,
+    each filter NULL for any; in run_id order. (metrics.sql:5)"""
     return run(con, 'report_runs', {'run_ids': run_ids, 'benchmark': benchmark, 'model': model}, 'rows')
 
 
@@ -741,7 +694,7 @@ def run_batch_items(con: Connection, *, run_id: Any, generation: Any) -> list[di
 
 def run_curves(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> list[dict[str, Any]]:
     """Every run_curve_of column for the given runs, one row per (run, t), by run then t.
-    (metrics.sql:25)"""
+    (metrics.sql:27)"""
     return run(con, 'run_curves', {'errors_as_failures': errors_as_failures, 'run_ids': run_ids}, 'rows')
 
 
@@ -771,19 +724,26 @@ def seq_history(con: Connection, *, run_id: Any, generation: Any, task_indices: 
     }, 'rows')
 
 
-def serve_kept_task_outcomes(con: Connection) -> None:
-    """Nothing: a temporary task_outcomes_of, which DuckDB resolves before the database's own (the
+def serve_kept_chain_facts(con: Connection) -> None:
+    """Nothing: a temporary chain_facts_of answering from the kept chain_outcomes_of (its columns but
+    the spend), so that task_outcomes_of and the survival macros read the kept rows too.
+    (kept.sql:42)"""
+    return run(con, 'serve_kept_chain_facts', {}, 'none')
+
+
+def serve_kept_chain_outcomes(con: Connection) -> None:
+    """Nothing: a temporary chain_outcomes_of, which DuckDB resolves before the database's own (the
     temporary catalog comes first), also where views.sql's macros call it, answering from
-    kept_task_outcomes. It fails (error) when asked for another errors_as_failures or for a run not
-    kept, rather than answer with missing rows. run_no is numbered again among the runs asked for,
-    as current_attempts_of numbers them, since run_curve_of joins the two on it. (kept.sql:18)"""
-    return run(con, 'serve_kept_task_outcomes', {}, 'none')
+    kept_chain_outcomes. It fails (error) when asked for a run not kept, rather than answer with
+    missing rows. run_no is numbered again among the runs asked for, as current_attempts_of numbers
+    them, since the views join on it. (kept.sql:18)"""
+    return run(con, 'serve_kept_chain_outcomes', {}, 'none')
 
 
-def session_task_outcomes(con: Connection) -> Any:
-    """How many task_outcomes_of macros the session's temporary catalog holds: 1 in a lake's session,
-    whose views and macros all live there, or while a report keeps its outcomes. (kept.sql:49)"""
-    return run(con, 'session_task_outcomes', {}, 'scalar')
+def session_chain_outcomes(con: Connection) -> Any:
+    """How many chain_outcomes_of macros the session's temporary catalog holds: 1 in a lake's session,
+    whose views and macros all live there, or while a report keeps its outcomes. (kept.sql:57)"""
+    return run(con, 'session_chain_outcomes', {}, 'scalar')
 
 
 def set_batch_state(
@@ -816,7 +776,7 @@ def set_schema_info(con: Connection, *, key: Any, value: Any) -> None:
 def spend_by_role(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     """Tokens (four fields), cost_usd (NULL when nothing was priced), calls and unpriced calls of the
     given runs, one row per (run, role, model): task_spend summed over tasks, summed here straight
-    from the calls (grouping by task first cost a million-call report ~0.3 s). (metrics.sql:72)"""
+    from the calls (grouping by task first cost a million-call report ~0.3 s). (metrics.sql:54)"""
     return run(con, 'spend_by_role', {'run_ids': run_ids}, 'rows')
 
 
@@ -898,7 +858,7 @@ def touch_run(con: Connection, *, run_id: Any) -> None:
 def view_partners(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     """The runs a run is compared with: for a seq@k run its chosen pass@k run; for a pass@k run every
     seq@k run that chose it, the one with its feedback mode first. (seq_run_id, pass_run_id,
-    same_feedback_mode). (view.sql:156)"""
+    same_feedback_mode). (view.sql:194)"""
     return run(con, 'view_partners', {'run_id': run_id}, 'rows')
 
 
@@ -924,7 +884,7 @@ def view_run_tasks(
     run); $search ('' for none) matches the task prompt or an attempt's output of this run, case-
     insensitively; $upto (NULL for none) keeps tasks 1..upto. The filters need every task's outcome
     (one pass over the runs' attempts); the cells and the spend are read for the page's tasks only.
-    (view.sql:167)"""
+    (view.sql:205)"""
     return run(con, 'view_run_tasks', {
         'filter': filter,
         'search': search,
@@ -943,10 +903,10 @@ def view_runs(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     n_passed, valid and errored attempts: what `seqk status` shows); tokens, cost_usd (NULL when no
     call was priced), unpriced and failed calls; pass_run_id (the pass@k run a seq@k run is compared
     with, run_pairs choice 1); curve: [{t, n_tasks, value, low, high}] as in run_curve (errors
-    excluded, 95% Wilson interval; n_left_out: tasks whose outcome at t is unknown); budget: [{t,
-    cost_usd_per_task, tokens_per_task}], the expected spend per task of each point of the curve as
-    frontier_of has it (NULL for a seq@k run with several chains, whose frontier has more widths).
-    The attempts are read once, in one pass (task_outcomes_fast_of), and the calls once, summed per
-    attempt index; without run_curve's soft score, which costs a second read of the attempts.
-    (view.sql:4)"""
+    censor a chain; the 95% Wilson interval where no chain is censored before t, else NULL;
+    n_left_out: pass@k tasks with fewer than t valid samples); budget: [{t, cost_usd_per_task,
+    tokens_per_task}], seq_k's complete-case spend per task at each point (the equal-budget chart
+    reads frontier_of; NULL for a seq@k run with several chains). The attempts are read once, in one
+    pass (task_outcomes_fast_of), and the calls once, summed per attempt index; without run_curve's
+    soft score, which costs a second read of the attempts. (view.sql:4)"""
     return run(con, 'view_runs', {'run_ids': run_ids}, 'rows')

@@ -1,10 +1,11 @@
 """The equal-budget chart of the run list: for each seq@k run with a budget partner (a pass@k run
 of the same benchmark, slice, actor, verifier and judge, the largest k; sql/frontier.sql
-budget_partners), success against expected spend per task, for pass@m (m = 1..n) and for each
-depth of the seq@k run's width x depth frontier, as in `seqk report`'s equal-budget block.
-
-A run with one chain per task needs no frontier query: its frontier is its curve, and view_runs
-gives each point's spend (`budget`). A seq@k run with several chains reads frontier_of.
+budget_partners), success against expected spend per task, for the partner resampling until
+success (its width x depth cells that no other beats at no more spend: a partner that stops at
+its first success, as seq@k does; pass@m, which never stops, would favour seq@k, issue 27) and for
+each depth of the seq@k run's width x depth frontier, as in `seqk report`'s resample-until-success
+block: the cells of frontier_of (errors censor a chain, every run; the run's curve in view_runs
+is seq_k's complete-case figure, which under errors reads high).
 """
 
 from __future__ import annotations
@@ -78,45 +79,33 @@ class _Run(Protocol):
     def curve(self) -> Sequence[Any]: ...
 
 
-def _cells_of_curve(run: _Run, usd: bool) -> list[dict[str, Any]]:
-    spends = {p.t: p for p in run.budget or []}
-    cells = []
-    for p in run.curve:
-        s = spends.get(p.t)
-        spend = None if s is None else (s.cost_usd_per_task if usd else s.tokens_per_task)
-        width, depth = (p.t, 1) if run.metric == "pass@k" else (1, p.t)
-        cells.append({"width": width, "depth": depth, "value": p.value, "spend": spend, "n_tasks": p.n_tasks})
-    return cells
-
-
 def budget_charts(con: Any, runs: Sequence[_Run]) -> dict[str, BudgetChart]:
     """The chart of each seq@k run of `runs` whose budget partner is among `runs`, by seq run id."""
     by_id = {r.run_id: r for r in runs}
     seq_ids = [r.run_id for r in runs if r.metric == "seq@k"]
     partners = [p for p in queries.budget_partners(con, run_ids=seq_ids) if p["pass_run_id"] in by_id] \
         if seq_ids else []
-    # several chains: the frontier has more widths than the curve has points
-    multi = sorted({p["seq_run_id"] for p in partners if by_id[p["seq_run_id"]].budget is None})
     frontier: dict[str, list[dict[str, Any]]] = {}
-    if multi:
-        for row in queries.frontier_rows(con, errors_as_failures=False, run_ids=multi):
-            frontier.setdefault(row["run_id"], []).append(row)
+    ids = sorted({i for p in partners for i in (p["seq_run_id"], p["pass_run_id"])})
+    if ids:
+        for row in queries.frontier_rows(con, errors_as_failures=False, run_ids=ids):
+            if row["run_id"] in by_id:
+                frontier.setdefault(row["run_id"], []).append(row)
     charts = {}
     for p in partners:
         seq, pas = by_id[p["seq_run_id"]], by_id[p["pass_run_id"]]
-        # as the report; but runs that cost nothing (free or local models) are drawn in tokens,
-        # where a US$ axis would put every point at 0
+        # as the report: runs that cost nothing (free or local models) are drawn in tokens, where a
+        # US$ axis would put every point at 0
         usd = all(r.n_unpriced_calls == 0 and r.cost_usd for r in (seq, pas))
-        if seq.run_id in frontier:
-            key = "cost_usd_per_task" if usd else "tokens_per_task"
-            seq_cells = [{"width": c["width"], "depth": c["depth"], "value": c["value"],
-                          "spend": c[key], "n_tasks": c["n_tasks"]} for c in frontier[seq.run_id]]
-        else:
-            seq_cells = _cells_of_curve(seq, usd)
+        key = "cost_usd_per_task" if usd else "tokens_per_task"
+        seq_cells, pass_cells = ([{"width": c["width"], "depth": c["depth"], "value": c["value"],
+                                   "spend": c[key], "n_tasks": c["n_tasks"]} for c in frontier.get(r.run_id, [])]
+                                 for r in (seq, pas))
         chart = BudgetChart(seq.run_id, pas.run_id, p["pass_k"], "US$" if usd else "tokens")
-        pass_points = _points(_cells_of_curve(pas, usd))
+        pass_points = _pareto(_points(pass_cells))
         if pass_points:
-            chart.lines.append(BudgetLine(f"pass@m, m = 1..{p['pass_k']}", pass_points, is_pass=True))
+            chart.lines.append(BudgetLine(f"resample until success (pass@{p['pass_k']}'s samples)",
+                                          pass_points, is_pass=True))
         depths = sorted({c["depth"] for c in seq_cells})
         if len({c["width"] for c in seq_cells}) == 1:  # one chain per task: one line over depths
             points = _points(seq_cells)
@@ -136,3 +125,13 @@ def _points(cells: list[dict[str, Any]]) -> list[BudgetPoint]:
     return [BudgetPoint(c["width"], c["depth"], c["value"], c["spend"], c["n_tasks"])
             for c in sorted(cells, key=lambda c: (c["width"], c["depth"]))
             if c["value"] is not None and c["spend"] is not None]
+
+
+def _pareto(points: list[BudgetPoint]) -> list[BudgetPoint]:
+    """The cells no other beats on success at no more spend, in order of spend."""
+    best, out = float("-inf"), []
+    for c in sorted(points, key=lambda c: (c.spend, -c.value)):
+        if c.value > best + 1e-12:
+            out.append(c)
+            best = c.value
+    return out

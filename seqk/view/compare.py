@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seqk import store
+from seqk.analysis.budget import CellFigure
 from seqk.analysis.compare import Flip, RunComparison, compare
 from seqk.errors import NotFound
 from seqk.store import queries
@@ -68,18 +69,15 @@ def bundle_key(run_a: str, run_b: str) -> str:
 def compare_page(run_a: str, run_b: str, db: store.DbLike = None, *, filter: str = "flips",
                  search: str = "") -> ComparePage:
     """Two runs side by side (exact ids), their flips filtered ('flips', 'a_only', 'b_only') and
-    searched by task id."""
+    searched by task id. The frontiers are the cells `seqk compare` matches at equal spend."""
     _check(filter)  # before the work
     comparison = compare(run_a, run_b, db)
-    unit, refusal = spend_unit(comparison)
+    budget = comparison.equal_budget
     frontiers: list[Frontier] = []
-    if unit is not None:
-        with store.connect(db, read_only=True, wait_s=WAIT_S) as con:
-            rows = queries.frontier_rows(con, errors_as_failures=False, run_ids=[run_a, run_b])
-        for side in (comparison.a, comparison.b):
-            mine = [r for r in rows if r["run_id"] == side.run.run_id]
-            frontiers.append(Frontier(side.run.run_id, _lines(side.run.metric, mine, unit)))
-    return filtered(ComparePage(comparison, "flips", "", [], unit, frontiers, refusal), filter, search)
+    if budget.unit is not None:
+        for side, cells in ((comparison.a, budget.cells_a), (comparison.b, budget.cells_b)):
+            frontiers.append(Frontier(side.run.run_id, _lines(side.run.metric, cells)))
+    return filtered(ComparePage(comparison, "flips", "", [], budget.unit, frontiers, budget.refusal), filter, search)
 
 
 def filtered(page: ComparePage, filter: str, search: str = "") -> ComparePage:
@@ -98,31 +96,22 @@ def _check(filter: str) -> None:
         raise NotFound(f"no flip filter named {filter!r}; the filters are {', '.join(FLIP_FILTERS)}")
 
 
-def spend_unit(c: RunComparison) -> tuple[str | None, str | None]:
-    """('US$', None) when every call of both runs was priced and they cost something; ('tokens',
-    None) when not, but both runs pay the same models in every role; else (None, why not)."""
-    runs = (c.a.run, c.b.run)
-    if all(r.spend and r.spend.cost_usd and not r.spend.n_unpriced_calls for r in runs):
-        return "US$", None
-    models = [{(s.role, s.model) for s in r.spend_by_role} for r in runs]
-    if models[0] == models[1]:
-        return "tokens", None
-    return None, ("Not drawn at equal spend: a call of these runs has no price, and their models differ, so their "
-                  "tokens are not the same money. Give each role a `price:` in the variants to compare them in US$.")
-
-
-def _lines(metric: str, rows: list[dict[str, Any]], unit: str) -> list[BudgetLine]:
-    key = "cost_usd_per_task" if unit == "US$" else "tokens_per_task"
-    cells = [BudgetPoint(r["width"], r["depth"], r["value"], r[key], r["n_tasks"]) for r in rows
-             if r["value"] is not None and r[key] is not None]
+def _lines(metric: str, found: list[CellFigure]) -> list[BudgetLine]:
+    """A run's cells as lines: a seq@k run's one line per depth across its chains (one line when it
+    has one chain); a pass@k run's pass@m (depth 1) and one line per depth of resampling until success."""
+    cells = [BudgetPoint(c.width, c.depth, c.value, c.spend, c.n_tasks) for c in found]
     if not cells:
         return []
+    depths = sorted({c.depth for c in cells})
     if metric == "pass@k":
-        top = max(c.width for c in cells)
-        return [BudgetLine(f"pass@m, m = 1..{top}" if top > 1 else "pass@1", cells, is_pass=True)]
+        top = max(c.width for c in cells if c.depth == 1)
+        lines = [BudgetLine(f"pass@m, m = 1..{top}" if top > 1 else "pass@1",
+                            [c for c in cells if c.depth == 1], is_pass=True)]
+        return lines + [BudgetLine(f"until success, depth {d}", [c for c in cells if c.depth == d])
+                        for d in depths if d > 1]
     if len({c.width for c in cells}) == 1:
-        return [BudgetLine(f"depth 1..{max(c.depth for c in cells)}", sorted(cells, key=lambda c: c.depth))]
-    return [BudgetLine(f"depth {d}", [c for c in cells if c.depth == d]) for d in sorted({c.depth for c in cells})]
+        return [BudgetLine(f"depth 1..{max(depths)}", sorted(cells, key=lambda c: c.depth))]
+    return [BudgetLine(f"depth {d}", [c for c in cells if c.depth == d]) for d in depths]
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@ compare_picker.html), in the environment and with the links of seqk/view/render.
 
 from __future__ import annotations
 
-from seqk.analysis.report import fmt_number, fmt_p
+from seqk.analysis.compare_budget import summary
+from seqk.analysis.formats import fmt_number, fmt_p, fmt_spend
 from seqk.view.compare import FLIP_FILTERS, ComparePage, CompareTaskPage
 from seqk.view.compare_svg import curves_chart, frontiers_chart
 from seqk.view.render import Urls, environment
@@ -21,7 +22,8 @@ def render_compare(page: ComparePage, urls: Urls, note: str | None = None) -> st
     """`/compare/<a>/<b>`."""
     return environment().get_template("compare.html").render(
         page=page, urls=urls, note=note, curves=curves_chart(page), frontiers=frontiers_chart(page),
-        signed=_signed, pvalue=_p, FLIP_FILTERS=FLIP_FILTERS, title=f"compare · {page.a} · {page.b}")
+        signed=_signed, pvalue=_p, FLIP_FILTERS=FLIP_FILTERS, spend=fmt_spend,
+        budget_summary=summary(page.comparison.equal_budget), title=f"compare · {page.a} · {page.b}")
 
 
 def render_compare_task(page: CompareTaskPage, urls: Urls) -> str:

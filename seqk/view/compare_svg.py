@@ -1,5 +1,5 @@
 """The compare page's two charts as inline SVG: both runs' metric@t curves on one chart, and both
-runs' frontiers (success against expected spend per task) on another, every axis titled."""
+runs' frontiers (success against expected spend per task) on another, every axis titled (svg._Frame)."""
 
 from __future__ import annotations
 
@@ -34,8 +34,7 @@ def curves_chart(page: ComparePage, *, width: int = 560, height: int = 280) -> s
     series = [Series(f"{name}: {side.run.metric[:-2]}@t", _points(side.run.curve), color,
                      dashed=side.run.metric == "pass@k")
               for name, side, color in (("a", c.a, RUN_COLORS[0]), ("b", c.b, RUN_COLORS[1]))]
-    svg = curve_chart(series, title="metric@t of both runs, 95% intervals", width=width, height=height)
-    return _y_title(svg, _Frame(width, height))
+    return curve_chart(series, title="metric@t of both runs, 95% intervals", width=width, height=height)
 
 
 def _spend(value: float, unit: str) -> str:
@@ -72,4 +71,4 @@ def frontiers_chart(page: ComparePage, *, width: int = 560, height: int = 280) -
             parts.append(frame.legend(n, color, dash, f"{name}: {line.label}"))
             n += 1
     parts.append("</svg>")
-    return _y_title("".join(parts), frame)
+    return "".join(parts)

@@ -14,6 +14,7 @@ from seqk.analysis.study import StudySummary, studies_in
 from seqk.errors import NotFound
 from seqk.store import queries
 from seqk.view.budget import BudgetChart, SpendPoint, budget_charts
+from seqk.view.verdict import RunVerdict, verdicts
 
 PAGE_SIZE = 100
 """Tasks per page of a run's task table."""
@@ -115,6 +116,8 @@ class RunsPage:
     """seq@k run id -> its equal-budget chart against its budget partner, where it has one."""
     studies: list[StudySummary] = field(default_factory=list)
     """Sequential studies (seqk.analysis.study), oldest first."""
+    verdicts: dict[str, RunVerdict] = field(default_factory=dict)
+    """seq@k run id -> its lift, framing and equal-budget figures, as `seqk report --compare`."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +167,9 @@ class RunPage:
     """Tasks that pass the filter and the search, on every page."""
     upto: int | None = None
     """Only tasks 1..upto are listed (a bounded bundle), None for every task."""
+    verdicts: list[RunVerdict] = field(default_factory=list)
+    """The lift, framing and equal-budget figures, as `seqk report --compare`, of this seq@k run, or
+    of each seq@k run compared with this pass@k run."""
 
     @property
     def partner_id(self) -> str | None:
@@ -204,13 +210,18 @@ def runs_page(db: store.DbLike = None) -> RunsPage:
             groups[run.pass_run_id].seq_runs.append(run)
         else:
             groups[run.run_id] = RunGroup(None, [run])
-    ordered = sorted(groups.values(), key=lambda g: (g.title, (g.pass_run or g.seq_runs[0]).run_id))
-    return RunsPage(database.display, ordered, len(runs), budgets, studies)
+    # Comparisons first: a group with both a pass@k run and a seq@k run answers the question.
+    ordered = sorted(groups.values(), key=lambda g: (not (g.pass_run and g.seq_runs), g.title,
+                                                     (g.pass_run or g.seq_runs[0]).run_id))
+    found = verdicts(database) if any(r.metric == "seq@k" for r in runs) else {}
+    return RunsPage(database.display, ordered, len(runs), budgets, studies, found)
 
 
 def run_page(run_id: str, db: store.DbLike = None, *, filter: str = "all", search: str = "",
-             page: int = 1, upto: int | None = None) -> RunPage:
-    """One run's curve (and its partner's) and one page of its tasks, filtered and searched."""
+             page: int = 1, upto: int | None = None,
+             known: dict[str, RunVerdict] | None = None) -> RunPage:
+    """One run's curve (and its partner's) and one page of its tasks, filtered and searched;
+    `known` holds verdicts already computed (a bundle computes every run's once)."""
     if filter not in FILTERS:
         raise NotFound(f"no task filter named {filter!r}; the filters are {', '.join(FILTERS)}")
     page = max(page, 1)
@@ -233,10 +244,13 @@ def run_page(run_id: str, db: store.DbLike = None, *, filter: str = "all", searc
         rows = queries.view_run_tasks(con, run_id=run_id, seq_run_id=seq_id, pass_run_id=pass_id,
                                       filter=filter, search=search.strip(), limit=PAGE_SIZE,
                                       offset=(page - 1) * PAGE_SIZE, upto=upto)
+    seq_ids = [i for i in (seq_id, *others) if i is not None]
+    found = (known if known is not None else verdicts(database, seq_ids)) if seq_ids else {}
     n_matching = rows[0]["n_matching"] if rows else 0
     tasks = [TaskRow(cells=[Cell(**c) for c in r["cells"]],
                      **{k: v for k, v in r.items() if k not in ("cells", "n_matching")}) for r in rows]
     return RunPage(run=run, seq_run_id=seq_id, pass_run_id=pass_id, other_partners=others,
                    summaries=summaries, tasks=tasks, filter=filter,
                    search=search.strip(), page=page, n_pages=max(1, -(-n_matching // PAGE_SIZE)),
-                   n_matching=n_matching, upto=upto)
+                   n_matching=n_matching, upto=upto,
+                   verdicts=[found[i] for i in seq_ids if i in found])

@@ -111,14 +111,16 @@ def bundle(folder: Path, db: store.DbLike = None, runs: tuple[str, ...] | list[s
     _write(folder, "index.html", render.render_runs(
         pages.RunsPage(listing.db, groups, len(kept),
                        {k: v for k, v in listing.budgets.items() if k in kept},
-                       [s for s in listing.studies if {s.seq_run_id, s.partner_run_id} & kept]),
+                       [s for s in listing.studies if {s.seq_run_id, s.partner_run_id} & kept],
+                       {k: v for k, v in listing.verdicts.items() if k in kept}),
         urls("index.html"), note=note))
     n += 1
     for run_id in chosen:
         for name in pages.FILTERS:
             number, n_pages = 1, 1
             while number <= n_pages:
-                page = pages.run_page(run_id, db, filter=name, page=number, upto=dict(upto)[run_id])
+                page = pages.run_page(run_id, db, filter=name, page=number, upto=dict(upto)[run_id],
+                                      known=listing.verdicts)
                 n_pages = page.n_pages
                 file = "index.html" if (name, number) == ("all", 1) else f"{name}-{number}.html"
                 relative = _file(folder, run_id, file).relative_to(folder).as_posix()

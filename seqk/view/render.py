@@ -17,6 +17,7 @@ from urllib.parse import quote, unquote, urlencode
 import jinja2
 
 from seqk.analysis.compare import view_path
+from seqk.analysis.report import fmt_estimate, fmt_p
 from seqk.view.compare import bundle_key
 from seqk.view.pages import FILTERS, RunGroup, RunPage, RunsPage
 from seqk.view.story import TaskPage
@@ -112,6 +113,13 @@ def _tokens(value: int | None) -> str:
     return "–" if value is None else f"{value:,}"
 
 
+def _spend(value: float | None, unit: str) -> str:
+    """A spend per task in the equal-budget block's unit, as the report prints it."""
+    if value is None:
+        return "–"
+    return f"${value:.4f}" if unit == "US$" else f"{value:,.0f} tokens"
+
+
 def _pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
@@ -138,7 +146,8 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("seqk.view", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(num=_num, usd=_usd, tokens=_tokens, pretty_json=_pretty_json)
+    env.filters.update(num=_num, usd=_usd, tokens=_tokens, pretty_json=_pretty_json, spend=_spend, p=fmt_p,
+                       estimate=lambda e, digits=2: fmt_estimate(e, digits=digits))
     env.tests.update(table=_is_table, grid=_is_grid, mapping_=lambda v: isinstance(v, dict),
                      sequence_=lambda v: isinstance(v, list))
     env.globals.update(FILTERS=FILTERS, columns=_columns)

@@ -27,6 +27,10 @@ def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
 
+Y_TITLE = "success (share of tasks)"
+"""The y axis's title on every chart: each plots success on 0–1."""
+
+
 @dataclass(frozen=True)
 class _Frame:
     """What both charts share: the plot area, a 0–1 y axis with its grid, the x axis's ticks
@@ -65,7 +69,10 @@ class _Frame:
             parts.append(f'<text x="{at:.1f}" y="{self.top + self.plot_h + 16}" text-anchor="middle" '
                          f'class="tick">{escape(text)}</text>')
         parts.append(f'<text x="{self.left + self.plot_w / 2:.1f}" y="{self.height - 4}" text-anchor="middle" '
-                     f'class="tick">{escape(x_label)}</text>')
+                     f'class="tick axis-title">{escape(x_label)}</text>')
+        middle = self.top + self.plot_h / 2
+        parts.append(f'<text x="10" y="{middle:.1f}" transform="rotate(-90 10 {middle:.1f})" text-anchor="middle" '
+                     f'class="tick axis-title">{escape(Y_TITLE)}</text>')
         return parts
 
     def legend(self, n: int, color: str, dash: str, label: str) -> str:
@@ -112,8 +119,9 @@ def _spend(value: float, unit: str, digits: int = 4) -> str:
 
 
 def budget_chart(chart: BudgetChart, *, width: int = 520, height: int = 260) -> str:
-    """An SVG chart of success against expected spend per task: pass@m for m = 1..n, and each
-    depth of the seq@k frontier; every point's tooltip gives its cell, value, spend and tasks."""
+    """An SVG chart of success against expected spend per task: the partner resampling until
+    success (its Pareto cells), and each depth of the seq@k frontier; every point's tooltip gives
+    its cell, value, spend and tasks."""
     top_x = max((p.spend for line in chart.lines for p in line.points), default=1.0) or 1.0
     frame = _Frame(width, height)
     y = frame.y
@@ -135,7 +143,9 @@ def budget_chart(chart: BudgetChart, *, width: int = 520, height: int = 260) -> 
         parts.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"{dash}/>')
         for p in line.points:
             chains = f"{p.width} chain{'s' if p.width > 1 else ''}"
-            cell = f"pass@{p.width}" if line.is_pass else f"{chains} of depth {p.depth}"
+            cell = (f"pass@{p.width}" if line.is_pass and p.depth == 1 else
+                    f"{chains} of at most {p.depth} samples, each stopping at its first success"
+                    if line.is_pass else f"{chains} of depth {p.depth}")
             tip = f"{cell} = {_fmt(p.value)} over {p.n_tasks} tasks, {_spend(p.spend, chart.unit)} per task"
             parts.append(f'<circle cx="{x(p.spend):.1f}" cy="{y(p.value):.1f}" r="3" fill="{color}">'
                          f'<title>{escape(tip)}</title></circle>')

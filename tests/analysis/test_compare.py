@@ -12,7 +12,7 @@ import shutil
 import compare_db
 import pytest
 from helpers import make_run
-from recompute import attempts, bootstrap, flip_counts, paired, tango
+from recompute import attempts, bootstrap, crossover, equal_budget, flip_counts, frontier, paired, tango
 from typer.testing import CliRunner
 
 import seqk
@@ -67,6 +67,37 @@ def check_flips(db, result) -> None:
     assert result.flips.n_neither == 60 - len(set(a) | set(b))
 
 
+def check_equal_budget(db, result) -> dict:
+    """Every budget's cells, values, difference, interval and band, the band's critical value and
+    the cross-over, against tests/recompute.py's (20,000 resamples of its own: the intervals agree
+    to bootstrap noise)."""
+    a, b = result.a.run, result.b.run
+    mine = equal_budget(frontier(db, a.run_id, a.metric, a.k), frontier(db, b.run_id, b.metric, b.k))
+    e = result.equal_budget
+    assert e.unit == "US$" and e.refusal is None and e.n_shared == mine["n_shared"] == 60
+    assert len(e.rows) == len(mine["rows"]) > 0
+    for row, x in zip(e.rows, mine["rows"], strict=True):
+        assert row.budget == pytest.approx(x["budget"], rel=1e-9) and row.n_tasks == 60
+        assert ((row.a.width, row.a.depth), row.a.value) == (x["a"][0], pytest.approx(x["a"][1]))
+        assert ((row.b.width, row.b.depth), row.b.value) == (x["b"][0], pytest.approx(x["b"][1]))
+        assert row.a.spend <= row.budget * (1 + 1e-9) and row.b.spend <= row.budget * (1 + 1e-9)
+        assert row.difference.value == pytest.approx(x["difference"])
+        assert (row.difference.low, row.difference.high) == pytest.approx((x["low"], x["high"]), abs=0.02)
+        assert row.band == pytest.approx(x["band"], abs=0.03)
+        # the pointwise interval and its p agree (one set of resamples)
+        assert (row.p_value < 0.05) == (row.difference.low > 0 or row.difference.high < 0)
+    assert e.band_critical == pytest.approx(mine["critical"], rel=0.05)
+    expected = crossover(mine["rows"])
+    if expected is None:
+        assert e.crossover is None
+    else:
+        assert e.crossover is not None
+        assert (e.crossover.budget, e.crossover.low) == pytest.approx((expected["budget"], expected["low"]), rel=1e-9)
+        assert (e.crossover.before, e.crossover.established) == (expected["before"], expected["established"])
+        assert (e.crossover.high is None) == (expected["high"] is None)
+    return mine
+
+
 # --- the three questions ----------------------------------------------------------------------
 
 
@@ -84,6 +115,12 @@ def test_critic_x_against_critic_y(demo):
     assert result.at_t[0].difference.value == 0 and result.at_t[0].n_a_only == result.at_t[0].n_b_only == 0
     check_flips(db, result)
     assert result.flips.b_only == [] and len(result.flips.a_only) > 5
+    # at equal spend: the vague critic is cheaper, so it leads at the low budgets and the sharp one
+    # from the budget of its two attempts; with 60 tasks the band settles neither
+    check_equal_budget(db, result)
+    x = result.equal_budget.crossover
+    assert x is not None and (x.before, x.established, x.high) == ("b", False, None)
+    assert result.equal_budget.a_better == result.equal_budget.b_better == []
 
 
 def test_socratic_against_binary_with_the_spend_it_takes(demo):
@@ -98,6 +135,11 @@ def test_socratic_against_binary_with_the_spend_it_takes(demo):
     # socratic pays its critic: more per task than binary at every t
     curves = zip(result.a.run.curve, result.b.run.curve, strict=True)
     assert all(pa.cost_usd_per_task > pb.cost_usd_per_task for pa, pb in curves)
+    # at equal spend binary's chains are ahead at the low budgets (the band says so), socratic's
+    # first attempt costing what two or three binary chains do
+    check_equal_budget(db, result)
+    assert result.equal_budget.b_better and not result.equal_budget.a_better
+    assert max(result.equal_budget.b_better) < result.equal_budget.crossover.budget
 
 
 def test_cheap_model_with_retries_against_a_strong_model_once(demo):
@@ -111,6 +153,12 @@ def test_cheap_model_with_retries_against_a_strong_model_once(demo):
     assert result.at_t[0].difference.high < 0  # once, the strong model is better
     check_flips(db, result)
     assert {f.chain_index for f in result.flips.a_only} - {1}  # chains beyond the first solve some
+    # at the strong model's price of one answer the cheap model's best cell (chains of retries) is ahead
+    mine = check_equal_budget(db, result)
+    [row] = result.equal_budget.rows
+    assert (row.b.width, row.b.depth) == (1, 1) and row.budget == pytest.approx(row.b.spend)
+    assert row.a.width > 1 and row.band[0] > 0 and result.equal_budget.a_better == [row.budget]
+    assert mine["rows"][0]["band"][0] > 0
 
 
 def test_json_is_the_interface_of_the_issue(demo):
@@ -129,6 +177,19 @@ def test_json_is_the_interface_of_the_issue(demo):
     result = api.compare(ids["critic_sharp"], ids["critic_vague"], db)
     assert body["flips"]["a_only"] == [f.task_index for f in result.flips.a_only]
     assert body["flips"]["b_only"] == []
+    budget = body["equal_budget"]
+    assert {"unit", "points", "crossover"} <= set(budget) and budget["unit"] == "US$"
+    assert len(budget["points"]) == len(result.equal_budget.rows)
+    for point, row in zip(budget["points"], result.equal_budget.rows, strict=True):
+        assert {"budget", "a", "b", "difference", "band"} <= set(point)
+        assert point["a"]["cell"] == {"width": row.a.width, "depth": row.a.depth}
+        assert point["a"]["value"] == row.a.value and point["b"]["value"] == row.b.value
+        assert point["difference"] == {"value": row.difference.value, "low": row.difference.low,
+                                       "high": row.difference.high}
+        assert point["band"] == {"low": row.band[0], "high": row.band[1]}
+    x = result.equal_budget.crossover
+    assert budget["crossover"] == {"budget": x.budget, "before": "b", "low": x.low, "high": None,
+                                   "established": False}
     first = body["flipped"][0]
     assert first["inspect"] == f"seqk inspect {ids['critic_sharp']} --task-index {first['task_index']} --db {db}"
 
@@ -150,6 +211,29 @@ def test_the_table_names_what_differs_first_then_the_figures_and_flips(demo):
     assert f"task {f.task_index} {f.task_id} · at attempt {f.attempt_index} · seqk inspect '*critic_sharp' " \
            f"--task-index {f.task_index} --db {db}" in text
     assert f"… {n - 2} more" in text
+    # 28.3: the smallest difference these tasks detect, by the exact power `seqk plan` uses
+    from seqk.power import detectable_lift, discordance_upper_limit
+
+    last = result.at_t[-1]
+    n_tasks = last.difference.n
+    expected = detectable_lift(n_tasks, discordance_upper_limit(last.discordance * n_tasks, n_tasks))
+    assert f"{n_tasks} tasks detect {expected:.2f} at t = {last.t} with 80% power" in text
+
+
+def test_free_runs_are_compared_in_tokens_and_the_table_says_why(tmp_path, db):
+    """28.1: a local or free model costs $0; spend per task in US$ would read $0 against $0."""
+    from scripts import solves_on
+
+    from seqk import models
+
+    models.register_mock("mock/alpha", solves_on({1: 1, 2: 2}))
+    free = {"price": {"input": 0.0, "output": 0.0}}
+    a = make_run(tmp_path, db, model="mock/alpha", actor=free).run_id
+    b = make_run(tmp_path, db, model="mock/alpha", feedback_mode="none", actor=free).run_id
+    out = runner.invoke(app, ["compare", a, b, "--db", str(db)])
+    assert out.exit_code == 0, out.output
+    assert "spend per task up to t (tokens," in out.stdout and "$0" not in out.stdout
+    assert "(in tokens: a run here cost nothing, a local or free model" in out.stdout
 
 
 def test_runs_of_different_slices_or_the_same_run_are_refused_in_one_line(demo, tmp_path):
@@ -173,6 +257,30 @@ def test_runs_of_different_slices_or_the_same_run_are_refused_in_one_line(demo, 
     assert missing.exit_code == 2 and "no run matches 'nope/*'" in missing.stderr
 
 
+def test_unpriced_runs_compare_tokens_of_one_model_and_refuse_tokens_of_two(tmp_path, db):
+    from scripts import solves_on
+
+    from seqk import models
+
+    models.register_mock("mock/alpha", solves_on({1: 1, 2: 2, 3: 3}))
+    models.register_mock("mock/beta", solves_on({1: 2, 2: 1, 3: 1}))
+    binary = make_run(tmp_path, db, model="mock/alpha", chains=2).run_id
+    hint = make_run(tmp_path, db, model="mock/alpha", feedback_mode="hint").run_id
+    beta = make_run(tmp_path, db, model="mock/beta", metric="pass@k").run_id
+    same = seqk.compare(binary, hint, db).equal_budget
+    assert same.unit == "tokens" and same.refusal is None and same.rows
+    assert "both runs pay the same models" in (same.unit_reason or "")
+    refused = seqk.compare(binary, beta, db).equal_budget
+    assert refused.unit is None and refused.rows == [] and refused.crossover is None
+    out = runner.invoke(app, ["compare", binary, beta, "--db", str(db)])
+    assert out.exit_code == 0, out.output
+    assert ("at equal spend per task: not compared at equal budget: a call of these runs has no price and their "
+            "models differ, so their tokens are not the same money") in out.stdout
+    body = json.loads(runner.invoke(app, ["compare", binary, beta, "--db", str(db), "--format", "json"]).stdout)
+    assert body["equal_budget"]["unit"] is None and body["equal_budget"]["points"] == []
+    assert "not the same money" in body["equal_budget"]["refusal"]
+
+
 def test_a_task_whose_outcome_an_error_hides_is_no_flip_unless_errors_count_as_failures(tmp_path, db):
     from scripts import solves_on, word_of
 
@@ -192,6 +300,12 @@ def test_a_task_whose_outcome_an_error_hides_is_no_flip_unless_errors_count_as_f
     assert [f.task_index for f in hidden.flips.a_only] == [2]  # b's task 1 is not known to be unsolved
     assert (hidden.flips.n_unsettled, hidden.flips.n_neither, hidden.flips.n_both) == (1, 1, 0)
     assert any("not settled" in n or "not known yet" in n for n in hidden.notes)
+    # the errors leave a range on each a − b, printed under the table
+    x = hidden.at_t[0]
+    assert x.shows_range and x.if_failures is not None and x.if_successes is not None
+    text = runner.invoke(app, ["compare", a, b, "--db", str(db)]).stdout
+    assert (f"a − b if errors were failures / successes: t=1 {x.if_failures:+.3f} / "
+            f"{x.if_successes:+.3f}") in text
     counted = seqk.compare(a, b, db, errors_as_failures=True)
     assert [(f.task_index, f.attempt_index) for f in counted.flips.a_only] == [(1, 1), (2, 2)]
     assert counted.flips.n_unsettled == 0

@@ -26,8 +26,10 @@ def pair(tmp_path: Path, db: Path) -> tuple[str, str]:
     # two pass@k partners: the largest k is the budget partner
     small = runspec.load(write_variant(tmp_path, "p3.yaml", **(SEQ | {"metric": "pass@k", "k": 3,
                                                                        "chains": 1, "tag": "small"})))
-    partner = runspec.load(write_variant(tmp_path, "p.yaml", **(SEQ | {"metric": "pass@k", "k": 12,
-                                                                        "chains": 1})))
+    # a dearer endpoint for the partner: the toy's seq@k prompts are 4x its bare ones, and at the
+    # same price resampling reaches all its success for less than one seq@k attempt costs
+    partner = runspec.load(write_variant(tmp_path, "p.yaml", **(SEQ | {
+        "metric": "pass@k", "k": 12, "chains": 1, "actor": {"price": {"input": 4.0, "output": 8.0}}})))
     for spec in (seq, small, partner):
         engine.run(spec, db)
     return seq.run_id, partner.run_id
@@ -37,54 +39,68 @@ def report(db: Path, *args: str):
     return CliRunner().invoke(app, ["report", "--compare", "--db", str(db), *args])
 
 
-def test_equal_budget_block_picks_the_best_cell_that_costs_no_more(pair, db):
+def test_equal_budget_blocks_choose_the_best_cell_of_each_side_within_each_budget(pair, db):
     seq_id, pass_id = pair
     out = report(db, "--format", "json")
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
-    [budget] = data["equal_budget"]
-    assert (budget["seq_run_id"], budget["pass_run_id"], budget["pass_k"]) == (seq_id, pass_id, 12)
-    assert budget["unit"] == "US$" and budget["n_candidates"] == 2
-    assert [p["pass_width"] for p in budget["points"]] == list(range(1, 13))
-    cost = dict(rows(db, "SELECT run_id, sum(cost_usd) FROM calls GROUP BY ALL"))
-    n_samples = rows(db, "SELECT count(*) FROM attempts WHERE run_id = ?", [pass_id])[0][0]
-    frontier = rows(db, "SELECT width, depth, value, cost_usd_per_task FROM frontier WHERE run_id = ?",
-                    [seq_id])
-    for p in budget["points"]:
-        assert p["budget"] == pytest.approx(p["pass_width"] * cost[pass_id] / n_samples)
-        within = [f for f in frontier if f[3] <= p["budget"] * (1 + 1e-9)]
-        if not within:
-            assert p["width"] is None
-            continue
-        best = max(within, key=lambda f: (f[2], -f[3]))
-        assert (p["width"], p["depth"]) == best[:2] and p["seq_value"] == pytest.approx(best[2])
-        d = p["difference"]
-        assert d["value"] == pytest.approx(p["seq_value"] - p["pass_value"])
-        assert d["low"] <= d["value"] <= d["high"] and d["n"] == 16
-    assert any(p["width"] is not None and p["width"] > 1 for p in budget["points"])
+    blocks = [b for b in data["equal_budget"] if b["seq_run_id"] == seq_id]
+    # no seq@k run without feedback here: resample until success leads, pass@m second
+    assert [b["partner"] for b in blocks] == ["resample_until_success", "pass_at_m"]
+    for b in blocks:
+        assert (b["pass_run_id"], b["pass_k"], b["n_candidates"]) == (pass_id, 12, 2)
+        assert b["unit"] == "US$" and b["unit_reason"] is None and b["n_shared"] == 16
+        seq_cells = [c for c in b["cells"] if c["series"].startswith("seq@k depth")]
+        partner_cells = [c for c in b["cells"] if not c["series"].startswith("seq@k depth")]
+        assert {(c["width"], c["depth"]) for c in seq_cells} == {(w, d) for w in range(1, 5) for d in range(1, 4)}
+        if b["partner"] == "pass_at_m":
+            assert {c["depth"] for c in partner_cells} == {1}
+        else:
+            assert {(c["width"], c["depth"]) for c in partner_cells} == {
+                (w, d) for w in range(1, 13) for d in range(1, 13) if w * d <= 12}
+        budgets = [p["budget"] for p in b["points"]]
+        assert budgets == sorted(budgets) and len(budgets) > 3
+        for p in b["points"]:
+            # every task has every cell (no errors): the row is all 16, and each side's best cell is
+            # the cell of highest value costing no more than the budget on them
+            assert p["n_tasks"] == 16
+            for cells_, (w, d, value) in ((seq_cells, ("width", "depth", "seq_value")),
+                                          (partner_cells, ("partner_width", "partner_depth", "partner_value"))):
+                within = [c for c in cells_ if c["spend"] <= p["budget"] * (1 + 1e-9)]
+                best = max(within, key=lambda c: (c["value"], -c["spend"]))
+                assert (p[w], p[d]) == (best["width"], best["depth"]) and p[value] == pytest.approx(best["value"])
+            d = p["difference"]
+            assert d["value"] == pytest.approx(p["seq_value"] - p["partner_value"]) and d["n"] == 16
+            if d["low"] is not None:
+                assert d["low"] <= d["value"] <= d["high"] and p["p_value"] is not None
+                assert (d["low"] > 0 or d["high"] < 0) == (p["p_value"] < 0.05)
+                assert p["band"]["low"] <= d["value"] <= p["band"]["high"]
+        assert b["seq_better"] == [p["budget"] for p in b["points"] if p["band"] and p["band"]["low"] > 0]
+    # the mock's answers ignore feedback: resample until success is never worse
+    assert not blocks[0]["seq_better"]
 
     text = report(db)
     assert text.exit_code == 0
     assert f"at equal budget: {seq_id}" in text.output and "budget $" in text.output
-    assert "paired task bootstrap" in text.output and "seed" in text.output
+    assert "  $/task   seq  " in text.output  # every call priced: the per-t spend in US$
+    assert "vs resample until success from pass@k" in text.output and "verdict: " in text.output
+    assert "not spend-matched" in text.output  # the pass@m block says what it is
+    assert "simultaneous 95% band" in text.output and "Romano & Wolf" in text.output
     md = report(db, "--format", "markdown")
     assert f"at equal budget: {seq_id}" in md.output
     csv = report(db, "--format", "csv")
-    assert "budget_at_pass_12_width" in csv.output.splitlines()[0]
-    # the seq@k run alone: its budget partner (k=12) is no lift partner (same k), and is read too
+    assert "budget_resample_until_success_1_width" in csv.output.splitlines()[0]
+    assert "budget_pass_at_m_1_band_low" in csv.output.splitlines()[0]
+    # the seq@k run alone: its partners are read too, and every figure is the same
     alone = report(db, seq_id, "--format", "json")
     assert alone.exit_code == 0, alone.output
-    [again] = json.loads(alone.output)["equal_budget"]
-
-    def cells(b: dict) -> list:
-        return [(p["pass_width"], p["width"], p["depth"], p["difference"] and p["difference"]["n"])
-                for p in b["points"]]
+    again = [b for b in json.loads(alone.output)["equal_budget"] if b["seq_run_id"] == seq_id]
 
     def figures(b: dict) -> list:
-        return [x for p in b["points"] for x in (p["budget"], p["pass_value"], p["seq_value"],
-                                                  *(p["difference"] or {}).values()) if x is not None]
+        return [(p["budget"], p["width"], p["depth"], p["partner_width"], p["partner_depth"],
+                 p["difference"] and p["difference"]["value"], p["band"] and p["band"]["low"]) for p in b["points"]]
 
-    assert cells(again) == cells(budget) and figures(again) == pytest.approx(figures(budget))
+    assert [figures(b) for b in again] == [figures(b) for b in blocks]
 
 
 def test_pass_hat_t_is_the_unbiased_all_succeed_probability(pair, db):
@@ -115,7 +131,7 @@ def test_a_run_stopped_by_its_grading_llm_judge_is_marked(tmp_path, db):
 
 
 def test_plan_prints_the_smallest_detectable_lift_and_the_tasks_a_lift_needs(tmp_path, db):
-    from seqk.stats import mcnemar_detectable_lift, mcnemar_tasks_needed
+    from seqk.power import detectable_lift, tasks_needed
 
     path = write_variant(tmp_path, **(SEQ | {"options": {"n": 16}, "max_tasks": 16}))
     few = CliRunner().invoke(app, ["plan", str(path), "--db", str(db)])
@@ -123,27 +139,32 @@ def test_plan_prints_the_smallest_detectable_lift_and_the_tasks_a_lift_needs(tmp
     path = write_variant(tmp_path, **(SEQ | {"options": {"n": 200}, "max_tasks": 120}))
     out = CliRunner().invoke(app, ["plan", str(path), "--db", str(db), "--lift", "0.1"])
     assert out.exit_code == 0, out.output
-    assert "smallest detectable lift on 120 tasks" in out.output
-    assert f"{mcnemar_detectable_lift(120, 0.3):.3f}" in out.output
+    assert "smallest detectable lift on 120 tasks" in out.output and "exact" in out.output
+    assert f"{detectable_lift(120, 0.3):.3f}" in out.output
     assert "discordance 0.300, assumed" in out.output
-    assert f"a lift of 0.1 needs {mcnemar_tasks_needed(0.1, 0.3)} tasks" in out.output
+    assert f"a lift of 0.1 needs {tasks_needed(0.1, 0.3)} tasks" in out.output
     assert "attempts to run: 480 to 1440" in out.output  # 120 tasks x 4 chains, up to K = 3 each
     bad = CliRunner().invoke(app, ["plan", str(path), "--db", str(db), "--lift", "0.5"])
     assert bad.exit_code == 2 and "error:" in bad.output and "--lift 0.5" in bad.output
 
 
-def test_plan_uses_the_discordance_of_the_stored_pair(tmp_path, db):
+def test_plan_uses_the_discordance_of_the_stored_pair_at_its_upper_limit(tmp_path, db):
+    from seqk.power import discordance_upper_limit
+
     one_chain = SEQ | {"chains": 1, "options": {"n": 40}}
     seq = runspec.load(write_variant(tmp_path, **one_chain))
     engine.run(seq, db)
     engine.run(runspec.load(write_variant(tmp_path, "p.yaml", **(one_chain | {"metric": "pass@k", "seed": 1000}))),
                db)
-    [(n_shared, discordant)] = rows(
-        db, "SELECT n_shared, n_seq_only + n_pass_only FROM feedback_lift WHERE seq_run_id = ?", [seq.run_id])
-    assert discordant > 0
+    [(n_shared, discordant, discordance)] = rows(
+        db, "SELECT n_shared, n_seq_only + n_pass_only, discordance FROM feedback_lift WHERE seq_run_id = ?",
+        [seq.run_id])
+    assert discordant > 0 and discordance == pytest.approx(discordant / n_shared)
     out = CliRunner().invoke(app, ["plan", str(tmp_path / "variants" / "toy" / "v.yaml"), "--db", str(db)])
     assert out.exit_code == 0, out.output
-    assert f"discordance {discordant / n_shared:.3f}, measured: {discordant} of {n_shared}" in out.output
+    upper = discordance_upper_limit(discordant, n_shared)
+    assert f"discordance {upper:.3f}, measured {discordant / n_shared:.3f} on {n_shared} tasks" in out.output
+    assert "planned at its upper 95% limit" in out.output
 
 
 def test_html_and_png_carry_the_frontier_charts(pair, db, tmp_path):
@@ -151,21 +172,28 @@ def test_html_and_png_carry_the_frontier_charts(pair, db, tmp_path):
     out = report(db, "--html", str(tmp_path / "r.html"), "--png", str(tmp_path / "r.png"))
     assert out.exit_code == 0, out.output
     page = (tmp_path / "r.html").read_text()
-    assert f"{seq_id} vs pass@12 at equal spend" in page
-    assert "pass@k at the same spend (blank: beyond pass@1..n)" in page and "seq@k depth 3" in page
+    assert f"{seq_id} vs resample until success at equal spend" in page
+    assert "seq@k depth 3" in page
     assert "cdn.jsdelivr" not in page  # offline
     assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_relative_cells_divide_by_pass_at_the_same_spend(pair, db):
+def test_relative_cells_divide_by_the_partner_at_the_same_spend(pair, db):
     from seqk import store
     from seqk.analysis.frontier import equal_budget
 
     seq_id, _ = pair
     with store.connect(db, read_only=True) as con:
-        [b] = equal_budget(con, [seq_id])
-    pass_cells = sorted((c for c in b.cells if c["series"] == "pass@k"), key=lambda c: c["spend"])
-    for c in (c for c in b.cells if c["series"] != "pass@k" and c["relative"] is not None):
-        lo = max((p for p in pass_cells if p["spend"] <= c["spend"] + 1e-12), key=lambda p: p["spend"])
-        hi = min((p for p in pass_cells if p["spend"] >= c["spend"] - 1e-12), key=lambda p: p["spend"])
+        b = equal_budget(con, [seq_id], n_boot=50)[0]
+    partner = sorted((c for c in b.cells if not c["series"].startswith("seq@k")), key=lambda c: c["spend"])
+    best, pareto = -1.0, []
+    for c in partner:
+        if c["value"] > best:
+            pareto.append(c)
+            best = c["value"]
+    relative = [c for c in b.cells if c["series"].startswith("seq@k") and c["relative"] is not None]
+    assert relative
+    for c in relative:
+        lo = max((p for p in pareto if p["spend"] <= c["spend"] + 1e-12), key=lambda p: p["spend"])
+        hi = min((p for p in pareto if p["spend"] >= c["spend"] - 1e-12), key=lambda p: p["spend"])
         assert lo["value"] - 1e-9 <= c["value"] / c["relative"] <= hi["value"] + 1e-9

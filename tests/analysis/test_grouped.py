@@ -65,8 +65,13 @@ def test_by_feedback_lists_binary_beside_the_critics_and_what_else_differs(demo)
         f"socratic (mock/py:benchmarks.clbench.demo:{c})" for c in CRITICS}
     with_binary = [p for p in group.pairs if ids["cheap"] in (p.a.run_id, p.b.run_id)]
     assert len(with_binary) == 3 and all(p.also_differs == ["chains"] for p in with_binary)
-    # the chains make binary's values fractional: a bootstrap interval, no p, so no q
-    assert all(p.comparison.p_value is None and p.q_value is None for p in with_binary)
+    # the chains make binary's values fractional: a bootstrap interval and the p of its resamples,
+    # which agree, and a q over the whole table
+    for p in with_binary:
+        c = p.comparison
+        assert c.interval == "bootstrap" and c.p_value is not None and p.q_value is not None
+        assert (c.difference.low > 0 or c.difference.high < 0) == (c.p_value < 0.05)
+        assert p.q_value >= c.p_value
     assert len(group.ranking) == 4
     body = json.loads(runner.invoke(app, ["report", "--compare", "--by", "feedback", "--db", str(db),
                                           "--format", "json"]).stdout)

@@ -76,14 +76,23 @@ def test_wilson_macro_matches_the_formula(db):
             assert high == pytest.approx(min(1.0, ref_high), abs=1e-12)
 
 
-def test_seq_curve_counts_success_and_leaves_errors_out(fixture_db):
+def test_seq_curve_censors_a_chain_at_its_error(fixture_db):
     seq = by_id(fixture_db)[fx.SEQ]
-    # seq@1 over tasks 1-5; task 4 errored at attempt 2, so it is left out from t = 2 on.
-    assert curve(seq) == pytest.approx([1 / 5, 2 / 4, 3 / 4])
-    assert curve(seq, "n_tasks") == [5, 4, 4]
-    assert curve(seq, "n_left_out") == [0, 1, 1]
+    # Kaplan-Meier over attempts: task 4 errored at attempt 2, so it is censored after attempt 1.
+    # h1 = 1/5; h2 = 1/3 (tasks 2, 3, 5 at risk, task 2 solved); h3 = 1/2 (tasks 3, 5; task 5).
+    s1, s2, s3 = 4 / 5, 4 / 5 * 2 / 3, 4 / 5 * 2 / 3 / 2
+    assert curve(seq) == pytest.approx([1 - s1, 1 - s2, 1 - s3])
+    assert curve(seq, "n_tasks") == [5, 5, 5] and curve(seq, "n_left_out") == [0, 0, 0]
+    assert curve(seq, "n_censored") == [0, 1, 1]
+    # Wilson where nothing is censored; a bootstrap where a chain is, and 5 tasks are too few for one
     assert (seq.curve[0].low, seq.curve[0].high) == pytest.approx(wilson(1, 5))
-    assert curve(seq, "first_t_value") == pytest.approx(curve(seq))
+    assert [p.interval for p in seq.curve] == ["wilson", "bootstrap", "bootstrap"]
+    assert seq.curve[1].low is None and seq.curve[1].too_few_tasks
+    # the range the error leaves: its attempt a failure (unsolved through K), or a success at 2
+    assert curve(seq, "value_if_failures") == pytest.approx([1 / 5, 2 / 5, 3 / 5])
+    assert curve(seq, "value_if_successes") == pytest.approx([1 / 5, 3 / 5, 4 / 5])
+    # seq_k's complete-case figure stays beside it, labelled
+    assert curve(seq, "first_t_value") == pytest.approx([1 / 5, 2 / 4, 3 / 4])
     # Soft score: mean best score within the first t, beside success and labelled apart.
     assert curve(seq, "soft_score") == pytest.approx([2.7 / 5, 3.2 / 4, 3.5 / 4])
     assert (seq.n_started, seq.n_error_attempts) == (5, 1)  # task 5's old error is superseded
@@ -105,7 +114,7 @@ def test_errors_as_failures(fixture_db):
     runs = by_id(fixture_db, errors_as_failures=True)
     seq, run = runs[fx.SEQ], runs[fx.PASS]
     assert curve(seq) == pytest.approx([1 / 5, 2 / 5, 3 / 5])
-    assert curve(seq, "n_left_out") == [0, 0, 0]
+    assert curve(seq, "n_left_out") == [0, 0, 0] and curve(seq, "n_censored") == [0, 0, 0]
     assert curve(seq, "soft_score") == pytest.approx([2.7 / 5, 3.6 / 5, 3.9 / 5])
     assert curve(run) == pytest.approx([(2 / 3 + 1 / 3 + 1 / 3 + 1) / 6,
                                         (1 + 2 / 3 + 2 / 3 + 1) / 6, 4 / 6])
@@ -114,19 +123,20 @@ def test_errors_as_failures(fixture_db):
     assert (seq.lift.n_a_only, seq.lift.n_b_only, seq.lift.difference.n) == (2, 2, 5)
 
 
-def test_delta_egs_lgs_on_tasks_counted_at_k(fixture_db):
+def test_delta_egs_lgs_on_every_task(fixture_db):
     seq = by_id(fixture_db)[fx.SEQ]
-    # Tasks 1, 2, 3, 5 by (seq@1, seq@2, seq@3): 111, 011, 000, 001.
-    assert seq.delta.value == pytest.approx(0.75 - 0.25) and seq.delta.n == 4
-    assert seq.egs.value == pytest.approx((0.5 - 0.25) / 0.5)
-    assert seq.lgs.value == pytest.approx((0.75 - 0.5) / 0.5)
-    assert seq.delta.low <= seq.delta.value <= seq.delta.high
+    # Kaplan-Meier seq@1, seq@2, seq@3 = 3/15, 7/15, 11/15 (test_seq_curve_censors_a_chain_at_its_error)
+    assert seq.delta.value == pytest.approx(8 / 15) and seq.delta.n == 5
+    assert seq.egs.value == pytest.approx(0.5) and seq.lgs.value == pytest.approx(0.5)
+    # 5 tasks: too few for a bootstrap interval, said so rather than a zero-width one
+    assert seq.delta.low is None and seq.delta.too_few_tasks
     assert by_id(fixture_db)[fx.PASS].delta is None  # ΔSeq@K is a seq@k figure
 
 
 def test_lift_flips_framing_and_pairing(fixture_db):
     seq = by_id(fixture_db)[fx.SEQ]
-    assert (seq.pass_run_id, seq.n_pass_candidates) == (fx.PASS, 2)  # same feedback mode wins
+    # PASS_K4 (k=4 >= K) qualifies too; the same k first, then the same feedback mode
+    assert (seq.pass_run_id, seq.n_pass_candidates) == (fx.PASS, 3)
     lift = seq.lift
     # Shared tasks counted at K: 1, 2, 3, 5. seq@3: 1 1 0 1; pass@3: 1 0 1 0.
     assert (lift.a_value, lift.b_value) == pytest.approx((0.75, 0.5))
@@ -138,8 +148,8 @@ def test_lift_flips_framing_and_pairing(fixture_db):
     framing = seq.framing  # seq@1 - pass@1 on tasks 1-5
     assert seq.framing_vs == metrics.FRAMING_CHEN  # the fixture's runs have no seed
     assert framing.difference.value == pytest.approx(0.2 - 1.5 / 5) and framing.difference.n == 5
-    assert framing.p_value is None  # pass@1 per task is a fraction: no McNemar
-    assert framing.interval == "bootstrap"
+    assert framing.interval == "bootstrap"  # pass@1 per task is a fraction: no McNemar
+    assert framing.p_value is None and framing.difference.too_few_tasks  # 5 tasks
 
 
 def seed_runs(db, seeds: dict[str, int | None], schemes: dict[str, str | None] | None = None) -> None:
@@ -175,12 +185,12 @@ def test_seeded_framing_is_also_shown_against_chen_pass_at_1_by_task_bootstrap(f
     chen = seq.framing_chen
     # seq@1 on tasks 1-5 is 0.2; Chen's pass@1 there is 1.5 / 5 (every sample, not sample 1's 0.4).
     assert chen.difference.value == pytest.approx(0.2 - 1.5 / 5) and chen.difference.n == 5
-    assert chen.interval == "bootstrap" and chen.p_value is None  # tasks resampled, samples not
-    assert chen.difference.low < chen.difference.value < chen.difference.high
+    assert chen.interval == "bootstrap"  # tasks resampled, samples not
+    assert chen.difference.too_few_tasks and chen.p_value is None  # 5 tasks
     summary = report_text.closing_summary(fx.SEQ, fixture_db)
     assert "framing: seq@1 vs pass@1 (Chen mean over all samples): −0.10" in summary.replace("-", "−")
     rep = report.report([fx.SEQ], db=fixture_db)
-    assert "  vs Chen  -0.10 [" in report_text.to_text(rep)
+    assert "  vs Chen  -0.10 (too few tasks)" in report_text.to_text(rep)
     assert any(n.startswith("framing vs Chen:") for n in rep.notes)
     assert report.flat_rows(rep)[0]["framing_chen"] == pytest.approx(-0.1)
 
@@ -217,11 +227,13 @@ def test_feedback_lift_view_agrees(fixture_db):
 def test_spend_per_t_and_by_role(fixture_db):
     runs = by_id(fixture_db)
     seq, run = runs[fx.SEQ], runs[fx.PASS]
-    # seq@k: calls of attempts 1..t over the 5 tasks (the superseded error's call cost nothing).
-    assert curve(seq, "cost_usd_per_task") == pytest.approx([0.007 / 5, 0.014 / 5, 0.0205 / 5])
-    assert curve(seq, "tokens_per_task") == pytest.approx([167 / 5, 288 / 5, 381 / 5])
-    # pass@k: t samples at the mean cost per sample (17 priced samples of 18).
-    assert curve(run, "cost_usd_per_task") == pytest.approx([t * 0.034 / 18 for t in (1, 2, 3)])
+    # seq@k: one chain's expected spend through t, sum_{j<=t} S(j - 1) x the mean spend of attempt j
+    # over the chains with a valid attempt j: 0.007/5; + 0.8 x 0.007/3; + 8/15 x 0.0065/2
+    assert curve(seq, "cost_usd_per_task") == pytest.approx(
+        [0.007 / 5, 0.007 / 5 + 0.8 * 0.007 / 3, 0.007 / 5 + 0.8 * 0.007 / 3 + 8 / 15 * 0.0065 / 2])
+    assert curve(seq, "tokens_per_task")[0] == pytest.approx(167 / 5)
+    # pass@k: t samples at the mean over tasks of each task's spend per valid sample ($0.002)
+    assert curve(run, "cost_usd_per_task") == pytest.approx([0.002, 0.004, 0.006])
     roles = {(s.role, s.model): s for s in seq.spend_by_role}
     actor, critic = roles["actor", "mock/a"], roles["critic", "mock/critic"]
     assert (actor.n_calls, actor.input_tokens, actor.output_tokens) == (12, 170, 50)
@@ -294,11 +306,9 @@ def test_every_metrics_query_runs_on_the_fixture(fixture_db):
         found = {
             "report_runs": queries.report_runs(con, run_ids=None, benchmark="toy", model="mock/a"),
             "run_curves": queries.run_curves(con, errors_as_failures=False, run_ids=[fx.SEQ]),
-            "point_types": queries.point_types(con, errors_as_failures=False, run_ids=[fx.SEQ]),
+            "chain_rows": queries.chain_rows(con, run_ids=[fx.SEQ]).to_pylist(),
             "pair_choices": queries.pair_choices(con, run_ids=[fx.SEQ]),
             "spend_by_role": queries.spend_by_role(con, run_ids=[fx.PASS]),
-            "paired_run_types": queries.paired_run_types(con, errors_as_failures=False, run_a=fx.SEQ,
-                                                         run_b=fx.PASS, t=3),
         }
     mine = {name for name, query in sqlfiles.queries().items() if query.where.startswith("metrics.sql")}
     assert mine == set(found)
@@ -315,9 +325,9 @@ def test_closing_summary_reads_like_a_report(fixture_db):
     text = report_text.closing_summary(fx.SEQ, fixture_db)
     assert "seq@k, K=3, success on 5 task(s)" in text
     assert "0.200  [0.036, 0.624]" in text  # seq@1 with its Wilson interval
-    assert "ΔSeq@3 +0.500" in text and "EGS 0.50" in text and "LGS 0.50" in text
+    assert "ΔSeq@3 +0.533 (too few tasks)" in text and "EGS 0.50" in text and "LGS 0.50" in text
     assert f"vs {fx.PASS}" in text and "+0.25" in text and "p=1" in text
-    assert "1 errored attempt(s) excluded" in text
+    assert "1 errored attempt(s)[/] censor their chains" in text
     assert "$0.0205" in text
 
 

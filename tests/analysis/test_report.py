@@ -81,6 +81,25 @@ def test_two_runs_get_a_paired_comparison(mock_db):
     assert "1 solved only by the first, 1 only by the second" in result.output
 
 
+def test_two_runs_are_compared_in_the_order_they_are_named(tmp_path, db):
+    """`seqk report A B` gives A − B, and says so, whichever id sorts first."""
+    from scripts import solves_on
+
+    models.register_mock("mock/zeta", solves_on({1: 1, 2: 1, 3: 1}))
+    models.register_mock("mock/alpha", solves_on({1: 1}))
+    ids = {}
+    for name in ("zeta", "alpha"):
+        spec = runspec.load(write_variant(tmp_path, f"{name}.yaml", metric="seq@k", k=1, model=f"mock/{name}",
+                                          options={"n": 4}))
+        engine.run(spec, db)
+        ids[name] = spec.run_id
+    for first, second, sign in (("zeta", "alpha", "+0.50"), ("alpha", "zeta", "-0.50")):
+        out = report(ids[first], ids[second], "--db", str(db))
+        assert out.exit_code == 0, out.output
+        assert (f"paired at t=1 on 4 shared tasks, the first run minus the second: {ids[first]} − "
+                f"{ids[second]} = {sign} [") in out.output
+
+
 def test_filters_and_unknown_runs(mock_db):
     result = report("--benchmark", "nope", "--db", str(mock_db))
     assert result.exit_code == 2 and "no run matches" in result.output
@@ -103,16 +122,21 @@ def test_errors_as_failures_changes_the_figures(tmp_path, db):
                                       model="mock/actor", options={"n": 3},
                                       retry={"max_retries": 0, "base_delay_s": 0.0}))
     engine.run(spec, db)
-    excluded = json.loads(report("--format", "json", "--db", str(db)).output)["runs"][0]
+    censored = json.loads(report("--format", "json", "--db", str(db)).output)["runs"][0]
     failed = json.loads(report("--format", "json", "--errors-as-failures", "--db", str(db))
                         .output)["runs"][0]
-    # Task 2 errored on attempt 1: left out (1 solved of 2), or a failure (1 of 3).
-    assert [p["n_tasks"] for p in excluded["curve"]] == [2, 2]
-    assert [p["value"] for p in excluded["curve"]] == pytest.approx([0.5, 0.5])
+    # Task 2 errored on attempt 1: its chain is censored at 0 (Kaplan-Meier: 1 solved of the 2 at
+    # risk, and task 2 valued at that chance), or a failure (1 of 3); the range says both ends.
+    assert [p["n_tasks"] for p in censored["curve"]] == [3, 3]
+    assert [p["value"] for p in censored["curve"]] == pytest.approx([0.5, 0.5])
+    assert [p["value_if_failures"] for p in censored["curve"]] == pytest.approx([1 / 3, 1 / 3])
+    assert [p["value_if_successes"] for p in censored["curve"]] == pytest.approx([2 / 3, 2 / 3])
     assert [p["value"] for p in failed["curve"]] == pytest.approx([1 / 3, 1 / 3])
-    assert excluded["n_error_attempts"] == 1
+    assert censored["n_error_attempts"] == 1
     table = report("--db", str(db)).output
-    assert "1 errored attempt(s) in 1 run(s): left out" in table
+    assert "1 errored attempt(s) in 1 run(s): censor their chains" in table
+    assert "range    seq@t if errors were failures / successes, t = 1..2: [0.33, 0.67] ·" in table
+    assert table.count("[0.33, 0.67]") == 2  # each range whole, one per t
 
 
 @pytest.mark.slow

@@ -56,6 +56,39 @@ def test_the_public_surface_reads_back_what_a_run_wrote_with_db_second(tmp_path,
     assert seqk.export_parquet((), db, to=tmp_path / "pq")["attempts"] == 5
 
 
+def test_the_result_says_what_the_run_holds_as_well_as_what_this_invocation_did(tmp_path, db):
+    models.register_mock("mock/actor", solves_on({1: 1, 2: 2}))
+    variant = write_variant(tmp_path, metric="seq@k", k=2, model="mock/actor", options={"n": 3})
+    first = seqk.run_variant(variant, db, export=False).result
+    assert (first.tasks_passed, first.run.tasks_passed, first.run.tasks, first.run.tasks_pending) == (2, 2, 3, 0)
+    again = seqk.run_variant(variant, db, export=False).result  # a resume: nothing left to run
+    assert (again.tasks_passed, again.attempts_written) == (0, 0)
+    assert (again.run.tasks_passed, again.run.tasks_finished, again.run.attempts, again.run.cost_usd) == (2, 3, 5, 0.0)
+    shown = repr(again)
+    assert "run: 3 tasks: 2 passed, 3 finished, 0 pending; 5 attempts, 0 errored; $0.0000" in shown
+    assert "this invocation (resume): 0 attempts written, 0 tasks passed" in shown
+    assert len(repr(seqk.run_variant(variant, db, export=False))) < 400  # not the spec's every field
+
+
+def test_a_report_shows_itself_in_a_notebook_and_turns_into_text_and_a_frame(tmp_path, db):
+    from seqk.render.text import to_text
+
+    models.register_mock("mock/actor", solves_on({1: 1, 2: 2}))
+    for metric in ("seq@k", "pass@k"):
+        seqk.run_variant(write_variant(tmp_path, f"{metric[:3]}.yaml", metric=metric, k=2, model="mock/actor",
+                                       options={"n": 3}), db, export=False)
+    rep = seqk.report((), db, compare=True)
+    assert rep.to_text() == to_text(rep) and repr(rep) == rep.to_text()
+    page = rep._repr_html_()
+    assert page.startswith("<div class='seqk-report'><table><thead><tr><th>benchmark</th>")
+    assert "<td>mock/actor</td>" in page and "notes: what each figure is</summary>" in page
+    assert "<td>seq 0.67 [0.21, 0.94]<br>pass 0.33 [0.06, 0.79]</td>" in page  # @2: seq over pass
+    frame = rep.to_polars()
+    assert frame.height == 1 and frame["seq_run_id"][0] == "toy-plain/seqk/mock__actor/deterministic/binary"
+    assert frame["seq_value_at_2"][0] == 2 / 3 and frame["pass_value_at_2"][0] == 1 / 3
+    assert abs(frame["seq_lift"][0] - 1 / 3) < 1e-12 and frame["seq_lift_p"][0] is not None
+
+
 def test_run_sweep_runs_every_cell_and_a_refused_cell_stops_no_other(tmp_path, db):
     import yaml
 

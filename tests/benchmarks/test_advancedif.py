@@ -71,12 +71,13 @@ def test_malformed_records_stop_the_load_or_are_skipped_keeping_the_file_numberi
     ]
     path = tmp_path / "data.jsonl"
     path.write_text("\n".join(bad + lines[2:]) + "\n")
-    expected = {1: "1: record: expected one JSON value per line", 2: "conversation_history: expected",
-                3: "rubrics: expected", 4: "benchmark_name: expected"}
+    # file:line:column for a record that does not parse, file:line: field for one that does not fit
+    expected = {1: ":1: record: expected one JSON value per line", 2: ": conversation_history: expected",
+                3: ": rubrics: expected", 4: ": benchmark_name: expected"}
     for line, message in expected.items():
         text = "\n".join([*bad[line - 1:line], *lines[2:]]) + "\n"
         path.write_text("\n" * (line - 1) + text)  # blank lines: the error names the file's line
-        with pytest.raises(DataFileError, match=rf"^{re.escape(str(path))}:{line}: {message}"):
+        with pytest.raises(DataFileError, match=rf"^{re.escape(str(path))}:{line}{message}"):
             load(path)
     path.write_text("\n".join(bad + lines[2:]) + "\n")
     with caplog.at_level(logging.WARNING, logger="seqk"):

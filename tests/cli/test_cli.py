@@ -123,6 +123,22 @@ def test_sql_prints_rows_as_csv_and_json(tmp_path, db):
     assert '"n": 6' in result.output
 
 
+def test_sql_tables_show_floats_at_six_significant_digits_and_csv_json_keep_every_digit(tmp_path, db):
+    models.register_mock("mock/actor", solves_on({}))
+    run_toy(tmp_path, db, k=2)
+    query = ("SELECT 1 / 3 AS third, 0.0 :: DOUBLE AS zero, 12345.678912 :: DOUBLE AS big, 1e-7 :: DOUBLE AS tiny, "
+             "k FROM runs")
+    table = runner.invoke(app, ["sql", query, "--db", str(db)])
+    assert table.exit_code == 0, table.output
+    row = next(line for line in table.output.splitlines() if "0.333333" in line)
+    assert [c.strip() for c in row.strip("│ ").split("│")] == ["0.333333", "0", "12345.7", "1e-07", "2"]
+    assert "0.3333333333" not in table.output
+    as_json = runner.invoke(app, ["sql", query, "--db", str(db), "--format", "json"])
+    assert '"third": 0.3333333333333333' in as_json.output
+    as_csv = runner.invoke(app, ["sql", query, "--db", str(db), "--format", "csv"])
+    assert as_csv.output.splitlines()[1].startswith("0.3333333333333333,")
+
+
 def test_plan_shows_the_work_left_without_writing(tmp_path, db):
     models.register_mock("mock/actor", solves_on({1: 1}))
     models.register_mock("mock/critic", lambda p: "hmm")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from helpers import write_variant
 from typer.testing import CliRunner
 
@@ -84,3 +85,20 @@ def test_export_parquet_into_a_bad_folder_prints_no_traceback_from_a_real_proces
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip() == (f"error: --parquet {blocker / 'pq'} cannot be written: {blocker} is a "
                                    f"file, so the folder {blocker / 'pq'} cannot be made")
+
+
+@pytest.mark.slow
+def test_report_html_and_png_into_a_folder_that_does_not_exist_make_it(tmp_path, db):
+    """As --db does: a missing folder is made (only once the report is computed: a report that
+    fails leaves nothing behind)."""
+    models.register_mock("mock/actor", lambda prompt: "wrong")
+    variant = write_variant(tmp_path, metric="pass@k", k=1, model="mock/actor", options={"n": 1})
+    assert runner.invoke(app, ["run", str(variant), "--db", str(db), "--no-export"]).exit_code == 0
+    missing = tmp_path / "not" / "yet"
+    refused = runner.invoke(app, ["report", "nope", "--html", str(missing / "r.html"), "--db", str(db)])
+    assert refused.exit_code == 2 and not (tmp_path / "not").exists()
+    result = runner.invoke(app, ["report", "--html", str(missing / "r.html"), "--png", str(missing / "r.png"),
+                                 "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "<html" in (missing / "r.html").read_text().lower()
+    assert (missing / "r.png").read_bytes().startswith(b"\x89PNG")

@@ -25,6 +25,22 @@ def issues_of(path) -> list[str]:
     return [str(i) for i in info.value.issues]
 
 
+def test_an_unknown_key_names_the_known_key_it_is_closest_to(tmp_path):
+    path = write_variant(tmp_path, metric="seq@k", k=2, model="mock/a", continu=True, max_token=8,
+                         actor={"max_tokns": 5, "price": {"input": 1, "output": 2, "cached": 1}},
+                         retry={"max_retry": 2}, zzz=1)
+    found = issues_of(path)
+    assert "[C02] continu: unknown key (did you mean 'continue'?)" in found
+    assert "[C02] max_token: unknown key (did you mean 'max_tokens'?)" in found
+    assert "[C02] actor.max_tokns: unknown key (did you mean 'max_tokens'?)" in found
+    assert "[C02] actor.price.cached: unknown key (did you mean 'cached_input'?)" in found
+    assert "[C02] retry.max_retry: unknown key (did you mean 'max_retries'?)" in found
+    assert "[C02] zzz: unknown key" in found  # nothing close: no guess
+    options = write_variant(tmp_path, "o.yaml", benchmark="arcagi2", metric="seq@k", k=2, model="mock/a",
+                            options={"splt": "training"})
+    assert "[C08] options.splt: unknown key (did you mean 'split'?)" in issues_of(options)
+
+
 def test_good_variant_resolves(tmp_path):
     path = write_variant(tmp_path, metric="seqk", k=2, model="mock/a", options={"n": 3},
                          task_indices=[3, 1])
@@ -37,7 +53,7 @@ def test_unknown_keys_and_wrong_types_are_all_listed(tmp_path):
     path = write_variant(tmp_path, metric="best@k", k="three", model="mock/a", temprature=0.5,
                          judge={"temperature": "hot", "colour": 1})
     found = issues_of(path)
-    assert "[C02] temprature: unknown key" in found
+    assert "[C02] temprature: unknown key (did you mean 'temperature'?)" in found
     assert "[C02] judge.colour: unknown key" in found
     assert any(i.startswith("[C03] metric:") for i in found)
     assert any(i.startswith("[C03] k:") for i in found)
@@ -176,3 +192,28 @@ def test_batch_rounds_refuse_what_they_cannot_honour(tmp_path, keys, field, said
         runspec.load(path)
     assert [(i.rule, i.field) for i in info.value.issues] == [("C03", field)]
     assert said in str(info.value)
+
+
+def test_primary_marks_the_comparison_without_changing_the_runs_identity(tmp_path, db):
+    from helpers import write_variant
+    from typer.testing import CliRunner
+
+    from seqk import models
+    from seqk.cli import app
+    from seqk.config import runspec
+    from seqk.run import engine
+
+    models.register_mock("mock/actor", ["w1"])
+    base = dict(metric="seq@k", k=2, model="mock/actor", options={"n": 2})
+    plain = runspec.load(write_variant(tmp_path, "a.yaml", **base))
+    marked = runspec.load(write_variant(tmp_path, "b.yaml", primary=True, **base))
+    assert (marked.run_id, marked.fingerprint()) == (plain.run_id, plain.fingerprint())
+    assert marked.config_json()["primary"] is True and "primary" not in plain.config_json()
+    engine.run(marked, db)
+    engine.run(runspec.load(write_variant(tmp_path, "p.yaml", **(base | {"metric": "pass@k"}))), db)
+    out = CliRunner().invoke(app, ["report", "--compare", "--db", str(db)])
+    assert out.exit_code == 0, out.output
+    assert f"• primary comparison: {marked.run_id} vs " in out.output
+    assert "its lift's p-value is the confirmatory one" in out.output
+    # the same run resumed without the key: still one run, no longer primary
+    assert engine.run(plain, db).prepared.action == "resume"

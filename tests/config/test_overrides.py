@@ -44,7 +44,8 @@ def test_overrides_are_validated_as_if_written_in_the_file(tmp_path):
                                                          "options.n=3"]))[0]
     assert (spec.k, spec.actor.temperature, spec.feedback_mode, len(spec.tasks)) == (2, 0.2, "hint", 3)
     cases = {
-        "actr.temperature=0.2": r"\[C02\] actr: unknown key \(given by --set actr.temperature=0.2\)",
+        "actr.temperature=0.2": r"\[C02\] actr: unknown key \(did you mean 'actor'\?\) "
+                                r"\(given by --set actr.temperature=0.2\)",
         "k=-1": r"\[C03\] k: Input should be greater than 0 \(got -1\) \(given by --set k=-1\)",
         "feedback_mode=nope": r"\[C05\] feedback_mode: toy has no mode 'nope'.*\(given by --set feedback_mode=nope\)",
         "options.m=1": r"\[C08\] options.m: unknown key \(given by --set options.m=1\)",
@@ -70,4 +71,5 @@ def test_seqk_run_with_set_k_2_runs_k_2(tmp_path):
     wrong = subprocess.run([sys.executable, "-m", "seqk", "run", str(path), "--db", str(db), "--set", "actr.x=1"],
                            capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert wrong.returncode == 2
-    assert wrong.stderr.strip() == f"error: {path}: [C02] actr: unknown key (given by --set actr.x=1)"
+    assert wrong.stderr.strip() == (f"error: {path}: [C02] actr: unknown key (did you mean 'actor'?) "
+                                    "(given by --set actr.x=1)")

@@ -84,7 +84,8 @@ def test_overrides_apply_to_every_cell_and_set_comes_first(tmp_path):
     ({"matrix": {"k": [2]}, "base": "nope.yaml"}, r"\[C14\] base: nope.yaml is not a file"),
     ({"matrix": {"feedback_mode": ["binary", "bogus"]}},
      r"\[C05\] feedback_mode: toy has no mode 'bogus'.* \(given by matrix.feedback_mode = bogus\)"),
-    ({"matrix": {"actor.temprature": [0.1]}}, r"\[C02\] actor.temprature: unknown key \(given by matrix"),
+    ({"matrix": {"actor.temprature": [0.1]}}, r"\[C02\] actor.temprature: unknown key \(did you mean 'temperature'\?\) "
+     r"\(given by matrix"),
 ])
 def test_a_bad_sweep_file_is_one_line_naming_the_file_and_the_field(tmp_path, keys, message):
     path = sweep_file(tmp_path, **keys)

@@ -43,6 +43,33 @@ def test_plan_and_run_refuse_a_provider_model_without_its_key(tmp_path, db, no_o
         assert not db.exists()
 
 
+def test_plan_and_run_refuse_a_misspelled_provider_in_one_line_and_register_nothing(tmp_path, db):
+    variant = write_variant(tmp_path, metric="seq@k", k=2, model="openaii/gpt-4o-mini", options={"n": 2})
+    for command in ("plan", "run"):
+        result = runner.invoke(app(), [command, str(variant), "--db", str(db)])
+        assert result.exit_code == 2, result.output
+        assert result.output.strip().splitlines() == [
+            f"error: {variant}: [C03] model: 'openaii/gpt-4o-mini': no provider is called 'openaii' "
+            "(did you mean 'openai'? litellm's providers: https://docs.litellm.ai/docs/providers; "
+            "seqk's own: mock/..., local/...)"]
+        assert not db.exists()
+
+
+def test_a_batched_role_without_its_sdk_is_refused_before_anything_is_registered(tmp_path, db, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "anthropic", None)  # as if the `batch` extra were not installed
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    variant = write_variant(tmp_path, metric="seq@k", k=2, model="anthropic/claude-sonnet-4-6", batch=True,
+                            max_tokens=64, options={"n": 2})
+    for command in ("plan", "run"):
+        result = runner.invoke(app(), [command, str(variant), "--db", str(db)])
+        assert result.exit_code == 2, result.output
+        assert result.output.strip() == ("error: batch mode for anthropic/ models needs the anthropic SDK: "
+                                         "pip install 'seqk[batch]'")
+        assert not db.exists()
+
+
 def test_each_role_is_checked_and_named(tmp_path, db, no_openai_key, monkeypatch):
     monkeypatch.delenv("SEQK_TEST_JUDGE_KEY", raising=False)
     models.register_mock("mock/actor", ["w1"])

@@ -81,8 +81,9 @@ def test_a_four_chain_run_and_its_pass_partner_give_the_frontier_of_the_raw_atte
     passed = rows(db, "SELECT task_index, count(*) FILTER (WHERE success) FROM attempts "
                       "WHERE run_id = ? GROUP BY ALL", [partner.run_id])
     for r in (r for r in got if r["run_id"] == partner.run_id):
-        assert r["depth"] == 1
-        chen = sum(1 - comb(12 - c, r["width"]) / comb(12, r["width"]) for _, c in passed) / 12
+        # w chains of samples, each stopping at its first success within d: w d samples' chance
+        m = r["width"] * r["depth"]
+        chen = sum(1 - comb(12 - c, m) / comb(12, m) for _, c in passed) / 12
         assert r["value"] == pytest.approx(chen, abs=1e-12)
     assert [(p["pass_run_id"], p["pass_k"]) for p in partners] == [(partner.run_id, 12)]
 

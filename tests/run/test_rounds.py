@@ -290,6 +290,37 @@ def test_the_observer_hears_each_batch_between_prepared_and_finished(tmp_path: P
     assert ("actor", 1, "ended") in seen.states
 
 
+@pytest.mark.slow
+def test_a_batch_that_cannot_be_sent_ends_the_run_instead_of_leaving_its_attempts_waiting(tmp_path: Path,
+                                                                                         monkeypatch):
+    """Before, the calls taken out for a round were lost when sending failed: the run waited for
+    ever (a batched anthropic/ model whose SDK was missing never returned)."""
+    import threading
+
+    from seqk.models.batch.openai import OpenAIBatch
+
+    async def refuse(self, requests, key):
+        raise RuntimeError("the provider's SDK is broken")
+
+    monkeypatch.setattr(OpenAIBatch, "submit", refuse)
+    outcome: list[object] = []
+
+    def run() -> None:
+        try:
+            outcome.append(api.run_variant(variant(tmp_path, fake, metric="pass@k", k=2, batch=True),
+                                           tmp_path / "b.duckdb", export=False))
+        except BaseException as exc:  # noqa: BLE001 - whatever it ends with, it must end
+            outcome.append(exc)
+
+    with FakeOpenAI(delay_s=0.1) as fake:
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        thread.join(120)
+        assert not thread.is_alive(), "the run still waits on a batch that was never sent"
+    [ended] = outcome
+    assert isinstance(ended, RuntimeError) and str(ended) == "the provider's SDK is broken"  # raised, as before
+
+
 CUSTOM = {"system": "Answer with the word only.", "framing_first": "This is attempt {t} of {k}. Go.",
           "framing_later": "This is attempt {t} of {k}. Again.", "attempt": "[{i}] {output}"}
 

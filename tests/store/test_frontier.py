@@ -1,5 +1,9 @@
 """The `frontier` view against a brute-force enumeration of chain subsets on small random
-databases, and against Chen et al.'s pass@k where depth is 1."""
+databases where no chain is censored (errors superseded by a valid row only: there the censoring
+estimators are the plain ones), and against Chen et al.'s estimator for the cells of a pass@k
+run, resample until success at every depth. Under censoring the estimates are checked by their
+identities (tests/store/test_frontier_estimates.py) and the null-world simulation
+(tests/analysis/test_null_world.py)."""
 
 from __future__ import annotations
 
@@ -45,7 +49,8 @@ def _insert_attempt(con, run_id: str, task: int, chain: int, slot: int, status: 
 
 
 def random_db(path: Path, seed: int) -> dict:
-    """A seq@k run with chains and a pass@k run; returns the raw attempts as Python saw them."""
+    """A seq@k run with chains and a pass@k run; returns the raw attempts as Python saw them. A
+    seq@k error is always redone (no chain censored); a pass@k sample may be lost to one."""
     rng = random.Random(seed)
     k, chains, n_tasks, n_samples = 3, 4, 9, 6
     raw: dict = {"seq": {}, "pass": {}, "k": k, "chains": chains}
@@ -63,8 +68,6 @@ def random_db(path: Path, seed: int) -> dict:
                         cost = round(rng.random(), 3)
                         _insert_attempt(con, "seq", task, chain, slot, "error", None, cost, 7, clock)
                         rows.append((slot, "error", None, cost, 7))
-                        if rng.random() < 0.4:  # ...or the chain stopped on that error
-                            break
                     success = rng.random() < p
                     cost, tokens = round(rng.random(), 3), rng.randint(2, 50)
                     _insert_attempt(con, "seq", task, chain, slot, "ok", success, cost, tokens, clock)
@@ -133,25 +136,30 @@ def test_frontier_equals_a_brute_force_enumeration_of_chain_subsets(tmp_path: Pa
 
 
 @pytest.mark.parametrize("seed", [5, 6])
-def test_depth_one_of_a_pass_run_is_chens_pass_at_k(tmp_path: Path, seed: int):
+def test_a_pass_runs_cells_resample_until_success_by_chens_estimator(tmp_path: Path, seed: int):
     raw = random_db(tmp_path / "f.duckdb", seed)
     with store.connect(tmp_path / "f.duckdb", read_only=True) as con:
         got = {(r["width"], r["depth"]): r
                for r in queries.frontier_rows(con, errors_as_failures=False, run_ids=["pass"])}
-    samples = raw["pass"]
-    n_attempts = sum(len(rows) for rows in samples.values())
-    per_sample = sum(c for rows in samples.values() for *_, c, _t in rows) / n_attempts
-    assert {d for _, d in got} == {1} and {w for w, _ in got} == set(range(1, 7))
-    for w in range(1, 7):
-        chen = []
-        for rows in samples.values():
-            n = sum(1 for r in rows if r[1] == "ok")
-            c = sum(1 for r in rows if r[1] == "ok" and r[2])
-            if n >= w:
-                chen.append(1 - comb(n - c, w) / comb(n, w))
-        assert got[(w, 1)]["n_tasks"] == len(chen)
-        assert got[(w, 1)]["value"] == pytest.approx(sum(chen) / len(chen), abs=1e-12)
-        assert got[(w, 1)]["cost_usd_per_task"] == pytest.approx(w * per_sample, abs=1e-9)
+    assert set(got) == {(w, d) for w in range(1, 7) for d in range(1, 7) if w * d <= 6}
+    for (w, d), row in got.items():
+        values, costs = [], []
+        for rows in raw["pass"].values():
+            valid = [r for r in rows if r[1] == "ok"]
+            n, c = len(valid), sum(1 for r in valid if r[2])
+            if n < w * d:
+                continue
+            values.append(1 - comb(n - c, w * d) / comb(n, w * d))  # w chains of d samples: w d samples
+            per_sample = sum(r[3] for r in valid) / n
+            costs.append(w * per_sample * sum(comb(n - c, j) / comb(n, j) for j in range(d)))
+        assert row["n_tasks"] == len(values), (w, d)
+        assert row["value"] == pytest.approx(sum(values) / len(values), abs=1e-12), (w, d)
+        assert row["cost_usd_per_task"] == pytest.approx(sum(costs) / len(costs), abs=1e-9), (w, d)
+        if d == 1:  # pass@w, which pays for every sample
+            assert row["cost_usd_per_task"] == pytest.approx(
+                w * sum(sum(r[3] for r in rows if r[1] == "ok") / sum(r[1] == "ok" for r in rows)
+                        for rows in raw["pass"].values() if sum(r[1] == "ok" for r in rows) >= w)
+                / row["n_tasks"], abs=1e-9)
 
 
 def test_width_one_is_run_curves_seq_at_t(tmp_path: Path):

@@ -52,9 +52,8 @@ def reads(seq: str, pas: str, uid: str) -> Calls:
         (queries.task_attempts, one | {"task_index": 2}), (queries.task_calls, one | {"task_index": 2}),
         (queries.report_runs, {"run_ids": [seq, pas], "benchmark": None, "model": None}),
         (queries.run_curves, {"errors_as_failures": False} | both),
-        (queries.point_types, {"errors_as_failures": False} | both),
+        (queries.chain_rows, both),
         (queries.pair_choices, {"run_ids": [seq]}), (queries.spend_by_role, both),
-        (queries.paired_run_types, {"errors_as_failures": False, "run_a": seq, "run_b": pas, "t": 1}),
         (queries.run_spend_by_role, one), (queries.judge_agreement, {"run_a": seq, "run_b": pas}),
         (queries.rejudge_source, one), (queries.rejudge_pending, one | {"generation": 1}),
         (queries.export_tasks, one), (queries.export_attempts, one), (queries.export_calls, one),
@@ -68,15 +67,13 @@ def reads(seq: str, pas: str, uid: str) -> Calls:
                                         "limit": 10, "offset": 0, "upto": None}),
         (queries.run_batch_items, one | {"generation": 1}), (queries.list_batches, {"run_ids": None}),
         (queries.frontier_rows, {"errors_as_failures": False} | both),
-        (queries.equal_budget_types, {"errors_as_failures": False, "seq_run_ids": json.dumps([seq]),
-                                      "seq_widths": "[1]", "seq_depths": "[1]",
-                                      "pass_run_ids": json.dumps([pas]), "pass_widths": "[1]"}),
         # a report's outcomes kept and served; outside a lake, none are kept before
-        (queries.session_task_outcomes, {}),
-        (queries.keep_task_outcomes, {"errors_as_failures": False} | both),
-        (queries.keep_task_outcomes_for, {"errors_as_failures": False} | both),
-        (queries.serve_kept_task_outcomes, {}), (queries.drop_kept_task_outcomes, {}),
+        (queries.session_chain_outcomes, {}),
+        (queries.keep_chain_outcomes, both), (queries.keep_chain_outcomes_for, both),
+        (queries.serve_kept_chain_outcomes, {}), (queries.serve_kept_chain_facts, {}),
+        (queries.drop_kept_chain_outcomes, {}),
         (queries.budget_partners, both), (queries.pair_discordance, one),
+        (queries.none_partners, {"run_ids": [seq]}),
         (queries.latest_endpoint_limits, {}),
         (queries.compare_solved, {"errors_as_failures": False, "run_a": seq, "run_b": pas}),
         (queries.task_values_at, {"errors_as_failures": False, "t": 1} | both),
@@ -92,11 +89,14 @@ def reads(seq: str, pas: str, uid: str) -> Calls:
 
 # Reads with nothing to return on this seed: no judge failed, no run re-judges another, no batch,
 # no endpoint limit remembered (mock models are not).
-EMPTY = {"kept_outputs", "rejudge_pending", "run_batch_items", "list_batches", "session_task_outcomes",
+EMPTY = {"kept_outputs", "rejudge_pending", "run_batch_items", "list_batches", "session_chain_outcomes",
          "latest_endpoint_limits",
          "studies_of_runs", "list_studies", "study_tasks_of", "study_updates_of",
-         # (and the four that keep a report's outcomes in the session, returning nothing)
-         "keep_task_outcomes", "keep_task_outcomes_for", "serve_kept_task_outcomes", "drop_kept_task_outcomes"}
+         # no seq@k run without feedback here
+         "none_partners",
+         # (and the five that keep a report's outcomes in the session, returning nothing)
+         "keep_chain_outcomes", "keep_chain_outcomes_for", "serve_kept_chain_outcomes",
+         "serve_kept_chain_facts", "drop_kept_chain_outcomes"}
 
 
 def writes(run: dict, uid: str) -> Calls:

@@ -56,7 +56,7 @@ def _read_budget_charts(page: Page, ids: dict[str, str]) -> None:
     for name in ("seq", "seq_binary"):
         chart = page.locator(f'figure.budget[data-seq-run="{ids[name]}"]')
         expect(chart.locator("svg.budget-chart")).to_be_visible()
-        expect(chart).to_contain_text("pass@m, m = 1..3")
+        expect(chart).to_contain_text("resample until success (pass@3's samples)")
         expect(chart).to_contain_text("seq@k, depth 1..3")
         expect(chart).to_contain_text(f"against its budget partner {ids['pass']}")
         expect(chart.locator("circle")).to_have_count(6)
@@ -148,3 +148,35 @@ def test_the_bundle_opens_from_file_and_tells_the_same_story(tmp_path, db, page)
     page.locator("#home").click()
     expect(page.locator("h1")).to_contain_text("3 runs")
     _read_budget_charts(page, ids)  # offline too: inline SVG, no script
+
+
+def test_the_answer_reads_on_both_pages_and_nothing_overflows_1400_pixels(served, page):
+    url, ids, folder = served
+    # A long model name with no hyphen to break at makes a long run id: it wraps instead of widening
+    # the page.
+    long_model = "mock/" + "AVeryLongSelfHostedModelName" * 6
+    models.register_mock(long_model, view_db.actor)
+    lonely = runspec.load(folder / "variants" / "toy" / "seq.yaml", {"model": long_model})
+    _in_thread(engine.run, lonely, folder / "seqk.duckdb")
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(url)
+    first = page.locator("#runs section.group").first  # the comparison comes before the lonely run
+    expect(first.locator(f'.answer[data-seq-run="{ids["seq"]}"] .lift')).to_contain_text(
+        re.compile(r"lift seq@3 − pass@3 = \+0\.00 \[-0\.\d\d, \+0\.\d\d\] · p = 1 · n = 5 tasks · flips \+1/−1"))
+    expect(first.locator(f'.answer[data-seq-run="{ids["seq"]}"] .framing')).to_contain_text("framing seq@1 − pass@1 = ")
+    expect(page.locator(f'.answer[data-seq-run="{lonely.run_id}"]')).to_contain_text("no lift")
+    wide = "document.documentElement.scrollWidth"
+    assert page.evaluate(wide) <= 1400, page.evaluate(WIDEST)
+    for run_id in (lonely.run_id, ids["pass"]):
+        page.goto(url)
+        page.locator("table.runs").get_by_role("link", name=run_id, exact=True).click()
+        expect(page.locator("h1")).to_have_text(run_id)
+        assert page.evaluate(wide) <= 1400, (run_id[:30], page.evaluate(WIDEST))
+    answers = page.locator("section.the-answer")  # the pass@k run's page: each partner's answer
+    expect(answers).to_have_count(2)
+    expect(answers.first.locator("table.budget-rows tbody tr")).to_have_count(3)
+
+
+WIDEST = """() => [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 1400)
+    .slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' + (e.textContent || '').slice(0, 60))"""
+"""What sticks out past 1400 pixels, to say so when a page is too wide."""

@@ -1,7 +1,7 @@
 """The run list's equal-budget chart: for each seq@k run with a budget partner, the cells it plots
-are those of `seqk report --compare`'s equal-budget block (seqk.analysis.frontier), whether the
-run has one chain per task (read from view_runs' one pass) or several (frontier_of); a run without
-a partner has none; and the chart is drawn as inline SVG with every line and point."""
+are those of `seqk report --compare`'s pass@m block (seqk.analysis.frontier), whether the run has
+one chain per task or several (frontier_of: errors censor a chain); a run without a partner has
+none; and the chart is drawn as inline SVG with every line and point."""
 
 from __future__ import annotations
 
@@ -82,21 +82,33 @@ def test_budget_chart_plots_the_reports_equal_budget_cells(tmp_path: Path, seed:
     page = view.runs_page(db)
     assert set(page.budgets) == {"seq", "chains"}  # lonely has no pass@k run of its actor
     with store.connect(db, read_only=True) as con:
-        expected = {b.seq_run_id: b for b in equal_budget(con, ["seq", "chains"], n_boot=10)}
+        expected = {b.seq_run_id: b for b in equal_budget(con, ["seq", "chains"], n_boot=10)
+                    if b.partner == "resample_until_success"}
     for seq_run_id, chart in page.budgets.items():
         want = expected[seq_run_id]
         assert (chart.pass_run_id, chart.pass_k, chart.unit) == ("pass", 6, "US$" if priced else "tokens")
         got = sorted((("pass@k" if line.is_pass else f"seq@k depth {p.depth}"), p.width, p.depth, p.value, p.spend)
                      for line in chart.lines for p in line.points)
-        cells = sorted((c["series"], c["width"], c["depth"], c["value"], c["spend"]) for c in want.cells)
+        # the partner drawn as its frontier: the cells no other beats on success at no more spend
+        best, partner = -1.0, []
+        for c in sorted((c for c in want.cells if c["series"] == "resample until success"),
+                        key=lambda c: (c["spend"], -c["value"])):
+            if c["value"] > best + 1e-12:
+                partner.append(c | {"series": "pass@k"})
+                best = c["value"]
+        cells = sorted((c["series"], c["width"], c["depth"], c["value"], c["spend"])
+                       for c in partner + [c for c in want.cells if c["series"].startswith("seq@k")])
+        assert any(c["depth"] > 1 for c in partner)  # it stops: cells deeper than pass@m's
         assert [g[:3] for g in got] == [c[:3] for c in cells]
         assert [x for g in got for x in g[3:]] == pytest.approx([x for c in cells for x in c[3:]], rel=1e-9)
     # one chain per task: a line over depths; several: a line per depth over widths
-    assert [line.label for line in page.budgets["seq"].lines] == ["pass@m, m = 1..6", "seq@k, depth 1..4"]
+    assert [line.label for line in page.budgets["seq"].lines] == [
+        "resample until success (pass@6's samples)", "seq@k, depth 1..4"]
     assert len(page.budgets["chains"].lines) == 5
-    # some task of seq is left out at a later depth, so its spend is not the plain mean
-    seq_curve = next(r for g in page.groups for r in g.seq_runs if r.run_id == "seq").curve
-    assert any(p.n_left_out for p in seq_curve)
+    # some chain of seq is censored by an error: its cells are no plain means (errors censor)
+    with store.connect(db, read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM chain_outcomes_of(run_ids := ['seq']) "
+                           "WHERE censored_at IS NOT NULL").fetchone()[0] > 0
 
 
 def test_budget_chart_is_drawn_on_the_run_list_with_each_line_and_point(tmp_path: Path):
@@ -105,13 +117,14 @@ def test_budget_chart_is_drawn_on_the_run_list_with_each_line_and_point(tmp_path
     page = view.runs_page(db)
     html = render.render_runs(page, render.Urls())
     assert html.count('<figure class="budget"') == 2
-    assert 'data-seq-run="seq"' in html and 'data-seq-run="lonely"' not in html
+    assert '<figure class="budget" data-seq-run="seq"' in html
+    assert '<figure class="budget" data-seq-run="lonely"' not in html
     chart = page.budgets["seq"]
     n_points = sum(len(line.points) for line in chart.lines)
-    figure = html[html.index('data-seq-run="seq"'):]
+    figure = html[html.index('<figure class="budget" data-seq-run="seq"'):]
     figure = figure[:figure.index("</figure>")]
     assert figure.count("<circle") == n_points and figure.count("<polyline") == 2
-    assert "pass@m, m = 1..6" in figure and "per task" in figure
+    assert "resample until success (pass@6&#x27;s samples)" in figure and "per task" in figure
 
 
 def test_run_page_rows_agree_with_the_attempts_that_count(tmp_path: Path):

@@ -15,7 +15,7 @@ import compare_db
 import pytest
 from chromium import in_thread, seqk_view
 from playwright.sync_api import Page, expect
-from recompute import bootstrap, flip_counts, paired, tango
+from recompute import bootstrap, equal_budget, flip_counts, frontier, paired, tango
 
 from seqk.analysis.compare import view_path
 
@@ -57,7 +57,27 @@ def _read_at_t(page: Page, db, a: str, b: str, metrics: tuple[str, str], k: int)
         else:
             want_low, want_high = bootstrap(x, y)
             assert (low, high) == pytest.approx((want_low, want_high), abs=0.015)
-            expect(cells.nth(4)).to_have_text("—")
+            # p read from the same resamples: it and the interval agree
+            assert (float(cells.nth(4).inner_text()) < 0.05) == (low > 0 or high < 0)
+
+
+def _read_equal_budget(page: Page, db, a: tuple[str, str, int], b: tuple[str, str, int]) -> list[dict]:
+    """Each row of the page's equal-spend table (run id, metric, K of each side) against the
+    recomputation: the cells and the difference to the digit, the interval and the band within
+    their bootstrap's Monte Carlo error."""
+    mine = equal_budget(frontier(db, *a), frontier(db, *b))["rows"]
+    rows = page.locator("#equal-budget tbody tr")
+    expect(rows).to_have_count(len(mine))
+    for i, x in enumerate(mine):
+        cells = rows.nth(i).locator("td")
+        expect(cells.nth(1)).to_have_text("{}×{}".format(*x["a"][0]))
+        expect(cells.nth(3)).to_have_text("{}×{}".format(*x["b"][0]))
+        expect(cells.nth(5)).to_contain_text(f"{x['difference']:+.3f}")
+        for column, want, tolerance in ((5, (x["low"], x["high"]), 0.02), (6, x["band"], 0.03)):
+            shown = re.search(r"\[([-+]\d\.\d+), ([-+]\d\.\d+)\]", cells.nth(column).inner_text())
+            assert shown, cells.nth(column).inner_text()
+            assert (float(shown.group(1)), float(shown.group(2))) == pytest.approx(want, abs=tolerance)
+    return mine
 
 
 def _axes_titled(page: Page, unit: str) -> None:
@@ -82,6 +102,8 @@ def test_critic_x_against_critic_y_picked_from_the_run_list(served, page):
     expect(page.locator("#differs tbody tr")).to_have_count(2)  # critic.model, critic.price
     _read_at_t(page, db, a, b, ("seq@k", "seq@k"), 3)
     _axes_titled(page, "US$")
+    _read_equal_budget(page, db, (a, "seq@k", 3), (b, "seq@k", 3))
+    expect(page.locator("#equal-budget-summary")).to_contain_text("not established")
     # the flips, filtered: every one is a's (the sharp critic's questions), none is b's
     x, y = paired(db, a, "seq@k", b, "seq@k", 3)
     _, a_only, b_only = flip_counts(x, y)
@@ -116,6 +138,8 @@ def test_socratic_against_binary_at_its_spend(served, page):
     _axes_titled(page, "US$")
     legend = page.locator(".compare-frontiers svg .legend")
     expect(legend).to_have_text(["a: depth 1..3", "b: depth 1", "b: depth 2", "b: depth 3"])
+    _read_equal_budget(page, db, (a, "seq@k", 3), (b, "seq@k", 3))
+    expect(page.locator("#equal-budget-summary")).to_contain_text("by the band: b ahead at $")
 
 
 def test_a_cheap_model_retrying_against_a_strong_model_once(served, page):
@@ -126,6 +150,9 @@ def test_a_cheap_model_retrying_against_a_strong_model_once(served, page):
     _read_at_t(page, db, a, b, ("seq@k", "pass@k"), 1)
     _axes_titled(page, "US$")
     expect(page.locator(".compare-frontiers svg .legend")).to_contain_text(["b: pass@1"])
+    [row] = _read_equal_budget(page, db, (a, "seq@k", 3), (b, "pass@k", 1))
+    assert row["band"][0] > 0
+    expect(page.locator("#equal-budget-summary")).to_contain_text("by the band: a ahead at $")
     page.locator("a[data-filter=b_only]").click()
     rows = page.locator("#flip-table tbody tr")
     expect(rows.first).to_contain_text("never solved in 4 chains of 3 attempts")

@@ -50,7 +50,8 @@ def test_run_list_curves_are_run_curves_figures(runs):
     assert [g[:4] for g in got] == [w[:4] for w in want]
     assert [x for g in got for x in g[4:]] == pytest.approx([x for w in want for x in w[4:]])
     hint = listed[ids["seq"]]
-    assert [p.value for p in hint] == pytest.approx([1 / 5, 2 / 5, 2 / 5])  # task 5 left out: 5 counted
+    # task 5's attempt 1 errored: its chain is censored at 0, every task counted, no Wilson interval
+    assert [p.n_tasks for p in hint] == [6, 6, 6] and all(p.low is None for p in hint)
 
 
 @pytest.mark.parametrize(("name", "tasks"), [
@@ -71,7 +72,8 @@ def test_run_page_rows_curves_search_and_pages(runs, monkeypatch):
     assert (two.first_success, two.seq_at_k, two.pass_at_k, two.n_error) == (2, 1.0, 0.0, 0)
     assert page.tasks[4].cells[0].status == "error" and page.tasks[4].n_failed_calls == 1
     assert set(page.summaries) == {ids["seq"], ids["pass"]} and len(page.summaries[ids["pass"]].curve) == view_db.K
-    assert page.summary.n_error_attempts == 1 and page.summary.curve[0].n_left_out == 1
+    assert page.summary.n_error_attempts == 1 and page.summary.curve[0].n_left_out == 0  # censored, counted
+    assert page.summary.curve[0].low is None
     assert [t.task_index for t in view.run_page(ids["seq"], db, search="FOUR").tasks] == [4]  # an output
     assert [t.task_index for t in view.run_page(ids["seq"], db, search="word w3").tasks] == [3]  # a prompt
     monkeypatch.setattr(pages, "PAGE_SIZE", 4)

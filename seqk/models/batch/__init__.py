@@ -10,11 +10,22 @@ Each SDK is imported when a batch is first needed, never by `import seqk`. What 
 
 from __future__ import annotations
 
-from seqk.models.batch.base import FINAL_STATES, BatchProvider, BatchRequest, BatchStatus, ItemResult
+import importlib.util
+import sys
+
+from seqk.models.batch.base import (
+    FINAL_STATES,
+    BatchProvider,
+    BatchRequest,
+    BatchStatus,
+    ItemResult,
+    missing_sdk,
+)
 from seqk.models.role import RoleSpec
 
 __all__ = [
     "BatchProvider", "BatchRequest", "BatchStatus", "FINAL_STATES", "ItemResult", "batch_problem", "batch_provider",
+    "sdk_problem",
 ]
 
 
@@ -37,3 +48,14 @@ def batch_provider(role: RoleSpec) -> BatchProvider:
     from seqk.models.batch.openai import OpenAIBatch
 
     return OpenAIBatch(role.api_base, role.api_key_env)
+
+
+def sdk_problem(role: RoleSpec) -> str | None:
+    """What a batched role lacks on this machine (its provider's SDK, the `batch` extra), or None.
+    Nothing is imported: `seqk plan` and `seqk run` ask before anything is registered."""
+    if not role.batch or role.model is None or batch_problem(role) is not None:
+        return None
+    sdk = "anthropic" if role.model.startswith("anthropic/") else "openai"
+    if sdk in sys.modules:  # imported, or blocked (None)
+        return None if sys.modules[sdk] is not None else missing_sdk(sdk)
+    return None if importlib.util.find_spec(sdk) is not None else missing_sdk(sdk)

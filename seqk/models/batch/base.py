@@ -81,6 +81,11 @@ class BatchProvider(Protocol):
         ...
 
 
+def missing_sdk(sdk: str) -> str:
+    """What to say when a batch SDK is not installed."""
+    return f"batch mode for {sdk}/ models needs the {sdk} SDK: pip install 'seqk[batch]'"
+
+
 class SdkBatch:
     """What the SDK-backed providers share: the role's api_base and key variable, and one async
     client of the provider's SDK, imported on first use (the `batch` extra)."""
@@ -101,8 +106,7 @@ class SdkBatch:
             try:
                 module = importlib.import_module(self.sdk)
             except ImportError:
-                raise MissingExtra(f"batch mode for {self.sdk}/ models needs the {self.sdk} SDK: "
-                                   "pip install 'seqk[batch]'") from None
+                raise MissingExtra(missing_sdk(self.sdk)) from None
             self._client = self.new_client(module, os.environ.get(self.api_key_env or self.key_env))
         return self._client
 

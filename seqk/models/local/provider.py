@@ -36,6 +36,10 @@ class LocalProvider:
                     raise
                 raise failure from exc
 
+    def model_problem(self, model: str, api_base: str | None) -> str | None:
+        """None: whether the model's file is there is `check_installed`'s question."""
+        return None
+
     def classify(self, exc: BaseException) -> ProviderError:
         """As an OpenAI-compatible server's (the worker is one); a dead worker was already made
         LocalModelCrashed by `call`."""

@@ -1,0 +1,346 @@
+"""Two frontiers compared at equal spend: for any two runs whose cells (a width x depth policy
+each) have per-task values and expected spends (seqk/analysis/cells.py builds them), the best cell
+of each side that costs no more than a budget, their difference, and how sure it is.
+
+The procedure (docs/frontier.md):
+- Budgets: the spends of the Pareto-efficient cells of both sides, from the cheapest budget at
+  which both sides have a cell to the spend of the cheaper of the two sides' best cells (past
+  it one side has nothing better to buy: its frontier ends where its samples or chains do).
+- One task set per budget: the tasks both runs share (same task_index and content) on which
+  every candidate cell (spend <= B on all shared tasks) of both sides is defined; every
+  candidate's value and spend are recomputed there, and each side's best cell is the one of
+  highest value whose spend there is at most B (ties: the cheaper). n is printed per budget.
+- Honest selection: a paired task bootstrap (a task's chains and samples together) recomputes
+  every candidate's value and spend in each resample and chooses both best cells again; the
+  pointwise percentile interval and its p-value come from those replicates
+  (`stats.percentile_test`), and a simultaneous band over the budgets from the max-|t| of the
+  studentised replicates (`stats.max_t_band`; Romano & Wolf 2005). A side is better at B only
+  where the band excludes 0.
+- A budget whose task set has fewer than stats.MIN_BOOTSTRAP_TASKS tasks (or tasks that all look
+  alike) has no interval: "too few tasks".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from seqk.stats import (
+    DEFAULT_N_BOOT,
+    DEFAULT_SEED,
+    MIN_BOOTSTRAP_TASKS,
+    Estimate,
+    group_rows,
+    max_t_band,
+    multinomial,
+    percentile_test,
+    rng_for,
+)
+
+TOLERANCE = 1e-9
+"""Relative: equal spends computed by different sums compare equal."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One policy of a frontier (w chains of at most d attempts) and where it is defined."""
+
+    width: int
+    depth: int
+    defined: np.ndarray
+    """Per task of the side: the cell has a value there."""
+
+
+@dataclass(frozen=True)
+class Frontier:
+    """One side of a comparison: a run's cells over its tasks (features are 0 where a cell is
+    undefined; a task set never holds such a task for a cell it asks about)."""
+
+    run_id: str
+    keys: np.ndarray
+    """Per task: 'task_index/content_hash'."""
+    features: np.ndarray
+    cells: list[Cell]
+    evaluate: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+    """Feature means (shape (B, features)) -> every cell's value and expected spend per task
+    (each shape (B, cells), in the order of `cells`)."""
+    pooled: np.ndarray | None = None
+    """Features that estimate what every task shares (the survival curve, the censoring, the mean
+    spend of an attempt): on a cell's own figure they are averaged over every task of the set,
+    not only those where the cell is defined (in a budget row the two are the same)."""
+
+
+@dataclass(frozen=True)
+class CellFigure:
+    """A cell's value and spend on a set of tasks."""
+
+    width: int
+    depth: int
+    value: float
+    spend: float
+    n_tasks: int
+
+
+@dataclass
+class SpendRow:
+    """One budget: each side's best cell within it on the row's tasks, and a − b."""
+
+    budget: float
+    n_tasks: int
+    """Shared tasks on which every candidate cell of both sides is defined."""
+    a: CellFigure | None = None
+    b: CellFigure | None = None
+    difference: Estimate | None = None
+    """a − b with its 95% pointwise interval (the cells chosen again in every resample)."""
+    p_value: float | None = None
+    band: tuple[float, float] | None = None
+    """The simultaneous 95% band over the comparison's budgets."""
+
+
+@dataclass
+class EqualSpend:
+    """Side a against side b at equal spend."""
+
+    a_run_id: str
+    b_run_id: str
+    n_shared: int
+    rows: list[SpendRow] = field(default_factory=list)
+    cells_a: list[CellFigure] = field(default_factory=list)
+    """Every cell of a on the shared tasks where it is defined."""
+    cells_b: list[CellFigure] = field(default_factory=list)
+    band_critical: float | None = None
+    """c of the band: each row's difference ± c bootstrap standard errors."""
+
+    @property
+    def a_better(self) -> list[float]:
+        """Budgets where the band lies above 0."""
+        return [r.budget for r in self.rows if r.band is not None and r.band[0] > 0]
+
+    @property
+    def b_better(self) -> list[float]:
+        """Budgets where the band lies below 0."""
+        return [r.budget for r in self.rows if r.band is not None and r.band[1] < 0]
+
+    @property
+    def crossover(self) -> float | None:
+        """The first budget at which the estimated order of the two sides changes (None if it
+        never does): a point estimate, read with the band."""
+        signs = [(r.budget, np.sign(r.difference.value)) for r in self.rows
+                 if r.difference is not None and r.difference.value is not None]
+        signs = [(b, s) for b, s in signs if s != 0]
+        for (_, before), (budget, after) in zip(signs, signs[1:], strict=False):
+            if after != before:
+                return budget
+        return None
+
+
+def _figures(side: Frontier, rows: np.ndarray) -> list[CellFigure]:
+    """Every cell's value and spend on `rows`, where it is defined (the shared estimates, the
+    `pooled` features, over every row)."""
+    shared = side.features[rows].mean(axis=0) if rows.any() else None
+    found: dict[int, CellFigure] = {}
+    masks = [rows & c.defined for c in side.cells]
+    for mask in {m.tobytes(): m for m in masks}.values():
+        if not mask.any():
+            continue
+        means = side.features[mask].mean(axis=0)[None, :]
+        if side.pooled is not None and shared is not None:
+            means[0, side.pooled] = shared[side.pooled]
+        values, spends = side.evaluate(means)
+        for i, c in enumerate(side.cells):
+            if np.array_equal(masks[i], mask):
+                found[i] = CellFigure(c.width, c.depth, float(values[0, i]), float(spends[0, i]),
+                                      int(mask.sum()))
+    return [found[i] for i in sorted(found)]
+
+
+def _pareto(cells: list[CellFigure]) -> list[CellFigure]:
+    """Cells no other beats on value at no more spend."""
+    best, out = -np.inf, []
+    for c in sorted(cells, key=lambda c: (c.spend, -c.value)):
+        if c.value > best + 1e-12:
+            out.append(c)
+            best = c.value
+    return out
+
+
+def _budgets(a: list[CellFigure], b: list[CellFigure]) -> list[float]:
+    """From the cheapest budget at which both sides have a cell to the spend of the side whose
+    best cell is the cheaper (past it that side has no better cell to buy: its frontier is
+    truncated by its samples, and a difference there would be about that, not about spend)."""
+    if not a or not b:
+        return []
+    pa, pb = _pareto(a), _pareto(b)
+    low = max(pa[0].spend, pb[0].spend)
+    high = min(pa[-1].spend, pb[-1].spend)
+    spends = sorted(c.spend for c in pa + pb if low * (1 - TOLERANCE) <= c.spend <= high * (1 + TOLERANCE))
+    out: list[float] = []
+    for s in spends:
+        if not out or s > out[-1] * (1 + TOLERANCE) + 1e-15:
+            out.append(s)
+    return out
+
+
+def _choose(values: np.ndarray, spends: np.ndarray, budget: float
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each replicate's best candidate within the budget, from the candidates' values and spends
+    (each shape (B, candidates)): (value, index of the candidate, spend); value NaN where no
+    candidate is within it. Ties go to the cheaper."""
+    within = spends <= budget * (1 + TOLERANCE) + 1e-15
+    masked = np.where(within, values, -np.inf)
+    top = masked.max(axis=1)
+    ties = masked >= top[:, None] - 1e-12
+    choice = np.argmin(np.where(ties, spends, np.inf), axis=1)
+    rows = np.arange(len(values))
+    found = np.isfinite(top)
+    return (np.where(found, values[rows, choice], np.nan), choice,
+            np.where(found, spends[rows, choice], np.nan))
+
+
+def compare_at_equal_spend(a: Frontier, b: Frontier, *, name: str, seed: int = DEFAULT_SEED,
+                           n_boot: int = DEFAULT_N_BOOT, alpha: float = 0.05) -> EqualSpend:
+    """Side a against side b at equal spend on their shared tasks (module docstring)."""
+    sides = _shared_sides(a, b)
+    out = EqualSpend(a.run_id, b.run_id, len(sides[0].keys))
+    if not len(sides[0].keys):
+        return out
+    everywhere = np.ones(len(sides[0].keys), dtype=bool)
+    out.cells_a, out.cells_b = _figures(sides[0], everywhere), _figures(sides[1], everywhere)
+    plans = [(budget, *_plan(sides, [out.cells_a, out.cells_b], budget))
+             for budget in _budgets(out.cells_a, out.cells_b)]
+    if not plans:
+        return out
+    features = np.hstack([sides[0].features, sides[1].features])
+    split = sides[0].features.shape[1]
+    membership = np.column_stack([rows for _, _, rows in plans])
+    # tasks that are in the same rows and have the same features are one type
+    atoms, atom_of, _ = group_rows(membership.astype(float))
+    atoms = atoms.astype(bool)
+    types, _, counts = group_rows(np.column_stack([atom_of, features]))
+    type_atom = types[:, 0].astype(int)
+    type_features = types[:, 1:]
+    drawn = _draw(rng_for(seed, name), counts, n_boot)
+    # sums and counts per atom, for the data and each resample: a row's means add up its atoms
+    sums, sizes = [], []
+    for weights in (counts[None, :].astype(float), drawn):
+        sums.append(np.stack([weights[:, type_atom == a] @ type_features[type_atom == a]
+                              for a in range(len(atoms))]))
+        sizes.append(np.stack([weights[:, type_atom == a].sum(axis=1) for a in range(len(atoms))]))
+    replicates, points = [], []
+    for r, (budget, candidates, rows) in enumerate(plans):
+        row = SpendRow(budget, int(rows.sum()))
+        out.rows.append(row)
+        in_row = atoms[type_atom, r]
+        if not rows.any() or not all(candidates):
+            replicates.append(np.full(n_boot, np.nan))
+            points.append(np.nan)
+            continue
+        # the row's means, the data's then each resample's (one row at a time: memory stays small)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            means = np.concatenate([total[atoms[:, r]].sum(axis=0) / size[atoms[:, r]].sum(axis=0)[:, None]
+                                    for total, size in zip(sums, sizes, strict=True)])
+        picks = []
+        for i, (side, part) in enumerate(zip(sides, (means[:, :split], means[:, split:]), strict=True)):
+            values, spends = side.evaluate(part)
+            picks.append(_choose(values[:, candidates[i]], spends[:, candidates[i]], budget))
+        estimates = [[(v[:1], c[:1], sp[:1]) for v, c, sp in picks], [(v[1:], c[1:], sp[1:]) for v, c, sp in picks]]
+        (va, ca, sa), (vb, cb, sb) = estimates[0]
+        for side_index, (value, choice, spend) in enumerate(((va, ca, sa), (vb, cb, sb))):
+            if not np.isnan(value[0]):
+                cell = sides[side_index].cells[candidates[side_index][int(choice[0])]]
+                figure = CellFigure(cell.width, cell.depth, float(value[0]), float(spend[0]), row.n_tasks)
+                row.a, row.b = (figure, row.b) if side_index == 0 else (row.a, figure)
+        point = float(va[0] - vb[0])
+        (ra, _, _), (rb, _, _) = estimates[1]
+        draws = ra - rb
+        points.append(point)
+        too_few = row.n_tasks < MIN_BOOTSTRAP_TASKS or int(in_row.sum()) < 2
+        if np.isnan(point):
+            replicates.append(np.full(n_boot, np.nan))
+            continue
+        defined = draws[~np.isnan(draws)]
+        found = None if too_few or len(defined) < n_boot / 2 else percentile_test(defined, alpha)
+        if found is None:
+            row.difference = Estimate(point, None, None, row.n_tasks, too_few_tasks=too_few)
+            replicates.append(np.full(n_boot, np.nan))
+            continue
+        low, high, p_value = found
+        row.difference, row.p_value = Estimate(point, low, high, row.n_tasks), p_value
+        replicates.append(draws)
+    _band(out, np.array(points), np.column_stack(replicates), alpha)
+    return out
+
+
+def point_differences(a: Frontier, b: Frontier, budgets: list[float]) -> list[float | None]:
+    """a − b at each budget as compare_at_equal_spend estimates it (each side's best cell within
+    the budget on the row's tasks), without the bootstrap: what the frontiers give when errors are
+    read another way (the range beside each row). None where a budget has no cell of a side."""
+    sides = _shared_sides(a, b)
+    everywhere = np.ones(len(sides[0].keys), dtype=bool)
+    full = [_figures(side, everywhere) for side in sides]
+    out: list[float | None] = []
+    for budget in budgets:
+        candidates, rows = _plan(sides, full, budget)
+        best = []
+        for side, chosen in zip(sides, candidates, strict=True):
+            wanted = {(side.cells[i].width, side.cells[i].depth) for i in chosen}
+            within = [f for f in (_figures(side, rows) if rows.any() else [])
+                      if (f.width, f.depth) in wanted and f.spend <= budget * (1 + TOLERANCE) + 1e-15]
+            best.append(max(within, key=lambda f: (f.value, -f.spend)) if within else None)
+        out.append(best[0].value - best[1].value if best[0] and best[1] else None)
+    return out
+
+
+def _shared_sides(a: Frontier, b: Frontier) -> list[Frontier]:
+    """Both sides restricted to the tasks they share, in the same order."""
+    shared, ia, ib = np.intersect1d(a.keys, b.keys, return_indices=True)
+    return [Frontier(a.run_id, shared, a.features[ia], [_on(c, ia) for c in a.cells], a.evaluate, a.pooled),
+            Frontier(b.run_id, shared, b.features[ib], [_on(c, ib) for c in b.cells], b.evaluate, b.pooled)]
+
+
+def _plan(sides: list[Frontier], full: list[list[CellFigure]], budget: float
+          ) -> tuple[list[list[int]], np.ndarray]:
+    """One budget's candidates (each side's cells costing no more than it on every shared task
+    where defined) and its row of tasks (those on which every candidate of both sides is defined)."""
+    candidates = []
+    for side, figures in zip(sides, full, strict=True):
+        found = {(c.width, c.depth): c for c in figures}
+        candidates.append([i for i, c in enumerate(side.cells) if (c.width, c.depth) in found
+                           and found[(c.width, c.depth)].spend <= budget * (1 + TOLERANCE) + 1e-15])
+    rows = np.ones(len(sides[0].keys), dtype=bool)
+    for side, chosen in zip(sides, candidates, strict=True):
+        for i in chosen:
+            rows &= side.cells[i].defined
+    return candidates, rows
+
+
+def _on(cell: Cell, rows: np.ndarray) -> Cell:
+    return Cell(cell.width, cell.depth, cell.defined[rows])
+
+
+def _draw(rng: np.random.Generator, counts: np.ndarray, n_boot: int) -> np.ndarray:
+    """n_boot resamples of the tasks with replacement, as counts per type (shape (n_boot, types)):
+    one binomial per type when types are few, else tasks drawn by index (the same distribution)."""
+    n = int(counts.sum())
+    if len(counts) * 8 <= n:
+        return multinomial(rng, n, counts / n, n_boot).astype(float)
+    type_of = np.repeat(np.arange(len(counts)), counts)
+    picks = type_of[rng.integers(0, n, size=(n_boot, n))]
+    offsets = (np.arange(n_boot) * len(counts))[:, None]
+    return np.bincount((picks + offsets).ravel(), minlength=n_boot * len(counts)).reshape(
+        n_boot, len(counts)).astype(float)
+
+
+def _band(out: EqualSpend, points: np.ndarray, replicates: np.ndarray, alpha: float) -> None:
+    """The simultaneous band over the rows that have an interval."""
+    with_interval = [i for i, r in enumerate(out.rows) if r.p_value is not None]
+    if not with_interval:
+        return
+    band = max_t_band(points[with_interval], replicates[:, with_interval], alpha)
+    if band is None:
+        return
+    out.band_critical = band.critical
+    for j, i in enumerate(with_interval):
+        out.rows[i].band = (float(band.low[j]), float(band.high[j]))

@@ -1,0 +1,104 @@
+"""The estimators of seqk.analysis.survival and seqk.analysis.cells (what the bootstraps resample)
+give the point estimates of the SQL views on random runs with errors, holes, chains and older
+generations: the curves under every policy, task by task, and every frontier cell's value and
+spend. The identities the estimates rest on hold in Python too: Efron's values average to the
+Kaplan-Meier estimate, and with nothing censored everything is the plain proportion."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from random_runs import random_db
+
+from seqk import store
+from seqk.analysis import cells, survival
+from seqk.analysis.survival import POLICIES
+
+RUNS = ["pass", "seq1", "seq4", "seq_unpriced"]
+
+
+def close(a: float | None, b: float | None) -> bool:
+    if a is None or b is None or (isinstance(a, float) and math.isnan(a)):
+        return (a is None or math.isnan(a)) and b is None
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory):
+    db = tmp_path_factory.mktemp("survival") / "s.duckdb"
+    random_db(db, 21)
+    with store.connect(db) as con:  # tasks, so that runs pair by content
+        con.execute("INSERT INTO tasks SELECT r.run_id, i, 't' || i, 'p', 'h' || i, NULL "
+                    "FROM run_rows r, range(1, 15) AS g(i)")
+    with store.connect(db, read_only=True) as con:
+        yield con, survival.read_chains(con, RUNS)
+
+
+@pytest.mark.parametrize("errors_as_failures", [False, True])
+def test_the_curves_are_the_views_task_by_task(database, errors_as_failures):
+    con, chains = database
+    rows = con.execute("SELECT run_id, task_index, t, value, value_if_failures, value_if_successes "
+                       "FROM task_curve_of(?)", [errors_as_failures]).fetchall()
+    sql = {(r[0], r[1], r[2]): r[3:] for r in rows}
+    policy = survival.value_policy(errors_as_failures)
+    checked = 0
+    for run_id, run in chains.items():
+        found = {p: survival.curve(run, p) for p in POLICIES}
+        for row, task in enumerate(run.task_index):
+            for t in range(1, run.k + 1):
+                mine = [found[p].values[row, t - 1] for p in (policy, "failures", "successes")]
+                for a, b in zip(mine, sql[(run_id, int(task), t)], strict=True):
+                    assert close(float(a), b), (run_id, task, t, mine, sql[(run_id, int(task), t)])
+                checked += 1
+    assert checked > 100
+    curve_rows = con.execute("SELECT run_id, t, value FROM run_curve_of(?)", [errors_as_failures]).fetchall()
+    for run_id, t, value in curve_rows:
+        assert close(survival.curve(chains[run_id], policy).at(t).point, value), (run_id, t)
+
+
+@pytest.mark.parametrize("errors_as_failures", [False, True])
+@pytest.mark.parametrize("unit", ["US$", "tokens"])
+def test_every_frontier_cell_is_the_views(database, errors_as_failures, unit):
+    con, chains = database
+    column = "cost_usd_per_task" if unit == "US$" else "tokens_per_task"
+    sql = {(r[0], r[1], r[2]): r[3:] for r in con.execute(
+        f"SELECT run_id, width, depth, value, n_tasks, {column} FROM frontier_of(?)",
+        [errors_as_failures]).fetchall()}
+    policy = survival.value_policy(errors_as_failures)
+    mine = {}
+    for run_id, run in chains.items():
+        side = (cells.seq_frontier(run, policy, unit) if run.is_seq else
+                cells.pass_frontier(run, policy, unit, stopping=True))
+        for i, c in enumerate(side.cells):
+            m = side.features[c.defined].mean(axis=0)[None, :]
+            if side.pooled is not None:  # the run's curves over every task (budget._figures)
+                m[0, side.pooled] = side.features.mean(axis=0)[side.pooled]
+            values, spends = side.evaluate(m)
+            mine[(run_id, c.width, c.depth)] = (float(values[0, i]), int(c.defined.sum()),
+                                                float(spends[0, i]))
+    assert {key for key, row in sql.items() if row[1]} == set(mine)
+    for key, (value, n, spend) in mine.items():
+        want = sql[key]
+        assert n == want[1] and close(value, want[0]), (key, value, want)
+        if want[2] is not None:
+            assert close(spend, want[2]), (key, spend, want)
+    assert any(key[1] > 1 for key in mine if key[0] == "seq4")
+
+
+def test_efron_values_average_to_kaplan_meier_and_nothing_censored_is_a_proportion():
+    rng = np.random.default_rng(3)
+    k, n = 4, 500
+    event = np.where(rng.random(n) < 0.6, rng.integers(1, k + 1, n), 0)
+    cut = np.where((event == 0) & (rng.random(n) < 0.3), rng.integers(0, k, n), -1)
+    j = np.arange(1, k + 1)[None, :]
+    last = np.where(event > 0, event, np.where(cut >= 0, cut, k))
+    at_risk, events = (j <= last[:, None]).sum(axis=0), (event[:, None] == j).sum(axis=0)
+    s = survival.kaplan_meier(at_risk.astype(float), events.astype(float))
+    assert np.allclose(survival.efron_values(event, cut, s).mean(axis=0), 1 - s)
+    none = np.full(n, -1)
+    at_risk = (j <= np.where(event > 0, event, k)[:, None]).sum(axis=0)
+    s = survival.kaplan_meier(at_risk.astype(float), events.astype(float))
+    assert np.allclose(1 - s, [np.mean((event > 0) & (event <= t)) for t in range(1, k + 1)])
+    assert np.allclose(survival.efron_values(event, none, s).mean(axis=0), 1 - s)
