@@ -9,6 +9,7 @@ file locks under .seqk-locks/ beside the file, released by the kernel if a proce
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
@@ -224,5 +225,8 @@ def _open(db: Path, read_only: bool, wait_s: float) -> Connection:
             continue
         # DuckDB draws its own progress bar on stdout, even into a pipe, for a statement that
         # takes over 2 s (registering 100,000 tasks on a loaded machine): seqk draws its own.
-        con.execute("SET enable_progress_bar = false")
+        # In Jupyter without ipywidgets DuckDB refuses to change the setting (its bar there is a
+        # widget it cannot draw anyway), so the refusal is left as is.
+        with contextlib.suppress(duckdb.InvalidInputException):
+            con.execute("SET enable_progress_bar = false")
         return con
