@@ -6,8 +6,11 @@ before), known unsolved through d (attempts 1..d all valid and wrong), or unknow
 before d). With n chains of which c are solved, the value is Chen's estimator applied to chains,
 1 - C(n - c, w) / C(n, w) (the frontier's; w = 1 is the mean over chains, the lift's seq@K). An
 unknown chain makes the value a range: its low counts the unknown chains as unsolved, its high as
-solved. A pass@k arm at (w, 1): Chen's pass@w over its k samples, 1 - C(k - c, w) / C(k, w), with
-the samples that errored counted as failures for the low and as successes for the high.
+solved. A pass@k arm at (w, d): w chains of i.i.d. samples, each resampling until its first
+success for at most d samples (the frontier's resample-until-success cell; d = 1 is pass@w), solve
+the task exactly when any of their w·d samples would: Chen's pass@(w·d) over its k samples,
+1 - C(k - c, w d) / C(k, w d), with the samples that errored counted as failures for the low and
+as successes for the high.
 
 A task enters a study only when it is settled in both arms: every chain of a seq@k arm ended (a
 success, k attempts, or an error), every sample of a pass@k arm has a row. Its value is then final
@@ -76,6 +79,6 @@ def _chain_ended(spec: RunSpec, chain: dict[str, Any]) -> bool:
 
 
 def _pass_value(spec: RunSpec, cell: tuple[int, int], row: dict[str, Any]) -> ArmValue:
-    width = cell[0]
+    samples = cell[0] * cell[1]  # w chains of at most d samples: solved when any of w·d would be
     k, valid, success = spec.k, row["n_valid"], row["n_success"]
-    return ArmValue(chen(k, success, width), chen(k, success + (k - valid), width), row["n_attempts"] >= k)
+    return ArmValue(chen(k, success, samples), chen(k, success + (k - valid), samples), row["n_attempts"] >= k)

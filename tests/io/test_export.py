@@ -190,15 +190,16 @@ def test_pass_at_t_uses_the_unbiased_estimator_on_success(tmp_path, db):
     assert "delta" not in summary
 
 
-def test_summary_leaves_errored_tasks_out_of_the_curve(tmp_path, db):
+def test_summary_counts_an_errored_task_as_censored_not_failed(tmp_path, db):
     models.register_mock("mock/actor", solves_on({1: 2, 2: 3}))
     models.register_mock("mock/judge", lambda p: "maybe?" if "word w4?" in p else judge_says(p))
     seq = make_run(tmp_path, db, benchmark="toyjudge", judge_model="mock/judge", options={"n": 5})
     export.export_run(seq.run_id, db, to=tmp_path)
     summary = load(tree.run_dir(tmp_path, seq.run_id) / "summary.json")
-    # Task 4's judge never ruled: it is left out (n = 4), not a failure; task 1 passes at 2, task 2 at 3.
+    # Task 4's judge never ruled: its chain is censored at 0 attempts (Kaplan-Meier, issue 27), not a
+    # failure, so the curve is that of the 4 others (task 1 passes at 2, task 2 at 3) over all 5 tasks.
     assert [summary[f"seq@{t}"] for t in (1, 2, 3)] == [0.0, 0.25, 0.5]
-    assert summary["n_tasks"] == {"seq@1": 4, "seq@2": 4, "seq@3": 4}
+    assert summary["n_tasks"] == {"seq@1": 5, "seq@2": 5, "seq@3": 5}
     assert summary["errors"] == {"attempts": 1, "open": 1}
 
 
@@ -270,8 +271,8 @@ def test_errors_are_exported_apart_and_kept_after_a_retry(tmp_path, db):
     assert error["judge"]["success"] is None and error["actor"]["output"] == "w2"
     summary = load(tree.run_dir(tmp_path, spec.run_id) / "summary.json")
     assert summary["tasks"] == 2 and summary["errors"] == {"attempts": 1, "open": 1}
-    # Task 2's outcome is unknown: left out of seq@t, not counted as a failure.
-    assert summary["n_tasks"] == {"seq@1": 2, "seq@2": 2} and summary["seq@1"] == 0.5
+    # Task 2's outcome is unknown: its chain is censored (issue 27), not counted as a failure.
+    assert summary["n_tasks"] == {"seq@1": 3, "seq@2": 3} and summary["seq@1"] == 0.5
     task_summary = load(task_2 / "summary.json")
     assert task_summary["attempts"] == [] and task_summary["best_score"] is None
     assert task_summary["errors"][0]["counts"] is True

@@ -142,7 +142,8 @@ def test_equal_budget_chooses_cells_on_a_pilot_that_never_enters(tmp_path, db):
     pilot = result.updates[0]
     assert pilot.n_tasks == 0 and pilot.cells["pilot_tasks"] == 16 == pilot.n_used
     seq_cell, partner_cell = pilot.cells["seq"], pilot.cells["partner"]
-    assert 1 <= seq_cell[0] <= 2 and 1 <= seq_cell[1] <= 3 and partner_cell[1] == 1
+    # the partner's cell may resample until success (w x d, w d <= k: issue 27), not only pass@w
+    assert 1 <= seq_cell[0] <= 2 and 1 <= seq_cell[1] <= 3 and partner_cell[0] * partner_cell[1] <= 6
     assert all(u.cells == pilot.cells for u in result.updates)
     first = rows(db, "SELECT min(position) FROM study_tasks")[0][0]
     assert first == 17  # the pilot's 16 tasks never enter the sequence
