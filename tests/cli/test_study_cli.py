@@ -125,7 +125,10 @@ def test_plan_of_a_study_prints_tasks_and_dollars_to_a_decision_beside_fixed_n(t
     assert f"{N_TASKS} tasks, 32 a window, α = 0.05" in out
     assert "in a world with no lift it decides a sign in" in out
     line = next(x for x in out.splitlines() if x.strip().startswith("0.100"))
-    assert "234" in line  # McNemar's fixed n at psi 0.3, beside the study's own
+    from seqk.power import tasks_needed
+
+    # the fixed-n test's tasks at psi 0.3 (exact power of the report's paired test), beside the study's
+    assert f" {tasks_needed(0.1, 0.3)} " in line
     assert not (tmp_path / "x.duckdb").exists()
 
 

@@ -159,9 +159,9 @@ def test_a_worker_never_outlives_seqk_even_after_sigkill(tmp_path):
             return False
 
     deadline = time.monotonic() + 30
-    while any(map(running, workers)) and time.monotonic() < deadline:
+    while any(map(running, worker_pids)) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not any(map(running, workers))
+    assert not any(map(running, worker_pids))
 
 
 def test_the_worker_writes_no_core_file(monkeypatch):
