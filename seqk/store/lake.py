@@ -121,9 +121,9 @@ class Lake(Database):
         con = duckdb.connect(":memory:")
         try:
             _load_extensions(con)
-            for setting in self.retry.settings():
-                con.execute(setting)
-            con.execute(f"SET ducklake_default_data_inlining_row_limit = {int(self.inline_rows)}")
+            for statement, value in self.retry.settings():
+                con.execute(statement, [value])
+            con.execute("SET ducklake_default_data_inlining_row_limit = ?", [int(self.inline_rows)])
             options = ["READ_ONLY"] if read_only else []
             if self.data_path and not read_only:
                 options.append("DATA_PATH '" + self.data_path.replace("'", "''") + "'")

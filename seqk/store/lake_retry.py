@@ -57,11 +57,11 @@ class CommitRetry:
     cap_s: float = 2.0
     """The longest of seqk's waits."""
 
-    def settings(self) -> list[str]:
-        """The statements that set DuckLake's part in a session (numbers only: no text from outside)."""
-        return [f"SET ducklake_max_retry_count = {int(self.ducklake_retries)}",
-                f"SET ducklake_retry_wait_ms = {int(self.ducklake_wait_ms)}",
-                f"SET ducklake_retry_backoff = {float(self.ducklake_backoff)!r}"]
+    def settings(self) -> list[tuple[str, int | float]]:
+        """DuckLake's part in a session: (a SET statement with its value as a parameter, the value)."""
+        return [("SET ducklake_max_retry_count = ?", int(self.ducklake_retries)),
+                ("SET ducklake_retry_wait_ms = ?", int(self.ducklake_wait_ms)),
+                ("SET ducklake_retry_backoff = ?", float(self.ducklake_backoff))]
 
     def delays(self, rng: random.Random) -> Iterator[float]:
         """The waits before each run again: exponential, capped, each times a factor in [0.5, 1]."""

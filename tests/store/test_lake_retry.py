@@ -63,7 +63,7 @@ def test_nothing_else_is_retried(error):
 
 def test_duckLake_s_own_retries_are_bounded():
     policy = CommitRetry()
-    settings = dict(s.removeprefix("SET ").split(" = ") for s in policy.settings())
+    settings = {s.removeprefix("SET ").split(" = ")[0]: value for s, value in policy.settings()}
     n, wait_ms, backoff = (int(settings["ducklake_max_retry_count"]), int(settings["ducklake_retry_wait_ms"]),
                            float(settings["ducklake_retry_backoff"]))
     # DuckLake (d8a1881e) sleeps wait_ms * backoff^i * [0.5, 1] after the i-th of n - 1 failures.
