@@ -28,7 +28,12 @@ _BLANK = " \t\r"
 # strict=False: some writers leave \x0b, \x0c or \x1c-\x1e raw inside strings; split at "\n"
 # only, such a record is still unambiguous. One decoder for every line (json.loads with an
 # argument builds one per call).
-_DECODE = json.JSONDecoder(strict=False).decode
+_DECODER = json.JSONDecoder(strict=False)
+_DECODE = _DECODER.decode
+_SCAN = _DECODER.scan_once
+"""The decoder's C scanner: a line that is one JSON value from its first character to its last
+is read by it alone (what `decode` would return, without its two regex matches); any other line
+goes through `decode`, which returns the same value or raises the error a message quotes."""
 
 
 class Record(NamedTuple):
@@ -88,11 +93,17 @@ class Records:
             if not line.strip(_BLANK):
                 continue
             position += 1
+            line = line.removesuffix("\r")
             try:
-                value = _DECODE(line.removesuffix("\r"))
-            except json.JSONDecodeError as exc:
-                self.reject(line_no, "record", f"one JSON value per line ({exc.msg})", exc.colno)
-                continue
+                value, end = _SCAN(line, 0)
+            except (StopIteration, json.JSONDecodeError):
+                end = -1
+            if end != len(line):
+                try:
+                    value = _DECODE(line)
+                except json.JSONDecodeError as exc:
+                    self.reject(line_no, "record", f"one JSON value per line ({exc.msg})", exc.colno)
+                    continue
             yield Record(position, line_no, value)
 
     def _csv(self) -> Iterator[Record]:

@@ -97,10 +97,9 @@ def _read_one(path: str, name: str, mtime_ns: int, size: int, skip_invalid: bool
     table = Table(sha256=digest)
     if suffix == ".csv":
         table.columns = _csv_header(text, name)
-        rows: Iterator[tuple[int, int, dict[str, Any]]] = _csv_rows(records, table.columns)
+        table.rows = [Row(position, name, line, value) for position, line, value in _csv_rows(records, table.columns)]
     else:
-        rows = ((r.position, r.line, value) for r, value in records.objects())
-    table.rows = [Row(position, name, line, value) for position, line, value in rows]
+        table.rows = [Row(r.position, name, r.line, value) for r, value in records.objects()]
     table.skipped = [f"{name}:{line}" for line in records.skipped]
     return table
 
@@ -131,7 +130,7 @@ def _csv_header(text: str, name: str) -> list[str]:
 def _csv_rows(records: Records, header: list[str]) -> Iterator[tuple[int, int, dict[str, Any]]]:
     for record in records:
         row = record.value
-        if None in row or any(value is None for value in row.values()):
+        if None in row or None in row.values():
             # csv.DictReader files surplus cells under None and fills missing ones with None.
             count = len(header) + len(row.get(None) or []) - sum(v is None for v in row.values())
             records.reject(record, "row", f"{len(header)} cells, as the header has (this row has {count})")

@@ -207,6 +207,9 @@ class Mapper:
             self.input.fields + (self.system.fields if self.system else [])))
         self.metadata_of = (lambda value: {k: v for k, v in value.items() if k not in _used(o)}) \
             if self.kind == "python" else (lambda value: None)
+        self.plain = bool(self.plain_input and self.plain_target and not self.specials and self.system is None
+                          and self.rubric_column is None and self.kind not in ("choice", "python"))
+        """One field the prompt, one the target, nothing else to fill in: `plain_task` applies."""
 
     def wanted(self) -> dict[str, list[str]]:
         """The fields each option names, for `check_fields`."""
@@ -266,6 +269,28 @@ class Mapper:
         return Task(row.position, task_id, prompt, reference_answer(targets, choices, rubric, self.metadata_of(value)),
                     {"line": row.line} if row.line is not None else {"row": row.position})
 
+    def plain_task(self, row: Row) -> Task:
+        """`task(row)` for a `plain` mapper, without its templates, choices and rubric, when the
+        row's prompt and id are non-empty text and its target a non-empty text or a number;
+        `task` makes any other row's task, or says what is wrong with it."""
+        value, id_field = row.value, self.options.id
+        prompt = value.get(self.plain_input, _ABSENT)
+        target = value.get(self.plain_target, _ABSENT)
+        task_id = value.get(id_field, _ABSENT) if id_field else str(row.position)
+        kind_of = type(target)
+        if kind_of is int or kind_of is float:
+            target = str(target)  # a number's text always parses as one
+        elif kind_of is not str or not target.strip() or (
+                self.kind == "numeric" and parse_target_number(target) is None):
+            return self.task(row)
+        if type(prompt) is not str or not prompt.strip() or type(task_id) is not str:
+            return self.task(row)
+        task_id = task_id.strip()
+        if not task_id:
+            return self.task(row)
+        return Task(row.position, task_id, prompt, reference_answer([target]),
+                    {"line": row.line} if row.line is not None else {"row": row.position})
+
     def rubric(self, value: dict[str, Any], special: dict[str, str]) -> Any:
         """The row's rubric: its rubric field, or the fixed text with its fields filled in."""
         if self.rubric_column:
@@ -294,9 +319,10 @@ def tasks(table: Table, options: DatasetOptions, kind: str, source: str,
     check_fields(options, table, mapper.wanted())
     out: list[Task] = []
     seen: dict[str, Row] = {}
+    make = mapper.plain_task if mapper.plain else mapper.task
     for row in table.rows:
         try:
-            task = mapper.task(row)
+            task = make(row)
             if task.task_id in seen:
                 raise Reject(options.id or "id", f"a unique id ({task.task_id!r} is also "
                                                  f"{seen[task.task_id].where}'s)")

@@ -260,11 +260,16 @@ def pending_slots(con: Any, spec: RunSpec, generation: int) -> tuple[dict[int, l
     holding only tasks with a chain other than 1 pending."""
     pending: dict[int, list[int]] = {}
     chains: dict[int, list[int]] = {}
-    for task_index, chain_index, attempt_index in queries.pending_attempts(
-            con, run_id=spec.run_id, generation=generation, k=spec.k, is_seq=spec.seq,
-            chains=spec.chains, task_indices=store.int_list(t.task_index for t in spec.tasks)):
+    slots = queries.pending_attempts(
+        con, run_id=spec.run_id, generation=generation, k=spec.k, is_seq=spec.seq,
+        chains=spec.chains, task_indices=store.int_list(t.task_index for t in spec.tasks))
+    other_chains = False
+    for task_index, chain_index, attempt_index in slots:
         pending.setdefault(task_index, []).append(attempt_index)
-        chains.setdefault(task_index, []).append(chain_index)
+        other_chains = other_chains or chain_index != 1
+    if other_chains:  # else every entry is chain 1's (a run's 100,000 tasks need no list of it)
+        for task_index, chain_index, _ in slots:
+            chains.setdefault(task_index, []).append(chain_index)
     return pending, {t: c for t, c in chains.items() if c != [1] * len(c)}
 
 

@@ -135,8 +135,8 @@ def writes(run: dict, uid: str) -> Calls:
                                    "at": datetime(2026, 1, 1, 1), "finished_at": datetime(2026, 1, 1, 1)}),
         # The writer's Arrow appends read the table it registered under a fixed name.
         (queries.append_attempt_batch, {}), (queries.append_call_batch, {}),
-        (queries.insert_tasks, {"run_id": "imported-run", "rows": '[{"task_index": 1, "task_id": "t1", '
-                                '"prompt": "p", "content_hash": "h", "meta": "{}"}]'}),
+        (queries.insert_tasks, {"run_id": "imported-run", "columns": '{"task_index": [1], "task_id": ["t1"], '
+                                '"prompt": ["p"], "content_hash": ["h"], "meta": ["{}"]}'}),
         (queries.append_endpoint_limit, {"api_base": "http://127.0.0.1:1/v1", "model": "openai/x",
                                          "sustained": 24, "bounded": True, "ceiling": 64, "rate_limited": 3,
                                          "calls": 90, "run_id": run["run_id"]}),
