@@ -13,7 +13,9 @@ INSERT INTO attempts BY NAME SELECT * FROM seqk_attempt_batch;
 -- redone). seq@k: for each chain 1..chains, the one attempt after its valid prefix, unless a
 -- valid attempt of that chain succeeded or k is reached.
 WITH selected AS (
-    SELECT UNNEST($task_indices::INTEGER[]) AS task_index
+    -- $task_indices is int_list's text, a JSON array: parsed from a subquery as the statement
+    -- runs, not cast as a constant while planning (a list of 100,000 values cost twice the time).
+    SELECT UNNEST(from_json(t, '["INTEGER"]')) AS task_index FROM (SELECT $task_indices AS t)
 ),
 valid AS (
     SELECT task_index, chain_index, attempt_index, success
@@ -48,12 +50,13 @@ ORDER BY task_index, chain_index, attempt_index;
 -- The valid attempts of the given tasks, by chain and in order: what the next seq@k prompt of
 -- each chain shows, with the verdict and uid so a failed attempt whose critic failed can get
 -- its feedback written later. (IN over the unnested list is a hash join; list_contains would
--- scan the list for every attempt: 7 s for 200,000 attempts of 100,000 tasks.)
+-- scan the list for every attempt: 7 s for 200,000 attempts of 100,000 tasks. The list is
+-- parsed as in pending_attempts.)
 SELECT task_index, attempt_index, output, feedback, attempt_uid, success, score,
        raw_eval_output, judge_details, chain_index
 FROM attempts_filled
 WHERE run_id = $run_id AND generation = $generation AND status = 'ok'
-  AND task_index IN (SELECT UNNEST($task_indices::INTEGER[]))
+  AND task_index IN (SELECT UNNEST(from_json(t, '["INTEGER"]')) FROM (SELECT $task_indices AS t))
 ORDER BY task_index, chain_index, attempt_index;
 
 -- name: kept_outputs(run_id, generation, task_indices) -> tuples
@@ -65,7 +68,7 @@ SELECT task_index, chain_index, attempt_index, prompt, output, k FROM (
     SELECT task_index, chain_index, attempt_index, status, error->>'stage' AS stage, prompt, output, k
     FROM attempts
     WHERE run_id = $run_id AND generation = $generation
-      AND task_index IN (SELECT UNNEST($task_indices::INTEGER[]))  -- a hash join, as in seq_history
+      AND task_index IN (SELECT UNNEST(from_json(t, '["INTEGER"]')) FROM (SELECT $task_indices AS t))  -- as in seq_history
     QUALIFY row_number() OVER (
         PARTITION BY task_index, chain_index, attempt_index
         ORDER BY (status = 'ok') DESC, finished_at DESC

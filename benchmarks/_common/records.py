@@ -68,7 +68,7 @@ class Records:
 
     def objects(self) -> Iterator[tuple[Record, dict[str, Any]]]:
         """Every record that is a JSON object, with its value; any other is rejected."""
-        for record in self:
+        for record in self._csv() if self.is_csv else self._jsonl():
             if isinstance(record.value, dict):
                 yield record, record.value
             else:

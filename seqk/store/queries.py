@@ -179,7 +179,7 @@ def extend_run(con: Connection, *, run_id: Any, k: Any, config: Any) -> None:
 def fill_feedback(con: Connection, *, attempt_uid: Any, feedback: Any, error: Any) -> None:
     """Writes the feedback of a valid, failed attempt whose critic had failed, once a retried critic
     produced it (or records the new failure), appended to feedback_fills (attempts_filled applies
-    the latest). Returns nothing. (attempts.sql:77)"""
+    the latest). Returns nothing. (attempts.sql:80)"""
     return run(con, 'fill_feedback', {
         'attempt_uid': attempt_uid,
         'feedback': feedback,
@@ -223,7 +223,7 @@ def get_task_identities(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]
 
 
 def import_known_attempts(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
-    """The attempt_uid of every attempt row a run already has (any generation). (attempts.sql:96)"""
+    """The attempt_uid of every attempt row a run already has (any generation). (attempts.sql:99)"""
     return run(con, 'import_known_attempts', {'run_id': run_id}, 'tuples')
 
 
@@ -281,7 +281,7 @@ def import_run(
 def import_valid_slots(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
     """(generation, task_index, attempt_index) of every valid chain-1 attempt a run already has (a
     folder tree holds chain 1): a slot holds one valid attempt, so an imported one for a filled slot
-    is skipped. (attempts.sql:100)"""
+    is skipped. (attempts.sql:103)"""
     return run(con, 'import_valid_slots', {'run_id': run_id}, 'tuples')
 
 
@@ -558,7 +558,7 @@ def kept_outputs(
     have no valid row and whose latest row is a judge-stage error that kept the actor's output: the
     next run asks the judge again on that output instead of sampling the actor anew (re-rolling the
     actor until the judge parses would bias success upward). k is the K the kept prompt was built
-    with. (attempts.sql:59)"""
+    with. (attempts.sql:62)"""
     return run(con, 'kept_outputs', {
         'run_id': run_id,
         'generation': generation,
@@ -718,7 +718,8 @@ def seq_history(con: Connection, *, run_id: Any, generation: Any, task_indices: 
     """The valid attempts of the given tasks, by chain and in order: what the next seq@k prompt of each
     chain shows, with the verdict and uid so a failed attempt whose critic failed can get its
     feedback written later. (IN over the unnested list is a hash join; list_contains would scan the
-    list for every attempt: 7 s for 200,000 attempts of 100,000 tasks.) (attempts.sql:47)"""
+    list for every attempt: 7 s for 200,000 attempts of 100,000 tasks. The list is parsed as in
+    pending_attempts.) (attempts.sql:49)"""
     return run(con, 'seq_history', {
         'run_id': run_id,
         'generation': generation,
@@ -825,7 +826,7 @@ def study_updates_of(con: Connection, *, study_id: Any) -> list[dict[str, Any]]:
 def task_attempts(con: Connection, *, run_id: Any, task_index: Any) -> list[dict[str, Any]]:
     """Every attempt row of one task in the run's current generation, superseded errors included, by
     chain and in attempt order; `counts` says whether it is the row the metrics use.
-    (attempts.sql:84)"""
+    (attempts.sql:87)"""
     return run(con, 'task_attempts', {'run_id': run_id, 'task_index': task_index}, 'rows')
 
 
