@@ -37,9 +37,9 @@ def _hashed_json() -> Callable[[Any], str]:
     for circular data (an answer holding itself fails with RecursionError, not ValueError).
     Where there is no such C encoder, or it takes other arguments, JSONEncoder.encode."""
     slow = json.JSONEncoder(sort_keys=True, default=str).encode
-    try:
-        c_encoder = getattr(json.encoder, "c_make_encoder", None)(
-            None, str, json.encoder.encode_basestring_ascii, None, ": ", ", ", True, False, True)
+    make: Any = getattr(json.encoder, "c_make_encoder", None)
+    try:  # markers, default, encoder, indent, separators, sort_keys, skipkeys, allow_nan
+        c_encoder = make(None, str, json.encoder.encode_basestring_ascii, None, ": ", ", ", True, False, True)
     except TypeError:
         return slow
 
