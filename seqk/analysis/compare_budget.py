@@ -5,10 +5,11 @@ seqk/analysis/budget.py; docs/frontier.md), for any two runs.
 - Each run's frontier: a seq@k run's width x depth cells (Kaplan-Meier values, Horvitz-Thompson
   over w-subsets of its chains, errored chains censored), a pass@k run's resample-until-success
   cells (w chains of i.i.d. samples, each stopping at its first success; depth 1 is its pass@w).
-- At each budget (the spends of both frontiers' Pareto cells where both are measured), each run's
-  best cell whose expected spend per task is within it, a − b with the paired task bootstrap that
-  chooses both cells again in every resample, p, and the max-|t| simultaneous band over the
-  budgets (`compare_at_equal_spend`).
+- At each budget (the spends of both frontiers' vertices where both are measured), each run's
+  frontier there: its best cell whose expected spend per task is within it, or the mixture of two
+  cells across tasks that spends the budget where that is better (the upper concave envelope;
+  seqk/analysis/budget.py), a − b with the paired task bootstrap that takes both frontiers again
+  in every resample, p, and the max-|t| simultaneous band over the budgets (`compare_at_equal_spend`).
 - The cross-over: the first budget at which the estimated order changes, and, read from the band,
   the budgets between which the true order changes: below `low` the band puts the early leader
   ahead at every budget; at `high` it puts the other run ahead (None: it never does, so the order
@@ -178,7 +179,8 @@ def to_dict(c: BudgetComparison) -> dict[str, Any]:
     n, p and cells' spend, the refusal, the band's critical value, and every cell of both frontiers."""
     def side(f: CellFigure | None) -> dict[str, Any] | None:
         return None if f is None else {"value": f.value, "cell": {"width": f.width, "depth": f.depth},
-                                       "spend": f.spend}
+                                       "spend": f.spend, "mix": None if f.mixed is None else dict(
+                                           zip(("width", "depth", "share"), f.mixed, strict=True))}
 
     def cells(found: list[CellFigure]) -> list[dict[str, Any]]:
         return [{"width": f.width, "depth": f.depth, "value": f.value, "spend": f.spend, "n": f.n_tasks}
