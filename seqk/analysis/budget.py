@@ -33,7 +33,7 @@ The procedure:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol, TypeVar
 
 import numpy as np
@@ -96,6 +96,11 @@ class CellFigure:
     """At a budget between two vertices of the side's frontier: (width, depth, share) of the dearer
     cell, run on that share of the tasks and this one on the rest so that the expected spend is the
     budget; value and spend are then the mixture's. None: this cell alone."""
+    value_if_failures: float | None = None
+    """Where the runs have errors: the cell's value with every errored attempt (sample) counted as
+    a failure (`with_error_ranges`); None without errors."""
+    value_if_successes: float | None = None
+    """The same with every errored attempt counted as a success at its index."""
 
 
 @dataclass
@@ -368,6 +373,24 @@ def point_differences(a: Frontier, b: Frontier, budgets: list[float]) -> list[fl
             best.append(frontier_value(figures, budget) if figures else None)
         out.append(best[0] - best[1] if best[0] is not None and best[1] is not None else None)
     return out
+
+
+def shared_figures(a: Frontier, b: Frontier) -> tuple[list[CellFigure], list[CellFigure]]:
+    """Every cell of each side on the tasks both share, where it is defined (what
+    compare_at_equal_spend reports as cells_a and cells_b)."""
+    sides = _shared_sides(a, b)
+    everywhere = np.ones(len(sides[0].keys), dtype=bool)
+    return _figures(sides[0], everywhere), _figures(sides[1], everywhere)
+
+
+def with_error_ranges(cells: list[CellFigure], if_failures: list[CellFigure],
+                      if_successes: list[CellFigure]) -> list[CellFigure]:
+    """`cells` with each one's value read with errors as failures and as successes (the same
+    cells of the two other readings, matched by width and depth; spend does not change with the
+    reading: errors are the provider's, not the policy's)."""
+    ends = [{(c.width, c.depth): c.value for c in found} for found in (if_failures, if_successes)]
+    return [replace(c, value_if_failures=ends[0].get((c.width, c.depth)),
+                    value_if_successes=ends[1].get((c.width, c.depth))) for c in cells]
 
 
 def _figure_at(side: Frontier, candidates: list[int], found: AtBudget, n_tasks: int) -> CellFigure:

@@ -30,6 +30,8 @@ from seqk.analysis.budget import (
     frontier_value,
     frontier_vertices,
     point_differences,
+    shared_figures,
+    with_error_ranges,
 )
 from seqk.analysis.cells import pass_frontier, seq_frontier
 from seqk.analysis.survival import RunChains, value_policy
@@ -126,8 +128,10 @@ class EqualBudget:
     band_critical: float | None = None
     cells: list[dict[str, Any]] = field(default_factory=list)
     """What the charts plot: every cell of both runs on the shared tasks (series, width, depth,
-    value, spend) and, for a seq@k cell, `relative`: its value over the partner's frontier at the
-    same spend (its best cell or mixture of two there; None outside its range)."""
+    value, spend, n_tasks; value_if_failures and value_if_successes, the value with errors read as
+    failures and as successes, None where neither run has an error) and, for a seq@k cell,
+    `relative`: its value over the partner's frontier at the same spend (its best cell or mixture
+    of two there; None outside its range)."""
 
     @property
     def title(self) -> str:
@@ -200,11 +204,16 @@ def equal_budget_blocks(plans: list[dict[str, Any]], chains: dict[str, RunChains
                 *_sides(block, seq, partner, policy),
                 name=f"equal-budget:{block.partner}:{block.seq_run_id}:{block.pass_run_id}",
                 seed=seed, n_boot=n_boot)
+            errors = int(seq.n_error.sum()) + int(partner.n_error.sum())
+            others = [_sides(block, seq, partner, other) for other in ("failures", "successes")] if errors else []
+            if others:
+                (fa, fb), (sa, sb) = (shared_figures(*sides) for sides in others)
+                found.cells_a, found.cells_b = (with_error_ranges(found.cells_a, fa, sa),
+                                                with_error_ranges(found.cells_b, fb, sb))
             _fill(block, found)
-            if int(seq.n_error.sum()) + int(partner.n_error.sum()):
+            if others:
                 budgets = [p.budget for p in block.points]
-                ends = [point_differences(*_sides(block, seq, partner, other), budgets)
-                        for other in ("failures", "successes")]
+                ends = [point_differences(*sides, budgets) for sides in others]
                 for point, if_failures, if_successes in zip(block.points, *ends, strict=True):
                     point.if_failures, point.if_successes = if_failures, if_successes
 
@@ -244,7 +253,8 @@ def _fill(block: EqualBudget, found: EqualSpend) -> None:
 
 def _cell(series: str, c: CellFigure, relative: float | None) -> dict[str, Any]:
     return {"series": series, "width": c.width, "depth": c.depth, "value": c.value,
-            "spend": c.spend, "n_tasks": c.n_tasks, "relative": relative}
+            "spend": c.spend, "n_tasks": c.n_tasks, "relative": relative,
+            "value_if_failures": c.value_if_failures, "value_if_successes": c.value_if_successes}
 
 
 def _partner_at_spend(cells: list[CellFigure], x: float) -> float | None:
