@@ -48,6 +48,10 @@ class World:
     a: float = 0.6
     b: float = 1.2
     """p_i ~ Beta(a, b): mean a / (a + b)."""
+    boost: float = 0.0
+    """0: the null world. Above 0, feedback helps: each attempt of the seq@k run (feedback binary)
+    after its first is right with chance 1 - (1 - p_i)(1 - boost); the run without feedback and
+    the pass@k samples keep p_i (bench/bench_band.py: coverage where the runs truly differ)."""
 
 
 def run_ids(replicate: int) -> dict[str, str]:
@@ -104,7 +108,10 @@ def draw(world: World, rng: np.random.Generator) -> Draw:
     for key, shape in (("seq", (n, world.chains, world.k)), ("none", (n, world.chains, world.k)),
                        ("pass", (n, 1, world.pass_k))):
         error = rng.random(shape) < world.error_rate
-        right = rng.random(shape) < p[:, None, None]
+        chance = np.broadcast_to(p[:, None, None], shape).copy()
+        if key == "seq" and world.boost:
+            chance[:, :, 1:] = 1 - (1 - chance[:, :, 1:]) * (1 - world.boost)
+        right = rng.random(shape) < chance
         code = np.where(error, 2, np.where(right, 1, 0))
         if key != "pass":  # a chain stops at its first right answer or error
             stopped_before = np.cumsum(code != 0, axis=2) - (code != 0)
@@ -179,15 +186,59 @@ def chains_of(found: Draw, world: World, replicate: int = 0) -> dict[str, RunCha
     return out
 
 
+def study_rows(found: Draw, runs: dict[str, RunChains], key: str) -> list[dict]:
+    """The replicate's run `key` as sql/studies.sql `study_chain_outcomes` rows (one per chain,
+    what seqk.run.study_values reads), built from the draw like chains_of."""
+    run, code = runs[key], found.outcomes[key]
+    flat = code.reshape(-1, code.shape[2])
+    ended_in_error = (flat == 2).any(axis=1)  # a chain stops at its error
+    return [{"task_index": int(run.task_index[run.task_of[i]]), "chain_index": int(i % code.shape[1]) + 1,
+             "first_success": int(run.first_success[i]) or None, "valid_prefix": int(run.valid_prefix[i]),
+             "settled_prefix": int(run.settled_prefix[i]), "ended_in_error": bool(ended_in_error[i]),
+             "n_valid": int(run.n_valid[i]), "n_success": int(run.n_success[i]),
+             "n_attempts": int((flat[i] >= 0).sum())} for i in range(len(flat))]
+
+
 def truth_value(p: np.ndarray, attempts: int) -> float:
     """The chance that `attempts` independent draws solve a task, averaged over tasks: seq@t at
-    t = attempts, a w x d cell at w d, pass@m at m."""
+    t = attempts, a w x d cell at w d, pass@m at m (the null world: boost 0)."""
     return float(np.mean(1 - (1 - p) ** attempts))
 
 
 def truth_spend(p: np.ndarray, width: int, depth: int) -> float:
     """Expected tokens per task of w chains each stopping at its first success within d draws."""
     return float(width * MEAN_TOKENS * np.mean(sum((1 - p) ** j for j in range(depth))))
+
+
+def unsolved(p: np.ndarray, attempts: int, boost: float = 0.0) -> np.ndarray:
+    """Per task, the chance that a chain's first `attempts` attempts all fail, attempts after the
+    first helped by `boost` (0: independent draws with chance p)."""
+    return (1 - p) ** attempts * (1 - boost) ** max(attempts - 1, 0)
+
+
+def truth_cell(p: np.ndarray, width: int, depth: int, *, boost: float = 0.0, stops: bool = True) -> tuple[float, float]:
+    """(value, expected tokens per task) of a w x d cell: w chains of at most d attempts, each
+    stopping at its first success (`stops`), or w x d samples that never stop (pass@m, boost 0)."""
+    if not stops:
+        return float(np.mean(1 - (1 - p) ** (width * depth))), width * depth * MEAN_TOKENS
+    value = float(np.mean(1 - unsolved(p, depth, boost) ** width))
+    return value, float(width * MEAN_TOKENS * np.mean(sum(unsolved(p, j, boost) for j in range(depth))))
+
+
+def truth_frontier(cells: list[tuple[float, float]], budget: float) -> float:
+    """A side's frontier at the budget in truth, from its cells' true (value, spend): the best
+    mixture of at most two cells whose expected spend is within it (seqk.analysis.budget's
+    estimand), by brute force; NaN when every cell costs more."""
+    limit = budget * (1 + 1e-12)
+    best = np.nan
+    for vi, si in cells:
+        if si > limit:
+            continue
+        best = vi if np.isnan(best) else max(best, vi)
+        for vj, sj in cells:
+            if sj > limit:
+                best = max(best, vi + (vj - vi) * (budget - si) / (sj - si))
+    return best
 
 
 def main() -> None:

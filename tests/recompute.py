@@ -82,9 +82,10 @@ def flip_counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int]:
 # unsolved through d, costing w x the mean over its chains of their spend through d (a chain stops
 # at its success); a pass@k run's resample-until-success cell is 1 - C(n - c, w d)/C(n, w d),
 # costing w x the task's mean spend per sample x sum_{j<d} C(n - c, j)/C(n, j). A cell's figure
-# is the mean over tasks. Then each budget's best cell of each side, a task bootstrap that chooses
-# both again in every resample (among the cells within the budget on all tasks), its percentile
-# interval, and the max-|t| band over the budgets.
+# is the mean over tasks. Then each side's frontier at each budget (the best mixture of at most two
+# cells whose expected spend is within it, by brute force), a task bootstrap that takes both again in
+# every resample (over the cells within the budget on all tasks and the cheapest frontier vertex
+# dearer than it), its percentile interval, and the max-|t| band over the budgets.
 
 
 def slots(db, run_id: str) -> dict[int, dict[int, list[tuple[int, bool, float]]]]:
@@ -131,49 +132,84 @@ def frontier(db, run_id: str, metric: str, k: int) -> tuple[list[int], dict[tupl
     return tasks, cells
 
 
-def _pareto(figures: dict[tuple[int, int], tuple[float, float]]) -> list[float]:
-    best, out = -np.inf, []
-    for value, spend in sorted(figures.values(), key=lambda f: (f[1], -f[0])):
-        if value > best + 1e-12:
-            out.append(spend)
-            best = value
-    return out
+def _envelope(points: list[tuple[float, float]], budget: float) -> tuple[float, tuple[int, int | None, float]]:
+    """The best expected value of a mixture of at most two of the (value, spend) points whose expected
+    spend is within the budget, by brute force over every point and pair: (value, (i, j, share on j));
+    j None for a point alone. NaN when no point is within the budget."""
+    best, how = np.nan, (-1, None, 0.0)
+    for i, (vi, si) in enumerate(points):
+        if si > budget * (1 + 1e-9) + 1e-15:
+            continue
+        if not vi <= best:
+            best, how = vi, (i, None, 0.0)
+        for j, (vj, sj) in enumerate(points):
+            if sj > budget * (1 + 1e-9) + 1e-15:
+                share = (budget - si) / (sj - si)
+                mixed = vi + share * (vj - vi)
+                if mixed > best + 1e-12:
+                    best, how = mixed, (i, j, share)
+    return best, how
 
 
-def _best(values: np.ndarray, spends: np.ndarray, budget: float) -> np.ndarray:
-    """Per row (a resample), the value of the best cell within the budget (ties: the cheaper)."""
-    within = spends <= budget * (1 + 1e-9) + 1e-15
-    masked = np.where(within, values, -np.inf)
-    top = masked.max(axis=1)
-    return np.where(np.isfinite(top), top, np.nan)
+def _vertices(figures: dict[tuple[int, int], tuple[float, float]]) -> list[tuple[int, int]]:
+    """The cells on the frontier under mixing: no mixture of the other cells spending no more is as
+    good, and none cheaper is better."""
+    out, seen = [], set()
+    for key, (value, spend) in figures.items():
+        if (value, spend) in seen:  # the same figure twice (pass@11 and pass@12 when 11 samples solve all)
+            continue
+        seen.add((value, spend))
+        others = [f for k, f in figures.items() if f != (value, spend)]
+        if not others or value > _envelope(others, spend)[0] + 1e-12 or np.isnan(_envelope(others, spend)[0]):
+            if all(v < value - 1e-12 or s >= spend for v, s in others):
+                out.append(key)
+    return sorted(out, key=lambda k: figures[k][1])
+
+
+def _frontier(values: np.ndarray, spends: np.ndarray, budget: float) -> np.ndarray:
+    """Per row (a resample), `_envelope` of its cells at the budget, every point and pair in turn."""
+    limit = budget * (1 + 1e-9) + 1e-15
+    best = np.full(len(values), -np.inf)
+    for i in range(values.shape[1]):
+        inside = spends[:, i] <= limit
+        best = np.where(inside, np.maximum(best, values[:, i]), best)
+        for j in range(values.shape[1]):
+            straddle = inside & (spends[:, j] > limit)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                mixed = values[:, i] + (budget - spends[:, i]) / (spends[:, j] - spends[:, i]) * (values[:, j] - values[:, i])
+            best = np.where(straddle, np.maximum(best, mixed), best)
+    return np.where(np.isfinite(best), best, np.nan)
 
 
 def equal_budget(a: tuple, b: tuple, n_boot: int = 20_000, alpha: float = 0.05) -> dict:
-    """Budgets, each side's best cell and value, a − b, the percentile interval, the band, from two
-    `frontier`s of runs whose tasks are the same."""
+    """Budgets, each side's frontier (cell, the cell mixed in, value), a − b, the percentile interval,
+    the band, from two `frontier`s of runs whose tasks are the same."""
     (tasks_a, cells_a), (tasks_b, cells_b) = a, b
     shared = sorted(set(tasks_a) & set(tasks_b))
     ia, ib = [tasks_a.index(t) for t in shared], [tasks_b.index(t) for t in shared]
     sides = [{key: (v[ia], s[ia]) for key, (v, s) in cells_a.items()},
              {key: (v[ib], s[ib]) for key, (v, s) in cells_b.items()}]
     means = [{key: (v.mean(), s.mean()) for key, (v, s) in side.items()} for side in sides]
-    pa, pb = _pareto(means[0]), _pareto(means[1])
-    low, high = max(pa[0], pb[0]), min(pa[-1], pb[-1])
-    budgets = sorted({round(s, 15) for s in pa + pb if low * (1 - 1e-9) <= s <= high * (1 + 1e-9)})
+    va, vb = _vertices(means[0]), _vertices(means[1])
+    low, high = max(means[0][va[0]][1], means[1][vb[0]][1]), min(means[0][va[-1]][1], means[1][vb[-1]][1])
+    budgets = sorted({round(means[i][k][1], 15) for i, vs in enumerate((va, vb)) for k in vs
+                      if low * (1 - 1e-9) <= means[i][k][1] <= high * (1 + 1e-9)})
     rng = np.random.default_rng(11)
     picks = rng.integers(0, len(shared), size=(n_boot, len(shared)))
     rows, draws = [], []
     for budget in budgets:
         row: dict = {"budget": budget}
         per_side = []
-        for name, side, figures in (("a", sides[0], means[0]), ("b", sides[1], means[1])):
+        for name, side, figures, vertices in (("a", sides[0], means[0], va), ("b", sides[1], means[1], vb)):
+            # the cells within the budget, and the cheapest vertex dearer than it (mixed in between vertices)
             keys = [key for key, (_, s) in figures.items() if s <= budget * (1 + 1e-9) + 1e-15]
-            best = max(keys, key=lambda key: (figures[key][0], -figures[key][1]))
-            row[name] = (best, figures[best][0])
+            keys += [k for k in vertices if figures[k][1] > budget * (1 + 1e-9) + 1e-15][:1]
+            value, (i, j, share) = _envelope([figures[k] for k in keys], budget)
+            row[name] = (keys[i], None if j is None else keys[j], share, value)
             values = np.column_stack([side[key][0][picks].mean(axis=1) for key in keys])
             spends = np.column_stack([side[key][1][picks].mean(axis=1) for key in keys])
-            per_side.append(_best(values, spends, budget))
-        row["difference"] = row["a"][1] - row["b"][1]
+            per_side.append(_frontier(values, spends, budget))
+        row["difference"] = row["a"][3] - row["b"][3]
         d = per_side[0] - per_side[1]
         d = d[~np.isnan(d)]
         row["low"], row["high"] = (float(x) for x in np.percentile(d, [100 * alpha / 2, 100 * (1 - alpha / 2)]))

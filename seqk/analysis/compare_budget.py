@@ -5,10 +5,11 @@ seqk/analysis/budget.py; docs/frontier.md), for any two runs.
 - Each run's frontier: a seq@k run's width x depth cells (Kaplan-Meier values, Horvitz-Thompson
   over w-subsets of its chains, errored chains censored), a pass@k run's resample-until-success
   cells (w chains of i.i.d. samples, each stopping at its first success; depth 1 is its pass@w).
-- At each budget (the spends of both frontiers' Pareto cells where both are measured), each run's
-  best cell whose expected spend per task is within it, a − b with the paired task bootstrap that
-  chooses both cells again in every resample, p, and the max-|t| simultaneous band over the
-  budgets (`compare_at_equal_spend`).
+- At each budget (the spends of both frontiers' vertices where both are measured), each run's
+  frontier there: its best cell whose expected spend per task is within it, or the mixture of two
+  cells across tasks that spends the budget where that is better (the upper concave envelope;
+  seqk/analysis/budget.py), a − b with the paired task bootstrap that takes both frontiers again
+  in every resample, p, and the max-|t| simultaneous band over the budgets (`compare_at_equal_spend`).
 - The cross-over: the first budget at which the estimated order changes, and, read from the band,
   the budgets between which the true order changes: below `low` the band puts the early leader
   ahead at every budget; at `high` it puts the other run ahead (None: it never does, so the order
@@ -26,7 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from seqk.analysis.budget import CellFigure, Frontier, SpendRow, compare_at_equal_spend, point_differences
+from seqk.analysis.budget import (
+    CellFigure,
+    Frontier,
+    SpendRow,
+    compare_at_equal_spend,
+    point_differences,
+    shared_figures,
+    with_error_ranges,
+)
 from seqk.analysis.cells import pass_frontier, seq_frontier
 from seqk.analysis.formats import fmt_spend
 from seqk.analysis.frontier import unit_of
@@ -109,11 +118,13 @@ def compare_runs(a: RunChains, b: RunChains, unit: str, *, errors_as_failures: b
     out = BudgetComparison(unit, n_shared=found.n_shared, rows=found.rows, cells_a=found.cells_a,
                            cells_b=found.cells_b, crossover=crossover_of(found.rows),
                            band_critical=found.band_critical, a_better=found.a_better, b_better=found.b_better)
-    if int(a.n_error.sum()) + int(b.n_error.sum()) and out.rows:
-        budgets = [r.budget for r in out.rows]
-        out.if_failures, out.if_successes = (
-            point_differences(frontier(a, other, unit), frontier(b, other, unit), budgets)
-            for other in ("failures", "successes"))
+    if int(a.n_error.sum()) + int(b.n_error.sum()):
+        others = [(frontier(a, other, unit), frontier(b, other, unit)) for other in ("failures", "successes")]
+        if out.rows:
+            budgets = [r.budget for r in out.rows]
+            out.if_failures, out.if_successes = (point_differences(*sides, budgets) for sides in others)
+        (fa, fb), (sa, sb) = (shared_figures(*sides) for sides in others)
+        out.cells_a, out.cells_b = with_error_ranges(out.cells_a, fa, sa), with_error_ranges(out.cells_b, fb, sb)
     return out
 
 
@@ -178,10 +189,13 @@ def to_dict(c: BudgetComparison) -> dict[str, Any]:
     n, p and cells' spend, the refusal, the band's critical value, and every cell of both frontiers."""
     def side(f: CellFigure | None) -> dict[str, Any] | None:
         return None if f is None else {"value": f.value, "cell": {"width": f.width, "depth": f.depth},
-                                       "spend": f.spend}
+                                       "spend": f.spend, "mix": None if f.mixed is None else dict(
+                                           zip(("width", "depth", "share"), f.mixed, strict=True))}
 
     def cells(found: list[CellFigure]) -> list[dict[str, Any]]:
-        return [{"width": f.width, "depth": f.depth, "value": f.value, "spend": f.spend, "n": f.n_tasks}
+        return [{"width": f.width, "depth": f.depth, "value": f.value, "spend": f.spend, "n": f.n_tasks,
+                 **({"value_if_failures": f.value_if_failures, "value_if_successes": f.value_if_successes}
+                    if f.value_if_failures is not None or f.value_if_successes is not None else {})}
                 for f in found]
 
     x = c.crossover

@@ -79,6 +79,10 @@ def flat_budget(blocks: list[EqualBudget]) -> dict[str, Any]:
                     f"{at}_seq_spend": p.seq_spend, f"{at}_partner_width": p.partner_width,
                     f"{at}_partner_depth": p.partner_depth, f"{at}_partner_value": p.partner_value,
                     f"{at}_partner_spend": p.partner_spend, f"{at}_p": p.p_value}
+            for side, mix in (("seq", p.seq_mix), ("partner", p.partner_mix)):
+                if mix is not None:
+                    out |= {f"{at}_{side}_mix_width": mix.width, f"{at}_{side}_mix_depth": mix.depth,
+                            f"{at}_{side}_mix_share": mix.share}
             if p.difference is not None:
                 out |= {f"{at}_difference": p.difference.value, f"{at}_low": p.difference.low,
                         f"{at}_high": p.difference.high}
@@ -87,6 +91,11 @@ def flat_budget(blocks: list[EqualBudget]) -> dict[str, Any]:
             if p.if_failures is not None or p.if_successes is not None:
                 out |= {f"{at}_if_failures": p.if_failures, f"{at}_if_successes": p.if_successes}
     return out
+
+
+def shape(width: int | None, depth: int | None, mix: Any = None) -> str:
+    """'2×3', or '1×3+2×3' where the frontier mixes a dearer cell in (`mix`: its width and depth)."""
+    return f"{width}×{depth}" + (f"+{mix.width}×{mix.depth}" if mix is not None else "")
 
 
 def equal_budget_lines(b: EqualBudget) -> list[str]:
@@ -120,15 +129,22 @@ def equal_budget_lines(b: EqualBudget) -> list[str]:
                        f"less than the partner's cheapest cell costs "
                        f"({spend(min(c['spend'] for c in other_cells))}): no budget holds a cell of both")
         return lines + ["  " + line for line in wrap(why, 76)]
-    lines.append(f"  {'budget ' + ('$' if b.unit == 'US$' else 'tok'):>10} {'seq w×d':<8}  "
-                 f"{'partner':<9}  {'seq − partner [95% CI]':<20} {'95% band':<14} {'p':<4} n")
-    for p in b.points:
-        seq = f"{p.width}×{p.depth} {fmt_number(p.seq_value)}" if p.width else "—"
-        partner = f"{p.partner_width}×{p.partner_depth} {fmt_number(p.partner_value)}" if p.partner_width else "—"
+    seqs = [f"{shape(p.width, p.depth, p.seq_mix)} {fmt_number(p.seq_value)}" if p.width else "—"
+            for p in b.points]
+    partners = [f"{shape(p.partner_width, p.partner_depth, p.partner_mix)} {fmt_number(p.partner_value)}"
+                if p.partner_width else "—" for p in b.points]
+    budgets = [spend(p.budget) for p in b.points]
+    wb, ws, wp = max(8, *map(len, budgets)), max(7, *map(len, seqs)), max(7, *map(len, partners))
+    # one n for every budget (the usual case) is said once, below; p is in the JSON and CSV (the
+    # interval excludes 0 exactly when p < 0.05): the rows fit 80 columns with mixed cells
+    same_n = len({p.n_tasks for p in b.points}) == 1
+    lines.append(f"  {'budget ' + ('$' if b.unit == 'US$' else 'tok'):>{wb}} {'seq w×d':<{ws}} {'partner':<{wp}} "
+                 f"{'seq − partner [95% CI]':<20} {'95% band':<14}" + ("" if same_n else " n"))
+    for p, budget_, seq, partner in zip(b.points, budgets, seqs, partners, strict=True):
         band = fmt_range(p.band.low, p.band.high, signed=True) if p.band else "—"
-        pv = fmt_p(p.p_value) if p.p_value is not None else "—"
-        lines.append(f"  {spend(p.budget):>10} {seq:<8}  {partner:<9}  {fmt_estimate(p.difference):<20} "
-                     f"{band:<14} {pv:<4} {p.n_tasks}")
+        lines.append(f"  {budget_:>{wb}} {seq:<{ws}} {partner:<{wp}} {fmt_estimate(p.difference):<20} "
+                     f"{band:<14}" + ("" if same_n else f" {p.n_tasks}").rstrip())
+    lines = [line.rstrip() for line in lines]
     n_band = sum(1 for p in b.points if p.band is not None)
     verdict = ("seq@k better at " + ", ".join(spend(x) for x in b.seq_better) if b.seq_better
                else "no budget where seq@k is better")
@@ -144,7 +160,9 @@ def equal_budget_lines(b: EqualBudget) -> list[str]:
             [f"{fmt_number(p.if_failures, True)} / {fmt_number(p.if_successes, True)}" for p in b.points], 76)]
     lines += ["  " + line for line in wrap(
         f"(budget: expected {unit} per task; w×d: chains × attempts of each side's best cell "
-        "within it, chosen again in every resample; n: tasks every candidate cell of both runs "
-        "has; no interval where a side's cheapest cell costs more than the budget in most "
-        "resamples, or too few tasks)", 76)]
+        "within it, or a+b: two cells mixed across tasks so that the expected spend is the budget "
+        "(the frontier under mixing), taken again in every resample; "
+        + (f"n = {b.points[0].n_tasks} tasks at every budget, " if same_n else "n: ")
+        + "the tasks every candidate cell of both runs has; no interval where a side's cheapest cell "
+        "costs more than the budget in most resamples, or too few tasks)", 76)]
     return lines

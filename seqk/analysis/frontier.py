@@ -22,7 +22,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from seqk.analysis.budget import CellFigure, EqualSpend, Frontier, compare_at_equal_spend, point_differences
+from seqk.analysis.budget import (
+    CellFigure,
+    EqualSpend,
+    Frontier,
+    compare_at_equal_spend,
+    frontier_value,
+    frontier_vertices,
+    point_differences,
+    shared_figures,
+    with_error_ranges,
+)
 from seqk.analysis.cells import pass_frontier, seq_frontier
 from seqk.analysis.survival import RunChains, value_policy
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate
@@ -48,22 +58,37 @@ class Interval:
     high: float
 
 
+@dataclass(frozen=True)
+class Mix:
+    """The dearer of two cells a side's frontier mixes at a budget between two of its vertices:
+    run on `share` of the tasks (the cheaper cell on the rest), so that the expected spend is the
+    budget."""
+
+    width: int
+    depth: int
+    share: float
+
+
 @dataclass
 class BudgetPoint:
-    """One budget: the best cell of each side within it, on the tasks every candidate has."""
+    """One budget: each side's frontier there (its best cell within it, or the mixture of two
+    cells that spends it, where that is better), on the tasks every candidate has."""
 
     budget: float
     """Expected spend per task, in the block's unit."""
     n_tasks: int
     width: int | None = None
-    """Chains of the best seq@k cell within the budget (None when every cell costs more)."""
+    """Chains of seq@k's cell at the budget (the cheaper of two mixed; None when every cell costs more)."""
     depth: int | None = None
     seq_value: float | None = None
     seq_spend: float | None = None
+    seq_mix: Mix | None = None
+    """The dearer cell seq@k's frontier mixes in at this budget (None: the cell alone)."""
     partner_width: int | None = None
     partner_depth: int | None = None
     partner_value: float | None = None
     partner_spend: float | None = None
+    partner_mix: Mix | None = None
     difference: Estimate | None = None
     """seq − partner with its 95% pointwise interval (both cells chosen again per resample)."""
     p_value: float | None = None
@@ -103,8 +128,10 @@ class EqualBudget:
     band_critical: float | None = None
     cells: list[dict[str, Any]] = field(default_factory=list)
     """What the charts plot: every cell of both runs on the shared tasks (series, width, depth,
-    value, spend) and, for a seq@k cell, `relative`: its value over the partner's best at the same
-    spend (interpolated between the partner's Pareto cells; None outside their range)."""
+    value, spend, n_tasks; value_if_failures and value_if_successes, the value with errors read as
+    failures and as successes, None where neither run has an error) and, for a seq@k cell,
+    `relative`: its value over the partner's frontier at the same spend (its best cell or mixture
+    of two there; None outside its range)."""
 
     @property
     def title(self) -> str:
@@ -177,11 +204,16 @@ def equal_budget_blocks(plans: list[dict[str, Any]], chains: dict[str, RunChains
                 *_sides(block, seq, partner, policy),
                 name=f"equal-budget:{block.partner}:{block.seq_run_id}:{block.pass_run_id}",
                 seed=seed, n_boot=n_boot)
+            errors = int(seq.n_error.sum()) + int(partner.n_error.sum())
+            others = [_sides(block, seq, partner, other) for other in ("failures", "successes")] if errors else []
+            if others:
+                (fa, fb), (sa, sb) = (shared_figures(*sides) for sides in others)
+                found.cells_a, found.cells_b = (with_error_ranges(found.cells_a, fa, sa),
+                                                with_error_ranges(found.cells_b, fb, sb))
             _fill(block, found)
-            if int(seq.n_error.sum()) + int(partner.n_error.sum()):
+            if others:
                 budgets = [p.budget for p in block.points]
-                ends = [point_differences(*_sides(block, seq, partner, other), budgets)
-                        for other in ("failures", "successes")]
+                ends = [point_differences(*sides, budgets) for sides in others]
                 for point, if_failures, if_successes in zip(block.points, *ends, strict=True):
                     point.if_failures, point.if_successes = if_failures, if_successes
 
@@ -205,38 +237,33 @@ def _fill(block: EqualBudget, found: EqualSpend) -> None:
         if row.a is not None:
             point.width, point.depth, point.seq_value, point.seq_spend = (
                 row.a.width, row.a.depth, row.a.value, row.a.spend)
+            point.seq_mix = Mix(*row.a.mixed) if row.a.mixed else None
         if row.b is not None:
             point.partner_width, point.partner_depth = row.b.width, row.b.depth
             point.partner_value, point.partner_spend = row.b.value, row.b.spend
+            point.partner_mix = Mix(*row.b.mixed) if row.b.mixed else None
         block.points.append(point)
     partner_series = {"none_feedback": "seq@k, no feedback", "resample_until_success":
                       "resample until success", "pass_at_m": "pass@k"}[block.partner]
-    pareto = sorted(found.cells_b, key=lambda c: c.spend)
-    block.cells = [_cell(partner_series, c, None)
-                   for c in found.cells_b]
+    block.cells = [_cell(partner_series, c, None) for c in found.cells_b]
     for c in found.cells_a:
-        at = _partner_at_spend(pareto, c.spend)
+        at = _partner_at_spend(found.cells_b, c.spend)
         block.cells.append(_cell(f"seq@k depth {c.depth}", c, c.value / at if at else None))
 
 
 def _cell(series: str, c: CellFigure, relative: float | None) -> dict[str, Any]:
     return {"series": series, "width": c.width, "depth": c.depth, "value": c.value,
-            "spend": c.spend, "n_tasks": c.n_tasks, "relative": relative}
+            "spend": c.spend, "n_tasks": c.n_tasks, "relative": relative,
+            "value_if_failures": c.value_if_failures, "value_if_successes": c.value_if_successes}
 
 
 def _partner_at_spend(cells: list[CellFigure], x: float) -> float | None:
-    """The partner's best value at spend x, linear between the Pareto cells around it."""
-    best: list[CellFigure] = []
-    for c in cells:  # sorted by spend: keep the running best
-        if not best or c.value > best[-1].value:
-            best.append(c)
-    for lo, hi in zip(best, best[1:], strict=False):
-        if lo.spend <= x <= hi.spend:
-            share = (x - lo.spend) / (hi.spend - lo.spend) if hi.spend > lo.spend else 0.0
-            return lo.value + share * (hi.value - lo.value)
-    if best and abs(x - best[0].spend) <= 1e-9 * max(x, 1.0):
-        return best[0].value
-    return None
+    """The partner's frontier at spend x: its best cell within it or the mixture of two that spends
+    it (budget.frontier_value); None below its cheapest cell or past its best cell's spend."""
+    vertices = frontier_vertices(cells)
+    if not vertices or x > vertices[-1].spend * (1 + 1e-9):
+        return None
+    return frontier_value(cells, x)
 
 
 def oracle_stopped(run: dict[str, Any]) -> bool:

@@ -125,11 +125,14 @@ def _budget(rep: Any) -> list[str]:
     partners = [p for p in PARTNERS if any(b.partner == p for b in rep.equal_budget)]
     return [
         "at equal budget: each seq@k run's width × depth frontier against a partner's, at the "
-        "spends of both sides' Pareto-efficient cells: the best cell of each side whose expected "
-        "spend per task is at most the budget, on the tasks every such cell of both runs has (n), "
-        f"both chosen again in each of {rep.n_boot} paired task resamples (seed {rep.seed}; a "
-        "task's chains and samples together); pointwise 95% interval and p, and a simultaneous "
-        "95% band over the block's budgets (max-|t|, Romano & Wolf 2005): seq@k is better only "
+        "spends of both sides' frontier vertices: each side's best expected success at an expected "
+        "spend per task of at most the budget, its best cell within it or, where better, two cells "
+        "mixed across tasks (a+b) so that the expected spend is the budget (the upper concave "
+        "envelope of its cells: a frontier continuous in the spends), on the tasks every candidate "
+        f"cell of both runs has (n), both taken again in each of {rep.n_boot} paired task "
+        f"resamples (seed {rep.seed}; a task's chains and samples together); pointwise 95% "
+        "interval (its p in the JSON and CSV), and a simultaneous 95% band over the block's "
+        "budgets (max-|t|, Romano & Wolf 2005): seq@k is better only "
         "where the band excludes 0. Partners, stopping-matched first: "
         + "; ".join({"none_feedback": "a seq@k run with feedback_mode none",
                      "resample_until_success": "resample until success from the pass@k run's "

@@ -107,13 +107,15 @@ def _spend(c: RunComparison) -> list[str]:
 
 
 def equal_budget_lines(e: BudgetComparison) -> list[str]:
-    """Both frontiers at equal spend per task: each budget's best cell of each run, a − b with its
-    pointwise interval, the simultaneous band, p and n; the cross-over and what the band settles."""
+    """Both frontiers at equal spend per task: each run's frontier at each budget (its best cell, or
+    two mixed), a − b with its pointwise interval, the simultaneous band, p and n; the cross-over and
+    what the band settles."""
     head = "at equal spend per task"
     if e.unit is None:
         return [f"{head}: {e.refusal}."]
-    lines = [f"{head} ({e.unit}; each run's best frontier cell within the budget, chosen again in every "
-             "resample; band: simultaneous over the budgets):"]
+    lines = [f"{head} ({e.unit}; each run's frontier at the budget: its best cell within it, or a+b, two "
+             "cells mixed across tasks to spend it; taken again in every resample; band: simultaneous over "
+             "the budgets):"]
     if not e.rows:
         lines.append(f"  no budget at which both frontiers are measured (a's cells cost {_range(e.cells_a, e.unit)}, "
                      f"b's {_range(e.cells_b, e.unit)}): nothing is compared at equal spend")
@@ -134,7 +136,10 @@ def equal_budget_lines(e: BudgetComparison) -> list[str]:
 
 
 def _cell(f: Any) -> str:
-    return "—" if f is None else f"{f.width}×{f.depth}"
+    """'2×3', or '1×3+2×3' where the frontier mixes two cells at the budget."""
+    if f is None:
+        return "—"
+    return f"{f.width}×{f.depth}" + (f"+{f.mixed[0]}×{f.mixed[1]}" if f.mixed else "")
 
 
 def _cell_value(f: Any) -> str:

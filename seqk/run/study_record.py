@@ -268,11 +268,9 @@ def read_runs(study: StudySpec, db: store.DbLike, window: list[int], used: int) 
 
 
 def choose_cells(study: StudySpec, db: store.DbLike, pilot: list[int]) -> tuple[dict[str, Any] | None, str]:
-    """equal_budget: each arm's cell at `budget_usd_per_task`, from the pilot tasks' mean spend per
-    cell: the seq arm's best (highest mean value) cell that costs no more, and the partner's: for
-    pass@k its largest pass@m that costs no more (its best too), for a seq@k partner its best cell.
-    None when an arm has no such cell. The pilot's tasks never enter the sequence, so choosing on
-    them selects nothing the sequence then tests."""
+    """equal_budget: each arm's cell at `budget_usd_per_task`, chosen on the pilot tasks
+    (`pick_cell`). None when an arm has no such cell. The pilot's tasks never enter the sequence,
+    so choosing on them selects nothing the sequence then tests."""
     budget = study.budget_usd_per_task
     assert budget is not None
     with store.connect(db, read_only=True) as con:
@@ -282,15 +280,25 @@ def choose_cells(study: StudySpec, db: store.DbLike, pilot: list[int]) -> tuple[
     said = []
     for arm, spec in (("seq", study.seq), ("partner", study.partner)):
         mine = [r for r in rows if r["run_id"] == spec.run_id and r["n_tasks"]]
-        fits = [r for r in mine if r["cost_usd_per_task"] is not None and r["cost_usd_per_task"] <= budget]
-        if not fits:
+        best = pick_cell(mine, budget)
+        if best is None:
             cheapest = min((r["cost_usd_per_task"] for r in mine if r["cost_usd_per_task"] is not None),
                            default=None)
             shown = f"${cheapest:.4f}" if cheapest is not None else "unknown (nothing priced)"
             return None, (f"no cell of the {arm} arm costs at most ${budget:g} per task on the "
                           f"{len(pilot)} pilot tasks (its cheapest: {shown})")
-        best = max(fits, key=lambda r: (r["value"], -r["cost_usd_per_task"], -r["width"] * r["depth"]))
         cells[arm] = [best["width"], best["depth"]]
         said.append(f"{arm} {best['width']}x{best['depth']} (${best['cost_usd_per_task']:.4f} per task, "
                     f"value {best['value']:.3f} on the pilot)")
     return cells, f"cells chosen on the {len(pilot)} pilot tasks at ${budget:g} per task: " + ", ".join(said)
+
+
+def pick_cell(cells: list[dict[str, Any]], budget: float) -> dict[str, Any] | None:
+    """An arm's cell at the budget from its frontier's cells on the pilot (rows of `study_cells`):
+    the best (highest mean value) whose mean spend per task is at most the budget, ties to the
+    cheaper, then the fewer attempts. For a pass@k partner the cells resample until success (w
+    chains of at most d samples, each stopping at its first success, as seq@k's do), so the partner
+    stops too; its depth-1 cells are pass@w. None when no cell fits."""
+    fits = [r for r in cells if r["cost_usd_per_task"] is not None and r["cost_usd_per_task"] <= budget]
+    return max(fits, key=lambda r: (r["value"], -r["cost_usd_per_task"], -r["width"] * r["depth"]),
+               default=None)

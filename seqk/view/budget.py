@@ -1,8 +1,9 @@
 """The equal-budget chart of the run list: for each seq@k run with a budget partner (a pass@k run
 of the same benchmark, slice, actor, verifier and judge, the largest k; sql/frontier.sql
 budget_partners), success against expected spend per task, for the partner resampling until
-success (its width x depth cells that no other beats at no more spend: a partner that stops at
-its first success, as seq@k does; pass@m, which never stops, would favour seq@k, issue 27) and for
+success (the vertices of its frontier under mixing, the upper concave envelope of its width x
+depth cells that the report's equal-budget block compares at, seqk.analysis.budget: a partner that
+stops at its first success, as seq@k does; pass@m, which never stops, would favour seq@k, issue 27) and for
 each depth of the seq@k run's width x depth frontier, as in `seqk report`'s resample-until-success
 block: the cells of frontier_of (errors censor a chain, every run; the run's curve in view_runs
 is seq_k's complete-case figure, which under errors reads high).
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from seqk.analysis.budget import frontier_vertices
 from seqk.store import queries
 
 
@@ -102,7 +104,7 @@ def budget_charts(con: Any, runs: Sequence[_Run]) -> dict[str, BudgetChart]:
                                    "spend": c[key], "n_tasks": c["n_tasks"]} for c in frontier.get(r.run_id, [])]
                                  for r in (seq, pas))
         chart = BudgetChart(seq.run_id, pas.run_id, p["pass_k"], "US$" if usd else "tokens")
-        pass_points = _pareto(_points(pass_cells))
+        pass_points = frontier_vertices(_points(pass_cells))
         if pass_points:
             chart.lines.append(BudgetLine(f"resample until success (pass@{p['pass_k']}'s samples)",
                                           pass_points, is_pass=True))
@@ -125,13 +127,3 @@ def _points(cells: list[dict[str, Any]]) -> list[BudgetPoint]:
     return [BudgetPoint(c["width"], c["depth"], c["value"], c["spend"], c["n_tasks"])
             for c in sorted(cells, key=lambda c: (c["width"], c["depth"]))
             if c["value"] is not None and c["spend"] is not None]
-
-
-def _pareto(points: list[BudgetPoint]) -> list[BudgetPoint]:
-    """The cells no other beats on success at no more spend, in order of spend."""
-    best, out = float("-inf"), []
-    for c in sorted(points, key=lambda c: (c.spend, -c.value)):
-        if c.value > best + 1e-12:
-            out.append(c)
-            best = c.value
-    return out

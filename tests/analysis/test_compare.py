@@ -78,11 +78,17 @@ def check_equal_budget(db, result) -> dict:
     assert len(e.rows) == len(mine["rows"]) > 0
     for row, x in zip(e.rows, mine["rows"], strict=True):
         assert row.budget == pytest.approx(x["budget"], rel=1e-9) and row.n_tasks == 60
-        assert ((row.a.width, row.a.depth), row.a.value) == (x["a"][0], pytest.approx(x["a"][1]))
-        assert ((row.b.width, row.b.depth), row.b.value) == (x["b"][0], pytest.approx(x["b"][1]))
+        for mine_, (cell, mixed, share, value) in ((row.a, x["a"]), (row.b, x["b"])):
+            assert ((mine_.width, mine_.depth), mine_.value) == (cell, pytest.approx(value))
+            if mixed is None:
+                assert mine_.mixed is None
+            else:
+                assert mine_.mixed == (*mixed, pytest.approx(share))
         assert row.a.spend <= row.budget * (1 + 1e-9) and row.b.spend <= row.budget * (1 + 1e-9)
         assert row.difference.value == pytest.approx(x["difference"])
-        assert (row.difference.low, row.difference.high) == pytest.approx((x["low"], x["high"]), abs=0.02)
+        # bootstrap noise: 2,000 resamples against the oracle's 20,000 (an end near a regime change of
+        # the frontier moves by up to 0.028 across seeds at 2,000 resamples, 0.005 at 20,000)
+        assert (row.difference.low, row.difference.high) == pytest.approx((x["low"], x["high"]), abs=0.03)
         assert row.band == pytest.approx(x["band"], abs=0.03)
         # the pointwise interval and its p agree (one set of resamples)
         assert (row.p_value < 0.05) == (row.difference.low > 0 or row.difference.high < 0)
@@ -115,12 +121,14 @@ def test_critic_x_against_critic_y(demo):
     assert result.at_t[0].difference.value == 0 and result.at_t[0].n_a_only == result.at_t[0].n_b_only == 0
     check_flips(db, result)
     assert result.flips.b_only == [] and len(result.flips.a_only) > 5
-    # at equal spend: the vague critic is cheaper, so it leads at the low budgets and the sharp one
-    # from the budget of its two attempts; with 60 tasks the band settles neither
+    # at equal spend: the vague critic is cheaper, so at the lowest budget it can mix second
+    # attempts in where the sharp one cannot (attempt 1 is the same in both runs: the band is
+    # narrow there), and the sharp one leads from the budget of its two attempts
     check_equal_budget(db, result)
     x = result.equal_budget.crossover
-    assert x is not None and (x.before, x.established, x.high) == ("b", False, None)
-    assert result.equal_budget.a_better == result.equal_budget.b_better == []
+    assert x is not None and (x.before, x.established) == ("b", True)
+    e = result.equal_budget
+    assert e.b_better == [e.rows[0].budget] and e.a_better and min(e.a_better) > max(e.b_better)
 
 
 def test_socratic_against_binary_with_the_spend_it_takes(demo):
@@ -135,11 +143,13 @@ def test_socratic_against_binary_with_the_spend_it_takes(demo):
     # socratic pays its critic: more per task than binary at every t
     curves = zip(result.a.run.curve, result.b.run.curve, strict=True)
     assert all(pa.cost_usd_per_task > pb.cost_usd_per_task for pa, pb in curves)
-    # at equal spend binary's chains are ahead at the low budgets (the band says so), socratic's
-    # first attempt costing what two or three binary chains do
+    # at equal spend binary's chains are ahead at the lowest budget (socratic's first attempt costs
+    # what binary's second and some third attempts do), the sharp critic at the top (in truth seq@3
+    # 0.96 with its questions, against 0.75 for binary's 1x3 and 44% of 2x3 at that spend)
     check_equal_budget(db, result)
-    assert result.equal_budget.b_better and not result.equal_budget.a_better
-    assert max(result.equal_budget.b_better) < result.equal_budget.crossover.budget
+    e = result.equal_budget
+    assert e.b_better == [e.rows[0].budget] and e.a_better == [e.rows[-1].budget]
+    assert max(e.b_better) < e.crossover.budget <= min(e.a_better)
 
 
 def test_cheap_model_with_retries_against_a_strong_model_once(demo):
@@ -188,8 +198,14 @@ def test_json_is_the_interface_of_the_issue(demo):
                                        "high": row.difference.high}
         assert point["band"] == {"low": row.band[0], "high": row.band[1]}
     x = result.equal_budget.crossover
-    assert budget["crossover"] == {"budget": x.budget, "before": "b", "low": x.low, "high": None,
-                                   "established": False}
+    assert budget["crossover"] == {"budget": x.budget, "before": "b", "low": x.low, "high": x.high,
+                                   "established": True}
+    mixed = [(point, row) for point, row in zip(budget["points"], result.equal_budget.rows, strict=True)
+             if row.b.mixed]
+    assert mixed  # the frontier mixes two cells between its vertices: the JSON says which, and the share
+    for point, row in mixed:
+        assert point["b"]["mix"] == {"width": row.b.mixed[0], "depth": row.b.mixed[1], "share": row.b.mixed[2]}
+        assert 0 < point["b"]["mix"]["share"] < 1 and point["b"]["spend"] == pytest.approx(point["budget"])
     first = body["flipped"][0]
     assert first["inspect"] == f"seqk inspect {ids['critic_sharp']} --task-index {first['task_index']} --db {db}"
 

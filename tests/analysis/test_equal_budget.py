@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from helpers import rows, write_variant
+from recompute import _envelope, _vertices
 from typer.testing import CliRunner
 
 from seqk.cli import app
@@ -39,7 +40,7 @@ def report(db: Path, *args: str):
     return CliRunner().invoke(app, ["report", "--compare", "--db", str(db), *args])
 
 
-def test_equal_budget_blocks_choose_the_best_cell_of_each_side_within_each_budget(pair, db):
+def test_equal_budget_blocks_take_each_sides_frontier_at_each_budget(pair, db):
     seq_id, pass_id = pair
     out = report(db, "--format", "json")
     assert out.exit_code == 0, out.output
@@ -58,17 +59,28 @@ def test_equal_budget_blocks_choose_the_best_cell_of_each_side_within_each_budge
         else:
             assert {(c["width"], c["depth"]) for c in partner_cells} == {
                 (w, d) for w in range(1, 13) for d in range(1, 13) if w * d <= 12}
+        # the budgets: the spends of both sides' frontier vertices (the upper concave envelope of
+        # their cells), from where both have a cell to where the first of them reaches its best
+        figures = [{(c["width"], c["depth"]): (c["value"], c["spend"]) for c in side}
+                   for side in (seq_cells, partner_cells)]
+        vertices = [[f[key][1] for key in _vertices(f)] for f in figures]
+        low, high = max(v[0] for v in vertices), min(v[-1] for v in vertices)
         budgets = [p["budget"] for p in b["points"]]
-        assert budgets == sorted(budgets) and len(budgets) > 3
+        assert budgets == pytest.approx(sorted({s for v in vertices for s in v if low * (1 - 1e-9) <= s <= high * (1 + 1e-9)}))
+        assert len(budgets) >= 3
         for p in b["points"]:
-            # every task has every cell (no errors): the row is all 16, and each side's best cell is
-            # the cell of highest value costing no more than the budget on them
+            # every task has every cell (no errors): the row is all 16, and each side's figure is its
+            # frontier at the budget: the best mixture of at most two of its cells spending no more
             assert p["n_tasks"] == 16
-            for cells_, (w, d, value) in ((seq_cells, ("width", "depth", "seq_value")),
-                                          (partner_cells, ("partner_width", "partner_depth", "partner_value"))):
-                within = [c for c in cells_ if c["spend"] <= p["budget"] * (1 + 1e-9)]
-                best = max(within, key=lambda c: (c["value"], -c["spend"]))
-                assert (p[w], p[d]) == (best["width"], best["depth"]) and p[value] == pytest.approx(best["value"])
+            for side, (w, d, value, mix) in zip(figures, (("width", "depth", "seq_value", "seq_mix"), (
+                    "partner_width", "partner_depth", "partner_value", "partner_mix")), strict=True):
+                keys = list(side)
+                best, (i, j, share) = _envelope([side[key] for key in keys], p["budget"])
+                assert (p[w], p[d]) == keys[i] and p[value] == pytest.approx(best)
+                if j is None:
+                    assert p[mix] is None
+                else:
+                    assert (p[mix]["width"], p[mix]["depth"]) == keys[j] and p[mix]["share"] == pytest.approx(share)
             d = p["difference"]
             assert d["value"] == pytest.approx(p["seq_value"] - p["partner_value"]) and d["n"] == 16
             if d["low"] is not None:

@@ -184,6 +184,12 @@ def test_the_report_carries_the_ranges_the_partners_and_the_bands(reported):
                 if point["band"] is not None:
                     d = point["difference"]
                     assert point["band"]["low"] <= d["value"] <= point["band"]["high"]
+            # every cell the charts plot carries the range errors leave (issue 27, 2)
+            for cell in b["cells"]:
+                assert cell["value_if_failures"] is not None and cell["value_if_successes"] is not None, cell
+                assert cell["value_if_failures"] <= cell["value_if_successes"], cell
+                if cell["width"] == 1 and cell["series"].startswith("seq@k"):  # Kaplan-Meier: between its readings
+                    assert cell["value_if_failures"] <= cell["value"] + 1e-12 <= cell["value_if_successes"] + 2e-12
         assert not blocks[1]["seq_better"]
     assert abs(np.mean(errors)) < 0.02  # a few worlds only: the bias test above has the power
 

@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from recompute import _vertices
 
 from seqk import store, view
 from seqk.analysis.frontier import equal_budget
@@ -89,13 +90,11 @@ def test_budget_chart_plots_the_reports_equal_budget_cells(tmp_path: Path, seed:
         assert (chart.pass_run_id, chart.pass_k, chart.unit) == ("pass", 6, "US$" if priced else "tokens")
         got = sorted((("pass@k" if line.is_pass else f"seq@k depth {p.depth}"), p.width, p.depth, p.value, p.spend)
                      for line in chart.lines for p in line.points)
-        # the partner drawn as its frontier: the cells no other beats on success at no more spend
-        best, partner = -1.0, []
-        for c in sorted((c for c in want.cells if c["series"] == "resample until success"),
-                        key=lambda c: (c["spend"], -c["value"])):
-            if c["value"] > best + 1e-12:
-                partner.append(c | {"series": "pass@k"})
-                best = c["value"]
+        # the partner drawn as its frontier: the vertices of the upper concave envelope of its cells,
+        # which the report's block compares at (the lines between them are the mixtures)
+        until = {(c["width"], c["depth"]): c for c in want.cells if c["series"] == "resample until success"}
+        partner = [until[key] | {"series": "pass@k"}
+                   for key in _vertices({key: (c["value"], c["spend"]) for key, c in until.items()})]
         cells = sorted((c["series"], c["width"], c["depth"], c["value"], c["spend"])
                        for c in partner + [c for c in want.cells if c["series"].startswith("seq@k")])
         assert any(c["depth"] > 1 for c in partner)  # it stops: cells deeper than pass@m's
