@@ -24,10 +24,9 @@ import numpy as np
 from seqk.analysis.budget import Cell, Frontier
 from seqk.analysis.survival import (
     RunChains,
-    all_fail,
     censoring_survival,
     chain_risk,
-    chen,
+    chen_curve,
     kaplan_meier,
     pass_counts,
     redistributed,
@@ -111,8 +110,9 @@ def pass_frontier(run: RunChains, policy: str, unit: str, *, stopping: bool) -> 
     _, valid_spend = run.spend(unit)
     with np.errstate(divide="ignore", invalid="ignore"):
         per_sample = np.where(valid_n > 0, valid_spend / np.where(valid_n > 0, valid_n, 1), np.nan)
-    values = np.column_stack([chen(n, c, m) for m in range(1, k + 1)])
-    samples = np.cumsum(np.column_stack([all_fail(valid_n, valid_c, j) for j in range(k)]), axis=1)
+    values = chen_curve(n, c, k)
+    # all_fail(valid_n, valid_c, j) for j = 0..k-1: 1, then 1 - chen
+    samples = np.cumsum(np.hstack([np.ones((len(valid_n), 1)), 1.0 - chen_curve(valid_n, valid_c, k - 1)]), axis=1)
     spends = per_sample[:, None] * samples
     features = np.nan_to_num(np.hstack([values, spends]))
     shapes = [(w, d) for w in range(1, k + 1) for d in range(1, k // w + 1) if stopping or d == 1]

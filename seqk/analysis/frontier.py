@@ -172,15 +172,16 @@ def equal_budget_blocks(plans: list[dict[str, Any]], chains: dict[str, RunChains
         jobs.append((block, seq, partner))
 
     def compute() -> None:
+        built: dict[tuple[str, str, str, str], Frontier] = {}  # each run's frontier, built once
         for block, seq, partner in jobs:
             found = compare_at_equal_spend(
-                *_sides(block, seq, partner, policy),
+                *_sides(block, seq, partner, policy, built),
                 name=f"equal-budget:{block.partner}:{block.seq_run_id}:{block.pass_run_id}",
                 seed=seed, n_boot=n_boot)
             _fill(block, found)
             if int(seq.n_error.sum()) + int(partner.n_error.sum()):
                 budgets = [p.budget for p in block.points]
-                ends = [point_differences(*_sides(block, seq, partner, other), budgets)
+                ends = [point_differences(*_sides(block, seq, partner, other, built), budgets)
                         for other in ("failures", "successes")]
                 for point, if_failures, if_successes in zip(block.points, *ends, strict=True):
                     point.if_failures, point.if_successes = if_failures, if_successes
@@ -188,11 +189,18 @@ def equal_budget_blocks(plans: list[dict[str, Any]], chains: dict[str, RunChains
     return results, compute
 
 
-def _sides(block: EqualBudget, seq: RunChains, partner: RunChains, policy: str) -> tuple[Frontier, Frontier]:
-    """The seq@k run's frontier and its partner's, with errors read as `policy` says."""
-    side = (seq_frontier(partner, policy, block.unit) if block.partner == "none_feedback" else
-            pass_frontier(partner, policy, block.unit, stopping=block.partner != "pass_at_m"))
-    return seq_frontier(seq, policy, block.unit), side
+def _sides(block: EqualBudget, seq: RunChains, partner: RunChains, policy: str,
+           built: dict[tuple[str, str, str, str], Frontier]) -> tuple[Frontier, Frontier]:
+    """The seq@k run's frontier and its partner's, with errors read as `policy` says (each built
+    once: a run's frontier is the same in each of its blocks)."""
+    def frontier(run: RunChains, cells: str) -> Frontier:
+        key = (run.run_id, cells, policy, block.unit)
+        if key not in built:
+            built[key] = (seq_frontier(run, policy, block.unit) if cells == "seq" else
+                          pass_frontier(run, policy, block.unit, stopping=cells == "resample_until_success"))
+        return built[key]
+
+    return frontier(seq, "seq"), frontier(partner, "seq" if block.partner == "none_feedback" else block.partner)
 
 
 def _fill(block: EqualBudget, found: EqualSpend) -> None:
