@@ -233,6 +233,24 @@ def _differences(a: Any, b: Any, where: str, out: list[str], worst: list[float])
         out.append(f"{where}: {a!r} != {b!r}")
 
 
+def _csv(path: Path) -> list[dict[str, Any]]:
+    """A CSV's rows with its numbers as numbers (its floats carry every digit, so compare them as
+    floats)."""
+    import csv
+
+    def number(text: str) -> Any:
+        try:
+            return int(text)
+        except ValueError:
+            try:
+                return float(text)
+            except ValueError:
+                return text
+
+    with path.open() as rows:
+        return [{key: number(value) for key, value in row.items()} for row in csv.DictReader(rows)]
+
+
 def diff(folder: Path, first: str, second: str) -> bool:
     """Compare two labels' outputs; print each difference; True when they agree."""
     agree, worst, compared = True, [0.0], 0
@@ -255,6 +273,12 @@ def diff(folder: Path, first: str, second: str) -> bool:
                 continue
             found: list[str] = []
             _differences(a, b, "", found, worst)
+            for line in found[:20]:
+                print(f"{name}{line}")
+            agree &= not found
+        elif path.suffix == ".csv":
+            found = []
+            _differences(_csv(path), _csv(other), "", found, worst)
             for line in found[:20]:
                 print(f"{name}{line}")
             agree &= not found

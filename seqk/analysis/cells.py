@@ -27,19 +27,20 @@ from seqk.analysis.survival import (
     censoring_survival,
     chain_risk,
     chen_curve,
+    curve,
     kaplan_meier,
     pass_counts,
     redistributed,
-    seq_features,
 )
 
 
 def seq_frontier(run: RunChains, policy: str, unit: str) -> Frontier:
     """A seq@k run's cells: depths 1..K, widths 1..chains."""
     k = run.k
-    curve_features, _ = seq_features(run, policy)  # R, E, Q, M
-    _, _, censored = chain_risk(run, policy)
-    risk_c, events_c, _ = chain_risk(run, "censored")  # spend is the policy's, however errors read
+    curve_features = curve(run, policy).features  # R, E, Q, M
+    risk_c, events_c, censored = chain_risk(run, "censored")  # spend is the policy's, however errors read
+    if policy != "censored":
+        _, _, censored = chain_risk(run, policy)
     cost, _ = run.spend(unit)
     at_risk_spend = risk_c * cost[:, :k]
     last = np.where(run.events["censored"] > 0, run.events["censored"],

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -86,13 +87,15 @@ class RunChains:
         """A seq@k run."""
         return self.metric == "seq@k"
 
-    @property
+    @cached_property
     def starts(self) -> np.ndarray:
         """Each task's first chain row (chains of a task are consecutive)."""
         return np.flatnonzero(np.r_[True, self.task_of[1:] != self.task_of[:-1]])
 
     def per_task(self, per_chain: np.ndarray) -> np.ndarray:
         """Sum a per-chain array (chains first) over each task's chains."""
+        if len(per_chain) == len(self.starts):  # one chain per task: each sum is its one term
+            return per_chain.copy()
         return np.add.reduceat(per_chain, self.starts, axis=0)
 
     def spend(self, unit: str) -> tuple[np.ndarray, np.ndarray]:
