@@ -18,7 +18,9 @@ when every call of both runs was priced and both cost something, else in tokens 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +29,10 @@ from seqk.analysis.cells import pass_frontier, seq_frontier
 from seqk.analysis.survival import RunChains, value_policy
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate
 from seqk.store import queries
+
+BLOCK_THREADS = min(4, os.cpu_count() or 1)
+"""Threads that compute a report's equal-budget blocks (each block's figures come from its own
+seeded stream: how many threads, and which block runs where, changes no figure)."""
 
 PARTNERS = ("none_feedback", "resample_until_success", "pass_at_m")
 """The blocks' partners, in the order a report shows them."""
@@ -171,9 +177,13 @@ def equal_budget_blocks(plans: list[dict[str, Any]], chains: dict[str, RunChains
         results.append(block)
         jobs.append((block, seq, partner))
 
-    def compute() -> None:
-        built: dict[tuple[str, str, str, str], Frontier] = {}  # each run's frontier, built once
-        for block, seq, partner in jobs:
+    groups: dict[str, list[tuple[EqualBudget, RunChains, RunChains]]] = {}
+    for job in jobs:  # a seq@k run's blocks share its frontier
+        groups.setdefault(job[0].seq_run_id, []).append(job)
+
+    def compute_group(group: list[tuple[EqualBudget, RunChains, RunChains]]) -> None:
+        built: dict[tuple[str, str, str, str], Frontier] = {}  # the group's frontiers, built once
+        for block, seq, partner in group:
             found = compare_at_equal_spend(
                 *_sides(block, seq, partner, policy, built),
                 name=f"equal-budget:{block.partner}:{block.seq_run_id}:{block.pass_run_id}",
@@ -185,6 +195,13 @@ def equal_budget_blocks(plans: list[dict[str, Any]], chains: dict[str, RunChains
                         for other in ("failures", "successes")]
                 for point, if_failures, if_successes in zip(block.points, *ends, strict=True):
                     point.if_failures, point.if_successes = if_failures, if_successes
+
+    def compute() -> None:
+        # numpy draws and sums with the GIL released: a few threads use the cores; a seq@k run's
+        # blocks on one of them (its frontiers are dropped when they are done)
+        with ThreadPoolExecutor(min(BLOCK_THREADS, max(1, len(groups)))) as pool:
+            for _ in pool.map(compute_group, groups.values()):
+                pass
 
     return results, compute
 
