@@ -286,8 +286,9 @@ class _Resampled:
         in_atom = [self.type_atom == a for a in range(len(self.atoms))]
         self.sums, self.sizes = [], []
         for weights in (counts[None, :].astype(float), drawn):
-            self.sums.append(np.stack([weights[:, t] @ type_features[t] for t in in_atom]))
-            self.sizes.append(np.stack([weights[:, t].sum(axis=1) for t in in_atom]))
+            parts = [(weights, type_features) if t.all() else (weights[:, t], type_features[t]) for t in in_atom]
+            self.sums.append(np.stack([w @ f for w, f in parts]))
+            self.sizes.append(np.stack([w.sum(axis=1) for w, _ in parts]))
         self.evaluated: dict[bytes, list[tuple[np.ndarray, np.ndarray]]] = {}
 
     def n_types(self, r: int) -> int:

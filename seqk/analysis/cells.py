@@ -128,6 +128,19 @@ def pass_frontier(run: RunChains, policy: str, unit: str, *, stopping: bool) -> 
     return Frontier(run.run_id, run.keys, features, cells, evaluate)
 
 
+def depth_one(frontier: Frontier) -> Frontier:
+    """The depth-1 cells of a frontier (of a pass@k run's resample-until-success cells: pass@m,
+    m = 1..k, as pass_frontier(stopping=False) gives them), on the same features."""
+    keep = np.array([i for i, c in enumerate(frontier.cells) if c.depth == 1], dtype=int)
+
+    def evaluate(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        values, spends = frontier.evaluate(m)
+        return values[:, keep], spends[:, keep]
+
+    return Frontier(frontier.run_id, frontier.keys, frontier.features, [frontier.cells[i] for i in keep],
+                    evaluate, frontier.pooled)
+
+
 def _all_of(n: np.ndarray, unsolved: np.ndarray, w: int) -> np.ndarray:
     """C(m, w) / C(n, w) per task and depth: the share of w-subsets of its chains all known
     unsolved through d."""

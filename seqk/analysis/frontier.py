@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seqk.analysis.budget import CellFigure, EqualSpend, Frontier, compare_at_equal_spend, point_differences
-from seqk.analysis.cells import pass_frontier, seq_frontier
+from seqk.analysis.cells import depth_one, pass_frontier, seq_frontier
 from seqk.analysis.survival import RunChains, value_policy
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate
 from seqk.store import queries
@@ -214,7 +214,8 @@ def _sides(block: EqualBudget, seq: RunChains, partner: RunChains, policy: str,
         key = (run.run_id, cells, policy, block.unit)
         if key not in built:
             built[key] = (seq_frontier(run, policy, block.unit) if cells == "seq" else
-                          pass_frontier(run, policy, block.unit, stopping=cells == "resample_until_success"))
+                          pass_frontier(run, policy, block.unit, stopping=True) if cells == "resample_until_success"
+                          else depth_one(frontier(run, "resample_until_success")))  # pass@m
         return built[key]
 
     return frontier(seq, "seq"), frontier(partner, "seq" if block.partner == "none_feedback" else block.partner)
