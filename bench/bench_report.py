@@ -44,8 +44,8 @@ def nothing(*args, **kwargs):
 
 metrics._seq_estimates = metrics._paired_estimates = metrics.curve = nothing
 frontier.compare_at_equal_spend = lambda a, b, **kw: budget.EqualSpend(a.run_id, b.run_id, 0)
-frontier._sides = lambda block, seq, partner, policy, built: (
-    budget.Frontier(seq.run_id, seq.keys, None, [], None), budget.Frontier(partner.run_id, partner.keys, None, [], None))
+frontier._sides = lambda block, seq, partner, policy, built: tuple(
+    budget.Frontier(run.run_id, run.keys, None, [], None) for run in (seq, partner))
 frontier.point_differences = lambda a, b, budgets: [None] * len(budgets)
 print(report.to_json(report.report(db=sys.argv[1], compare=True))[:0], end="")
 """
@@ -78,7 +78,7 @@ def measure(command: list[str]) -> tuple[float, float, float]:
 
 
 def bench(name: str, command: list[str], repeat: int, wall_target: float | None = None,
-          memory_target_mb: float | None = None) -> tuple[bool, tuple[float, float, float]]:
+          memory_target_mb: float | None = None, shown: str | None = None) -> tuple[bool, tuple[float, float, float]]:
     """Run, print one line of figures, and say whether the targets hold (on the median); the
     medians (wall, CPU, peak of the peaks)."""
     figures = [measure(command) for _ in range(repeat)]
@@ -90,7 +90,7 @@ def bench(name: str, command: list[str], repeat: int, wall_target: float | None 
     memory = f"peak {peak:6.0f} MB" + (f" (< {memory_target_mb:.0f})" if memory_target_mb else "")
     print(f"{'ok  ' if ok else 'SLOW'} {name:<46} wall {wall:6.2f} s [min {min(walls):.2f}]{target} · "
           f"CPU {cpu:6.2f} s [min {min(cpus):.2f}] · {memory} · load {os.getloadavg()[0]:.1f}", flush=True)
-    print(f"     $ {' '.join(command)}")
+    print(f"     $ {shown or ' '.join(command)}")
     return ok, (wall, cpu, peak)
 
 
@@ -125,7 +125,8 @@ def main() -> None:
         results.append(ok)
         if args.split:
             _, sql = bench("  of which SQL and reading rows (estimators stubbed)",
-                           [sys.executable, "-c", SQL_ONLY, str(big)], args.repeat)
+                           [sys.executable, "-c", SQL_ONLY, str(big)], args.repeat,
+                           shown=f"{sys.executable} -c <bench_report.SQL_ONLY> {big}")
             print(f"     Python estimators: wall {whole[0] - sql[0]:.2f} s, CPU {whole[1] - sql[1]:.2f} s "
                   "(the difference of the medians)")
     if args.only != "compare":
