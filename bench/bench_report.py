@@ -2,11 +2,18 @@
 
     python bench/bench_report.py                  # builds /tmp/seqk-bench/*.duckdb if missing
     python bench/bench_report.py --rebuild --repeat 5
+    python bench/bench_report.py --big /tmp/synthetic-10m.duckdb --only compare   # another database
 
-Targets (issue 3): `seqk report --compare` over 1,000,000 attempts under 3 s wall and
-1 GB peak memory; `seqk report` for one small run under 1 s, interpreter start included.
-Wall time and peak RSS come from /usr/bin/time (GNU time) when present, else from
-resource.getrusage. Each figure is the median of --repeat runs (min in brackets).
+Targets (issue 30): `seqk report --compare` over 1,000,000 attempts under 1 s wall (3 s at
+10,000,000) and 1 GB peak memory; `seqk report` for one small run under 1 s, interpreter start
+included. Each figure is the median of --repeat runs (min in brackets): wall, CPU (user + sys, all
+threads) and peak RSS from /usr/bin/time (GNU time) when present, else from resource.getrusage.
+
+The report's split (`--split`, on by default for --compare): the same command with every
+estimator stubbed out (the curves' and lifts' bootstraps, the exact power, the equal-budget
+blocks; what is left is the SQL, reading its rows into arrays, imports and the JSON), so
+"SQL" is that run's figures and "Python" the difference. On 2 shared cores wall times follow
+the load; CPU times much less: say the load average beside every figure.
 """
 
 from __future__ import annotations
@@ -28,10 +35,26 @@ from make_synthetic_db import build  # noqa: E402
 
 GNU_TIME = shutil.which("time") if Path("/usr/bin/time").exists() else None
 SMALL_RUN = "synth-default/seqk/synth__model-00/deterministic/binary"
+SQL_ONLY = """
+import sys
+from seqk.analysis import budget, frontier, metrics, report
+
+def nothing(*args, **kwargs):
+    return None
+
+metrics._seq_estimates = metrics._paired_estimates = metrics.curve = nothing
+frontier.compare_at_equal_spend = lambda a, b, **kw: budget.EqualSpend(a.run_id, b.run_id, 0)
+frontier._sides = lambda block, seq, partner, policy, built: tuple(
+    budget.Frontier(run.run_id, run.keys, None, [], None) for run in (seq, partner))
+frontier.point_differences = lambda a, b, budgets: [None] * len(budgets)
+print(report.to_json(report.report(db=sys.argv[1], compare=True))[:0], end="")
+"""
+"""The report with its estimators stubbed: what is left is the SQL and reading its rows."""
 
 
-def measure(command: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS MB) of one run of `command`, which must succeed."""
+def measure(command: list[str]) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds (user + sys), peak RSS MB) of one run of `command`, which must
+    succeed."""
     if GNU_TIME:
         done = subprocess.run(["/usr/bin/time", "-v", *command], capture_output=True, text=True)
         if done.returncode:
@@ -39,41 +62,55 @@ def measure(command: list[str]) -> tuple[float, float]:
         wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", done.stderr)
         assert wall, done.stderr
         hours, minutes, seconds = wall.groups()
+        cpu = sum(float(re.search(rf"{kind} time \(seconds\): ([\d.]+)", done.stderr)[1])  # type: ignore[index]
+                  for kind in ("User", "System"))
         rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
         assert rss, done.stderr
-        return int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds), int(rss[1]) / 1024
+        return int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds), cpu, int(rss[1]) / 1024
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(command, check=True, capture_output=True)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     # ru_maxrss of children is the largest so far: an upper bound for this command.
-    return wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return wall, cpu, after.ru_maxrss / 1024
 
 
-def bench(name: str, command: list[str], repeat: int, wall_target: float,
-          memory_target_mb: float | None = None) -> bool:
-    """Run, print one line of figures, and say whether the targets hold (on the median)."""
+def bench(name: str, command: list[str], repeat: int, wall_target: float | None = None,
+          memory_target_mb: float | None = None, shown: str | None = None) -> tuple[bool, tuple[float, float, float]]:
+    """Run, print one line of figures, and say whether the targets hold (on the median); the
+    medians (wall, CPU, peak of the peaks)."""
     figures = [measure(command) for _ in range(repeat)]
-    walls = [w for w, _ in figures]
-    peak = max(m for _, m in figures)
-    wall = statistics.median(walls)
-    ok = wall < wall_target and (memory_target_mb is None or peak < memory_target_mb)
+    walls, cpus = [w for w, _, _ in figures], [c for _, c, _ in figures]
+    peak = max(m for _, _, m in figures)
+    wall, cpu = statistics.median(walls), statistics.median(cpus)
+    ok = (wall_target is None or wall < wall_target) and (memory_target_mb is None or peak < memory_target_mb)
+    target = f" (< {wall_target:g})" if wall_target else ""
     memory = f"peak {peak:6.0f} MB" + (f" (< {memory_target_mb:.0f})" if memory_target_mb else "")
-    print(f"{'ok  ' if ok else 'SLOW'} {name:<44} wall {wall:5.2f} s [min {min(walls):.2f}] "
-          f"(< {wall_target:g}) · {memory}")
-    print(f"     $ {' '.join(command)}")
-    return ok
+    print(f"{'ok  ' if ok else 'SLOW'} {name:<46} wall {wall:6.2f} s [min {min(walls):.2f}]{target} · "
+          f"CPU {cpu:6.2f} s [min {min(cpus):.2f}] · {memory} · load {os.getloadavg()[0]:.1f}", flush=True)
+    print(f"     $ {shown or ' '.join(command)}")
+    return ok, (wall, cpu, peak)
 
 
 def main() -> None:
     """Build the databases when needed, then time the report commands."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=Path, default=Path("/tmp/seqk-bench"))
+    parser.add_argument("--big", type=Path, help="the database for the --compare figures (default: "
+                                                 "DIR/synthetic-1m.duckdb, built when missing)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--rebuild", action="store_true")
+    parser.add_argument("--only", choices=("compare", "runs"), help="only the --compare figures, or only "
+                                                                     "the one-run figures")
+    parser.add_argument("--no-split", dest="split", action="store_false",
+                        help="skip the SQL-only run of the --compare report")
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
-    big, small = args.dir / "synthetic-1m.duckdb", args.dir / "small.duckdb"
-    for path, sizes in ((big, {}), (small, {"models": 1, "tasks": 20, "k": 5})):
+    big, small = args.big or args.dir / "synthetic-1m.duckdb", args.dir / "small.duckdb"
+    needed = [(small, {"models": 1, "tasks": 20, "k": 5})] + ([] if args.big else [(big, {})])
+    for path, sizes in needed:
         if args.rebuild or not path.exists():
             start = time.perf_counter()
             counts = build(path, **sizes)
@@ -81,14 +118,22 @@ def main() -> None:
                   + f" in {time.perf_counter() - start:.1f}s")
     seqk = [sys.executable, "-m", "seqk"] if not shutil.which("seqk") else ["seqk"]
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
-    results = [
-        bench("seqk report --compare (1M attempts, 50 runs)",
-              [*seqk, "report", "--compare", "--db", str(big)], args.repeat, 3.0, 1024),
-        bench("seqk report <one small run>",
-              [*seqk, "report", SMALL_RUN, "--db", str(small)], args.repeat, 1.0),
-        bench("seqk report <one run of the 1M database>",
-              [*seqk, "report", SMALL_RUN, "--db", str(big)], args.repeat, 1.5),
-    ]
+    results = []
+    if args.only != "runs":
+        ok, whole = bench(f"seqk report --compare ({big.name})", [*seqk, "report", "--compare", "--db", str(big)],
+                          args.repeat, 1.0, 1024)
+        results.append(ok)
+        if args.split:
+            _, sql = bench("  of which SQL and reading rows (estimators stubbed)",
+                           [sys.executable, "-c", SQL_ONLY, str(big)], args.repeat,
+                           shown=f"{sys.executable} -c <bench_report.SQL_ONLY> {big}")
+            print(f"     Python estimators: wall {whole[0] - sql[0]:.2f} s, CPU {whole[1] - sql[1]:.2f} s "
+                  "(the difference of the medians)")
+    if args.only != "compare":
+        results += [bench("seqk report <one small run>", [*seqk, "report", SMALL_RUN, "--db", str(small)],
+                          args.repeat, 1.0)[0],
+                    bench(f"seqk report <one run of {big.name}>", [*seqk, "report", SMALL_RUN, "--db", str(big)],
+                          args.repeat, 1.5)[0]]
     sys.exit(0 if all(results) else 1)
 
 

@@ -62,23 +62,34 @@ def paired_test_power(n: int, lift: float, discordance: float, alpha: float = 0.
             return 1.0
         # Connor (1987), the flip difference less 1 for the continuity correction
         return NormalDist().cdf((delta * n - 1 - z * sqrt(n * psi)) / sqrt(n * (psi - delta * delta)))
+    m, weight = _discordant(n, psi)
     log_fact = _log_factorials(n)
-    spread = _TAIL_SD * sqrt(n * psi * (1 - psi)) + 1
-    m = np.arange(max(1, int(n * psi - spread)), min(n, int(ceil(n * psi + spread))) + 1)
-    weight = np.exp(_log_binomial_pmf(m, np.full_like(m, n), psi, log_fact))
     share = (psi + delta) / (2 * psi)  # P(seq only | discordant)
     # b given m, on a window of the tail-free part of its binomial, all m at once
     centre, sd = m * share, np.sqrt(m * share * (1 - share)) + 1
     start = np.maximum(0, np.floor(centre - _TAIL_SD * sd)).astype(int)
     width = int(np.max(np.minimum(m, np.ceil(centre + _TAIL_SD * sd)) - start)) + 1
-    b = start[:, None] + np.arange(width)[None, :]
-    inside = b <= m[:, None]
-    b = np.where(inside, b, m[:, None])
-    pmf = np.where(inside, np.exp(_log_binomial_pmf(b, np.broadcast_to(m[:, None], b.shape), share,
-                                                   log_fact)), 0.0)
-    # b rejects when |2b - m| - 1 > z sqrt(m)
-    rejects = np.abs(2 * b - m[:, None]) - 1 > z * np.sqrt(m)[:, None]
-    return float(min(1.0, weight @ (pmf * rejects).sum(axis=1)))
+    offset = np.arange(width)[None, :]
+    b = np.minimum(start[:, None] + offset, m[:, None])
+    # b rejects when |2b - m| - 1 > z sqrt(m), that is (b and m integers) |2b - m| >= floor(z sqrt(m)) + 2:
+    # b <= lower or b >= upper; the mass is summed over the window, 0 where b does not reject or lies
+    # past m
+    least = np.floor(z * np.sqrt(m)).astype(int) + 2
+    lower, upper = (m - least) // 2, (m + least + 1) // 2
+    counted = (offset <= (m - start)[:, None]) & ((offset <= (lower - start)[:, None])
+                                                  | (offset >= (upper - start)[:, None]))
+    mass = np.where(counted, np.exp(_log_binomial_pmf(b, m[:, None], share, log_fact)), 0.0)
+    return float(min(1.0, weight @ mass.sum(axis=1)))
+
+
+@lru_cache(maxsize=64)
+def _discordant(n: int, psi: float) -> tuple[np.ndarray, np.ndarray]:
+    """The discordant counts m worth summing over on n tasks (9 standard deviations each side of
+    n psi) and their Binomial(n, psi) probabilities."""
+    log_fact = _log_factorials(n)
+    spread = _TAIL_SD * sqrt(n * psi * (1 - psi)) + 1
+    m = np.arange(max(1, int(n * psi - spread)), min(n, int(ceil(n * psi + spread))) + 1)
+    return m, np.exp(_log_binomial_pmf(m, np.full_like(m, n), psi, log_fact))
 
 
 def _connor_tasks(lift: float, discordance: float, alpha: float, power: float) -> int:

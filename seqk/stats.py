@@ -146,10 +146,14 @@ def bootstrap_tests(types: Types, statistics: dict[str, Callable[[np.ndarray], n
     n = types.n
     if n == 0:
         return {key: BootstrapTest(Estimate(None, None, None, 0), None) for key in statistics}
+    # every figure on the data first, then on the resamples: figures of one curve share its
+    # estimates (Curve.estimates keeps the last means it was asked about)
+    data = types.means()[None, :]
+    points = {key: float(statistic(data)[0]) for key, statistic in statistics.items()}
     means: np.ndarray | None = None  # drawn on the first figure defined on the data
     out: dict[str, BootstrapTest] = {}
     for key, statistic in statistics.items():
-        point = float(statistic(types.means()[None, :])[0])
+        point = points[key]
         if np.isnan(point):  # undefined on the data (EGS, LGS with Δ = 0): no interval either
             out[key] = BootstrapTest(Estimate(None, None, None, n), None)
             continue

@@ -50,6 +50,10 @@ from seqk.stats import (
     rng_for,
 )
 
+DRAWN_AT_ONCE = 1 << 22
+"""Tasks drawn by index per batch of resamples (32 MB of indices): 2,000 resamples of 28,500
+tasks at once were 57 M indices, 0.5 GB, and as much again for their types."""
+
 TOLERANCE = 1e-9
 """Relative: equal spends computed by different sums compare equal."""
 
@@ -159,21 +163,34 @@ class EqualSpend:
 def _figures(side: Frontier, rows: np.ndarray) -> list[CellFigure]:
     """Every cell's value and spend on `rows`, where it is defined (the shared estimates, the
     `pooled` features, over every row)."""
-    shared = side.features[rows].mean(axis=0) if rows.any() else None
-    found: dict[int, CellFigure] = {}
+    if not rows.any():
+        return []
+    shared = _mean(side.features, rows)
     masks = [rows & c.defined for c in side.cells]
-    for mask in {m.tobytes(): m for m in masks}.values():
+    same: dict[bytes, list[int]] = {}  # cells defined on the same tasks share their means
+    for i, mask in enumerate(masks):
+        same.setdefault(mask.tobytes(), []).append(i)
+    found: dict[int, CellFigure] = {}
+    for members in same.values():
+        mask = masks[members[0]]
         if not mask.any():
             continue
-        means = side.features[mask].mean(axis=0)[None, :]
-        if side.pooled is not None and shared is not None:
+        means = (shared.copy() if np.array_equal(mask, rows) else _mean(side.features, mask))[None, :]
+        if side.pooled is not None:
             means[0, side.pooled] = shared[side.pooled]
         values, spends = side.evaluate(means)
-        for i, c in enumerate(side.cells):
-            if np.array_equal(masks[i], mask):
-                found[i] = CellFigure(c.width, c.depth, float(values[0, i]), float(spends[0, i]),
-                                      int(mask.sum()))
+        for i in members:
+            c = side.cells[i]
+            found[i] = CellFigure(c.width, c.depth, float(values[0, i]), float(spends[0, i]), int(mask.sum()))
     return [found[i] for i in sorted(found)]
+
+
+def _mean(features: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """features[rows].mean(axis=0), without the copy when every row is in (the same sums: a
+    C-contiguous array is summed row after row either way)."""
+    if features.flags.c_contiguous and rows.all():
+        return features.mean(axis=0)
+    return features[rows].mean(axis=0)
 
 
 class Point(Protocol):
@@ -297,39 +314,17 @@ def compare_at_equal_spend(a: Frontier, b: Frontier, *, name: str, seed: int = D
              for budget in _budgets(out.cells_a, out.cells_b)]
     if not plans:
         return out
-    features = np.hstack([sides[0].features, sides[1].features])
-    split = sides[0].features.shape[1]
-    membership = np.column_stack([rows for _, _, rows in plans])
-    # tasks that are in the same rows and have the same features are one type
-    atoms, atom_of, _ = group_rows(membership.astype(float))
-    atoms = atoms.astype(bool)
-    types, _, counts = group_rows(np.column_stack([atom_of, features]))
-    type_atom = types[:, 0].astype(int)
-    type_features = types[:, 1:]
-    drawn = _draw(rng_for(seed, name), counts, n_boot)
-    # sums and counts per atom, for the data and each resample: a row's means add up its atoms
-    sums, sizes = [], []
-    for weights in (counts[None, :].astype(float), drawn):
-        sums.append(np.stack([weights[:, type_atom == a] @ type_features[type_atom == a]
-                              for a in range(len(atoms))]))
-        sizes.append(np.stack([weights[:, type_atom == a].sum(axis=1) for a in range(len(atoms))]))
+    resampled = _Resampled(sides, [rows for _, _, rows in plans], rng_for(seed, name), n_boot)
     replicates, points = [], []
     for r, (budget, candidates, rows) in enumerate(plans):
         row = SpendRow(budget, int(rows.sum()))
         out.rows.append(row)
-        in_row = atoms[type_atom, r]
         if not rows.any() or not all(candidates):
             replicates.append(np.full(n_boot, np.nan))
             points.append(np.nan)
             continue
-        # the row's means, the data's then each resample's (one row at a time: memory stays small)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            means = np.concatenate([total[atoms[:, r]].sum(axis=0) / size[atoms[:, r]].sum(axis=0)[:, None]
-                                    for total, size in zip(sums, sizes, strict=True)])
-        fronts = []
-        for i, (side, part) in enumerate(zip(sides, (means[:, :split], means[:, split:]), strict=True)):
-            values, spends = side.evaluate(part)
-            fronts.append(at_budget(values[:, candidates[i]], spends[:, candidates[i]], budget))
+        fronts = [at_budget(values[:, chosen], spends[:, chosen], budget)
+                  for (values, spends), chosen in zip(resampled.cells(r), candidates, strict=True)]
         va, vb = (f.value[:1] for f in fronts)
         for side_index, f in enumerate(fronts):
             if not np.isnan(f.value[0]):
@@ -338,7 +333,7 @@ def compare_at_equal_spend(a: Frontier, b: Frontier, *, name: str, seed: int = D
         point = float(va[0] - vb[0])
         draws = fronts[0].value[1:] - fronts[1].value[1:]
         points.append(point)
-        too_few = row.n_tasks < MIN_BOOTSTRAP_TASKS or int(in_row.sum()) < 2
+        too_few = row.n_tasks < MIN_BOOTSTRAP_TASKS or resampled.n_types(r) < 2
         if np.isnan(point):
             replicates.append(np.full(n_boot, np.nan))
             continue
@@ -355,6 +350,51 @@ def compare_at_equal_spend(a: Frontier, b: Frontier, *, name: str, seed: int = D
     return out
 
 
+class _Resampled:
+    """Both sides' cells on each budget row's tasks, for the data and each of the n_boot resamples
+    of the shared tasks (drawn once, as counts per task type, from `rng`).
+
+    Tasks in the same rows are one atom; tasks of one atom with the same features are one type.
+    A row's feature means add up its atoms' sums, and its cells are evaluated once per distinct
+    set of tasks: budgets that share their task set (most do) share their cells."""
+
+    def __init__(self, sides: list[Frontier], rows: list[np.ndarray], rng: np.random.Generator,
+                 n_boot: int) -> None:
+        self.sides, self.split = sides, sides[0].features.shape[1]
+        features = np.hstack([sides[0].features, sides[1].features])
+        atoms, atom_of, _ = group_rows(np.column_stack(rows).astype(float))
+        self.atoms = atoms.astype(bool)
+        types, _, counts = group_rows(np.column_stack([atom_of, features]))
+        self.type_atom = types[:, 0].astype(int)
+        type_features = types[:, 1:]
+        drawn = _draw(rng, counts, n_boot)
+        # sums and counts per atom, for the data and each resample: a row's means add up its atoms
+        in_atom = [self.type_atom == a for a in range(len(self.atoms))]
+        self.sums, self.sizes = [], []
+        for weights in (counts[None, :].astype(float), drawn):
+            parts = [(weights, type_features) if t.all() else (weights[:, t], type_features[t]) for t in in_atom]
+            self.sums.append(np.stack([w @ f for w, f in parts]))
+            self.sizes.append(np.stack([w.sum(axis=1) for w, _ in parts]))
+        self.evaluated: dict[bytes, list[tuple[np.ndarray, np.ndarray]]] = {}
+
+    def n_types(self, r: int) -> int:
+        """Distinct task types in row r."""
+        return int(self.atoms[self.type_atom, r].sum())
+
+    def cells(self, r: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each side's (values, spends) of every cell on row r's tasks, each shape (1 + n_boot,
+        cells): the data's first, then each resample's."""
+        in_row = self.atoms[:, r]
+        key = in_row.tobytes()
+        if key not in self.evaluated:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                means = np.concatenate([total[in_row].sum(axis=0) / size[in_row].sum(axis=0)[:, None]
+                                        for total, size in zip(self.sums, self.sizes, strict=True)])
+            self.evaluated[key] = [self.sides[0].evaluate(means[:, :self.split]),
+                                   self.sides[1].evaluate(means[:, self.split:])]
+        return self.evaluated[key]
+
+
 def point_differences(a: Frontier, b: Frontier, budgets: list[float]) -> list[float | None]:
     """a − b at each budget as compare_at_equal_spend estimates it (each side's frontier at the
     budget over its candidates, on the row's tasks), without the bootstrap: what the frontiers give
@@ -363,13 +403,18 @@ def point_differences(a: Frontier, b: Frontier, budgets: list[float]) -> list[fl
     sides = _shared_sides(a, b)
     everywhere = np.ones(len(sides[0].keys), dtype=bool)
     full = [_figures(side, everywhere) for side in sides]
+    # budgets with the same tasks share their cells (most rows are every shared task)
+    on_rows: list[dict[bytes, list[CellFigure]]] = [{everywhere.tobytes(): cells} for cells in full]
     out: list[float | None] = []
     for budget in budgets:
         candidates, rows = _plan(sides, full, budget)
         best = []
-        for side, chosen in zip(sides, candidates, strict=True):
+        for side, chosen, known in zip(sides, candidates, on_rows, strict=True):
             wanted = {(side.cells[i].width, side.cells[i].depth) for i in chosen}
-            figures = [f for f in (_figures(side, rows) if rows.any() else []) if (f.width, f.depth) in wanted]
+            key = rows.tobytes()
+            if key not in known:
+                known[key] = _figures(side, rows) if rows.any() else []
+            figures = [f for f in known[key] if (f.width, f.depth) in wanted]
             best.append(frontier_value(figures, budget) if figures else None)
         out.append(best[0] - best[1] if best[0] is not None and best[1] is not None else None)
     return out
@@ -442,10 +487,16 @@ def _draw(rng: np.random.Generator, counts: np.ndarray, n_boot: int) -> np.ndarr
     if len(counts) * 8 <= n:
         return multinomial(rng, n, counts / n, n_boot).astype(float)
     type_of = np.repeat(np.arange(len(counts)), counts)
-    picks = type_of[rng.integers(0, n, size=(n_boot, n))]
-    offsets = (np.arange(n_boot) * len(counts))[:, None]
-    return np.bincount((picks + offsets).ravel(), minlength=n_boot * len(counts)).reshape(
-        n_boot, len(counts)).astype(float)
+    out = np.empty((n_boot, len(counts)))
+    # a few resamples at a time: the same stream (one draw after another), bounded memory
+    step = max(1, DRAWN_AT_ONCE // n)
+    for lo in range(0, n_boot, step):
+        rows = min(step, n_boot - lo)
+        picks = type_of[rng.integers(0, n, size=(rows, n))]
+        offsets = (np.arange(rows) * len(counts))[:, None]
+        out[lo:lo + rows] = np.bincount((picks + offsets).ravel(), minlength=rows * len(counts)).reshape(
+            rows, len(counts))
+    return out
 
 
 def _band(out: EqualSpend, points: np.ndarray, replicates: np.ndarray, alpha: float) -> None:

@@ -24,23 +24,23 @@ import numpy as np
 from seqk.analysis.budget import Cell, Frontier
 from seqk.analysis.survival import (
     RunChains,
-    all_fail,
     censoring_survival,
     chain_risk,
-    chen,
+    chen_curve,
+    curve,
     kaplan_meier,
     pass_counts,
     redistributed,
-    seq_features,
 )
 
 
 def seq_frontier(run: RunChains, policy: str, unit: str) -> Frontier:
     """A seq@k run's cells: depths 1..K, widths 1..chains."""
     k = run.k
-    curve_features, _ = seq_features(run, policy)  # R, E, Q, M
-    _, _, censored = chain_risk(run, policy)
-    risk_c, events_c, _ = chain_risk(run, "censored")  # spend is the policy's, however errors read
+    curve_features = curve(run, policy).features  # R, E, Q, M
+    risk_c, events_c, censored = chain_risk(run, "censored")  # spend is the policy's, however errors read
+    if policy != "censored":
+        _, _, censored = chain_risk(run, policy)
     cost, _ = run.spend(unit)
     at_risk_spend = risk_c * cost[:, :k]
     last = np.where(run.events["censored"] > 0, run.events["censored"],
@@ -111,8 +111,9 @@ def pass_frontier(run: RunChains, policy: str, unit: str, *, stopping: bool) -> 
     _, valid_spend = run.spend(unit)
     with np.errstate(divide="ignore", invalid="ignore"):
         per_sample = np.where(valid_n > 0, valid_spend / np.where(valid_n > 0, valid_n, 1), np.nan)
-    values = np.column_stack([chen(n, c, m) for m in range(1, k + 1)])
-    samples = np.cumsum(np.column_stack([all_fail(valid_n, valid_c, j) for j in range(k)]), axis=1)
+    values = chen_curve(n, c, k)
+    # all_fail(valid_n, valid_c, j) for j = 0..k-1: 1, then 1 - chen
+    samples = np.cumsum(np.hstack([np.ones((len(valid_n), 1)), 1.0 - chen_curve(valid_n, valid_c, k - 1)]), axis=1)
     spends = per_sample[:, None] * samples
     features = np.nan_to_num(np.hstack([values, spends]))
     shapes = [(w, d) for w in range(1, k + 1) for d in range(1, k // w + 1) if stopping or d == 1]
@@ -125,6 +126,19 @@ def pass_frontier(run: RunChains, policy: str, unit: str, *, stopping: bool) -> 
         return m[:, value_columns], widths * m[:, spend_columns]
 
     return Frontier(run.run_id, run.keys, features, cells, evaluate)
+
+
+def depth_one(frontier: Frontier) -> Frontier:
+    """The depth-1 cells of a frontier (of a pass@k run's resample-until-success cells: pass@m,
+    m = 1..k, as pass_frontier(stopping=False) gives them), on the same features."""
+    keep = np.array([i for i, c in enumerate(frontier.cells) if c.depth == 1], dtype=int)
+
+    def evaluate(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        values, spends = frontier.evaluate(m)
+        return values[:, keep], spends[:, keep]
+
+    return Frontier(frontier.run_id, frontier.keys, frontier.features, [frontier.cells[i] for i in keep],
+                    evaluate, frontier.pooled)
 
 
 def _all_of(n: np.ndarray, unsolved: np.ndarray, w: int) -> np.ndarray:

@@ -18,7 +18,9 @@ when every call of both runs was priced and both cost something, else in tokens 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,10 +35,14 @@ from seqk.analysis.budget import (
     shared_figures,
     with_error_ranges,
 )
-from seqk.analysis.cells import pass_frontier, seq_frontier
+from seqk.analysis.cells import depth_one, pass_frontier, seq_frontier
 from seqk.analysis.survival import RunChains, value_policy
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate
 from seqk.store import queries
+
+BLOCK_THREADS = min(4, os.cpu_count() or 1)
+"""Threads that compute a report's equal-budget blocks (each block's figures come from its own
+seeded stream: how many threads, and which block runs where, changes no figure)."""
 
 PARTNERS = ("none_feedback", "resample_until_success", "pass_at_m")
 """The blocks' partners, in the order a report shows them."""
@@ -198,14 +204,20 @@ def equal_budget_blocks(plans: list[dict[str, Any]], chains: dict[str, RunChains
         results.append(block)
         jobs.append((block, seq, partner))
 
-    def compute() -> None:
-        for block, seq, partner in jobs:
+    groups: dict[str, list[tuple[EqualBudget, RunChains, RunChains]]] = {}
+    for job in jobs:  # a seq@k run's blocks share its frontier
+        groups.setdefault(job[0].seq_run_id, []).append(job)
+
+    def compute_group(group: list[tuple[EqualBudget, RunChains, RunChains]]) -> None:
+        built: dict[tuple[str, str, str, str], Frontier] = {}  # the group's frontiers, built once
+        for block, seq, partner in group:
             found = compare_at_equal_spend(
-                *_sides(block, seq, partner, policy),
+                *_sides(block, seq, partner, policy, built),
                 name=f"equal-budget:{block.partner}:{block.seq_run_id}:{block.pass_run_id}",
                 seed=seed, n_boot=n_boot)
             errors = int(seq.n_error.sum()) + int(partner.n_error.sum())
-            others = [_sides(block, seq, partner, other) for other in ("failures", "successes")] if errors else []
+            others = ([_sides(block, seq, partner, other, built) for other in ("failures", "successes")]
+                      if errors else [])
             if others:
                 (fa, fb), (sa, sb) = (shared_figures(*sides) for sides in others)
                 found.cells_a, found.cells_b = (with_error_ranges(found.cells_a, fa, sa),
@@ -217,14 +229,29 @@ def equal_budget_blocks(plans: list[dict[str, Any]], chains: dict[str, RunChains
                 for point, if_failures, if_successes in zip(block.points, *ends, strict=True):
                     point.if_failures, point.if_successes = if_failures, if_successes
 
+    def compute() -> None:
+        # numpy draws and sums with the GIL released: a few threads use the cores; a seq@k run's
+        # blocks on one of them (its frontiers are dropped when they are done)
+        with ThreadPoolExecutor(min(BLOCK_THREADS, max(1, len(groups)))) as pool:
+            for _ in pool.map(compute_group, groups.values()):
+                pass
+
     return results, compute
 
 
-def _sides(block: EqualBudget, seq: RunChains, partner: RunChains, policy: str) -> tuple[Frontier, Frontier]:
-    """The seq@k run's frontier and its partner's, with errors read as `policy` says."""
-    side = (seq_frontier(partner, policy, block.unit) if block.partner == "none_feedback" else
-            pass_frontier(partner, policy, block.unit, stopping=block.partner != "pass_at_m"))
-    return seq_frontier(seq, policy, block.unit), side
+def _sides(block: EqualBudget, seq: RunChains, partner: RunChains, policy: str,
+           built: dict[tuple[str, str, str, str], Frontier]) -> tuple[Frontier, Frontier]:
+    """The seq@k run's frontier and its partner's, with errors read as `policy` says (each built
+    once: a run's frontier is the same in each of its blocks)."""
+    def frontier(run: RunChains, cells: str) -> Frontier:
+        key = (run.run_id, cells, policy, block.unit)
+        if key not in built:
+            built[key] = (seq_frontier(run, policy, block.unit) if cells == "seq" else
+                          pass_frontier(run, policy, block.unit, stopping=True) if cells == "resample_until_success"
+                          else depth_one(frontier(run, "resample_until_success")))  # pass@m
+        return built[key]
+
+    return frontier(seq, "seq"), frontier(partner, "seq" if block.partner == "none_feedback" else block.partner)
 
 
 def _fill(block: EqualBudget, found: EqualSpend) -> None:

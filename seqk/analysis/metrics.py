@@ -19,7 +19,9 @@ Errors censor by default; `errors_as_failures=True` counts errored attempts as f
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -161,6 +163,9 @@ class RunMetrics:
         return f"{self.feedback_mode} ({self.critic_model})" if self.critic_model else self.feedback_mode
 
 
+ESTIMATE_THREADS = min(4, os.cpu_count() or 1)
+"""Threads that compute the seq@k runs' bootstraps and paired comparisons."""
+
 FRAMING_SAME_SEED = "pass@k sample 1 (same seed)"
 FRAMING_CHEN = "pass@1 (Chen mean)"
 
@@ -186,18 +191,25 @@ def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = Fals
     choices = queries.pair_choices(con, run_ids=seq_ids) if seq_ids else []
     if chains is None:
         chains = read_chains(con, sorted(set(ids) | {c["pass_run_id"] for c in choices}))
-    policy = value_policy(errors_as_failures)
-    for run_id in ids:
-        if run_id in runs and run_id in chains and runs[run_id].metric == "seq@k":
-            _seq_estimates(runs[run_id], curve(chains[run_id], policy), seed, n_boot)
     for row in choices:
         run = runs[row["seq_run_id"]]
         run.pass_run_id, run.n_pass_candidates = row["pass_run_id"], int(row["n_candidates"])
         run.framing_vs = FRAMING_SAME_SEED if row["same_seed"] else FRAMING_CHEN
-        if run.run_id in chains and run.pass_run_id in chains:
+    _add_spend(con, runs, ids)
+    policy = value_policy(errors_as_failures)
+
+    def estimate(run: RunMetrics) -> None:
+        _seq_estimates(run, curve(chains[run.run_id], policy), seed, n_boot)
+        if run.pass_run_id in chains:
             _paired_estimates(run, chains[run.run_id], chains[run.pass_run_id], errors_as_failures,
                               seed, n_boot)
-    _add_spend(con, runs, ids)
+
+    # each figure draws from its own seeded stream: the threads (numpy's draws release the GIL)
+    # change no figure
+    seq_runs = [runs[i] for i in dict.fromkeys(seq_ids) if i in chains]
+    with ThreadPoolExecutor(min(ESTIMATE_THREADS, max(1, len(seq_runs)))) as pool:
+        for _ in pool.map(estimate, seq_runs):
+            pass
     return [runs[i] for i in sorted(runs)]
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -53,7 +54,8 @@ class RunChains:
     """Some call of the run was priced."""
     task_index: np.ndarray
     keys: np.ndarray
-    """Per task: 'task_index/content_hash', what pairs tasks across runs."""
+    """Per task: 'task_index/content_hash', what pairs tasks across runs (a numpy string array:
+    intersected in C)."""
     task_of: np.ndarray
     n_valid: np.ndarray
     n_success: np.ndarray
@@ -85,13 +87,15 @@ class RunChains:
         """A seq@k run."""
         return self.metric == "seq@k"
 
-    @property
+    @cached_property
     def starts(self) -> np.ndarray:
         """Each task's first chain row (chains of a task are consecutive)."""
         return np.flatnonzero(np.r_[True, self.task_of[1:] != self.task_of[:-1]])
 
     def per_task(self, per_chain: np.ndarray) -> np.ndarray:
         """Sum a per-chain array (chains first) over each task's chains."""
+        if len(per_chain) == len(self.starts):  # one chain per task: each sum is its one term
+            return per_chain.copy()
         return np.add.reduceat(per_chain, self.starts, axis=0)
 
     def spend(self, unit: str) -> tuple[np.ndarray, np.ndarray]:
@@ -145,7 +149,7 @@ def read_chains(con: Any, run_ids: Sequence[str]) -> dict[str, RunChains]:
             chains=int(part.column("chains")[0].as_py()),
             priced=bool(np.any(np.asarray(part.column("priced").to_numpy(zero_copy_only=False)))),
             task_index=task_index[starts],
-            keys=np.array([f"{task_index[i]}/{hashes[i]}" for i in starts], dtype=object),
+            keys=np.array([f"{task_index[i]}/{hashes[i]}" for i in starts], dtype=str),
             task_of=task_of, n_valid=_int(part.column("n_valid"), 0),
             n_success=_int(part.column("n_success"), 0), n_error=_int(part.column("n_error"), 0),
             first_success=_int(part.column("first_success"), 0),
@@ -204,11 +208,17 @@ def efron_values(events: np.ndarray, censored: np.ndarray, survival: np.ndarray)
 
 def chen(n: np.ndarray, c: np.ndarray, t: int) -> np.ndarray:
     """Chen et al.'s unbiased 1 - C(n - c, t) / C(n, t) per task, NaN where n < t."""
-    ratio = np.ones(len(n))
-    for i in range(t):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio *= np.where(n - i > 0, np.clip(n - c - i, 0, None) / np.where(n - i > 0, n - i, 1), 0.0)
-    return np.where(n >= t, 1.0 - ratio, np.nan)
+    return chen_curve(n, c, t)[:, t - 1] if t > 0 else np.zeros(len(n))
+
+
+def chen_curve(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
+    """chen(n, c, t) for t = 1..k (shape (tasks, k)): C(n - c, t) / C(n, t) is a running product
+    over t of (n - c - i) / (n - i), i < t."""
+    i = np.arange(k)[None, :]
+    n, c = np.asarray(n)[:, None], np.asarray(c)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(n - i > 0, np.clip(n - c - i, 0, None) / np.where(n - i > 0, n - i, 1), 0.0)
+    return np.where(n >= i + 1, 1.0 - np.cumprod(factor, axis=1), np.nan)
 
 
 def all_fail(n: np.ndarray, c: np.ndarray, j: int) -> np.ndarray:
@@ -338,7 +348,7 @@ def _curve(run: RunChains, policy: str) -> Curve:
     k = run.k
     if not run.is_seq:
         n, c = pass_counts(run, policy)
-        values = np.column_stack([chen(n, c, t) for t in range(1, k + 1)]) if k else np.zeros((len(n), 0))
+        values = chen_curve(n, c, k)
         return Curve(run, values, values, np.zeros(values.shape, dtype=bool))
     features, chain_values = seq_features(run, policy)
     n_chains = run.per_task(np.ones(len(run.task_of)))[:, None]

@@ -209,3 +209,23 @@ def test_relative_cells_divide_by_the_partner_at_the_same_spend(pair, db):
         lo = max((p for p in pareto if p["spend"] <= c["spend"] + 1e-12), key=lambda p: p["spend"])
         hi = min((p for p in pareto if p["spend"] >= c["spend"] - 1e-12), key=lambda p: p["spend"])
         assert lo["value"] - 1e-9 <= c["value"] / c["relative"] <= hi["value"] + 1e-9
+
+
+def test_tasks_drawn_by_index_in_batches_are_the_draws_of_one_call(monkeypatch):
+    """Many task types are resampled by drawing tasks by index, a batch of resamples at a time so
+    that 28,500 tasks x 2,000 resamples never sit in memory at once: the batches are the same stream
+    as one call drawing them all (the figures do not change with the batch size)."""
+    import numpy as np
+
+    from seqk.analysis import budget
+
+    counts = np.random.default_rng(3).integers(1, 4, 301)  # many types: drawn by index
+    n, n_boot = int(counts.sum()), 257
+    stream = np.random.default_rng([1, 2])
+    at_once = np.bincount((np.repeat(np.arange(len(counts)), counts)[stream.integers(0, n, size=(n_boot, n))]
+                           + (np.arange(n_boot) * len(counts))[:, None]).ravel(),
+                          minlength=n_boot * len(counts)).reshape(n_boot, len(counts))
+    monkeypatch.setattr(budget, "DRAWN_AT_ONCE", 3 * n + 1)  # batches of 3 resamples, the last of 2
+    drawn = np.random.default_rng([1, 2])
+    assert np.array_equal(budget._draw(drawn, counts, n_boot), at_once)
+    assert drawn.random() == stream.random()  # and the stream goes on from the same place
