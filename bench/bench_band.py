@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import null_world as nw  # noqa: E402
 
 from seqk.analysis import budget, cells  # noqa: E402
+from seqk.analysis.compare_budget import crossover_of  # noqa: E402
 
 SCENARIOS = (("none_feedback", 0.0), ("resample_until_success", 0.0), ("none_feedback", 0.15),
              ("resample_until_success", 0.15))
@@ -44,6 +45,7 @@ def scenario(world: nw.World, partner: str, replicates: int, n_boot: int, seed: 
     seq_shapes = [(w, d) for w in range(1, world.chains + 1) for d in range(1, world.k + 1)]
     until = [(w, d) for w in range(1, world.pass_k + 1) for d in range(1, world.pass_k // w + 1)]
     covered = rows = worlds = banded = covered_worlds = seq_claims = partner_claims = either = 0
+    crossed = established = 0
     errors, widths = [], []
     for r in range(replicates):
         found = nw.draw(world, rng)
@@ -61,6 +63,9 @@ def scenario(world: nw.World, partner: str, replicates: int, n_boot: int, seed: 
         seq_claims += bool(out.a_better)
         partner_claims += bool(out.b_better)
         either += bool(out.a_better or out.b_better)
+        crossing = crossover_of(out.rows)
+        crossed += crossing is not None
+        established += bool(crossing is not None and crossing.established)
         all_in, any_band = True, False
         for row in out.rows:
             truth = nw.truth_frontier(truth_seq, row.budget) - nw.truth_frontier(truth_partner, row.budget)
@@ -80,7 +85,7 @@ def scenario(world: nw.World, partner: str, replicates: int, n_boot: int, seed: 
             "simultaneous": covered_worlds / max(banded, 1), "worlds": banded,
             "error": float(np.mean(errors)), "error_sd": float(np.std(errors)), "width": float(np.mean(widths)),
             "seq_better": seq_claims / worlds, "partner_better": partner_claims / worlds,
-            "either": either / worlds}
+            "either": either / worlds, "crossed": crossed / worlds, "established": established / worlds}
 
 
 def main() -> None:
@@ -104,7 +109,7 @@ def main() -> None:
               f"simultaneous {f['simultaneous']:.3f} of {f['worlds']} worlds; error {f['error']:+.4f} "
               f"(sd {f['error_sd']:.4f}), interval width {f['width']:.3f}; seq@k claimed better in "
               f"{f['seq_better']:.1%} of worlds, the partner in {f['partner_better']:.1%}, either in "
-              f"{f['either']:.1%} "
+              f"{f['either']:.1%}; the estimates cross in {f['crossed']:.1%}, established in {f['established']:.1%} "
               f"({time.perf_counter() - start:.0f} s)", flush=True)
 
 
