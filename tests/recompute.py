@@ -160,9 +160,10 @@ def _vertices(figures: dict[tuple[int, int], tuple[float, float]]) -> list[tuple
             continue
         seen.add((value, spend))
         others = [f for k, f in figures.items() if f != (value, spend)]
-        if not others or value > _envelope(others, spend)[0] + 1e-12 or np.isnan(_envelope(others, spend)[0]):
-            if all(v < value - 1e-12 or s >= spend for v, s in others):
-                out.append(key)
+        beaten = bool(others) and not np.isnan(_envelope(others, spend)[0]) \
+            and value <= _envelope(others, spend)[0] + 1e-12
+        if not beaten and all(v < value - 1e-12 or s >= spend for v, s in others):
+            out.append(key)
     return sorted(out, key=lambda k: figures[k][1])
 
 
@@ -176,7 +177,8 @@ def _frontier(values: np.ndarray, spends: np.ndarray, budget: float) -> np.ndarr
         for j in range(values.shape[1]):
             straddle = inside & (spends[:, j] > limit)
             with np.errstate(divide="ignore", invalid="ignore"):
-                mixed = values[:, i] + (budget - spends[:, i]) / (spends[:, j] - spends[:, i]) * (values[:, j] - values[:, i])
+                share = (budget - spends[:, i]) / (spends[:, j] - spends[:, i])
+                mixed = values[:, i] + share * (values[:, j] - values[:, i])
             best = np.where(straddle, np.maximum(best, mixed), best)
     return np.where(np.isfinite(best), best, np.nan)
 

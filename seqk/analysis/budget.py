@@ -32,12 +32,19 @@ The procedure:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Protocol, TypeVar
 
 import numpy as np
 
+from seqk.analysis.envelope import (
+    AtBudget,
+    affordable,
+    at_budget,
+    frontier_value,
+    frontier_vertices,
+    vertex_budgets,
+)
 from seqk.stats import (
     DEFAULT_N_BOOT,
     DEFAULT_SEED,
@@ -53,9 +60,6 @@ from seqk.stats import (
 DRAWN_AT_ONCE = 1 << 22
 """Tasks drawn by index per batch of resamples (32 MB of indices): 2,000 resamples of 28,500
 tasks at once were 57 M indices, 0.5 GB, and as much again for their types."""
-
-TOLERANCE = 1e-9
-"""Relative: equal spends computed by different sums compare equal."""
 
 
 @dataclass(frozen=True)
@@ -193,114 +197,6 @@ def _mean(features: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return features[rows].mean(axis=0)
 
 
-class Point(Protocol):
-    """Anything with a spend and a value (a CellFigure, a chart's point)."""
-
-    @property
-    def spend(self) -> float: ...
-
-    @property
-    def value(self) -> float: ...
-
-
-P = TypeVar("P", bound=Point)
-
-
-def frontier_vertices(cells: Sequence[P]) -> list[P]:
-    """The vertices of a side's frontier under mixing: the upper concave envelope of its cells'
-    (spend, value) from its cheapest cell to its best (extended dominance). At a budget between two
-    vertices the best expected value is the mixture of the two that spends the budget. Of cells
-    of the same spend the best counts; of collinear ones only the ends."""
-    ordered = sorted(cells, key=lambda c: (c.spend, -c.value))
-    if not ordered:
-        return []
-    out = [ordered[0]]
-    while True:
-        here = out[-1]
-        dearer = [c for c in ordered if c.spend > here.spend * (1 + TOLERANCE) + 1e-15
-                  and c.value > here.value + 1e-12]
-        if not dearer:
-            return out
-        slopes = [(c.value - here.value) / (c.spend - here.spend) for c in dearer]
-        steepest = max(slopes)
-        out.append(max((c for c, s in zip(dearer, slopes, strict=True) if s >= steepest * (1 - 1e-12)),
-                       key=lambda c: c.spend))
-
-
-def _budgets(a: list[CellFigure], b: list[CellFigure]) -> list[float]:
-    """The spends of both sides' frontier vertices (`_hull`), from the cheapest budget at which
-    both sides have a cell to the spend of the side whose best cell is the cheaper (past it that
-    side has no better cell to buy: its frontier is truncated by its samples, and a difference
-    there would be about that, not about spend)."""
-    if not a or not b:
-        return []
-    ha, hb = frontier_vertices(a), frontier_vertices(b)
-    low = max(ha[0].spend, hb[0].spend)
-    high = min(ha[-1].spend, hb[-1].spend)
-    spends = sorted(c.spend for c in ha + hb if low * (1 - TOLERANCE) <= c.spend <= high * (1 + TOLERANCE))
-    out: list[float] = []
-    for s in spends:
-        if not out or s > out[-1] * (1 + TOLERANCE) + 1e-15:
-            out.append(s)
-    return out
-
-
-def frontier_value(cells: list[CellFigure], budget: float) -> float | None:
-    """A side's frontier at the budget from its cells' figures: the best cell within it or the
-    mixture of two that spends it (`at_budget`); None when every cell costs more."""
-    found = at_budget(np.array([[c.value for c in cells]]), np.array([[c.spend for c in cells]]), budget)
-    return None if np.isnan(found.value[0]) else float(found.value[0])
-
-
-def _within(spends: np.ndarray, budget: float) -> np.ndarray:
-    return spends <= budget * (1 + TOLERANCE) + 1e-15
-
-
-@dataclass(frozen=True)
-class AtBudget:
-    """Each replicate's frontier at one budget, over a side's candidate cells (`at_budget`)."""
-
-    value: np.ndarray
-    """The best expected value within the budget; NaN where no candidate is within it."""
-    cell: np.ndarray
-    """The candidate run alone, or the cheaper of the two mixed."""
-    mixed: np.ndarray
-    """The dearer candidate mixed in; -1 where `cell` runs alone."""
-    share: np.ndarray
-    """The share of tasks given to `mixed` (0 where `cell` runs alone)."""
-    spend: np.ndarray
-    """The expected spend: `cell`'s alone, the budget where two are mixed."""
-
-
-def at_budget(values: np.ndarray, spends: np.ndarray, budget: float) -> AtBudget:
-    """Each replicate's frontier at the budget from its candidates' values and spends (each shape
-    (B, candidates)): the best candidate within it (ties: the cheaper) or, where better, the
-    mixture of one within it and one dearer whose expected spend is the budget. The frontier under
-    mixing is continuous in the spends, so a cell whose spend straddles the budget across
-    resamples moves the figure a little, not by a jump."""
-    within = _within(spends, budget)
-    masked = np.where(within, values, -np.inf)
-    top = masked.max(axis=1)
-    ties = masked >= top[:, None] - 1e-12
-    cell = np.argmin(np.where(ties, spends, np.inf), axis=1)
-    rows = np.arange(len(values))
-    value, spend = top.copy(), spends[rows, cell].astype(float)
-    mixed, share = np.full(len(values), -1), np.zeros(len(values))
-    dearer = ~within & np.isfinite(values)
-    for j in np.flatnonzero(dearer.any(axis=0)):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            on_j = (budget - spends) / (spends[:, j:j + 1] - spends)  # share on j, per cheaper cell
-            mix = np.where(within & dearer[:, j:j + 1], values + on_j * (values[:, j:j + 1] - values), -np.inf)
-        cheaper = np.argmax(mix, axis=1)
-        best = mix[rows, cheaper]
-        better = best > value + 1e-12
-        value, spend = np.where(better, best, value), np.where(better, budget, spend)
-        cell, mixed = np.where(better, cheaper, cell), np.where(better, j, mixed)
-        share = np.where(better, on_j[rows, cheaper], share)
-    found = np.isfinite(top)
-    return AtBudget(np.where(found, value, np.nan), cell, mixed, share, np.where(found, spend, np.nan))
-
-
 def compare_at_equal_spend(a: Frontier, b: Frontier, *, name: str, seed: int = DEFAULT_SEED,
                            n_boot: int = DEFAULT_N_BOOT, alpha: float = 0.05) -> EqualSpend:
     """Side a against side b at equal spend on their shared tasks (module docstring)."""
@@ -311,7 +207,7 @@ def compare_at_equal_spend(a: Frontier, b: Frontier, *, name: str, seed: int = D
     everywhere = np.ones(len(sides[0].keys), dtype=bool)
     out.cells_a, out.cells_b = _figures(sides[0], everywhere), _figures(sides[1], everywhere)
     plans = [(budget, *_plan(sides, [out.cells_a, out.cells_b], budget))
-             for budget in _budgets(out.cells_a, out.cells_b)]
+             for budget in vertex_budgets(out.cells_a, out.cells_b)]
     if not plans:
         return out
     resampled = _Resampled(sides, [rows for _, _, rows in plans], rng_for(seed, name), n_boot)
@@ -464,8 +360,8 @@ def _plan(sides: list[Frontier], full: list[list[CellFigure]], budget: float
     candidates = []
     for side, figures in zip(sides, full, strict=True):
         found = {(c.width, c.depth): c for c in figures}
-        dearer = [c for c in frontier_vertices(figures) if not _within(np.array(c.spend), budget)]
-        wanted = {(c.width, c.depth) for c in figures if _within(np.array(c.spend), budget)}
+        dearer = [c for c in frontier_vertices(figures) if not affordable(np.array(c.spend), budget)]
+        wanted = {(c.width, c.depth) for c in figures if affordable(np.array(c.spend), budget)}
         wanted |= {(dearer[0].width, dearer[0].depth)} if dearer and wanted else set()
         candidates.append([i for i, c in enumerate(side.cells) if (c.width, c.depth) in wanted and
                            (c.width, c.depth) in found])

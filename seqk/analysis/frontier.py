@@ -29,13 +29,12 @@ from seqk.analysis.budget import (
     EqualSpend,
     Frontier,
     compare_at_equal_spend,
-    frontier_value,
-    frontier_vertices,
     point_differences,
     shared_figures,
     with_error_ranges,
 )
 from seqk.analysis.cells import depth_one, pass_frontier, seq_frontier
+from seqk.analysis.envelope import frontier_value, frontier_vertices
 from seqk.analysis.survival import RunChains, value_policy
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate
 from seqk.store import queries
@@ -286,7 +285,7 @@ def _cell(series: str, c: CellFigure, relative: float | None) -> dict[str, Any]:
 
 def _partner_at_spend(cells: list[CellFigure], x: float) -> float | None:
     """The partner's frontier at spend x: its best cell within it or the mixture of two that spends
-    it (budget.frontier_value); None below its cheapest cell or past its best cell's spend."""
+    it (envelope.frontier_value); None below its cheapest cell or past its best cell's spend."""
     vertices = frontier_vertices(cells)
     if not vertices or x > vertices[-1].spend * (1 + 1e-9):
         return None

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from seqk.analysis.budget import frontier_vertices
+from seqk.analysis.envelope import frontier_vertices
 from seqk.store import queries
 
 

@@ -66,7 +66,8 @@ def test_equal_budget_blocks_take_each_sides_frontier_at_each_budget(pair, db):
         vertices = [[f[key][1] for key in _vertices(f)] for f in figures]
         low, high = max(v[0] for v in vertices), min(v[-1] for v in vertices)
         budgets = [p["budget"] for p in b["points"]]
-        assert budgets == pytest.approx(sorted({s for v in vertices for s in v if low * (1 - 1e-9) <= s <= high * (1 + 1e-9)}))
+        between = {s for v in vertices for s in v if low * (1 - 1e-9) <= s <= high * (1 + 1e-9)}
+        assert budgets == pytest.approx(sorted(between))
         assert len(budgets) >= 3
         for p in b["points"]:
             # every task has every cell (no errors): the row is all 16, and each side's figure is its

@@ -142,7 +142,8 @@ def test_socratic_against_binary_at_its_spend(served, page):
     legend = page.locator(".compare-frontiers svg .legend")
     expect(legend).to_have_text(["a: depth 1..3", "b: depth 1", "b: depth 2", "b: depth 3"])
     _read_equal_budget(page, db, (a, "seq@k", 3), (b, "seq@k", 3))
-    expect(page.locator("#equal-budget-summary")).to_contain_text("by the band: a ahead at $0.00021; b ahead at $0.000127")
+    expect(page.locator("#equal-budget-summary")).to_contain_text(
+        "by the band: a ahead at $0.00021; b ahead at $0.000127")
 
 
 def test_a_cheap_model_retrying_against_a_strong_model_once(served, page):
