@@ -3,16 +3,19 @@
 `--calls` calls of seqk.models.openai_http.chat_completion (the direct aiohttp path a role with an
 `api_base` takes), each with a 9.4 KB prompt like an ARC task's, `--in-flight` at a time, against
 bench/openai_server.py on loopback (200 ms a call, a server process of its own): this process's
-CPU seconds per call, connections included (a fresh session each round, as a run's).
+CPU seconds per call, connections included (a fresh session each round, as a run's), with the
+garbage collection thresholds of a run (seqk.run.gc_tuning) unless --gc-default.
 
     python bench/bench_client.py                      # 1,440 calls at 480 in flight, 5 rounds
     python bench/bench_client.py --in-flight 120 --rounds 3
+    python bench/bench_client.py --gc-default         # Python's collection thresholds, not a run's
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import resource
@@ -58,10 +61,13 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=1440)
     parser.add_argument("--in-flight", type=int, default=480)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--gc-default", action="store_true",
+                        help="Python's collection thresholds, not a run's (seqk.run.gc_tuning)")
     args = parser.parse_args()
     import aiohttp  # noqa: F401  (imports outside the clock)
 
     import seqk.models.openai_http  # noqa: F401
+    from seqk.run.gc_tuning import fewer_collections
 
     rng = random.Random(0)
     prompts = [arc_like_prompt(rng) for _ in range(120)]
@@ -69,7 +75,8 @@ def main() -> None:
     try:
         asyncio.run(one_round(api_base, 50, 50, prompts))  # warm-up
         load = os.getloadavg()[0]
-        cpus = [asyncio.run(one_round(api_base, args.calls, args.in_flight, prompts)) for _ in range(args.rounds)]
+        with contextlib.nullcontext() if args.gc_default else fewer_collections():
+            cpus = [asyncio.run(one_round(api_base, args.calls, args.in_flight, prompts)) for _ in range(args.rounds)]
     finally:
         proc.terminate()
         proc.wait()
