@@ -1,9 +1,9 @@
 """The writer: finished attempts go to the database in short batched transactions.
 
 A file stays open across batches while attempts keep coming, for at most `hold_s` (1 s), and is
-closed when a batch interval passes with nothing to write: so other processes can read between
-holds, and a busy run does not pay an open (which replays the write-ahead log of the batches
-before it) on every batch. Whole attempts only, so a crash loses at most what was in flight.
+checkpointed and closed when that ends or a batch interval passes with nothing to write: so other
+processes can read between holds, and a busy run does not pay an open (which replays the
+write-ahead log of the batches before it) on every batch. Whole attempts only, so a crash loses at most what was in flight.
 """
 
 from __future__ import annotations
@@ -89,10 +89,21 @@ class Writer:
             self._held, self._held_since = held, time.monotonic()
         return self._con
 
-    def _release(self) -> None:
-        """Close the held connection, if any (its batches stay in the write-ahead log)."""
-        held, self._held, self._con = self._held, None, None
-        if held is not None:
+    def _release(self, checkpoint: bool = False) -> None:
+        """Close the held connection, if any; with `checkpoint` (a file held across batches) its
+        batches are folded into the file first, so the next open, the writer's or a reader's,
+        replays no write-ahead log (else the log grows to DuckDB's 16 MB, every open replaying it:
+        bench/bench_writer.py)."""
+        held, con, self._held, self._con = self._held, self._con, None, None
+        if held is None:
+            return
+        try:
+            if checkpoint and self.hold_s:
+                try:
+                    con.execute("CHECKPOINT")
+                except Exception as exc:  # noqa: BLE001 - the data is committed: the log keeps it
+                    log.debug("checkpoint before letting go of %s failed: %s", self.db, exc)
+        finally:
             held.close()
 
     def _commit(self, batch: list[AttemptRecord | FeedbackFill], final: bool) -> None:
@@ -113,12 +124,14 @@ class Writer:
             except BaseException:
                 self._release()
                 raise
-            if final or time.monotonic() - self._held_since >= self.hold_s:
-                self._release()
+            if final:
+                self._release()  # db.finish checkpointed
+            elif time.monotonic() - self._held_since >= self.hold_s:
+                self._release(checkpoint=True)
 
     def _release_idle(self) -> None:
         with WRITE_LOCK:
-            self._release()
+            self._release(checkpoint=True)
 
     async def _flush(self, final: bool = False) -> bool:
         """Write what is buffered (the final flush also marks the run and checkpoints).
