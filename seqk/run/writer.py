@@ -3,7 +3,8 @@
 A file stays open across batches while attempts keep coming, for at most `hold_s` (1 s), and is
 checkpointed and closed when that ends or a batch interval passes with nothing to write: so other
 processes can read between holds, and a busy run does not pay an open (which replays the
-write-ahead log of the batches before it) on every batch. Whole attempts only, so a crash loses at most what was in flight.
+write-ahead log of the batches before it) on every batch. Whole attempts only, so a crash loses
+at most what was in flight.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ log = logging.getLogger("seqk")
 HOLD_S = 1.0
 """How long a busy run's writer keeps a DuckDB file open across batches before it closes it, so
 that `seqk status`, the viewer or a notebook (which retry every 0.2 s at most) get in between.
-1,440 attempts of bench/bench_chains.py written with an open per batch cost 0.8-1.0 ms of CPU per
-attempt, on one connection 0.3 (docs/performance.md)."""
+The 1,440 attempts of a bench/bench_chains.py run, written at their pace with an open per batch,
+took 0.66-0.87 ms of CPU per attempt, held 0.47-0.76 (bench/bench_writer.py, docs/performance.md)."""
 
 WRITE_LOCK = threading.Lock()
 """Held while a writer of this process writes (and by whoever else writes beside a running engine
