@@ -167,3 +167,45 @@ def test_hold_zero_is_an_open_per_batch(tmp_path):
 
     asyncio.run(run())
     assert len(db.opens) == 4  # three batches and the final stamp
+
+
+def test_this_process_reads_while_its_writer_holds_the_file(tmp_path):
+    """A study's arm prepared, a budget's spend read, beside a run of the same process: DuckDB opens
+    no read-only instance of a file this process holds read-write, so the read goes through it."""
+    db = new_store(tmp_path)
+
+    async def run() -> tuple[int, int]:
+        writer = Writer(db, interval_s=0.05, hold_s=600.0)
+        writer.start()
+        for i in range(5):
+            writer.put(attempt(f"u{i}", i))
+        while writer.written < 5:
+            await asyncio.sleep(0.005)
+        assert writer._con is not None  # held
+        with store.connect(db.path, read_only=True) as con:
+            during = con.execute("SELECT count(*) FROM attempts").fetchone()[0]
+        writer.put(attempt("u5", 5))
+        await writer.close()
+        with store.connect(db.path, read_only=True) as con:
+            after = con.execute("SELECT count(*) FROM attempts").fetchone()[0]
+        return during, after
+
+    assert asyncio.run(run()) == (5, 6)
+
+
+def test_a_read_only_block_of_this_process_makes_its_writer_wait_not_fail(tmp_path):
+    db = new_store(tmp_path)
+
+    async def run() -> Writer:
+        writer = Writer(db, interval_s=10.0, hold_s=600.0)
+        writer.put(attempt("u0", 0))
+        reading = duckdb.connect(str(db.path), read_only=True)
+        flushing = asyncio.create_task(writer._flush())
+        await asyncio.sleep(0.3)
+        assert not flushing.done() and writer.failures == 0  # waiting for the reader, not failed
+        reading.close()
+        assert await flushing
+        await writer.close()
+        return writer
+
+    assert asyncio.run(run()).written == 1
