@@ -27,6 +27,7 @@ from seqk.records import AttemptRecord, CallRecord, FeedbackFill, stored_prompt
 from seqk.run import limits, preflight, signals
 from seqk.run.budget import BudgetedPool, Gate, Ticket, gate_for
 from seqk.run.executor import executor_for
+from seqk.run.gc_tuning import fewer_collections
 from seqk.run.metering import MeteredClient, agent_call, error_record, now, seeded
 from seqk.run.observer import AttemptEvent, RunObserver, RunResult, guarded
 from seqk.run.prepare import MissingFeedback, Prepared, prepare
@@ -302,6 +303,10 @@ class Engine:
 
     async def run(self) -> RunResult:
         """Run every pending attempt; on cancellation keep what finished."""
+        with fewer_collections():  # seqk.run.gc_tuning
+            return await self._run()
+
+    async def _run(self) -> RunResult:
         start = time.perf_counter()
         self.writer.start()
         limit = asyncio.Semaphore(self.spec.concurrency)

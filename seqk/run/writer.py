@@ -1,7 +1,10 @@
 """The writer: finished attempts go to the database in short batched transactions.
 
-The file is opened per batch and closed right after, so other processes can read
-between batches; whole attempts only, so a crash loses at most what was in flight.
+A file stays open across batches while attempts keep coming, for at most `hold_s` (1 s), and is
+checkpointed and closed when that ends or a batch interval passes with nothing to write: so other
+processes can read between holds, and a busy run does not pay an open (which replays the
+write-ahead log of the batches before it) on every batch. Whole attempts only, so a crash loses
+at most what was in flight.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +22,12 @@ from seqk.errors import StoreBusy
 from seqk.records import AttemptRecord, FeedbackFill
 
 log = logging.getLogger("seqk")
+
+HOLD_S = 1.0
+"""How long a busy run's writer keeps a DuckDB file open across batches before it closes it, so
+that `seqk status`, the viewer or a notebook (which retry every 0.2 s at most) get in between.
+The 1,440 attempts of a bench/bench_chains.py run, written at their pace with an open per batch,
+took 0.66-0.87 ms of CPU per attempt, held 0.47-0.76 (bench/bench_writer.py, docs/performance.md)."""
 
 WRITE_LOCK = threading.Lock()
 """Held while a writer of this process writes (and by whoever else writes beside a running engine
@@ -28,14 +38,19 @@ instance of the file, and a run's final CHECKPOINT fails while another write is 
 class Writer:
     """Buffers finished attempts and appends them in short transactions.
 
-    The file is opened per batch and closed right after, so other processes can
-    read between batches. If another process holds it, records stay buffered
-    and the write is tried again.
+    A file stays open across batches for up to `hold_s` while there is something to write, then
+    is closed, so other processes can read between holds (a store that several processes write,
+    a lake, is connected per batch: `hold_s` 0). If another process holds the file, records stay
+    buffered and the write is tried again.
     """
 
     def __init__(self, db: store.Database, interval_s: float = 0.2, max_batch: int = 5000,
-                 run_id: str | None = None, close_wait_s: float = 600.0):
+                 run_id: str | None = None, close_wait_s: float = 600.0, hold_s: float | None = None):
         self.db = db
+        self.hold_s = (0.0 if db.shared_writes else HOLD_S) if hold_s is None else hold_s
+        self._held: contextlib.ExitStack | None = None
+        self._con: Any = None
+        self._held_since = 0.0
         self.run_id = run_id
         self.interval_s = interval_s
         self.max_batch = max_batch
@@ -67,24 +82,64 @@ class Writer:
         # decides how often and how long it waits); what did commit is not, as batch is cleared.
         self.db.retrying(lambda: self._commit(batch, final))
 
+    def _connection(self, wait_s: float) -> Any:
+        """The held connection, or a new one (held from now)."""
+        if self._con is None:
+            held = contextlib.ExitStack()
+            self._con = held.enter_context(self.db.connect(wait_s=wait_s, checkpoint=False))
+            self._held, self._held_since = held, time.monotonic()
+        return self._con
+
+    def _release(self, checkpoint: bool = False) -> None:
+        """Close the held connection, if any; with `checkpoint` (a file held across batches) its
+        batches are folded into the file first, so the next open, the writer's or a reader's,
+        replays no write-ahead log (else the log grows to DuckDB's 16 MB, every open replaying it:
+        bench/bench_writer.py)."""
+        held, con, self._held, self._con = self._held, self._con, None, None
+        if held is None:
+            return
+        try:
+            if checkpoint and self.hold_s:
+                try:
+                    con.execute("CHECKPOINT")
+                except Exception as exc:  # noqa: BLE001 - the data is committed: the log keeps it
+                    log.debug("checkpoint before letting go of %s failed: %s", self.db, exc)
+        finally:
+            held.close()
+
     def _commit(self, batch: list[AttemptRecord | FeedbackFill], final: bool) -> None:
         wait_s = min(60.0, self.close_wait_s) if final else 10.0
-        with WRITE_LOCK, self.db.connect(wait_s=wait_s, checkpoint=False) as con:
-            store.append_attempts(con, batch)
-            # Committed: a failure from here on (the final stamp) must not write them again.
-            self.written += len(batch)
-            batch.clear()
+        with WRITE_LOCK:
+            con = self._connection(wait_s)
+            try:
+                store.append_attempts(con, batch)
+                # Committed: a failure from here on (the final stamp) must not write them again.
+                self.written += len(batch)
+                batch.clear()
+                if final:
+                    if self.on_final is not None:
+                        self.on_final(con)
+                        self.on_final = None  # done: a retried final write must not repeat it
+                    # Batches left their data in the write-ahead log.
+                    self.db.finish(con, self.run_id)
+            except BaseException:
+                self._release()
+                raise
             if final:
-                if self.on_final is not None:
-                    self.on_final(con)
-                    self.on_final = None  # done: a retried final write must not repeat it
-                # Batches left their data in the write-ahead log.
-                self.db.finish(con, self.run_id)
+                self._release()  # db.finish checkpointed
+            elif time.monotonic() - self._held_since >= self.hold_s:
+                self._release(checkpoint=True)
+
+    def _release_idle(self) -> None:
+        with WRITE_LOCK:
+            self._release(checkpoint=True)
 
     async def _flush(self, final: bool = False) -> bool:
         """Write what is buffered (the final flush also marks the run and checkpoints).
         False when the file stayed busy and the records are still buffered."""
         if not self.buffer and not (final and self.written):
+            if self._con is not None:  # a batch interval with nothing to write: let readers in
+                await asyncio.to_thread(self._release_idle)
             return True
         batch, self.buffer = self.buffer, []
         try:

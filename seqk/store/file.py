@@ -29,6 +29,7 @@ from seqk.store.database import Compaction, Database
 from seqk.store.execute import Connection
 
 _LOCK_MESSAGE = re.compile(r"lock", re.IGNORECASE)
+_OTHER_CONFIG = re.compile(r"same database file with a different configuration", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -215,7 +216,15 @@ def _open(db: Path, read_only: bool, wait_s: float) -> Connection:
         try:
             con = duckdb.connect(str(db), read_only=read_only)
         except duckdb.Error as exc:
+            if read_only and _OTHER_CONFIG.search(str(exc)):
+                # This process holds the file read-write (a run's writer across batches,
+                # seqk.run.writer): DuckDB opens no second, read-only instance of it, so the
+                # reader reads through that one.
+                read_only = False
+                continue
             lock_conflict = isinstance(exc, duckdb.IOException) and bool(_LOCK_MESSAGE.search(str(exc)))
+            # The other way round (a read-only block of this process open), a writer waits for it.
+            lock_conflict = lock_conflict or bool(_OTHER_CONFIG.search(str(exc)))
             if not lock_conflict:
                 raise BadInput(f"cannot open {db} as a DuckDB database: {exc}") from None
             if time.monotonic() > deadline:
