@@ -66,22 +66,24 @@ def attempts(base: Any, first: int, n: int) -> list[Any]:
             for i in range(n)]
 
 
-def writer_process(url: str, seconds: float, batch: int, max_batch: int, go: Any, ready: Any, out: Any) -> None:
+def writer_process(url: str, seconds: float, batch: int, max_batch: int, go: Any, ready: Any, out: Any,
+                   threads: int = 0) -> None:
     from seqk import store
     from seqk.run.writer import Writer
     from seqk.store import lake_retry
 
     db = store.open(url)
-    with db.connect(checkpoint=False):  # the session (extensions, catalog, views) before the clock
-        pass
+    with db.connect(checkpoint=False) as con:  # the session (extensions, catalog, views) before the clock
+        if threads:
+            con.execute(f"SET threads = {int(threads)}")
     base = template(f"bench/{uuid.uuid4().hex[:8]}")
     commit_s: list[float] = []
     commit_cpu: list[float] = []
 
     class Timed(Writer):  # seqk's writer, each of its commits timed
-        def _commit(self, records: list[Any], final: bool) -> None:
+        def _commit(self, records: list[Any], final: bool, converted: Any = None) -> None:
             start, cpu = time.perf_counter(), time.thread_time()
-            super()._commit(records, final)
+            super()._commit(records, final, converted)
             commit_s.append(time.perf_counter() - start)
             commit_cpu.append(time.thread_time() - cpu)
 
@@ -97,7 +99,7 @@ def writer_process(url: str, seconds: float, batch: int, max_batch: int, go: Any
             commit_s.append(time.perf_counter() - started)
             written += batch
     else:
-        writer = Timed(db, interval_s=db.commit_interval_s, max_batch=max_batch)
+        writer = Timed(db, interval_s=db.commit_interval_s, **({"max_batch": max_batch} if max_batch else {}))
         written = asyncio.run(_produce(writer, base, start + seconds))
     out.put((written, len(commit_s), start, time.monotonic(), commit_s, lake_retry.runs_again(),
              time.process_time() - cpu, sum(commit_cpu)))
@@ -128,7 +130,8 @@ async def _produce(writer: Any, base: Any, deadline: float) -> int:
     return int(writer.written)
 
 
-def one_run(pg: Any, endpoint: str, name: str, n: int, seconds: float, batch: int, max_batch: int) -> dict[str, Any]:
+def one_run(pg: Any, endpoint: str, name: str, n: int, seconds: float, batch: int, max_batch: int,
+            threads: int = 0) -> dict[str, Any]:
     import servers
 
     from seqk import store
@@ -141,7 +144,7 @@ def one_run(pg: Any, endpoint: str, name: str, n: int, seconds: float, batch: in
     log_before = pg.log.read_text(errors="replace") if pg.log else ""
     ctx = get_context("spawn")
     go, ready, out = ctx.Event(), ctx.Queue(), ctx.Queue()
-    procs = [ctx.Process(target=writer_process, args=(url, seconds, batch, max_batch, go, ready, out))
+    procs = [ctx.Process(target=writer_process, args=(url, seconds, batch, max_batch, go, ready, out, threads))
              for _ in range(n)]
     for p in procs:
         p.start()
@@ -249,8 +252,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="writing time per run")
     parser.add_argument("--batch", type=int, default=0,
                         help="attempts per commit, back to back (0: seqk's writer, commits sized by time)")
-    parser.add_argument("--max-batch", type=int, default=5000,
-                        help="the writer's max_batch: it commits at once when it holds that many")
+    parser.add_argument("--max-batch", type=int, default=0,
+                        help="the writer's max_batch, the most one commit carries (0: the writer's default)")
+    parser.add_argument("--threads", type=int, default=0, help="SET threads in each writer session (0: as is)")
     parser.add_argument("--probe", action="store_true", help="also time single commits by size and inlining")
     parser.add_argument("--verbose", action="store_true", help="also each writer's figures")
     parser.add_argument("--cold-reads", action="store_true", help="also time cold reads around compaction")
@@ -270,7 +274,8 @@ def main() -> None:
         runs: dict[int, list[dict[str, Any]]] = {n: [] for n in counts}
         for r in range(args.runs):
             for n in counts:  # interleaved, so a change in the machine's load touches every N alike
-                res = one_run(pg, endpoint, f"w{n}r{r}", n, args.seconds, args.batch, args.max_batch)
+                res = one_run(pg, endpoint, f"w{n}r{r}", n, args.seconds, args.batch, args.max_batch,
+                             args.threads)
                 runs[n].append(res)
                 ok = "ok" if res["stored"] == res["distinct"] == res["written"] else "LOST OR DUPLICATED"
                 print(f"  {n} writer(s), run {r + 1}: {res['attempts_s']:7.0f} attempts/s, "
