@@ -31,6 +31,7 @@ import asyncio
 import functools
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -45,6 +46,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+WARM = 2.0
+"""Seconds after the start that the steady rate leaves out (the first commits)."""
 LOST = re.compile(r"duplicate key value violates unique constraint \"ducklake_snapshot_pkey\"")
 
 
@@ -79,17 +82,19 @@ def writer_process(url: str, seconds: float, batch: int, max_batch: int, go: Any
     base = template(f"bench/{uuid.uuid4().hex[:8]}")
     commit_s: list[float] = []
     commit_cpu: list[float] = []
+    ended: list[tuple[float, int]] = []  # (when a commit ended, on the monotonic clock; its attempts)
 
     class Timed(Writer):  # seqk's writer, each of its commits timed
         def _commit(self, records: list[Any], final: bool, converted: Any = None) -> None:
-            start, cpu = time.perf_counter(), time.thread_time()
+            start, cpu, size = time.perf_counter(), time.thread_time(), len(records)
             super()._commit(records, final, converted)
             commit_s.append(time.perf_counter() - start)
             commit_cpu.append(time.thread_time() - cpu)
+            ended.append((time.monotonic(), size))
 
     ready.put(os.getpid())
     go.wait()
-    start, cpu = time.monotonic(), time.process_time()
+    start, cpu, use = time.monotonic(), time.process_time(), resource.getrusage(resource.RUSAGE_SELF)
     if batch:
         written = 0
         while time.monotonic() < start + seconds:
@@ -97,12 +102,24 @@ def writer_process(url: str, seconds: float, batch: int, max_batch: int, go: Any
             started = time.perf_counter()
             db.retrying(functools.partial(_append, db, records))
             commit_s.append(time.perf_counter() - started)
+            ended.append((time.monotonic(), batch))
             written += batch
     else:
         writer = Timed(db, interval_s=db.commit_interval_s, **({"max_batch": max_batch} if max_batch else {}))
         written = asyncio.run(_produce(writer, base, start + seconds))
+    # Steady: the attempts of the commits that ended between WARM s after the start and the end of
+    # the making, per second of that window (the close's drain of what was pending left out).
+    steady = sum(size for when, size in ended if start + WARM <= when <= start + seconds)
     out.put((written, len(commit_s), start, time.monotonic(), commit_s, lake_retry.runs_again(),
-             time.process_time() - cpu, sum(commit_cpu)))
+             time.process_time() - cpu, sum(commit_cpu), steady / max(seconds - WARM, 1e-9), usage(use)))
+
+
+def usage(before: Any) -> tuple[float, float, int, int, int]:
+    """Since `before`, this process's: user and system CPU seconds, voluntary and involuntary
+    context switches, minor page faults (all its threads, DuckDB's included)."""
+    now = resource.getrusage(resource.RUSAGE_SELF)
+    return (now.ru_utime - before.ru_utime, now.ru_stime - before.ru_stime, now.ru_nvcsw - before.ru_nvcsw,
+            now.ru_nivcsw - before.ru_nivcsw, now.ru_minflt - before.ru_minflt)
 
 
 def _append(db: Any, records: list[Any]) -> None:
@@ -166,13 +183,16 @@ def one_run(pg: Any, endpoint: str, name: str, n: int, seconds: float, batch: in
     with store.connect(url, read_only=True) as con:
         total, distinct = con.execute("SELECT count(*), count(DISTINCT attempt_uid) FROM attempts").fetchone()
     lake.close_all()
-    return {"writers": n, "attempts_s": written / elapsed, "commits_s": sum(r[1] for r in results) / elapsed,
+    return {"writers": n, "attempts_s": written / elapsed, "steady_s": sum(r[8] for r in results),
+            "commits_s": sum(r[1] for r in results) / elapsed,
             "commit_median_s": statistics.median(commit_s), "written": written, "stored": total,
             "distinct": distinct, "lost_races": len(LOST.findall(log_after[len(log_before):])),
             "written_again": sum(r[5] for r in results), "load": (load_before, load_after),
             "cpu_ms_per_1000": 1e6 * (sum(r[6] for r in results) + pg_cpu + moto_cpu) / max(written, 1),
             "pg_ms_per_commit": 1000 * pg_cpu / max(sum(r[1] for r in results), 1),
             "cpu_split": tuple(1e6 * x / max(written, 1) for x in (sum(r[6] for r in results), pg_cpu, moto_cpu)),
+            "usage": tuple(sum(r[9][i] for r in results) * (1e6 if i < 2 else 1000) / max(written, 1)
+                           for i in range(5)),
             "elapsed": elapsed, "url": url,
             "each": [(r[0], r[1], r[2] - min(x[2] for x in results), r[3] - min(x[2] for x in results), r[6],
                       sum(r[4]), r[7]) for r in results]}
@@ -278,7 +298,8 @@ def main() -> None:
                              args.threads)
                 runs[n].append(res)
                 ok = "ok" if res["stored"] == res["distinct"] == res["written"] else "LOST OR DUPLICATED"
-                print(f"  {n} writer(s), run {r + 1}: {res['attempts_s']:7.0f} attempts/s, "
+                print(f"  {n} writer(s), run {r + 1}: {res['attempts_s']:7.0f} attempts/s "
+                      f"(steady {res['steady_s']:.0f}), "
                       f"{res['commits_s']:5.1f} commits/s, commit median {res['commit_median_s'] * 1000:4.0f} ms, "
                       f"{res['lost_races']} lost races, {res['written_again']} written again, "
                       f"PostgreSQL {res['pg_ms_per_commit']:.0f} ms CPU a commit, "
@@ -287,19 +308,25 @@ def main() -> None:
                       f"stored {res['stored']} / distinct {res['distinct']} / written {res['written']}: {ok}; "
                       f"load {res['load'][0]:.1f} -> {res['load'][1]:.1f}", flush=True)
                 if args.verbose:
+                    u = res["usage"]
+                    print(f"    writers, per 1,000 attempts: {u[0]:.1f} ms user + {u[1]:.1f} ms system CPU, "
+                          f"{u[2]:.0f} voluntary + {u[3]:.0f} involuntary context switches, {u[4]:.0f} page faults")
                     for w in res["each"]:
                         n_attempts, n_commits, begun, ended, cpu, busy, commit_cpu = w
                         print(f"    writer: {n_attempts} attempts in {n_commits} commits, from {begun:.2f} s to "
                               f"{ended:.2f} s, {cpu:.2f} s CPU, {busy:.2f} s committing, {commit_cpu:.2f} s CPU "
                               "in the committing thread (DuckDB's threads apart)")
-        print("\nwriters | attempts/s (median; min-max) | commits/s | commit median | lost races / commit | "
+        print("\nwriters | attempts/s (median; min-max) | steady attempts/s (median; min-max) | commits/s | "
+              "commit median | lost races / commit | "
               "PostgreSQL CPU / commit | CPU per 1,000 attempts (writers + PostgreSQL + moto) | load")
         for n in counts:
             rs = runs[n]
             a = [x["attempts_s"] for x in rs]
             commits = sum(x["commits_s"] * x["elapsed"] for x in rs)
             loads = [v for x in rs for v in x["load"]]
+            st = [x["steady_s"] for x in rs]
             print(f"{n:7d} | {statistics.median(a):8.0f} ({min(a):.0f}-{max(a):.0f}) | "
+                  f"{statistics.median(st):8.0f} ({min(st):.0f}-{max(st):.0f}) | "
                   f"{statistics.median(x['commits_s'] for x in rs):9.1f} | "
                   f"{statistics.median(x['commit_median_s'] for x in rs) * 1000:10.0f} ms | "
                   f"{sum(x['lost_races'] for x in rs) / max(commits, 1):.2f} | "
