@@ -15,7 +15,10 @@ writer (the last commit included). Reported: attempts committed per second by al
 the median time of one commit, how many commits lost a race in the catalog (PostgreSQL's log:
 each is a duplicate key on ducklake_snapshot, retried inside DuckLake) and how many DuckLake
 gave up on (written again by seqk), the 1-minute load average before and after; and a check
-that every attempt is stored exactly once. The median over `--runs` runs per N closes.
+that every attempt is stored exactly once; beside the rate to the last close, a steady rate
+(commits that ended between 2 s in and the end of the making), and with --verbose each writer's
+rusage per 1,000 attempts (user and system CPU, context switches, page faults). The median over
+`--runs` runs per N closes.
 
 With `--batch B`, writers instead commit B attempts at a time back to back through the same
 store door (`store.append_attempts`, retried as the writer retries it): the measure this file
