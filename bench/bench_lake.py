@@ -15,7 +15,10 @@ writer (the last commit included). Reported: attempts committed per second by al
 the median time of one commit, how many commits lost a race in the catalog (PostgreSQL's log:
 each is a duplicate key on ducklake_snapshot, retried inside DuckLake) and how many DuckLake
 gave up on (written again by seqk), the 1-minute load average before and after; and a check
-that every attempt is stored exactly once. The median over `--runs` runs per N closes.
+that every attempt is stored exactly once; beside the rate to the last close, a steady rate
+(commits that ended between 2 s in and the end of the making), and with --verbose each writer's
+rusage per 1,000 attempts (user and system CPU, context switches, page faults). The median over
+`--runs` runs per N closes.
 
 With `--batch B`, writers instead commit B attempts at a time back to back through the same
 store door (`store.append_attempts`, retried as the writer retries it): the measure this file
@@ -31,6 +34,7 @@ import asyncio
 import functools
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -45,6 +49,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+WARM = 2.0
+"""Seconds after the start that the steady rate leaves out (the first commits)."""
 LOST = re.compile(r"duplicate key value violates unique constraint \"ducklake_snapshot_pkey\"")
 
 
@@ -66,28 +72,32 @@ def attempts(base: Any, first: int, n: int) -> list[Any]:
             for i in range(n)]
 
 
-def writer_process(url: str, seconds: float, batch: int, max_batch: int, go: Any, ready: Any, out: Any) -> None:
+def writer_process(url: str, seconds: float, batch: int, max_batch: int, go: Any, ready: Any, out: Any,
+                   threads: int = 0) -> None:
     from seqk import store
     from seqk.run.writer import Writer
     from seqk.store import lake_retry
 
     db = store.open(url)
-    with db.connect(checkpoint=False):  # the session (extensions, catalog, views) before the clock
-        pass
+    with db.connect(checkpoint=False) as con:  # the session (extensions, catalog, views) before the clock
+        if threads:
+            con.execute(f"SET threads = {int(threads)}")
     base = template(f"bench/{uuid.uuid4().hex[:8]}")
     commit_s: list[float] = []
     commit_cpu: list[float] = []
+    ended: list[tuple[float, int]] = []  # (when a commit ended, on the monotonic clock; its attempts)
 
     class Timed(Writer):  # seqk's writer, each of its commits timed
-        def _commit(self, records: list[Any], final: bool) -> None:
-            start, cpu = time.perf_counter(), time.thread_time()
-            super()._commit(records, final)
+        def _commit(self, records: list[Any], final: bool, converted: Any = None) -> None:
+            start, cpu, size = time.perf_counter(), time.thread_time(), len(records)
+            super()._commit(records, final, converted)
             commit_s.append(time.perf_counter() - start)
             commit_cpu.append(time.thread_time() - cpu)
+            ended.append((time.monotonic(), size))
 
     ready.put(os.getpid())
     go.wait()
-    start, cpu = time.monotonic(), time.process_time()
+    start, cpu, use = time.monotonic(), time.process_time(), resource.getrusage(resource.RUSAGE_SELF)
     if batch:
         written = 0
         while time.monotonic() < start + seconds:
@@ -95,12 +105,26 @@ def writer_process(url: str, seconds: float, batch: int, max_batch: int, go: Any
             started = time.perf_counter()
             db.retrying(functools.partial(_append, db, records))
             commit_s.append(time.perf_counter() - started)
+            ended.append((time.monotonic(), batch))
             written += batch
     else:
-        writer = Timed(db, interval_s=db.commit_interval_s, max_batch=max_batch)
+        writer = Timed(db, interval_s=db.commit_interval_s, **({"max_batch": max_batch} if max_batch else {}))
         written = asyncio.run(_produce(writer, base, start + seconds))
+    # Steady: the attempts of the commits that ended between WARM s after the start and the end of
+    # the making, per second of that window (the close's drain of what was pending left out). It
+    # leaves out the commit in flight at the end too, so it runs low by up to one commit period
+    # per writer over the window: read it beside the rate to the last close, in long runs.
+    steady = sum(size for when, size in ended if start + WARM <= when <= start + seconds)
     out.put((written, len(commit_s), start, time.monotonic(), commit_s, lake_retry.runs_again(),
-             time.process_time() - cpu, sum(commit_cpu)))
+             time.process_time() - cpu, sum(commit_cpu), steady / max(seconds - WARM, 1e-9), usage(use)))
+
+
+def usage(before: Any) -> tuple[float, float, int, int, int]:
+    """Since `before`, this process's: user and system CPU seconds, voluntary and involuntary
+    context switches, minor page faults (all its threads, DuckDB's included)."""
+    now = resource.getrusage(resource.RUSAGE_SELF)
+    return (now.ru_utime - before.ru_utime, now.ru_stime - before.ru_stime, now.ru_nvcsw - before.ru_nvcsw,
+            now.ru_nivcsw - before.ru_nivcsw, now.ru_minflt - before.ru_minflt)
 
 
 def _append(db: Any, records: list[Any]) -> None:
@@ -118,7 +142,10 @@ async def _produce(writer: Any, base: Any, deadline: float) -> int:
     made = 0
     while time.monotonic() < deadline:
         if len(writer.buffer) >= writer.max_batch:
-            await asyncio.sleep(0.01)
+            # Looked at again every 50 ms (a commit takes a second or more here): every 10 ms, four
+            # paused writers made 12-16 voluntary context switches per 1,000 attempts against one
+            # writer's 8-11; every 50 ms, 11 against 9-10.
+            await asyncio.sleep(0.05)
             continue
         for record in attempts(base, made, 100):
             writer.put(record)
@@ -128,7 +155,8 @@ async def _produce(writer: Any, base: Any, deadline: float) -> int:
     return int(writer.written)
 
 
-def one_run(pg: Any, endpoint: str, name: str, n: int, seconds: float, batch: int, max_batch: int) -> dict[str, Any]:
+def one_run(pg: Any, endpoint: str, name: str, n: int, seconds: float, batch: int, max_batch: int,
+            threads: int = 0) -> dict[str, Any]:
     import servers
 
     from seqk import store
@@ -141,7 +169,7 @@ def one_run(pg: Any, endpoint: str, name: str, n: int, seconds: float, batch: in
     log_before = pg.log.read_text(errors="replace") if pg.log else ""
     ctx = get_context("spawn")
     go, ready, out = ctx.Event(), ctx.Queue(), ctx.Queue()
-    procs = [ctx.Process(target=writer_process, args=(url, seconds, batch, max_batch, go, ready, out))
+    procs = [ctx.Process(target=writer_process, args=(url, seconds, batch, max_batch, go, ready, out, threads))
              for _ in range(n)]
     for p in procs:
         p.start()
@@ -163,13 +191,16 @@ def one_run(pg: Any, endpoint: str, name: str, n: int, seconds: float, batch: in
     with store.connect(url, read_only=True) as con:
         total, distinct = con.execute("SELECT count(*), count(DISTINCT attempt_uid) FROM attempts").fetchone()
     lake.close_all()
-    return {"writers": n, "attempts_s": written / elapsed, "commits_s": sum(r[1] for r in results) / elapsed,
+    return {"writers": n, "attempts_s": written / elapsed, "steady_s": sum(r[8] for r in results),
+            "commits_s": sum(r[1] for r in results) / elapsed,
             "commit_median_s": statistics.median(commit_s), "written": written, "stored": total,
             "distinct": distinct, "lost_races": len(LOST.findall(log_after[len(log_before):])),
             "written_again": sum(r[5] for r in results), "load": (load_before, load_after),
             "cpu_ms_per_1000": 1e6 * (sum(r[6] for r in results) + pg_cpu + moto_cpu) / max(written, 1),
             "pg_ms_per_commit": 1000 * pg_cpu / max(sum(r[1] for r in results), 1),
             "cpu_split": tuple(1e6 * x / max(written, 1) for x in (sum(r[6] for r in results), pg_cpu, moto_cpu)),
+            "usage": tuple(sum(r[9][i] for r in results) * (1e6 if i < 2 else 1000) / max(written, 1)
+                           for i in range(5)),
             "elapsed": elapsed, "url": url,
             "each": [(r[0], r[1], r[2] - min(x[2] for x in results), r[3] - min(x[2] for x in results), r[6],
                       sum(r[4]), r[7]) for r in results]}
@@ -249,8 +280,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="writing time per run")
     parser.add_argument("--batch", type=int, default=0,
                         help="attempts per commit, back to back (0: seqk's writer, commits sized by time)")
-    parser.add_argument("--max-batch", type=int, default=5000,
-                        help="the writer's max_batch: it commits at once when it holds that many")
+    parser.add_argument("--max-batch", type=int, default=0,
+                        help="the writer's max_batch, the most one commit carries (0: the writer's default)")
+    parser.add_argument("--threads", type=int, default=0, help="SET threads in each writer session (0: as is)")
     parser.add_argument("--probe", action="store_true", help="also time single commits by size and inlining")
     parser.add_argument("--verbose", action="store_true", help="also each writer's figures")
     parser.add_argument("--cold-reads", action="store_true", help="also time cold reads around compaction")
@@ -270,10 +302,12 @@ def main() -> None:
         runs: dict[int, list[dict[str, Any]]] = {n: [] for n in counts}
         for r in range(args.runs):
             for n in counts:  # interleaved, so a change in the machine's load touches every N alike
-                res = one_run(pg, endpoint, f"w{n}r{r}", n, args.seconds, args.batch, args.max_batch)
+                res = one_run(pg, endpoint, f"w{n}r{r}", n, args.seconds, args.batch, args.max_batch,
+                             args.threads)
                 runs[n].append(res)
                 ok = "ok" if res["stored"] == res["distinct"] == res["written"] else "LOST OR DUPLICATED"
-                print(f"  {n} writer(s), run {r + 1}: {res['attempts_s']:7.0f} attempts/s, "
+                print(f"  {n} writer(s), run {r + 1}: {res['attempts_s']:7.0f} attempts/s "
+                      f"(steady {res['steady_s']:.0f}), "
                       f"{res['commits_s']:5.1f} commits/s, commit median {res['commit_median_s'] * 1000:4.0f} ms, "
                       f"{res['lost_races']} lost races, {res['written_again']} written again, "
                       f"PostgreSQL {res['pg_ms_per_commit']:.0f} ms CPU a commit, "
@@ -282,19 +316,25 @@ def main() -> None:
                       f"stored {res['stored']} / distinct {res['distinct']} / written {res['written']}: {ok}; "
                       f"load {res['load'][0]:.1f} -> {res['load'][1]:.1f}", flush=True)
                 if args.verbose:
+                    u = res["usage"]
+                    print(f"    writers, per 1,000 attempts: {u[0]:.1f} ms user + {u[1]:.1f} ms system CPU, "
+                          f"{u[2]:.0f} voluntary + {u[3]:.0f} involuntary context switches, {u[4]:.0f} page faults")
                     for w in res["each"]:
                         n_attempts, n_commits, begun, ended, cpu, busy, commit_cpu = w
                         print(f"    writer: {n_attempts} attempts in {n_commits} commits, from {begun:.2f} s to "
                               f"{ended:.2f} s, {cpu:.2f} s CPU, {busy:.2f} s committing, {commit_cpu:.2f} s CPU "
                               "in the committing thread (DuckDB's threads apart)")
-        print("\nwriters | attempts/s (median; min-max) | commits/s | commit median | lost races / commit | "
+        print("\nwriters | attempts/s (median; min-max) | steady attempts/s (median; min-max) | commits/s | "
+              "commit median | lost races / commit | "
               "PostgreSQL CPU / commit | CPU per 1,000 attempts (writers + PostgreSQL + moto) | load")
         for n in counts:
             rs = runs[n]
             a = [x["attempts_s"] for x in rs]
             commits = sum(x["commits_s"] * x["elapsed"] for x in rs)
             loads = [v for x in rs for v in x["load"]]
+            st = [x["steady_s"] for x in rs]
             print(f"{n:7d} | {statistics.median(a):8.0f} ({min(a):.0f}-{max(a):.0f}) | "
+                  f"{statistics.median(st):8.0f} ({min(st):.0f}-{max(st):.0f}) | "
                   f"{statistics.median(x['commits_s'] for x in rs):9.1f} | "
                   f"{statistics.median(x['commit_median_s'] for x in rs) * 1000:10.0f} ms | "
                   f"{sum(x['lost_races'] for x in rs) / max(commits, 1):.2f} | "

@@ -5,6 +5,13 @@ checkpointed and closed when that ends or a batch interval passes with nothing t
 processes can read between holds, and a busy run does not pay an open (which replays the
 write-ahead log of the batches before it) on every batch. Whole attempts only, so a crash loses
 at most what was in flight.
+
+Commits are sized by time, not by count: one begins every `interval_s` (counted from the start
+of the one before) and carries whatever is pending, up to `max_batch`, a bound on one
+transaction's size. A writer that falls behind (its commits take longer than the interval)
+commits back to back, each commit carrying what gathered during the one before: its commits grow
+as they slow down, so their fixed cost (a catalog transaction on a lake) is spread over more
+attempts instead of being paid more often.
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ class Writer:
     buffered and the write is tried again.
     """
 
-    def __init__(self, db: store.Database, interval_s: float = 0.2, max_batch: int = 5000,
+    def __init__(self, db: store.Database, interval_s: float = 0.2, max_batch: int = 50_000,
                  run_id: str | None = None, close_wait_s: float = 600.0, hold_s: float | None = None):
         self.db = db
         self.hold_s = (0.0 if db.shared_writes else HOLD_S) if hold_s is None else hold_s
@@ -54,6 +61,7 @@ class Writer:
         self.run_id = run_id
         self.interval_s = interval_s
         self.max_batch = max_batch
+        """The most attempts one commit carries (what is left goes in the next, begun at once)."""
         self.close_wait_s = close_wait_s
         """How long close() keeps retrying while another process holds the file."""
         self.buffer: list[AttemptRecord | FeedbackFill] = []
@@ -72,15 +80,15 @@ class Writer:
         self._task = asyncio.create_task(self._loop())
 
     def put(self, record: AttemptRecord | FeedbackFill) -> None:
-        """Queue one finished attempt."""
+        """Queue one finished attempt (the next commit, when it is due, takes it)."""
         self.buffer.append(record)
-        if len(self.buffer) >= self.max_batch:
-            self._wake.set()
 
     def _write(self, batch: list[AttemptRecord | FeedbackFill], final: bool) -> None:
         # On a lake, a commit that lost a race with another writer's is written again (the store
         # decides how often and how long it waits); what did commit is not, as batch is cleared.
-        self.db.retrying(lambda: self._commit(batch, final))
+        # The attempts are converted once, not at each try.
+        converted = store.AttemptBatch(batch)
+        self.db.retrying(lambda: self._commit(batch, final, converted))
 
     def _connection(self, wait_s: float) -> Any:
         """The held connection, or a new one (held from now)."""
@@ -107,12 +115,13 @@ class Writer:
         finally:
             held.close()
 
-    def _commit(self, batch: list[AttemptRecord | FeedbackFill], final: bool) -> None:
+    def _commit(self, batch: list[AttemptRecord | FeedbackFill], final: bool,
+                converted: store.AttemptBatch | None = None) -> None:
         wait_s = min(60.0, self.close_wait_s) if final else 10.0
         with WRITE_LOCK:
             con = self._connection(wait_s)
             try:
-                store.append_attempts(con, batch)
+                store.append_attempts(con, batch if converted is None else converted)
                 # Committed: a failure from here on (the final stamp) must not write them again.
                 self.written += len(batch)
                 batch.clear()
@@ -141,9 +150,10 @@ class Writer:
             if self._con is not None:  # a batch interval with nothing to write: let readers in
                 await asyncio.to_thread(self._release_idle)
             return True
-        batch, self.buffer = self.buffer, []
+        batch, self.buffer = self.buffer[:self.max_batch], self.buffer[self.max_batch:]
         try:
-            await asyncio.to_thread(self._write, batch, final)
+            # Only the write that leaves nothing behind is the final one.
+            await asyncio.to_thread(self._write, batch, final and not self.buffer)
         except StoreBusy:
             self.buffer = batch + self.buffer
             return False
@@ -161,14 +171,19 @@ class Writer:
         return True
 
     async def _loop(self) -> None:
+        clock = asyncio.get_running_loop().time
+        due = clock() + self.interval_s
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.interval_s)
+                await asyncio.wait_for(self._wake.wait(), max(0.0, due - clock()))
             self._wake.clear()
             if self._closing:
                 return
+            due = clock() + self.interval_s  # the next commit is due an interval after this one begins
             with contextlib.suppress(Exception):  # logged in _flush; close() retries
                 await self._flush()
+            if len(self.buffer) >= self.max_batch:
+                due = clock()  # behind by a whole commit: the next one begins at once
 
     async def close(self) -> None:
         """Stop the loop and write whatever is buffered, retrying while the file is busy
@@ -179,7 +194,11 @@ class Writer:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._task)
         deadline = asyncio.get_running_loop().time() + self.close_wait_s
-        while not await self._flush(final=True):
+        while True:
+            if await self._flush(final=True):
+                if not self.buffer:
+                    return
+                continue  # one commit's worth written (max_batch): the rest at once
             if asyncio.get_running_loop().time() > deadline:
                 raise StoreBusy(
                     f"{self.db} stayed locked by another process for "

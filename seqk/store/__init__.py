@@ -37,6 +37,7 @@ from seqk.store.reads import (
 )
 from seqk.store.schema import schema_version
 from seqk.store.writes import (
+    AttemptBatch,
     append_attempts,
     extend_run,
     fill_feedback,
@@ -48,7 +49,8 @@ from seqk.store.writes import (
 )
 
 __all__ = [
-    'DEFAULT_DB', 'Compaction', 'Connection', 'Database', 'DbLike', 'adhoc', 'append_attempts', 'attempt_uids',
+    'DEFAULT_DB', 'AttemptBatch', 'Compaction', 'Connection', 'Database', 'DbLike', 'adhoc', 'append_attempts',
+    'attempt_uids',
     'connect',
     'extend_run', 'fill_feedback', 'get_run', 'insert_imported_run', 'insert_run', 'insert_tasks', 'int_list',
     'kept_chain_outcomes', 'link_rejudged_slots', 'open', 'parquet_tables', 'queries', 'resolve_run_id',

@@ -96,17 +96,32 @@ def _call_columns(records: Sequence[AttemptRecord]) -> dict[str, list[Any]]:
     return cols
 
 
-def append_attempts(con: duckdb.DuckDBPyConnection,
-                    items: Sequence[AttemptRecord | FeedbackFill]) -> None:
-    """Append whole attempts with their calls (and late feedback) in one transaction."""
-    if not items:
-        return
-    import pyarrow as pa
+class AttemptBatch:
+    """Whole attempts and their calls as Arrow tables, and late feedback: what one commit appends,
+    converted once, so that a commit run again (it lost every race for the lake's catalog,
+    seqk/store/lake_retry.py) does not convert its attempts again."""
 
-    records = [r for r in items if isinstance(r, AttemptRecord)]
-    fills = [r for r in items if isinstance(r, FeedbackFill)]
-    attempts = pa.table(_attempt_columns(records))
-    calls = pa.table(_call_columns(records))
+    __slots__ = ("attempts", "calls", "fills")
+
+    def __init__(self, items: Sequence[AttemptRecord | FeedbackFill]):
+        import pyarrow as pa
+
+        records = [r for r in items if isinstance(r, AttemptRecord)]
+        self.fills = [r for r in items if isinstance(r, FeedbackFill)]
+        self.attempts: Any = pa.table(_attempt_columns(records))
+        self.calls: Any = pa.table(_call_columns(records))
+
+
+def append_attempts(con: duckdb.DuckDBPyConnection,
+                    items: Sequence[AttemptRecord | FeedbackFill] | AttemptBatch) -> None:
+    """Append whole attempts with their calls (and late feedback) in one transaction."""
+    if not isinstance(items, AttemptBatch):
+        if not items:
+            return
+        items = AttemptBatch(items)
+    attempts, calls, fills = items.attempts, items.calls, items.fills
+    if not attempts.num_rows and not fills:
+        return
     try:
         with transaction(con):
             fill_feedback(con, fills)

@@ -1,0 +1,86 @@
+"""The writer's commits are sized by time: one per interval, carrying what is pending up to
+max_batch; a backlog larger than that goes in commits begun back to back; only the last write of
+close() is the final one (it stamps the run). On a real DuckDB file."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from typing import Any
+
+from seqk import store
+from seqk.records import AttemptRecord
+from seqk.run.writer import Writer
+
+
+def attempt(index: int) -> AttemptRecord:
+    now = datetime.now()
+    return AttemptRecord(attempt_uid=f"uid-{index}", run_id="writer/test", generation=1, task_index=index,
+                         attempt_index=1, k=1, status="ok", success=True, score=1.0, prompt="p", output="o",
+                         raw_eval_output="", judge_details=None, feedback=None, error=None, started_at=now,
+                         finished_at=now, calls=[])
+
+
+class Seen(Writer):
+    """seqk's writer, remembering the size of each commit and which were final."""
+
+    def __init__(self, db: store.Database, **kw: Any):
+        super().__init__(db, **kw)
+        self.commits: list[tuple[int, bool]] = []
+
+    def _commit(self, batch: list[Any], final: bool, converted: Any = None) -> None:
+        self.commits.append((len(batch), final))
+        super()._commit(batch, final, converted)
+
+
+def stored(path: Any) -> tuple[int, int]:
+    with store.connect(path, read_only=True) as con:
+        row = con.execute("SELECT count(*), count(DISTINCT attempt_uid) FROM attempts").fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1])
+
+
+def test_a_full_batch_waits_for_the_interval_and_close_writes_the_rest_in_bounded_commits(tmp_path):
+    path = tmp_path / "w.duckdb"
+    with store.connect(path):
+        pass
+
+    async def main() -> Seen:
+        writer = Seen(store.open(path), interval_s=60.0, max_batch=100)
+        writer.start()
+        for i in range(250):
+            writer.put(attempt(i))
+        await asyncio.sleep(0.5)
+        # Sized by count, 250 pending of a 100 bound would have been committed by now.
+        assert writer.written == 0 and writer.commits == []
+        await writer.close()
+        return writer
+
+    writer = asyncio.run(main())
+    assert writer.commits == [(100, False), (100, False), (50, True)]
+    assert writer.written == 250 and stored(path) == (250, 250)
+
+
+def test_a_backlog_past_the_bound_is_committed_back_to_back_at_the_next_tick(tmp_path):
+    path = tmp_path / "w.duckdb"
+    with store.connect(path):
+        pass
+
+    async def main() -> Seen:
+        writer = Seen(store.open(path), interval_s=0.3, max_batch=100)
+        writer.start()
+        for i in range(250):
+            writer.put(attempt(i))
+        for _ in range(600):  # the loop drains the backlog by itself, without close()
+            if writer.written == 250:
+                break
+            await asyncio.sleep(0.05)
+        assert writer.written == 250
+        commits = list(writer.commits)
+        await writer.close()
+        assert commits == [(100, False), (100, False), (50, False)]
+        return writer
+
+    writer = asyncio.run(main())
+    assert writer.commits[-1] == (0, True)  # close(): nothing left, the run's final write alone
+    assert stored(path) == (250, 250)
