@@ -189,47 +189,137 @@ CREATE OR REPLACE VIEW attempt_slots AS
 SELECT run_id, run_no, task_index, chain_index, attempt_index, status, success, score
 FROM current_attempts_of();
 
--- The per-chain substrate every figure starts from, without its spend (chain_outcomes_of adds
--- it): one row per (run, task, chain) with at least one attempt that counts (chain_index is 1 but
--- for a seq@k run with `chains:`; a pass@k run's row is its task, its slots the samples). Counts
--- (n_attempts, n_valid, n_error, n_success), the first success and the first error, how far its
--- slots are all valid (valid_prefix) or all valid-or-error (settled_prefix), whether its last
--- slot is an error; then, for a seq@k chain and each way of reading errors, the attempt of its
+-- What the table chain_kept keeps of each chain (the chains named by `keys`, a list of
+-- {run_id, generation, task_index, chain_index}; NULL: every chain of every generation), computed
+-- from attempts and calls: written by seqk.store.writes.append_attempts for the chains a write
+-- touched, in the same transaction, and by a migration for a whole database. A slot (an attempt
+-- index) counts its valid row if it has one, else its errors (current_attempts_of's rule); the
+-- counts, the first success and the first error, how far its slots are all valid (valid_prefix)
+-- or all valid-or-error (settled_prefix), whether its last slot is an error, and its spend: what
+-- each valid slot cost (every call of the slot, a superseded error's included; an errored slot's
+-- calls, and calls of no slot, are the errors' price and no policy's): cost_usd and tokens (input
+-- + output), lists over attempts 1..valid_prefix (an element of cost_usd is NULL when no call of
+-- that slot was priced); valid_cost_usd and valid_tokens, summed over every valid slot (a pass@k
+-- task's samples); priced: whether any call of the chain was priced.
+CREATE OR REPLACE MACRO chain_kept_rows(keys := NULL) AS TABLE
+WITH chosen AS MATERIALIZED (
+    -- (DISTINCT over the UNNEST itself would keep one row of the list)
+    SELECT DISTINCT * FROM (
+        SELECT UNNEST(coalesce(keys, []::STRUCT(run_id VARCHAR, generation INTEGER, task_index INTEGER,
+                                                chain_index INTEGER)[]), recursive := true))
+),
+rows AS (
+    SELECT run_id, generation, task_index, chain_index, attempt_index, status, success, finished_at
+    FROM attempts WHERE keys IS NULL
+    UNION ALL
+    SELECT a.run_id, a.generation, a.task_index, a.chain_index, a.attempt_index, a.status, a.success,
+           a.finished_at
+    FROM attempts a SEMI JOIN chosen c USING (run_id, generation, task_index, chain_index)
+    WHERE keys IS NOT NULL
+),
+slots AS (
+    SELECT run_id, generation, task_index, chain_index, attempt_index,
+           bool_or(status = 'ok')                                          AS valid,
+           coalesce(bool_or(status = 'ok' AND success), false)              AS solved,
+           max(finished_at)                                                 AS finished_at
+    FROM rows GROUP BY run_id, generation, task_index, chain_index, attempt_index
+),
+facts AS (
+    SELECT run_id, generation, task_index, chain_index,
+           count(*)                                                         AS n_attempts,
+           count(*) FILTER (WHERE valid)                                    AS n_valid,
+           count(*) FILTER (WHERE NOT valid)                                AS n_error,
+           count(*) FILTER (WHERE solved)                                   AS n_success,
+           min(attempt_index) FILTER (WHERE solved)                         AS first_success,
+           min(attempt_index) FILTER (WHERE NOT valid)                      AS first_error,
+           -- Without holes (the usual case) the prefix is the count; pass@k samples finish
+           -- out of order, so a run in progress can have holes.
+           CASE WHEN count(*) FILTER (WHERE valid)
+                     = coalesce(max(attempt_index) FILTER (WHERE valid), 0)
+                THEN count(*) FILTER (WHERE valid)
+                ELSE len([x FOR x, i IN list_sort(list(attempt_index) FILTER (WHERE valid)) IF x = i])
+                END                                                         AS valid_prefix,
+           CASE WHEN count(*) = max(attempt_index) THEN count(*)
+                ELSE len([x FOR x, i IN list_sort(list(attempt_index)) IF x = i]) END
+                                                                            AS settled_prefix,
+           NOT arg_max(valid, attempt_index)                                AS ended_in_error,
+           max(finished_at)                                                 AS last_finished_at
+    FROM slots GROUP BY run_id, generation, task_index, chain_index
+),
+call_rows AS (
+    SELECT run_id, generation, task_index, chain_index, attempt_index, cost_usd, input_tokens,
+           output_tokens
+    FROM calls WHERE keys IS NULL
+    UNION ALL
+    SELECT c.run_id, c.generation, c.task_index, c.chain_index, c.attempt_index, c.cost_usd,
+           c.input_tokens, c.output_tokens
+    FROM calls c SEMI JOIN chosen k USING (run_id, generation, task_index, chain_index)
+    WHERE keys IS NOT NULL
+),
+slot_spend AS (
+    SELECT run_id, generation, task_index, chain_index, attempt_index,
+           sum(cost_usd) AS cost_usd, count(cost_usd) AS n_priced,
+           sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0))::BIGINT AS tokens
+    FROM call_rows GROUP BY ALL
+),
+-- each chain's valid slots in order (sorting structs by their first field is cheaper than an
+-- ordered aggregate)
+lists AS (
+    SELECT s.run_id, s.generation, s.task_index, s.chain_index,
+           list_sort(list({'i': s.attempt_index, 'c': p.cost_usd, 't': coalesce(p.tokens, 0)})) AS slots
+    FROM slots s
+    LEFT JOIN slot_spend p USING (run_id, generation, task_index, chain_index, attempt_index)
+    WHERE s.valid
+    GROUP BY ALL
+),
+priced AS (
+    SELECT run_id, generation, task_index, chain_index, bool_or(n_priced > 0) AS priced
+    FROM slot_spend GROUP BY ALL
+)
+-- the valid prefix's slots are the first valid_prefix of the valid ones
+SELECT f.*,
+       list_transform(list_slice(coalesce(l.slots, []), 1, f.valid_prefix), x -> x.c) AS cost_usd,
+       list_transform(list_slice(coalesce(l.slots, []), 1, f.valid_prefix), x -> x.t) AS tokens,
+       coalesce(list_sum(list_transform(l.slots, x -> x.c)), 0.0)::DOUBLE       AS valid_cost_usd,
+       coalesce(list_sum(list_transform(l.slots, x -> x.t)), 0)::BIGINT         AS valid_tokens,
+       coalesce(pr.priced, false)                                               AS priced
+FROM facts f
+LEFT JOIN lists l USING (run_id, generation, task_index, chain_index)
+LEFT JOIN priced pr USING (run_id, generation, task_index, chain_index);
+
+-- The per-chain substrate every figure starts from: one row per (run, task, chain) of the run's
+-- current generation with at least one attempt that counts (chain_index is 1 but for a seq@k run
+-- with `chains:`; a pass@k run's row is its task, its slots the samples), read from chain_kept
+-- (one row per chain, never the attempts): its counts (n_attempts, n_valid, n_error, n_success),
+-- the first success and the first error, valid_prefix, settled_prefix, ended_in_error (see
+-- chain_kept_rows); then, for a seq@k chain and each way of reading errors, the attempt of its
 -- first success (event_*) or, for an unsolved chain known only through attempt c < K, that
 -- censoring point (censored_*); neither when it is known unsolved through K:
 --   event_at, censored_at: errors censor (the default): a chain whose next slot errored or has not
 --     run yet is censored after its last valid attempt (Kaplan-Meier over attempts);
 --   event_if_failures, censored_if_failures: errored attempts are failed ones, and a chain that
 --     stopped on an error is unsolved through K (only a chain still running is censored);
---   event_if_successes, censored_if_successes: an errored attempt is a success at its index.
-CREATE OR REPLACE MACRO chain_facts_of(run_ids := NULL) AS TABLE
-WITH o AS (
-    SELECT any_value(s.run_id) AS run_id, s.run_no, s.task_index, s.chain_index,
-           any_value(r.metric) AS metric, any_value(r.k) AS k, any_value(r.chains) AS chains,
-           count(*)                                                         AS n_attempts,
-           count(*) FILTER (WHERE s.status = 'ok')                           AS n_valid,
-           count(*) FILTER (WHERE s.status = 'error')                        AS n_error,
-           count(*) FILTER (WHERE s.status = 'ok' AND s.success)             AS n_success,
-           min(s.attempt_index) FILTER (WHERE s.status = 'ok' AND s.success) AS first_success,
-           min(s.attempt_index) FILTER (WHERE s.status = 'error')            AS first_error,
-           -- Without holes (the usual case) the prefix is the count; pass@k samples finish
-           -- out of order, so a run in progress can have holes.
-           CASE WHEN count(*) FILTER (WHERE s.status = 'ok')
-                     = coalesce(max(s.attempt_index) FILTER (WHERE s.status = 'ok'), 0)
-                THEN count(*) FILTER (WHERE s.status = 'ok')
-                ELSE len([x FOR x, i IN list_sort(list(s.attempt_index)
-                                                  FILTER (WHERE s.status = 'ok')) IF x = i])
-                END                                                         AS valid_prefix,
-           CASE WHEN count(*) = max(s.attempt_index) THEN count(*)
-                ELSE len([x FOR x, i IN list_sort(list(s.attempt_index)) IF x = i]) END
-                                                                            AS settled_prefix,
-           arg_max(s.status, s.attempt_index) = 'error'                     AS ended_in_error
-    FROM current_attempts_of(run_ids := run_ids) s
-    JOIN runs r USING (run_id)
-    -- the run's number, not its id: grouping on an integer is markedly faster
-    GROUP BY s.run_no, s.task_index, s.chain_index
+--   event_if_successes, censored_if_successes: an errored attempt is a success at its index;
+-- then its spend (cost_usd, tokens, valid_cost_usd, valid_tokens, priced: chain_kept_rows). run_no
+-- is the run's position in run_id order among the chosen runs, as in current_attempts_of.
+CREATE OR REPLACE MACRO chain_outcomes_of(run_ids := NULL) AS TABLE
+WITH numbered AS (
+    SELECT run_id, generation, metric, k, chains, row_number() OVER (ORDER BY run_id) AS run_no
+    FROM runs
+    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
+),
+o AS (
+    SELECT c.run_id, n.run_no, c.task_index, c.chain_index, n.metric, n.k, n.chains, c.n_attempts,
+           c.n_valid, c.n_error, c.n_success, c.first_success, c.first_error, c.valid_prefix,
+           c.settled_prefix, c.ended_in_error, c.cost_usd, c.tokens, c.valid_cost_usd,
+           c.valid_tokens, c.priced
+    FROM chain_kept c
+    JOIN numbered n ON c.run_id = n.run_id AND c.generation = n.generation
+-- A lake has no primary key: should two writers have kept the same chain at once, the row that
+-- saw more of it counts.
+--lake-only: QUALIFY row_number() OVER (PARTITION BY c.run_id, c.task_index, c.chain_index ORDER BY c.n_attempts DESC, c.last_finished_at DESC) = 1
 )
-SELECT *,
+SELECT * EXCLUDE (cost_usd, tokens, valid_cost_usd, valid_tokens, priced),
        CASE WHEN metric = 'seq@k' AND first_success <= valid_prefix THEN first_success END
                                                                             AS event_at,
        CASE WHEN metric = 'seq@k' AND NOT coalesce(first_success <= valid_prefix, false)
@@ -243,59 +333,14 @@ SELECT *,
             THEN least(first_success, first_error) END                     AS event_if_successes,
        CASE WHEN metric = 'seq@k'
                  AND NOT coalesce(least(first_success, first_error) <= settled_prefix, false)
-                 AND settled_prefix < k THEN settled_prefix END             AS censored_if_successes
+                 AND settled_prefix < k THEN settled_prefix END             AS censored_if_successes,
+       cost_usd, tokens, valid_cost_usd, valid_tokens, priced
 FROM o;
 
--- The per-chain substrate: chain_facts_of and what the chain spent. Spend is what each valid
--- attempt's slot cost (every call of the slot, a superseded error's included; an errored slot's
--- calls, and calls of no slot, are the errors' price and no policy's): cost_usd and tokens
--- (input + output), lists over attempts 1..valid_prefix (an element of cost_usd is NULL when no
--- call of that slot was priced); valid_cost_usd and valid_tokens, summed over every valid slot (a
--- pass@k task's samples); priced: whether any call of the chain was priced. A later branch keeps
--- it as a table; a report keeps it for its queries meanwhile (kept.sql).
-CREATE OR REPLACE MACRO chain_outcomes_of(run_ids := NULL) AS TABLE
-WITH chosen AS (
-    SELECT run_id, generation FROM runs
-    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
-),
-slot_spend AS MATERIALIZED (
-    SELECT c.run_id, c.task_index, c.chain_index, c.attempt_index,
-           sum(c.cost_usd) AS cost_usd, count(c.cost_usd) AS n_priced,
-           sum(coalesce(c.input_tokens, 0) + coalesce(c.output_tokens, 0))::BIGINT AS tokens
-    FROM calls c
-    JOIN chosen r ON c.run_id = r.run_id AND c.generation = r.generation
-    GROUP BY ALL
-),
--- a slot holds at most one valid row (current_attempts_of), so the valid ones need no ranking
-valid AS (
-    SELECT DISTINCT a.run_id, a.task_index, a.chain_index, a.attempt_index
-    FROM attempts a
-    JOIN chosen r ON a.run_id = r.run_id AND a.generation = r.generation
-    WHERE a.status = 'ok'
-),
--- each chain's valid slots in order (sorting structs by their first field is cheaper than an
--- ordered aggregate)
-lists AS (
-    SELECT v.run_id, v.task_index, v.chain_index,
-           list_sort(list({'i': v.attempt_index, 'c': p.cost_usd, 't': coalesce(p.tokens, 0)})) AS slots
-    FROM valid v
-    LEFT JOIN slot_spend p USING (run_id, task_index, chain_index, attempt_index)
-    GROUP BY ALL
-),
-priced AS (
-    SELECT run_id, task_index, chain_index, bool_or(n_priced > 0) AS priced
-    FROM slot_spend GROUP BY ALL
-)
--- the valid prefix's slots are the first valid_prefix of the valid ones
-SELECT f.*,
-       list_transform(list_slice(coalesce(l.slots, []), 1, f.valid_prefix), x -> x.c) AS cost_usd,
-       list_transform(list_slice(coalesce(l.slots, []), 1, f.valid_prefix), x -> x.t) AS tokens,
-       coalesce(list_sum(list_transform(l.slots, x -> x.c)), 0.0)::DOUBLE       AS valid_cost_usd,
-       coalesce(list_sum(list_transform(l.slots, x -> x.t)), 0)::BIGINT         AS valid_tokens,
-       coalesce(pr.priced, false)                                               AS priced
-FROM chain_facts_of(run_ids := run_ids) f
-LEFT JOIN lists l USING (run_id, task_index, chain_index)
-LEFT JOIN priced pr USING (run_id, task_index, chain_index);
+-- chain_outcomes_of without its spend.
+CREATE OR REPLACE MACRO chain_facts_of(run_ids := NULL) AS TABLE
+SELECT * EXCLUDE (cost_usd, tokens, valid_cost_usd, valid_tokens, priced)
+FROM chain_outcomes_of(run_ids := run_ids);
 
 -- chain_outcomes_of for every run.
 CREATE OR REPLACE VIEW chain_outcomes AS SELECT * FROM chain_outcomes_of();

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from seqk.store import queries
-from seqk.store.execute import Connection
+from seqk.store.execute import Connection, transaction
 
 
 @contextmanager
@@ -39,3 +39,16 @@ def kept_chain_outcomes(con: Connection, *, run_ids: Sequence[str]) -> Iterator[
         yield
     finally:
         queries.drop_kept_chain_outcomes(con)
+
+
+def rebuild_kept_chains(con: Connection) -> None:
+    """Keep every chain's outcome (the table chain_kept) afresh from the attempts, in one
+    transaction: for rows written by SQL rather than through append_attempts (bench/, tests)."""
+    with transaction(con):
+        queries.forget_all_kept_chains(con)
+        queries.keep_all_chains(con)
+
+
+def kept_chains_differ(con: Connection) -> int:
+    """How many chain_kept rows differ from a recomputation from the attempts, both ways."""
+    return int(queries.kept_chains_differ(con))

@@ -192,6 +192,16 @@ def find_task(con: Connection, *, run_id: Any, task_index: Any, task_id: Any) ->
     return run(con, 'find_task', {'run_id': run_id, 'task_index': task_index, 'task_id': task_id}, 'rows')
 
 
+def forget_all_kept_chains(con: Connection) -> None:
+    """Nothing: every chain_kept row is deleted. (kept.sql:82)"""
+    return run(con, 'forget_all_kept_chains', {}, 'none')
+
+
+def forget_kept_chains(con: Connection, *, keys: Any) -> None:
+    """Nothing: the chain_kept rows of the chains named are deleted. (kept.sql:69)"""
+    return run(con, 'forget_kept_chains', {'keys': keys}, 'none')
+
+
 def frontier_rows(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> list[dict[str, Any]]:
     """Every frontier_of column for the given runs: one row per (run, width, depth), in that order.
     (frontier.sql:5)"""
@@ -536,6 +546,12 @@ def judge_agreement(con: Connection, *, run_a: Any, run_b: Any) -> list[tuple[An
     return run(con, 'judge_agreement', {'run_a': run_a, 'run_b': run_b}, 'tuples')
 
 
+def keep_all_chains(con: Connection) -> None:
+    """Nothing: every chain of every generation is kept in chain_kept from its attempts and calls
+    (chain_kept_rows); forget_all_kept_chains first. (kept.sql:86)"""
+    return run(con, 'keep_all_chains', {}, 'none')
+
+
 def keep_chain_outcomes(con: Connection, *, run_ids: Any) -> None:
     """Nothing: chain_outcomes_of for the given runs, kept in the temporary table kept_chain_outcomes.
     (kept.sql:8)"""
@@ -545,6 +561,18 @@ def keep_chain_outcomes(con: Connection, *, run_ids: Any) -> None:
 def keep_chain_outcomes_for(con: Connection, *, run_ids: Any) -> None:
     """Nothing: which runs kept_chain_outcomes holds, for the macros' check. (kept.sql:13)"""
     return run(con, 'keep_chain_outcomes_for', {'run_ids': run_ids}, 'none')
+
+
+def keep_chains(con: Connection, *, keys: Any) -> None:
+    """Nothing: the chains named are kept in chain_kept as their attempts and calls now have them
+    (chain_kept_rows); forget_kept_chains first. (kept.sql:76)"""
+    return run(con, 'keep_chains', {'keys': keys}, 'none')
+
+
+def kept_chains_differ(con: Connection) -> Any:
+    """How many rows differ between chain_kept and a recomputation from attempts (chain_kept_rows),
+    each way (0: the kept outcomes are exact). The tests' check. (kept.sql:91)"""
+    return run(con, 'kept_chains_differ', {}, 'scalar')
 
 
 def kept_outputs(

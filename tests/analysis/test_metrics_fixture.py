@@ -100,6 +100,7 @@ def build(path: Path) -> Path:
         for slot in (1, 2, 3):
             _attempt(con, PASS_HINT, 1, slot, "S", clock, 0.002, critic=False)
         _run(con, PASS_K4, "pass@k", 4, "binary")
+        store.rebuild_kept_chains(con)  # rows written by SQL, not through store.append_attempts
     return path
 
 
