@@ -275,5 +275,10 @@ CREATE TABLE IF NOT EXISTS chain_kept (
     valid_cost_usd   DOUBLE NOT NULL,    -- summed over every valid slot
     valid_tokens     BIGINT NOT NULL,
     priced           BOOLEAN NOT NULL,   -- any call of the chain was priced
+    -- every call of the chain, whatever its slot's fate (what `seqk status` says was paid)
+    input_tokens     BIGINT,
+    output_tokens    BIGINT,
+    spent_usd        DOUBLE,             -- NULL when no call of the chain was priced
+    n_unpriced_calls BIGINT NOT NULL,    -- calls that returned with no price (n_unpriced_calls)
     PRIMARY KEY (run_id, generation, task_index, chain_index)
 );

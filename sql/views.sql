@@ -200,7 +200,9 @@ FROM current_attempts_of();
 -- calls, and calls of no slot, are the errors' price and no policy's): cost_usd and tokens (input
 -- + output), lists over attempts 1..valid_prefix (an element of cost_usd is NULL when no call of
 -- that slot was priced); valid_cost_usd and valid_tokens, summed over every valid slot (a pass@k
--- task's samples); priced: whether any call of the chain was priced.
+-- task's samples); priced: whether any call of the chain was priced; and over every call of the
+-- chain (what `seqk status` says was paid): input_tokens, output_tokens, spent_usd (NULL when none
+-- was priced) and n_unpriced_calls.
 CREATE OR REPLACE MACRO chain_kept_rows(keys := NULL) AS TABLE
 WITH chosen AS MATERIALIZED (
     -- (DISTINCT over the UNNEST itself would keep one row of the list)
@@ -248,18 +250,20 @@ facts AS (
 ),
 call_rows AS (
     SELECT run_id, generation, task_index, chain_index, attempt_index, cost_usd, input_tokens,
-           output_tokens
+           output_tokens, error
     FROM calls WHERE keys IS NULL
     UNION ALL
     SELECT c.run_id, c.generation, c.task_index, c.chain_index, c.attempt_index, c.cost_usd,
-           c.input_tokens, c.output_tokens
+           c.input_tokens, c.output_tokens, c.error
     FROM calls c SEMI JOIN chosen k USING (run_id, generation, task_index, chain_index)
     WHERE keys IS NOT NULL
 ),
 slot_spend AS (
     SELECT run_id, generation, task_index, chain_index, attempt_index,
            sum(cost_usd) AS cost_usd, count(cost_usd) AS n_priced,
-           sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0))::BIGINT AS tokens
+           sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0))::BIGINT AS tokens,
+           sum(input_tokens)::BIGINT AS input_tokens, sum(output_tokens)::BIGINT AS output_tokens,
+           n_unpriced_calls(cost_usd, error) AS n_unpriced
     FROM call_rows GROUP BY ALL
 ),
 -- each chain's valid slots in order (sorting structs by their first field is cheaper than an
@@ -273,7 +277,9 @@ lists AS (
     GROUP BY ALL
 ),
 priced AS (
-    SELECT run_id, generation, task_index, chain_index, bool_or(n_priced > 0) AS priced
+    SELECT run_id, generation, task_index, chain_index, bool_or(n_priced > 0) AS priced,
+           sum(input_tokens)::BIGINT AS input_tokens, sum(output_tokens)::BIGINT AS output_tokens,
+           sum(cost_usd) AS spent_usd, sum(n_unpriced)::BIGINT AS n_unpriced_calls
     FROM slot_spend GROUP BY ALL
 )
 -- the valid prefix's slots are the first valid_prefix of the valid ones
@@ -282,10 +288,28 @@ SELECT f.*,
        list_transform(list_slice(coalesce(l.slots, []), 1, f.valid_prefix), x -> x.t) AS tokens,
        coalesce(list_sum(list_transform(l.slots, x -> x.c)), 0.0)::DOUBLE       AS valid_cost_usd,
        coalesce(list_sum(list_transform(l.slots, x -> x.t)), 0)::BIGINT         AS valid_tokens,
-       coalesce(pr.priced, false)                                               AS priced
+       coalesce(pr.priced, false)                                               AS priced,
+       pr.input_tokens, pr.output_tokens, pr.spent_usd,
+       coalesce(pr.n_unpriced_calls, 0)::BIGINT                                 AS n_unpriced_calls
 FROM facts f
 LEFT JOIN lists l USING (run_id, generation, task_index, chain_index)
 LEFT JOIN priced pr USING (run_id, generation, task_index, chain_index);
+
+-- The chain_kept rows of the chosen runs' current generations, with each run's number (run_no: its
+-- position in run_id order among the chosen runs, as in current_attempts_of), metric, k and chains.
+CREATE OR REPLACE MACRO chain_kept_current_of(run_ids := NULL) AS TABLE
+WITH numbered AS (
+    SELECT run_id, generation, metric, k, chains, row_number() OVER (ORDER BY run_id) AS run_no
+    FROM runs
+    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
+)
+SELECT c.*, n.run_no, n.metric, n.k, n.chains
+FROM chain_kept c
+JOIN numbered n ON c.run_id = n.run_id AND c.generation = n.generation
+-- A lake has no primary key: should two writers have kept the same chain at once, the row that
+-- saw more of it counts.
+--lake-only: QUALIFY row_number() OVER (PARTITION BY c.run_id, c.task_index, c.chain_index ORDER BY c.n_attempts DESC, c.last_finished_at DESC) = 1
+;
 
 -- The per-chain substrate every figure starts from: one row per (run, task, chain) of the run's
 -- current generation with at least one attempt that counts (chain_index is 1 but for a seq@k run
@@ -303,21 +327,11 @@ LEFT JOIN priced pr USING (run_id, generation, task_index, chain_index);
 -- then its spend (cost_usd, tokens, valid_cost_usd, valid_tokens, priced: chain_kept_rows). run_no
 -- is the run's position in run_id order among the chosen runs, as in current_attempts_of.
 CREATE OR REPLACE MACRO chain_outcomes_of(run_ids := NULL) AS TABLE
-WITH numbered AS (
-    SELECT run_id, generation, metric, k, chains, row_number() OVER (ORDER BY run_id) AS run_no
-    FROM runs
-    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
-),
-o AS (
-    SELECT c.run_id, n.run_no, c.task_index, c.chain_index, n.metric, n.k, n.chains, c.n_attempts,
-           c.n_valid, c.n_error, c.n_success, c.first_success, c.first_error, c.valid_prefix,
-           c.settled_prefix, c.ended_in_error, c.cost_usd, c.tokens, c.valid_cost_usd,
-           c.valid_tokens, c.priced
-    FROM chain_kept c
-    JOIN numbered n ON c.run_id = n.run_id AND c.generation = n.generation
--- A lake has no primary key: should two writers have kept the same chain at once, the row that
--- saw more of it counts.
---lake-only: QUALIFY row_number() OVER (PARTITION BY c.run_id, c.task_index, c.chain_index ORDER BY c.n_attempts DESC, c.last_finished_at DESC) = 1
+WITH o AS (
+    SELECT run_id, run_no, task_index, chain_index, metric, k, chains, n_attempts, n_valid, n_error,
+           n_success, first_success, first_error, valid_prefix, settled_prefix, ended_in_error,
+           cost_usd, tokens, valid_cost_usd, valid_tokens, priced
+    FROM chain_kept_current_of(run_ids := run_ids)
 )
 SELECT * EXCLUDE (cost_usd, tokens, valid_cost_usd, valid_tokens, priced),
        CASE WHEN metric = 'seq@k' AND first_success <= valid_prefix THEN first_success END
@@ -363,49 +377,10 @@ FROM chain_facts_of(run_ids := run_ids);
 -- task_outcomes_of with errors excluded, every run.
 CREATE OR REPLACE VIEW task_outcomes AS SELECT * FROM task_outcomes_of(false);
 
--- task_outcomes_of(false, run_ids) in one pass over the attempts, for pages that need it fast
--- (the viewer): the same rows and columns but run_no. Each (run, task, chain) keeps three
--- bitmasks of attempt indexes: the slots it has, the valid ones, the solved ones; a slot with
--- a valid row counts as valid (as in current_attempts_of) and duplicate rows set the same bit,
--- so no ranking or anti-join is needed, and every count and prefix is a bit count. A BIGINT
--- holds 62 slots: runs with a larger k go through task_outcomes_of.
+-- task_outcomes_of(false, run_ids) without run_no, for pages that need it fast (the viewer): since
+-- chain_kept, the same one row per chain.
 CREATE OR REPLACE MACRO task_outcomes_fast_of(run_ids := NULL) AS TABLE
-WITH chosen AS (
-    SELECT run_id, generation, metric, k, chains FROM runs
-    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
-),
-masks AS (
-    SELECT run_id, generation, task_index, chain_index,
-           bit_or(1::BIGINT << (attempt_index - 1)) AS slots,
-           coalesce(bit_or(CASE WHEN status = 'ok' THEN 1::BIGINT << (attempt_index - 1) END), 0)
-               AS valid,
-           coalesce(bit_or(CASE WHEN status = 'ok' AND success
-                                THEN 1::BIGINT << (attempt_index - 1) END), 0) AS solved
-    FROM attempts
-    WHERE attempt_index <= 62 AND (run_ids IS NULL OR list_contains(run_ids, run_id))
-    GROUP BY run_id, generation, task_index, chain_index
-),
-o AS (
-    SELECT c.run_id, m.task_index, m.chain_index, c.metric, c.k, c.chains,
-           bit_count(m.slots)::BIGINT                                   AS n_attempts,
-           bit_count(m.valid)::BIGINT                                   AS n_valid,
-           bit_count(xor(m.slots, m.valid))::BIGINT                     AS n_error,
-           bit_count(m.solved)::BIGINT                                  AS n_success,
-           -- the lowest set bit's position
-           CASE WHEN m.solved <> 0 THEN bit_count((m.solved & -m.solved) - 1) + 1 END::INTEGER
-                                                                        AS first_success,
-           -- the trailing ones: x & ~(x + 1) keeps exactly them
-           bit_count(m.valid & ~(m.valid + 1))::BIGINT                  AS valid_prefix,
-           bit_count(m.slots & ~(m.slots + 1))::BIGINT                  AS settled_prefix,
-           -- the last slot is errored when the error-only slots reach higher than the valid ones
-           xor(m.slots, m.valid) > m.valid                              AS ended_in_error
-    FROM masks m JOIN chosen c USING (run_id, generation)
-    WHERE c.k <= 62
-)
-SELECT *, n_valid AS n_samples, valid_prefix AS known_to FROM o
-UNION ALL BY NAME
-SELECT * EXCLUDE (run_no)
-FROM task_outcomes_of(false, run_ids := (SELECT coalesce(list(run_id), []) FROM chosen WHERE k > 62));
+SELECT * EXCLUDE (run_no) FROM task_outcomes_of(false, run_ids := run_ids);
 
 -- One row per run of the given runs (NULL: all): n_tasks registered; n_started, tasks with an
 -- attempt that counts; n_finished, tasks whose every chain (runs.chains) is done: k valid
@@ -414,14 +389,18 @@ FROM task_outcomes_of(false, run_ids := (SELECT coalesce(list(run_id), []) FROM 
 -- last_finished_at, when its current generation's last attempt finished (NULL before any).
 -- The one definition of a run's progress: `seqk status` and the viewer read it.
 CREATE OR REPLACE MACRO run_progress_of(run_ids := NULL) AS TABLE
-WITH tasks_done AS (
+WITH kept AS (
+    SELECT run_id, task_index, n_valid, n_error, first_success, last_finished_at, metric, k, chains
+    FROM chain_kept_current_of(run_ids := run_ids)
+),
+tasks_done AS (
     SELECT run_id, task_index,
            count(*) FILTER (WHERE n_valid >= k OR (metric = 'seq@k' AND first_success IS NOT NULL))
                >= max(chains)                                   AS finished,
            bool_or(first_success IS NOT NULL)                   AS passed,
            sum(n_valid)                                         AS n_valid,
            sum(n_error)                                         AS n_error
-    FROM task_outcomes_fast_of(run_ids := run_ids)
+    FROM kept
     GROUP BY run_id, task_index
 ),
 registered AS (
@@ -430,10 +409,7 @@ registered AS (
     GROUP BY run_id
 ),
 latest AS (
-    SELECT a.run_id, max(a.finished_at) AS last_finished_at
-    FROM attempts a JOIN runs r ON r.run_id = a.run_id AND r.generation = a.generation
-    WHERE run_ids IS NULL OR list_contains(run_ids, a.run_id)
-    GROUP BY a.run_id
+    SELECT run_id, max(last_finished_at) AS last_finished_at FROM kept GROUP BY run_id
 )
 SELECT r.run_id,
        coalesce(any_value(g.n_tasks), 0)                  AS n_tasks,

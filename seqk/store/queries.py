@@ -571,7 +571,8 @@ def keep_chains(con: Connection, *, keys: Any) -> None:
 
 def kept_chains_differ(con: Connection) -> Any:
     """How many rows differ between chain_kept and a recomputation from attempts (chain_kept_rows),
-    each way (0: the kept outcomes are exact). The tests' check. (kept.sql:91)"""
+    each way (0: the kept outcomes are exact). Dollar sums are compared to 1e-9: a sum over a
+    chain's calls may add them in another order. The tests' check. (kept.sql:91)"""
     return run(con, 'kept_chains_differ', {}, 'scalar')
 
 

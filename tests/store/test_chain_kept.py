@@ -26,7 +26,7 @@ from seqk.run.rejudge import rejudge, rejudge_spec
 
 KEPT = ("run_id, generation, task_index, chain_index, n_attempts, n_valid, n_error, n_success, first_success, "
         "first_error, valid_prefix, settled_prefix, ended_in_error, last_finished_at, cost_usd, tokens, "
-        "valid_cost_usd, valid_tokens, priced")
+        "valid_cost_usd, valid_tokens, priced, input_tokens, output_tokens, spent_usd, n_unpriced_calls")
 
 
 def recomputed(con) -> dict[tuple, tuple]:
@@ -42,11 +42,13 @@ def recomputed(con) -> dict[tuple, tuple]:
         slot["solved"] |= status_ == "ok" and bool(success)
         slot["at"] = max(slot["at"], finished)
     spend: dict[tuple, dict[int, list]] = {}
-    for run_id, gen, task, chain, index, cost, tokens_in, tokens_out in con.execute(
+    paid_all: dict[tuple, list] = {}
+    for run_id, gen, task, chain, index, cost, tokens_in, tokens_out, error in con.execute(
             "SELECT run_id, generation, task_index, chain_index, attempt_index, cost_usd, input_tokens, "
-            "output_tokens FROM calls").fetchall():
+            "output_tokens, error FROM calls").fetchall():
         spend.setdefault((run_id, gen, task, chain), {}).setdefault(index, []).append(
             (cost, (tokens_in or 0) + (tokens_out or 0)))
+        paid_all.setdefault((run_id, gen, task, chain), []).append((tokens_in, tokens_out, cost, error))
     out = {}
     for key, by_index in slots.items():
         indexes = sorted(by_index)
@@ -73,8 +75,20 @@ def recomputed(con) -> dict[tuple, tuple]:
             slot_cost[:n_valid_prefix], slot_tokens[:n_valid_prefix],
             sum(c for c in slot_cost if c is not None), sum(slot_tokens),
             any(x is not None for calls in paid.values() for x, _ in calls),
+            *_totals(paid_all.get(key, [])),
         )
     return out
+
+
+def _totals(calls: list[tuple]) -> tuple:
+    """Every call's input and output tokens and cost summed (None when none has one), and how many
+    returned without a price."""
+    def total(values: list) -> float | int | None:
+        present = [v for v in values if v is not None]
+        return sum(present) if present else None
+
+    return (total([c[0] for c in calls]), total([c[1] for c in calls]), total([c[2] for c in calls]),
+            sum(1 for c in calls if c[2] is None and c[3] is None))
 
 
 def _close(a, b) -> bool:
