@@ -202,7 +202,8 @@ FROM current_attempts_of();
 -- that slot was priced); valid_cost_usd and valid_tokens, summed over every valid slot (a pass@k
 -- task's samples); priced: whether any call of the chain was priced; and over every call of the
 -- chain (what `seqk status` says was paid): input_tokens, output_tokens, spent_usd (NULL when none
--- was priced) and n_unpriced_calls.
+-- was priced) and n_unpriced_calls; slot_best, each slot's best-so-far score (a valid row's score,
+-- or its success as 1.0; 0.0 before any), for the soft score.
 CREATE OR REPLACE MACRO chain_kept_rows(keys := NULL) AS TABLE
 WITH chosen AS MATERIALIZED (
     -- (DISTINCT over the UNNEST itself would keep one row of the list)
@@ -211,20 +212,27 @@ WITH chosen AS MATERIALIZED (
                                                 chain_index INTEGER)[]), recursive := true))
 ),
 rows AS (
-    SELECT run_id, generation, task_index, chain_index, attempt_index, status, success, finished_at
+    SELECT run_id, generation, task_index, chain_index, attempt_index, status, success, score,
+           finished_at
     FROM attempts WHERE keys IS NULL
     UNION ALL
     SELECT a.run_id, a.generation, a.task_index, a.chain_index, a.attempt_index, a.status, a.success,
-           a.finished_at
+           a.score, a.finished_at
     FROM attempts a SEMI JOIN chosen c USING (run_id, generation, task_index, chain_index)
     WHERE keys IS NOT NULL
 ),
 slots AS (
-    SELECT run_id, generation, task_index, chain_index, attempt_index,
-           bool_or(status = 'ok')                                          AS valid,
-           coalesce(bool_or(status = 'ok' AND success), false)              AS solved,
-           max(finished_at)                                                 AS finished_at
-    FROM rows GROUP BY run_id, generation, task_index, chain_index, attempt_index
+    SELECT *, coalesce(max(score) OVER (PARTITION BY run_id, generation, task_index, chain_index
+                                        ORDER BY attempt_index
+                                        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), 0.0) AS best
+    FROM (
+        SELECT run_id, generation, task_index, chain_index, attempt_index,
+               bool_or(status = 'ok')                                          AS valid,
+               coalesce(bool_or(status = 'ok' AND success), false)              AS solved,
+               max(coalesce(score, success::DOUBLE)) FILTER (WHERE status = 'ok') AS score,
+               max(finished_at)                                                 AS finished_at
+        FROM rows GROUP BY run_id, generation, task_index, chain_index, attempt_index
+    )
 ),
 facts AS (
     SELECT run_id, generation, task_index, chain_index,
@@ -245,7 +253,8 @@ facts AS (
                 ELSE len([x FOR x, i IN list_sort(list(attempt_index)) IF x = i]) END
                                                                             AS settled_prefix,
            NOT arg_max(valid, attempt_index)                                AS ended_in_error,
-           max(finished_at)                                                 AS last_finished_at
+           max(finished_at)                                                 AS last_finished_at,
+           list_sort(list({'i': attempt_index, 'b': best}))                 AS slot_best
     FROM slots GROUP BY run_id, generation, task_index, chain_index
 ),
 call_rows AS (
@@ -283,14 +292,15 @@ priced AS (
     FROM slot_spend GROUP BY ALL
 )
 -- the valid prefix's slots are the first valid_prefix of the valid ones
-SELECT f.*,
+SELECT f.* EXCLUDE (slot_best),
        list_transform(list_slice(coalesce(l.slots, []), 1, f.valid_prefix), x -> x.c) AS cost_usd,
        list_transform(list_slice(coalesce(l.slots, []), 1, f.valid_prefix), x -> x.t) AS tokens,
        coalesce(list_sum(list_transform(l.slots, x -> x.c)), 0.0)::DOUBLE       AS valid_cost_usd,
        coalesce(list_sum(list_transform(l.slots, x -> x.t)), 0)::BIGINT         AS valid_tokens,
        coalesce(pr.priced, false)                                               AS priced,
        pr.input_tokens, pr.output_tokens, pr.spent_usd,
-       coalesce(pr.n_unpriced_calls, 0)::BIGINT                                 AS n_unpriced_calls
+       coalesce(pr.n_unpriced_calls, 0)::BIGINT                                 AS n_unpriced_calls,
+       f.slot_best
 FROM facts f
 LEFT JOIN lists l USING (run_id, generation, task_index, chain_index)
 LEFT JOIN priced pr USING (run_id, generation, task_index, chain_index);
@@ -757,13 +767,11 @@ first_t_sums AS (
 -- one, and counts at the t where its task is counted: [1, known_to] and [first_success, K].
 -- Each such span becomes a +best / -best pair of events, summed up over t below; this
 -- avoids expanding every task to K rows. A task whose slots are 1..n_attempts (no holes,
--- the usual case) needs no window to find the next slot; only the running best does.
+-- the usual case) needs no window to find the next slot; the running best is kept (chain_kept).
 slots AS (
-    SELECT run_no, task_index, chain_index, attempt_index,
-           coalesce(max(CASE WHEN status = 'ok' THEN coalesce(score, success::DOUBLE) END)
-                    OVER (PARTITION BY run_no, task_index, chain_index ORDER BY attempt_index
-                          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), 0.0) AS best
-    FROM current_attempts_of(run_ids := run_ids)
+    SELECT run_no, task_index, chain_index, s.i AS attempt_index, s.b AS best
+    FROM (SELECT run_no, task_index, chain_index, UNNEST(slot_best) AS s
+          FROM chain_kept_current_of(run_ids := run_ids))
 ),
 spans AS (
     SELECT o.run_id, s.task_index, s.chain_index, s.attempt_index AS lo, s.best, o.k, o.known_to,

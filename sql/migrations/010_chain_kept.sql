@@ -35,5 +35,8 @@ CREATE TABLE IF NOT EXISTS chain_kept (
     output_tokens    BIGINT,
     spent_usd        DOUBLE,             -- NULL when no call of the chain was priced
     n_unpriced_calls BIGINT NOT NULL,    -- calls that returned with no price (n_unpriced_calls)
+    -- each slot (attempt_index i, in order) with its best-so-far score b: the most of the valid
+    -- scores (or successes as 1.0) at slots up to it, 0.0 before any (the soft score's spans)
+    slot_best        STRUCT(i INTEGER, b DOUBLE)[] NOT NULL,
     PRIMARY KEY (run_id, generation, task_index, chain_index)
 );

@@ -27,6 +27,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from seqk import store
+from seqk.store import queries
 
 SEQ = "toy-plain/seqk/mock__a/deterministic/binary"
 PASS = "toy-plain/passk/mock__a/deterministic/binary"
@@ -78,6 +79,10 @@ def _attempt(con, run_id: str, task: int, slot: int, code: str, clock: list[int]
                     "0.0, 0, ?, ?, NULL, 'sync', 1)",
                     [uid, run_id, task, slot, index, role, model, tokens_in, tokens_out, cost,
                      err, at])
+    # the chain's outcome kept, as store.append_attempts keeps it
+    keys = json.dumps([{"run_id": run_id, "generation": 1, "task_index": task, "chain_index": 1}])
+    queries.forget_kept_chains(con, keys=keys)
+    queries.keep_chains(con, keys=keys)
 
 
 def build(path: Path) -> Path:
@@ -100,7 +105,6 @@ def build(path: Path) -> Path:
         for slot in (1, 2, 3):
             _attempt(con, PASS_HINT, 1, slot, "S", clock, 0.002, critic=False)
         _run(con, PASS_K4, "pass@k", 4, "binary")
-        store.rebuild_kept_chains(con)  # rows written by SQL, not through store.append_attempts
     return path
 
 

@@ -26,21 +26,24 @@ from seqk.run.rejudge import rejudge, rejudge_spec
 
 KEPT = ("run_id, generation, task_index, chain_index, n_attempts, n_valid, n_error, n_success, first_success, "
         "first_error, valid_prefix, settled_prefix, ended_in_error, last_finished_at, cost_usd, tokens, "
-        "valid_cost_usd, valid_tokens, priced, input_tokens, output_tokens, spent_usd, n_unpriced_calls")
+        "valid_cost_usd, valid_tokens, priced, input_tokens, output_tokens, spent_usd, n_unpriced_calls, "
+        "slot_best")
 
 
 def recomputed(con) -> dict[tuple, tuple]:
     """Each (run, generation, task, chain) with an attempt, from the attempts and calls as stored: a
     slot counts its valid row, else its errors; spend is every call of a valid slot."""
     slots: dict[tuple, dict[int, dict]] = {}
-    for run_id, gen, task, chain, index, status_, success, finished in con.execute(
-            "SELECT run_id, generation, task_index, chain_index, attempt_index, status, success, finished_at "
-            "FROM attempts").fetchall():
+    for run_id, gen, task, chain, index, status_, success, score, finished in con.execute(
+            "SELECT run_id, generation, task_index, chain_index, attempt_index, status, success, score, "
+            "finished_at FROM attempts").fetchall():
         slot = slots.setdefault((run_id, gen, task, chain), {}).setdefault(
-            index, {"valid": False, "solved": False, "at": finished})
+            index, {"valid": False, "solved": False, "at": finished, "score": None})
         slot["valid"] |= status_ == "ok"
         slot["solved"] |= status_ == "ok" and bool(success)
         slot["at"] = max(slot["at"], finished)
+        if status_ == "ok":
+            slot["score"] = score if score is not None else None if success is None else float(success)
     spend: dict[tuple, dict[int, list]] = {}
     paid_all: dict[tuple, list] = {}
     for run_id, gen, task, chain, index, cost, tokens_in, tokens_out, error in con.execute(
@@ -76,6 +79,7 @@ def recomputed(con) -> dict[tuple, tuple]:
             sum(c for c in slot_cost if c is not None), sum(slot_tokens),
             any(x is not None for calls in paid.values() for x, _ in calls),
             *_totals(paid_all.get(key, [])),
+            _running_best([by_index[i]["score"] for i in indexes], indexes),
         )
     return out
 
@@ -91,7 +95,20 @@ def _totals(calls: list[tuple]) -> tuple:
             sum(1 for c in calls if c[2] is None and c[3] is None))
 
 
+def _running_best(scores: list, indexes: list[int]) -> list[dict]:
+    best, out = 0.0, []
+    seen = False
+    for index, score in zip(indexes, scores, strict=True):
+        if score is not None:
+            best = score if not seen else max(best, score)
+            seen = True
+        out.append({"i": index, "b": best})
+    return out
+
+
 def _close(a, b) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[key], b[key]) for key in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, float) or isinstance(b, float):
@@ -220,3 +237,41 @@ def test_a_store_from_before_the_table_keeps_its_chains_on_upgrade(tmp_path):
     with store.connect(db) as con:
         assert con.execute("SELECT count(*) FROM chain_kept").fetchone()[0] == 4
     assert assert_kept(db) == 4
+
+
+def _tables(node: dict, found: set[str]) -> set[str]:
+    info = node.get("extra_info", {})
+    if isinstance(info, dict) and "Table" in info:
+        found.add(info["Table"].rsplit(".", 1)[-1])
+    for child in node.get("children", []):
+        _tables(child, found)
+    return found
+
+
+def test_the_reports_main_queries_read_the_kept_outcomes_not_the_attempts(tmp_path):
+    """EXPLAIN of run curves, the per-chain rows, the frontier and status's progress and spend:
+    no scan of attempts or calls, whatever the store holds (here runs with errors and chains)."""
+    from seqk.store import sqlfiles
+
+    db = tmp_path / "seqk.duckdb"
+    models.register_mock("mock/actor", solves_on({1: 1, 2: 2}))
+    models.register_mock("mock/judge", lambda p: "maybe?" if "word w3?" in p else judge_says(p))
+    seq = engine.run(runspec.load(_variant(tmp_path, "seq.yaml", metric="seq@k", k=3, chains=2,
+                                           options={"n": 4})), db)
+    passk = engine.run(runspec.load(_variant(tmp_path, "pass.yaml", metric="pass@k", k=3, options={"n": 4})), db)
+    ids = [seq.prepared.run_id, passk.prepared.run_id]
+    both = {"errors_as_failures": False, "run_ids": ids}
+    with store.connect(db, read_only=True) as con:
+        for name, params in [("run_curves", both), ("run_curves", both | {"errors_as_failures": True}),
+                             ("chain_rows", {"run_ids": ids}), ("frontier_rows", both),
+                             ("run_status", {"run_ids": []}), ("run_status", {"run_ids": ids[:1]})]:
+            plan = con.execute("EXPLAIN (FORMAT json) " + sqlfiles.queries()[name].sql, params).fetchall()
+            read = set().union(*(_tables(node, set()) for node in json.loads(plan[0][1])))
+            assert "chain_kept" in read and not read & {"attempts", "calls"}, (name, read)
+            assert con.execute(sqlfiles.queries()[name].sql, params).fetchall(), name
+        plan = con.execute("EXPLAIN (FORMAT json) SELECT count(*) FROM frontier").fetchall()
+        read = set().union(*(_tables(node, set()) for node in json.loads(plan[0][1])))
+        assert "chain_kept" in read and not read & {"attempts", "calls"}
+        # the views over attempts stay for ad-hoc SQL, and do read them
+        plan = con.execute("EXPLAIN (FORMAT json) SELECT count(*) FROM current_attempts").fetchall()
+        assert "attempts" in set().union(*(_tables(node, set()) for node in json.loads(plan[0][1])))
