@@ -36,11 +36,10 @@ def read_rows(db: Path) -> dict[str, Any]:
         runs = queries.report_runs(con, run_ids=store.resolve_run_ids(con, []), benchmark=None, model=None)
         ids = [r["run_id"] for r in runs]
         seq_ids = [r["run_id"] for r in runs if r["metric"] == "seq@k"]
-        with store.kept_chain_outcomes(con, run_ids=ids):
-            return {"ids": ids, "report_runs": runs, "plans": budget_plans(con, seq_ids),
-                    "chains": read_chains(con, ids), "spend": queries.spend_by_role(con, run_ids=ids),
-                    "choices": queries.pair_choices(con, run_ids=seq_ids),
-                    "curves": list(queries.run_curves(con, errors_as_failures=False, run_ids=ids))}
+        return {"ids": ids, "report_runs": runs, "plans": budget_plans(con, seq_ids),
+                "chains": read_chains(con, ids), "spend": queries.spend_by_role(con, run_ids=ids),
+                "choices": queries.pair_choices(con, run_ids=seq_ids),
+                "curves": list(queries.run_curves(con, errors_as_failures=False, run_ids=ids))}
 
 
 def main() -> None:

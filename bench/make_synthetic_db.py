@@ -118,9 +118,11 @@ def build(path: Path, *, models: int = 10, tasks: int = 2850, k: int = 10,
         for statement in filter(str.strip, _BUILD.split(";\n")):
             used = {name: value for name, value in params.items() if f"${name}" in statement}
             con.execute(statement, used)
+        # each chain's outcome, as seqk keeps it when it writes attempts (the migration's backfill)
+        store.queries.keep_all_chains(con)
         con.execute("COMMIT")
         counts = {table: con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-                  for table in ("runs", "tasks", "attempts", "calls")}
+                  for table in ("runs", "tasks", "attempts", "calls", "chain_kept")}
     return counts
 
 

@@ -4,13 +4,13 @@
 -- (n_unpriced_calls: calls that returned with no price), and `updated_at`: when its last attempt
 -- finished (the run's creation time while it has none).
 WITH spend AS (
+    -- every call of the current generation, summed per chain as its attempts were written
     SELECT run_id,
            sum(input_tokens)::BIGINT  AS input_tokens,
            sum(output_tokens)::BIGINT AS output_tokens,
-           sum(cost_usd)              AS cost_usd,
-           n_unpriced_calls(cost_usd, error) AS n_unpriced_calls
-    FROM current_calls
-    WHERE len($run_ids::VARCHAR[]) = 0 OR list_contains($run_ids::VARCHAR[], run_id)
+           sum(spent_usd)             AS cost_usd,
+           sum(n_unpriced_calls)::BIGINT AS n_unpriced_calls
+    FROM chain_kept_current_of(run_ids := CASE WHEN len($run_ids::VARCHAR[]) > 0 THEN $run_ids::VARCHAR[] END)
     GROUP BY run_id
 )
 SELECT r.run_id, r.benchmark, r.metric, r.k, r.actor_model, r.feedback_mode,

@@ -189,47 +189,161 @@ CREATE OR REPLACE VIEW attempt_slots AS
 SELECT run_id, run_no, task_index, chain_index, attempt_index, status, success, score
 FROM current_attempts_of();
 
--- The per-chain substrate every figure starts from, without its spend (chain_outcomes_of adds
--- it): one row per (run, task, chain) with at least one attempt that counts (chain_index is 1 but
--- for a seq@k run with `chains:`; a pass@k run's row is its task, its slots the samples). Counts
--- (n_attempts, n_valid, n_error, n_success), the first success and the first error, how far its
--- slots are all valid (valid_prefix) or all valid-or-error (settled_prefix), whether its last
--- slot is an error; then, for a seq@k chain and each way of reading errors, the attempt of its
+-- What the table chain_kept keeps of each chain (the chains named by `keys`, a list of
+-- {run_id, generation, task_index, chain_index}; NULL: every chain of every generation), computed
+-- from attempts and calls: written by seqk.store.writes.append_attempts for the chains a write
+-- touched, in the same transaction, and by a migration for a whole database. A slot (an attempt
+-- index) counts its valid row if it has one, else its errors (current_attempts_of's rule); the
+-- counts, the first success and the first error, how far its slots are all valid (valid_prefix)
+-- or all valid-or-error (settled_prefix), whether its last slot is an error, and its spend: what
+-- each valid slot cost (every call of the slot, a superseded error's included; an errored slot's
+-- calls, and calls of no slot, are the errors' price and no policy's): cost_usd and tokens (input
+-- + output), lists over attempts 1..valid_prefix (an element of cost_usd is NULL when no call of
+-- that slot was priced); valid_cost_usd and valid_tokens, summed over every valid slot (a pass@k
+-- task's samples); priced: whether any call of the chain was priced; and over every call of the
+-- chain (what `seqk status` says was paid): input_tokens, output_tokens, spent_usd (NULL when none
+-- was priced) and n_unpriced_calls; slot_best, each slot's best-so-far score (a valid row's score,
+-- or its success as 1.0; 0.0 before any), for the soft score.
+CREATE OR REPLACE MACRO chain_kept_rows(keys := NULL) AS TABLE
+WITH chosen AS MATERIALIZED (
+    -- (DISTINCT over the UNNEST itself would keep one row of the list)
+    SELECT DISTINCT * FROM (
+        SELECT UNNEST(coalesce(keys, []::STRUCT(run_id VARCHAR, generation INTEGER, task_index INTEGER,
+                                                chain_index INTEGER)[]), recursive := true))
+),
+rows AS (
+    SELECT run_id, generation, task_index, chain_index, attempt_index, status, success, score,
+           finished_at
+    FROM attempts WHERE keys IS NULL
+    UNION ALL
+    SELECT a.run_id, a.generation, a.task_index, a.chain_index, a.attempt_index, a.status, a.success,
+           a.score, a.finished_at
+    FROM attempts a SEMI JOIN chosen c USING (run_id, generation, task_index, chain_index)
+    WHERE keys IS NOT NULL
+),
+slots AS (
+    SELECT *, coalesce(max(score) OVER (PARTITION BY run_id, generation, task_index, chain_index
+                                        ORDER BY attempt_index
+                                        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), 0.0) AS best
+    FROM (
+        SELECT run_id, generation, task_index, chain_index, attempt_index,
+               bool_or(status = 'ok')                                          AS valid,
+               coalesce(bool_or(status = 'ok' AND success), false)              AS solved,
+               max(coalesce(score, success::DOUBLE)) FILTER (WHERE status = 'ok') AS score,
+               max(finished_at)                                                 AS finished_at
+        FROM rows GROUP BY run_id, generation, task_index, chain_index, attempt_index
+    )
+),
+facts AS (
+    SELECT run_id, generation, task_index, chain_index,
+           count(*)                                                         AS n_attempts,
+           count(*) FILTER (WHERE valid)                                    AS n_valid,
+           count(*) FILTER (WHERE NOT valid)                                AS n_error,
+           count(*) FILTER (WHERE solved)                                   AS n_success,
+           min(attempt_index) FILTER (WHERE solved)                         AS first_success,
+           min(attempt_index) FILTER (WHERE NOT valid)                      AS first_error,
+           -- Without holes (the usual case) the prefix is the count; pass@k samples finish
+           -- out of order, so a run in progress can have holes.
+           CASE WHEN count(*) FILTER (WHERE valid)
+                     = coalesce(max(attempt_index) FILTER (WHERE valid), 0)
+                THEN count(*) FILTER (WHERE valid)
+                ELSE len([x FOR x, i IN list_sort(list(attempt_index) FILTER (WHERE valid)) IF x = i])
+                END                                                         AS valid_prefix,
+           CASE WHEN count(*) = max(attempt_index) THEN count(*)
+                ELSE len([x FOR x, i IN list_sort(list(attempt_index)) IF x = i]) END
+                                                                            AS settled_prefix,
+           NOT arg_max(valid, attempt_index)                                AS ended_in_error,
+           max(finished_at)                                                 AS last_finished_at,
+           list_sort(list({'i': attempt_index, 'b': best}))                 AS slot_best
+    FROM slots GROUP BY run_id, generation, task_index, chain_index
+),
+call_rows AS (
+    SELECT run_id, generation, task_index, chain_index, attempt_index, cost_usd, input_tokens,
+           output_tokens, error
+    FROM calls WHERE keys IS NULL
+    UNION ALL
+    SELECT c.run_id, c.generation, c.task_index, c.chain_index, c.attempt_index, c.cost_usd,
+           c.input_tokens, c.output_tokens, c.error
+    FROM calls c SEMI JOIN chosen k USING (run_id, generation, task_index, chain_index)
+    WHERE keys IS NOT NULL
+),
+slot_spend AS (
+    SELECT run_id, generation, task_index, chain_index, attempt_index,
+           sum(cost_usd) AS cost_usd, count(cost_usd) AS n_priced,
+           sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0))::BIGINT AS tokens,
+           sum(input_tokens)::BIGINT AS input_tokens, sum(output_tokens)::BIGINT AS output_tokens,
+           n_unpriced_calls(cost_usd, error) AS n_unpriced
+    FROM call_rows GROUP BY ALL
+),
+-- each chain's valid slots in order (sorting structs by their first field is cheaper than an
+-- ordered aggregate)
+lists AS (
+    SELECT s.run_id, s.generation, s.task_index, s.chain_index,
+           list_sort(list({'i': s.attempt_index, 'c': p.cost_usd, 't': coalesce(p.tokens, 0)})) AS slots
+    FROM slots s
+    LEFT JOIN slot_spend p USING (run_id, generation, task_index, chain_index, attempt_index)
+    WHERE s.valid
+    GROUP BY ALL
+),
+priced AS (
+    SELECT run_id, generation, task_index, chain_index, bool_or(n_priced > 0) AS priced,
+           sum(input_tokens)::BIGINT AS input_tokens, sum(output_tokens)::BIGINT AS output_tokens,
+           sum(cost_usd) AS spent_usd, sum(n_unpriced)::BIGINT AS n_unpriced_calls
+    FROM slot_spend GROUP BY ALL
+)
+-- the valid prefix's slots are the first valid_prefix of the valid ones
+SELECT f.* EXCLUDE (slot_best),
+       list_transform(list_slice(coalesce(l.slots, []), 1, f.valid_prefix), x -> x.c) AS cost_usd,
+       list_transform(list_slice(coalesce(l.slots, []), 1, f.valid_prefix), x -> x.t) AS tokens,
+       coalesce(list_sum(list_transform(l.slots, x -> x.c)), 0.0)::DOUBLE       AS valid_cost_usd,
+       coalesce(list_sum(list_transform(l.slots, x -> x.t)), 0)::BIGINT         AS valid_tokens,
+       coalesce(pr.priced, false)                                               AS priced,
+       pr.input_tokens, pr.output_tokens, pr.spent_usd,
+       coalesce(pr.n_unpriced_calls, 0)::BIGINT                                 AS n_unpriced_calls,
+       f.slot_best
+FROM facts f
+LEFT JOIN lists l USING (run_id, generation, task_index, chain_index)
+LEFT JOIN priced pr USING (run_id, generation, task_index, chain_index);
+
+-- The chain_kept rows of the chosen runs' current generations, with each run's number (run_no: its
+-- position in run_id order among the chosen runs, as in current_attempts_of), metric, k and chains.
+CREATE OR REPLACE MACRO chain_kept_current_of(run_ids := NULL) AS TABLE
+WITH numbered AS (
+    SELECT run_id, generation, metric, k, chains, row_number() OVER (ORDER BY run_id) AS run_no
+    FROM runs
+    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
+)
+SELECT c.*, n.run_no, n.metric, n.k, n.chains
+FROM chain_kept c
+JOIN numbered n ON c.run_id = n.run_id AND c.generation = n.generation
+-- A lake has no primary key: should two writers have kept the same chain at once, the row that
+-- saw more of it counts.
+--lake-only: QUALIFY row_number() OVER (PARTITION BY c.run_id, c.task_index, c.chain_index ORDER BY c.n_attempts DESC, c.last_finished_at DESC) = 1
+;
+
+-- The per-chain substrate every figure starts from: one row per (run, task, chain) of the run's
+-- current generation with at least one attempt that counts (chain_index is 1 but for a seq@k run
+-- with `chains:`; a pass@k run's row is its task, its slots the samples), read from chain_kept
+-- (one row per chain, never the attempts): its counts (n_attempts, n_valid, n_error, n_success),
+-- the first success and the first error, valid_prefix, settled_prefix, ended_in_error (see
+-- chain_kept_rows); then, for a seq@k chain and each way of reading errors, the attempt of its
 -- first success (event_*) or, for an unsolved chain known only through attempt c < K, that
 -- censoring point (censored_*); neither when it is known unsolved through K:
 --   event_at, censored_at: errors censor (the default): a chain whose next slot errored or has not
 --     run yet is censored after its last valid attempt (Kaplan-Meier over attempts);
 --   event_if_failures, censored_if_failures: errored attempts are failed ones, and a chain that
 --     stopped on an error is unsolved through K (only a chain still running is censored);
---   event_if_successes, censored_if_successes: an errored attempt is a success at its index.
-CREATE OR REPLACE MACRO chain_facts_of(run_ids := NULL) AS TABLE
+--   event_if_successes, censored_if_successes: an errored attempt is a success at its index;
+-- then its spend (cost_usd, tokens, valid_cost_usd, valid_tokens, priced: chain_kept_rows). run_no
+-- is the run's position in run_id order among the chosen runs, as in current_attempts_of.
+CREATE OR REPLACE MACRO chain_outcomes_of(run_ids := NULL) AS TABLE
 WITH o AS (
-    SELECT any_value(s.run_id) AS run_id, s.run_no, s.task_index, s.chain_index,
-           any_value(r.metric) AS metric, any_value(r.k) AS k, any_value(r.chains) AS chains,
-           count(*)                                                         AS n_attempts,
-           count(*) FILTER (WHERE s.status = 'ok')                           AS n_valid,
-           count(*) FILTER (WHERE s.status = 'error')                        AS n_error,
-           count(*) FILTER (WHERE s.status = 'ok' AND s.success)             AS n_success,
-           min(s.attempt_index) FILTER (WHERE s.status = 'ok' AND s.success) AS first_success,
-           min(s.attempt_index) FILTER (WHERE s.status = 'error')            AS first_error,
-           -- Without holes (the usual case) the prefix is the count; pass@k samples finish
-           -- out of order, so a run in progress can have holes.
-           CASE WHEN count(*) FILTER (WHERE s.status = 'ok')
-                     = coalesce(max(s.attempt_index) FILTER (WHERE s.status = 'ok'), 0)
-                THEN count(*) FILTER (WHERE s.status = 'ok')
-                ELSE len([x FOR x, i IN list_sort(list(s.attempt_index)
-                                                  FILTER (WHERE s.status = 'ok')) IF x = i])
-                END                                                         AS valid_prefix,
-           CASE WHEN count(*) = max(s.attempt_index) THEN count(*)
-                ELSE len([x FOR x, i IN list_sort(list(s.attempt_index)) IF x = i]) END
-                                                                            AS settled_prefix,
-           arg_max(s.status, s.attempt_index) = 'error'                     AS ended_in_error
-    FROM current_attempts_of(run_ids := run_ids) s
-    JOIN runs r USING (run_id)
-    -- the run's number, not its id: grouping on an integer is markedly faster
-    GROUP BY s.run_no, s.task_index, s.chain_index
+    SELECT run_id, run_no, task_index, chain_index, metric, k, chains, n_attempts, n_valid, n_error,
+           n_success, first_success, first_error, valid_prefix, settled_prefix, ended_in_error,
+           cost_usd, tokens, valid_cost_usd, valid_tokens, priced
+    FROM chain_kept_current_of(run_ids := run_ids)
 )
-SELECT *,
+SELECT * EXCLUDE (cost_usd, tokens, valid_cost_usd, valid_tokens, priced),
        CASE WHEN metric = 'seq@k' AND first_success <= valid_prefix THEN first_success END
                                                                             AS event_at,
        CASE WHEN metric = 'seq@k' AND NOT coalesce(first_success <= valid_prefix, false)
@@ -243,59 +357,14 @@ SELECT *,
             THEN least(first_success, first_error) END                     AS event_if_successes,
        CASE WHEN metric = 'seq@k'
                  AND NOT coalesce(least(first_success, first_error) <= settled_prefix, false)
-                 AND settled_prefix < k THEN settled_prefix END             AS censored_if_successes
+                 AND settled_prefix < k THEN settled_prefix END             AS censored_if_successes,
+       cost_usd, tokens, valid_cost_usd, valid_tokens, priced
 FROM o;
 
--- The per-chain substrate: chain_facts_of and what the chain spent. Spend is what each valid
--- attempt's slot cost (every call of the slot, a superseded error's included; an errored slot's
--- calls, and calls of no slot, are the errors' price and no policy's): cost_usd and tokens
--- (input + output), lists over attempts 1..valid_prefix (an element of cost_usd is NULL when no
--- call of that slot was priced); valid_cost_usd and valid_tokens, summed over every valid slot (a
--- pass@k task's samples); priced: whether any call of the chain was priced. A later branch keeps
--- it as a table; a report keeps it for its queries meanwhile (kept.sql).
-CREATE OR REPLACE MACRO chain_outcomes_of(run_ids := NULL) AS TABLE
-WITH chosen AS (
-    SELECT run_id, generation FROM runs
-    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
-),
-slot_spend AS MATERIALIZED (
-    SELECT c.run_id, c.task_index, c.chain_index, c.attempt_index,
-           sum(c.cost_usd) AS cost_usd, count(c.cost_usd) AS n_priced,
-           sum(coalesce(c.input_tokens, 0) + coalesce(c.output_tokens, 0))::BIGINT AS tokens
-    FROM calls c
-    JOIN chosen r ON c.run_id = r.run_id AND c.generation = r.generation
-    GROUP BY ALL
-),
--- a slot holds at most one valid row (current_attempts_of), so the valid ones need no ranking
-valid AS (
-    SELECT DISTINCT a.run_id, a.task_index, a.chain_index, a.attempt_index
-    FROM attempts a
-    JOIN chosen r ON a.run_id = r.run_id AND a.generation = r.generation
-    WHERE a.status = 'ok'
-),
--- each chain's valid slots in order (sorting structs by their first field is cheaper than an
--- ordered aggregate)
-lists AS (
-    SELECT v.run_id, v.task_index, v.chain_index,
-           list_sort(list({'i': v.attempt_index, 'c': p.cost_usd, 't': coalesce(p.tokens, 0)})) AS slots
-    FROM valid v
-    LEFT JOIN slot_spend p USING (run_id, task_index, chain_index, attempt_index)
-    GROUP BY ALL
-),
-priced AS (
-    SELECT run_id, task_index, chain_index, bool_or(n_priced > 0) AS priced
-    FROM slot_spend GROUP BY ALL
-)
--- the valid prefix's slots are the first valid_prefix of the valid ones
-SELECT f.*,
-       list_transform(list_slice(coalesce(l.slots, []), 1, f.valid_prefix), x -> x.c) AS cost_usd,
-       list_transform(list_slice(coalesce(l.slots, []), 1, f.valid_prefix), x -> x.t) AS tokens,
-       coalesce(list_sum(list_transform(l.slots, x -> x.c)), 0.0)::DOUBLE       AS valid_cost_usd,
-       coalesce(list_sum(list_transform(l.slots, x -> x.t)), 0)::BIGINT         AS valid_tokens,
-       coalesce(pr.priced, false)                                               AS priced
-FROM chain_facts_of(run_ids := run_ids) f
-LEFT JOIN lists l USING (run_id, task_index, chain_index)
-LEFT JOIN priced pr USING (run_id, task_index, chain_index);
+-- chain_outcomes_of without its spend.
+CREATE OR REPLACE MACRO chain_facts_of(run_ids := NULL) AS TABLE
+SELECT * EXCLUDE (cost_usd, tokens, valid_cost_usd, valid_tokens, priced)
+FROM chain_outcomes_of(run_ids := run_ids);
 
 -- chain_outcomes_of for every run.
 CREATE OR REPLACE VIEW chain_outcomes AS SELECT * FROM chain_outcomes_of();
@@ -318,49 +387,10 @@ FROM chain_facts_of(run_ids := run_ids);
 -- task_outcomes_of with errors excluded, every run.
 CREATE OR REPLACE VIEW task_outcomes AS SELECT * FROM task_outcomes_of(false);
 
--- task_outcomes_of(false, run_ids) in one pass over the attempts, for pages that need it fast
--- (the viewer): the same rows and columns but run_no. Each (run, task, chain) keeps three
--- bitmasks of attempt indexes: the slots it has, the valid ones, the solved ones; a slot with
--- a valid row counts as valid (as in current_attempts_of) and duplicate rows set the same bit,
--- so no ranking or anti-join is needed, and every count and prefix is a bit count. A BIGINT
--- holds 62 slots: runs with a larger k go through task_outcomes_of.
+-- task_outcomes_of(false, run_ids) without run_no, for pages that need it fast (the viewer): since
+-- chain_kept, the same one row per chain.
 CREATE OR REPLACE MACRO task_outcomes_fast_of(run_ids := NULL) AS TABLE
-WITH chosen AS (
-    SELECT run_id, generation, metric, k, chains FROM runs
-    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
-),
-masks AS (
-    SELECT run_id, generation, task_index, chain_index,
-           bit_or(1::BIGINT << (attempt_index - 1)) AS slots,
-           coalesce(bit_or(CASE WHEN status = 'ok' THEN 1::BIGINT << (attempt_index - 1) END), 0)
-               AS valid,
-           coalesce(bit_or(CASE WHEN status = 'ok' AND success
-                                THEN 1::BIGINT << (attempt_index - 1) END), 0) AS solved
-    FROM attempts
-    WHERE attempt_index <= 62 AND (run_ids IS NULL OR list_contains(run_ids, run_id))
-    GROUP BY run_id, generation, task_index, chain_index
-),
-o AS (
-    SELECT c.run_id, m.task_index, m.chain_index, c.metric, c.k, c.chains,
-           bit_count(m.slots)::BIGINT                                   AS n_attempts,
-           bit_count(m.valid)::BIGINT                                   AS n_valid,
-           bit_count(xor(m.slots, m.valid))::BIGINT                     AS n_error,
-           bit_count(m.solved)::BIGINT                                  AS n_success,
-           -- the lowest set bit's position
-           CASE WHEN m.solved <> 0 THEN bit_count((m.solved & -m.solved) - 1) + 1 END::INTEGER
-                                                                        AS first_success,
-           -- the trailing ones: x & ~(x + 1) keeps exactly them
-           bit_count(m.valid & ~(m.valid + 1))::BIGINT                  AS valid_prefix,
-           bit_count(m.slots & ~(m.slots + 1))::BIGINT                  AS settled_prefix,
-           -- the last slot is errored when the error-only slots reach higher than the valid ones
-           xor(m.slots, m.valid) > m.valid                              AS ended_in_error
-    FROM masks m JOIN chosen c USING (run_id, generation)
-    WHERE c.k <= 62
-)
-SELECT *, n_valid AS n_samples, valid_prefix AS known_to FROM o
-UNION ALL BY NAME
-SELECT * EXCLUDE (run_no)
-FROM task_outcomes_of(false, run_ids := (SELECT coalesce(list(run_id), []) FROM chosen WHERE k > 62));
+SELECT * EXCLUDE (run_no) FROM task_outcomes_of(false, run_ids := run_ids);
 
 -- One row per run of the given runs (NULL: all): n_tasks registered; n_started, tasks with an
 -- attempt that counts; n_finished, tasks whose every chain (runs.chains) is done: k valid
@@ -369,14 +399,18 @@ FROM task_outcomes_of(false, run_ids := (SELECT coalesce(list(run_id), []) FROM 
 -- last_finished_at, when its current generation's last attempt finished (NULL before any).
 -- The one definition of a run's progress: `seqk status` and the viewer read it.
 CREATE OR REPLACE MACRO run_progress_of(run_ids := NULL) AS TABLE
-WITH tasks_done AS (
+WITH kept AS (
+    SELECT run_id, task_index, n_valid, n_error, first_success, last_finished_at, metric, k, chains
+    FROM chain_kept_current_of(run_ids := run_ids)
+),
+tasks_done AS (
     SELECT run_id, task_index,
            count(*) FILTER (WHERE n_valid >= k OR (metric = 'seq@k' AND first_success IS NOT NULL))
                >= max(chains)                                   AS finished,
            bool_or(first_success IS NOT NULL)                   AS passed,
            sum(n_valid)                                         AS n_valid,
            sum(n_error)                                         AS n_error
-    FROM task_outcomes_fast_of(run_ids := run_ids)
+    FROM kept
     GROUP BY run_id, task_index
 ),
 registered AS (
@@ -385,10 +419,7 @@ registered AS (
     GROUP BY run_id
 ),
 latest AS (
-    SELECT a.run_id, max(a.finished_at) AS last_finished_at
-    FROM attempts a JOIN runs r ON r.run_id = a.run_id AND r.generation = a.generation
-    WHERE run_ids IS NULL OR list_contains(run_ids, a.run_id)
-    GROUP BY a.run_id
+    SELECT run_id, max(last_finished_at) AS last_finished_at FROM kept GROUP BY run_id
 )
 SELECT r.run_id,
        coalesce(any_value(g.n_tasks), 0)                  AS n_tasks,
@@ -736,13 +767,11 @@ first_t_sums AS (
 -- one, and counts at the t where its task is counted: [1, known_to] and [first_success, K].
 -- Each such span becomes a +best / -best pair of events, summed up over t below; this
 -- avoids expanding every task to K rows. A task whose slots are 1..n_attempts (no holes,
--- the usual case) needs no window to find the next slot; only the running best does.
+-- the usual case) needs no window to find the next slot; the running best is kept (chain_kept).
 slots AS (
-    SELECT run_no, task_index, chain_index, attempt_index,
-           coalesce(max(CASE WHEN status = 'ok' THEN coalesce(score, success::DOUBLE) END)
-                    OVER (PARTITION BY run_no, task_index, chain_index ORDER BY attempt_index
-                          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), 0.0) AS best
-    FROM current_attempts_of(run_ids := run_ids)
+    SELECT run_no, task_index, chain_index, s.i AS attempt_index, s.b AS best
+    FROM (SELECT run_no, task_index, chain_index, UNNEST(slot_best) AS s
+          FROM chain_kept_current_of(run_ids := run_ids))
 ),
 spans AS (
     SELECT o.run_id, s.task_index, s.chain_index, s.attempt_index AS lo, s.best, o.k, o.known_to,

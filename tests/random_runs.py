@@ -95,3 +95,4 @@ def random_db(path: Path, seed: int) -> None:
                 status = "error" if rng.random() < 0.1 else "ok"
                 w.attempt("pass", 2, task, 1, sample, status,
                           None if status == "error" else rng.random() < p)
+        store.rebuild_kept_chains(con)  # rows written by SQL, not through store.append_attempts

@@ -109,17 +109,14 @@ def compare(run_a: str, run_b: str, db: store.DbLike = None, *, errors_as_failur
             if rows[0][key] != rows[1][key]:
                 raise BadInput(f"{a_id} is a run of {key} {rows[0][key]}, {b_id} of {rows[1][key]}: runs of "
                                f"different {key}s are not compared (their tasks are not the same tasks)")
-        # metrics.compute also reads each seq@k run's lift partner: its outcomes are kept too
-        partners = {p["pass_run_id"] for p in queries.pair_choices(con, run_ids=[a_id, b_id])}
-        with store.kept_chain_outcomes(con, run_ids=sorted({a_id, b_id} | partners)):
-            found = {r.run_id: r for r in metrics.compute(con, [a_id, b_id], errors_as_failures=errors_as_failures,
-                                                         seed=seed, n_boot=n_boot)}
-            at_t = [metrics.compare_on(con, a_id, b_id, t, errors_as_failures=errors_as_failures, seed=seed,
-                                       n_boot=n_boot)
-                    for t in range(1, min(r["k"] for r in rows) + 1)]
-            solved = queries.compare_solved(con, errors_as_failures=errors_as_failures, run_a=a_id, run_b=b_id)
-            budget = compare_budget.equal_budget(con, a_id, b_id, errors_as_failures=errors_as_failures, seed=seed,
-                                                 n_boot=n_boot)
+        found = {r.run_id: r for r in metrics.compute(con, [a_id, b_id], errors_as_failures=errors_as_failures,
+                                                     seed=seed, n_boot=n_boot)}
+        at_t = [metrics.compare_on(con, a_id, b_id, t, errors_as_failures=errors_as_failures, seed=seed,
+                                   n_boot=n_boot)
+                for t in range(1, min(r["k"] for r in rows) + 1)]
+        solved = queries.compare_solved(con, errors_as_failures=errors_as_failures, run_a=a_id, run_b=b_id)
+        budget = compare_budget.equal_budget(con, a_id, b_id, errors_as_failures=errors_as_failures, seed=seed,
+                                             n_boot=n_boot)
     result = RunComparison(Side(found[a_id], int(rows[0]["chains"])), Side(found[b_id], int(rows[1]["chains"])),
                            differs(rows[0], rows[1]), len(solved), at_t, flips_of(solved),
                            errors_as_failures, seed, n_boot, budget)

@@ -150,9 +150,8 @@ def compare_by(runs: Sequence[str] = (), db: store.DbLike = None, *, by: str, be
                                key=lambda m: (m.label, m.run_id)))
                   for key, rs in sorted(grouped.items(), key=lambda item: str(item[0])) if len(rs) > 1]
         rows = {m.run_id: store.get_run(con, m.run_id) or {} for g in groups for m in g.members}
-        with store.kept_chain_outcomes(con, run_ids=sorted(rows)):
-            for group in groups:
-                _compare_group(con, group, axis, rows, errors_as_failures, seed, n_boot)
+        for group in groups:
+            _compare_group(con, group, axis, rows, errors_as_failures, seed, n_boot)
     result = GroupedComparison(by, [g for g in groups if g.pairs], errors_as_failures, seed, n_boot)
     q_values = benjamini_hochberg([p.comparison.p_value for p in result.pairs])
     q_of = dict(zip(map(id, result.pairs), q_values, strict=True))

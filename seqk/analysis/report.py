@@ -87,31 +87,28 @@ def report(runs: Sequence[str] = (), db: store.DbLike = None, *, compare: bool =
         seq_ids = [r["run_id"] for r in chosen if r["metric"] == "seq@k"]
         plans = budget_plans(con, seq_ids) if compare else []
         every = sorted(set(ids) | partners | {p["pass_run_id"] for p in plans})
-        # Every query below starts from chain outcomes: grouped once for the runs and the partners
-        # their lift (pair_choices) and equal-budget blocks (budget_plans) read.
-        with store.kept_chain_outcomes(con, run_ids=every):
-            chains = read_chains(con, every)
-            budgets, blocks = equal_budget_blocks(
-                plans, chains, queries.spend_by_role(con, run_ids=every),
-                errors_as_failures=errors_as_failures, seed=seed, n_boot=n_boot)
-            # The equal-budget bootstraps (numpy alone) run while the database computes the
-            # curves; each draws from its own seeded stream, so the figures are the same.
-            with ThreadPoolExecutor(1) as pool:
-                drawn = pool.submit(blocks)
-                found = metrics.compute(con, ids, errors_as_failures=errors_as_failures, seed=seed,
-                                        n_boot=n_boot, chains=chains)
-                drawn.result()
-            rep = Report(found, errors_as_failures, seed, n_boot, equal_budget=budgets)
-            rep.oracle_runs = [r["run_id"] for r in queries.report_runs(
-                con, run_ids=ids, benchmark=None, model=None) if oracle_stopped(r)]
-            rep.studies = studies_in(con, ids)
-            if compare:
-                rep.rows = _compare_rows(found)
-            elif len(found) == 2:
-                a, b = sorted(found, key=lambda r: named.get(r.run_id, len(named)))
-                rep.comparison = metrics.compare_on(con, a.run_id, b.run_id, min(a.k, b.k),
-                                                    errors_as_failures=errors_as_failures,
-                                                    seed=seed, n_boot=n_boot)
+        chains = read_chains(con, every)
+        budgets, blocks = equal_budget_blocks(
+            plans, chains, queries.spend_by_role(con, run_ids=every),
+            errors_as_failures=errors_as_failures, seed=seed, n_boot=n_boot)
+        # The equal-budget bootstraps (numpy alone) run while the database computes the
+        # curves; each draws from its own seeded stream, so the figures are the same.
+        with ThreadPoolExecutor(1) as pool:
+            drawn = pool.submit(blocks)
+            found = metrics.compute(con, ids, errors_as_failures=errors_as_failures, seed=seed,
+                                    n_boot=n_boot, chains=chains)
+            drawn.result()
+        rep = Report(found, errors_as_failures, seed, n_boot, equal_budget=budgets)
+        rep.oracle_runs = [r["run_id"] for r in queries.report_runs(
+            con, run_ids=ids, benchmark=None, model=None) if oracle_stopped(r)]
+        rep.studies = studies_in(con, ids)
+        if compare:
+            rep.rows = _compare_rows(found)
+        elif len(found) == 2:
+            a, b = sorted(found, key=lambda r: named.get(r.run_id, len(named)))
+            rep.comparison = metrics.compare_on(con, a.run_id, b.run_id, min(a.k, b.k),
+                                                errors_as_failures=errors_as_failures,
+                                                seed=seed, n_boot=n_boot)
     _q_values(rep)
     rep.notes = notes(rep)
     return rep

@@ -24,7 +24,7 @@ from seqk.store import queries
 from seqk.store.database import Compaction, Database, DbLike
 from seqk.store.execute import Connection, int_list, transaction
 from seqk.store.file import unwritable_folder
-from seqk.store.kept import kept_chain_outcomes
+from seqk.store.kept import kept_chains_differ, rebuild_kept_chains
 from seqk.store.location import DEFAULT_DB, open
 from seqk.store.reads import (
     attempt_uids,
@@ -53,8 +53,9 @@ __all__ = [
     'attempt_uids',
     'connect',
     'extend_run', 'fill_feedback', 'get_run', 'insert_imported_run', 'insert_run', 'insert_tasks', 'int_list',
-    'kept_chain_outcomes', 'link_rejudged_slots', 'open', 'parquet_tables', 'queries', 'resolve_run_id',
-    'resolve_run_ids', 'restart_run', 'run_lease', 'schema_version', 'task_identities', 'transaction',
+    'kept_chains_differ', 'link_rejudged_slots', 'open', 'parquet_tables', 'queries',
+    'rebuild_kept_chains',
+    'resolve_run_id', 'resolve_run_ids', 'restart_run', 'run_lease', 'schema_version', 'task_identities', 'transaction',
     'unwritable_folder', 'valid_slots',
 ]
 

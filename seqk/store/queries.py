@@ -105,12 +105,6 @@ def count_tables(con: Connection, *, table_name: Any) -> Any:
     return run(con, 'count_tables', {'table_name': table_name}, 'scalar')
 
 
-def drop_kept_chain_outcomes(con: Connection) -> None:
-    """Nothing: the database's own chain_outcomes_of and chain_facts_of answer again; the kept tables
-    are dropped. (kept.sql:49)"""
-    return run(con, 'drop_kept_chain_outcomes', {}, 'none')
-
-
 def export_attempts(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     """The attempt rows of a run's current generation that the folder tree holds: the row that counts
     in each (task, attempt) slot, plus every error row (superseded ones included, since their calls
@@ -190,6 +184,16 @@ def fill_feedback(con: Connection, *, attempt_uid: Any, feedback: Any, error: An
 def find_task(con: Connection, *, run_id: Any, task_index: Any, task_id: Any) -> list[dict[str, Any]]:
     """(task_index, task_id, prompt, meta) of a run's task chosen by index or by id. (tasks.sql:18)"""
     return run(con, 'find_task', {'run_id': run_id, 'task_index': task_index, 'task_id': task_id}, 'rows')
+
+
+def forget_all_kept_chains(con: Connection) -> None:
+    """Nothing: every chain_kept row is deleted. (kept.sql:20)"""
+    return run(con, 'forget_all_kept_chains', {}, 'none')
+
+
+def forget_kept_chains(con: Connection, *, keys: Any) -> None:
+    """Nothing: the chain_kept rows of the chains named are deleted. (kept.sql:7)"""
+    return run(con, 'forget_kept_chains', {'keys': keys}, 'none')
 
 
 def frontier_rows(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> list[dict[str, Any]]:
@@ -536,15 +540,23 @@ def judge_agreement(con: Connection, *, run_a: Any, run_b: Any) -> list[tuple[An
     return run(con, 'judge_agreement', {'run_a': run_a, 'run_b': run_b}, 'tuples')
 
 
-def keep_chain_outcomes(con: Connection, *, run_ids: Any) -> None:
-    """Nothing: chain_outcomes_of for the given runs, kept in the temporary table kept_chain_outcomes.
-    (kept.sql:8)"""
-    return run(con, 'keep_chain_outcomes', {'run_ids': run_ids}, 'none')
+def keep_all_chains(con: Connection) -> None:
+    """Nothing: every chain of every generation is kept in chain_kept from its attempts and calls
+    (chain_kept_rows); forget_all_kept_chains first. (kept.sql:24)"""
+    return run(con, 'keep_all_chains', {}, 'none')
 
 
-def keep_chain_outcomes_for(con: Connection, *, run_ids: Any) -> None:
-    """Nothing: which runs kept_chain_outcomes holds, for the macros' check. (kept.sql:13)"""
-    return run(con, 'keep_chain_outcomes_for', {'run_ids': run_ids}, 'none')
+def keep_chains(con: Connection, *, keys: Any) -> None:
+    """Nothing: the chains named are kept in chain_kept as their attempts and calls now have them
+    (chain_kept_rows); forget_kept_chains first. (kept.sql:14)"""
+    return run(con, 'keep_chains', {'keys': keys}, 'none')
+
+
+def kept_chains_differ(con: Connection) -> Any:
+    """How many rows differ between chain_kept and a recomputation from attempts (chain_kept_rows),
+    each way (0: the kept outcomes are exact). Dollar sums are compared to 1e-9: a sum over a
+    chain's calls may add them in another order. The tests' check. (kept.sql:29)"""
+    return run(con, 'kept_chains_differ', {}, 'scalar')
 
 
 def kept_outputs(
@@ -725,28 +737,6 @@ def seq_history(con: Connection, *, run_id: Any, generation: Any, task_indices: 
         'generation': generation,
         'task_indices': task_indices,
     }, 'rows')
-
-
-def serve_kept_chain_facts(con: Connection) -> None:
-    """Nothing: a temporary chain_facts_of answering from the kept chain_outcomes_of (its columns but
-    the spend), so that task_outcomes_of and the survival macros read the kept rows too.
-    (kept.sql:42)"""
-    return run(con, 'serve_kept_chain_facts', {}, 'none')
-
-
-def serve_kept_chain_outcomes(con: Connection) -> None:
-    """Nothing: a temporary chain_outcomes_of, which DuckDB resolves before the database's own (the
-    temporary catalog comes first), also where views.sql's macros call it, answering from
-    kept_chain_outcomes. It fails (error) when asked for a run not kept, rather than answer with
-    missing rows. run_no is numbered again among the runs asked for, as current_attempts_of numbers
-    them, since the views join on it. (kept.sql:18)"""
-    return run(con, 'serve_kept_chain_outcomes', {}, 'none')
-
-
-def session_chain_outcomes(con: Connection) -> Any:
-    """How many chain_outcomes_of macros the session's temporary catalog holds: 1 in a lake's session,
-    whose views and macros all live there, or while a report keeps its outcomes. (kept.sql:57)"""
-    return run(con, 'session_chain_outcomes', {}, 'scalar')
 
 
 def set_batch_state(

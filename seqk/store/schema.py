@@ -50,6 +50,10 @@ class Flavour:
         return re.sub(r"CREATE OR REPLACE (VIEW|MACRO)\b", r"CREATE OR REPLACE TEMP \1", text)
 
 
+KEPT_SINCE = 10
+"""The schema that added chain_kept: a store upgraded from an older one keeps its chains from its
+attempts (chain_kept_rows needs views.sql, so after the migrations)."""
+
 FILE = Flavour(keys=True, views_kept=True)
 LAKE = Flavour(keys=False, views_kept=False)
 
@@ -96,6 +100,7 @@ def ensure(con: Connection, flavour: Flavour, *, where: str, read_only: bool = F
         raise NotFound(f"no seqk tables in {where} (run `seqk run` against it first)")
     if number == newest and flavour.views_kept and sha == views_sha():
         return
+    backfill = False
     with transaction(con):
         if number < newest:
             if number == 0 and queries.count_tables(con, table_name="runs"):
@@ -105,10 +110,16 @@ def ensure(con: Connection, flavour: Flavour, *, where: str, read_only: bool = F
             else:
                 for _step, _name, sql in migrations()[number:]:
                     con.execute(flavour.tables(sql))
+                backfill = number < KEPT_SINCE
             record = queries.set_schema_info if flavour.keys else queries.add_schema_info
             record(con, key="schema_version", value=str(newest))
         if flavour.views_kept:
             con.execute(flavour.views())
             queries.set_schema_info(con, key="views_sha256", value=views_sha())
+            if backfill:
+                queries.keep_all_chains(con)
     if not flavour.views_kept:
         con.execute(flavour.views())
+        if backfill:  # the lake's tables committed above; its chains kept in a second commit
+            with transaction(con):
+                queries.keep_all_chains(con)

@@ -130,9 +130,22 @@ def append_attempts(con: duckdb.DuckDBPyConnection,
             if calls.num_rows:
                 con.register("seqk_call_batch", calls)
                 queries.append_call_batch(con)
+            keep_chains(con, items)
     finally:
         con.unregister("seqk_attempt_batch")
         con.unregister("seqk_call_batch")
+
+
+def keep_chains(con: duckdb.DuckDBPyConnection, items: Sequence[AttemptRecord | FeedbackFill]) -> None:
+    """Keep the outcomes (table chain_kept) of the chains these attempts and late feedback belong to,
+    as the store now has them: inside the caller's transaction, after the rows are written."""
+    keys = sorted({(r.run_id, r.generation, r.task_index, r.chain_index) for r in items})
+    if not keys:
+        return
+    text = json.dumps([{"run_id": run_id, "generation": generation, "task_index": task_index,
+                        "chain_index": chain_index} for run_id, generation, task_index, chain_index in keys])
+    queries.forget_kept_chains(con, keys=text)
+    queries.keep_chains(con, keys=text)
 
 
 TASKS_PER_STATEMENT = 10_000

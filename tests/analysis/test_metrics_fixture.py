@@ -27,6 +27,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from seqk import store
+from seqk.store import queries
 
 SEQ = "toy-plain/seqk/mock__a/deterministic/binary"
 PASS = "toy-plain/passk/mock__a/deterministic/binary"
@@ -78,6 +79,10 @@ def _attempt(con, run_id: str, task: int, slot: int, code: str, clock: list[int]
                     "0.0, 0, ?, ?, NULL, 'sync', 1)",
                     [uid, run_id, task, slot, index, role, model, tokens_in, tokens_out, cost,
                      err, at])
+    # the chain's outcome kept, as store.append_attempts keeps it
+    keys = json.dumps([{"run_id": run_id, "generation": 1, "task_index": task, "chain_index": 1}])
+    queries.forget_kept_chains(con, keys=keys)
+    queries.keep_chains(con, keys=keys)
 
 
 def build(path: Path) -> Path:

@@ -230,6 +230,7 @@ def test_status_updated_is_the_last_attempts_time_else_the_runs_creation(tmp_pat
     with duckdb.connect(str(db)) as con:
         con.execute("DELETE FROM calls")
         con.execute("DELETE FROM attempts")
+        con.execute("DELETE FROM chain_kept")  # what a store without attempts keeps
     status = runner.invoke(app, ["status", "--db", str(db)])
     assert status.exit_code == 0 and "2001-02-03 04:05:06" in status.output
 

@@ -81,6 +81,7 @@ def random_db(path: Path, seed: int) -> dict:
                 cost, tokens = round(rng.random(), 3), rng.randint(2, 50)
                 _insert_attempt(con, "pass", task, 1, sample, status, success, cost, tokens, clock)
                 raw["pass"].setdefault(task, []).append((sample, status, success, cost, tokens))
+        store.rebuild_kept_chains(con)  # rows written by SQL, not through store.append_attempts
     return raw
 
 

@@ -1,8 +1,9 @@
-"""task_outcomes_fast_of (the viewer's one-pass bitmask reading of the attempts) gives exactly
-task_outcomes_of(false)'s rows, on databases with every irregularity the engine can leave:
-retried errors, slots that stayed errored, holes (pass@k samples finishing out of order),
-several chains, a restarted run's old generation, a judge that never ruled, a row written
-twice (a lake's ambiguous commit), and a k too large for the bitmask."""
+"""task_outcomes_fast_of (the viewer's per-chain outcomes, read from chain_kept since issue 30; a
+one-pass bitmask reading of the attempts before) gives exactly task_outcomes_of(false)'s rows, on
+databases with every irregularity the engine can leave: retried errors, slots that stayed
+errored, holes (pass@k samples finishing out of order), several chains, a restarted run's old
+generation, a judge that never ruled, and a k larger than the old bitmask's 62; and a row written
+twice (a lake's ambiguous commit) counts once in what chain_kept keeps (chain_kept_rows)."""
 
 from __future__ import annotations
 
@@ -69,6 +70,7 @@ def random_db(path: Path, seed: int) -> None:
                                      T0 + timedelta(seconds=rng.randint(0, 99)))
                             if metric == "seq@k" and success:
                                 break
+        store.rebuild_kept_chains(con)  # rows written by SQL, not through store.append_attempts
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -90,7 +92,7 @@ def test_fast_outcomes_equal_task_outcomes(tmp_path: Path, seed: int):
 
 
 def test_a_row_written_twice_counts_once(tmp_path: Path):
-    """A lake has no primary key: the same attempt appended twice sets the same bits."""
+    """A lake has no primary key: the same attempt appended twice is one slot."""
     db = tmp_path / "twice.duckdb"
     with store.connect(db) as con:
         _run(con, "seq", "seq@k", 3, 1, 1)
@@ -102,5 +104,5 @@ def test_a_row_written_twice_counts_once(tmp_path: Path):
         con.execute("ALTER TABLE attempts RENAME TO attempts_once")
         con.execute("ALTER TABLE twice RENAME TO attempts")
         row = con.execute("SELECT n_attempts, n_valid, n_success, first_success, valid_prefix "
-                          "FROM task_outcomes_fast_of()").fetchall()
+                          "FROM chain_kept_rows()").fetchall()
     assert row == [(2, 2, 1, 2, 2)]

@@ -67,11 +67,7 @@ def reads(seq: str, pas: str, uid: str) -> Calls:
                                         "limit": 10, "offset": 0, "upto": None}),
         (queries.run_batch_items, one | {"generation": 1}), (queries.list_batches, {"run_ids": None}),
         (queries.frontier_rows, {"errors_as_failures": False} | both),
-        # a report's outcomes kept and served; outside a lake, none are kept before
-        (queries.session_chain_outcomes, {}),
-        (queries.keep_chain_outcomes, both), (queries.keep_chain_outcomes_for, both),
-        (queries.serve_kept_chain_outcomes, {}), (queries.serve_kept_chain_facts, {}),
-        (queries.drop_kept_chain_outcomes, {}),
+        (queries.kept_chains_differ, {}),  # 0: chain_kept as written equals its recomputation
         (queries.budget_partners, both), (queries.pair_discordance, one),
         (queries.none_partners, {"run_ids": [seq]}),
         (queries.latest_endpoint_limits, {}),
@@ -89,14 +85,13 @@ def reads(seq: str, pas: str, uid: str) -> Calls:
 
 # Reads with nothing to return on this seed: no judge failed, no run re-judges another, no batch,
 # no endpoint limit remembered (mock models are not).
-EMPTY = {"kept_outputs", "rejudge_pending", "run_batch_items", "list_batches", "session_chain_outcomes",
+EMPTY = {"kept_outputs", "rejudge_pending", "run_batch_items", "list_batches",
          "latest_endpoint_limits",
          "studies_of_runs", "list_studies", "study_tasks_of", "study_updates_of",
          # no seq@k run without feedback here
          "none_partners",
-         # (and the five that keep a report's outcomes in the session, returning nothing)
-         "keep_chain_outcomes", "keep_chain_outcomes_for", "serve_kept_chain_outcomes",
-         "serve_kept_chain_facts", "drop_kept_chain_outcomes"}
+         # no row of chain_kept differs from the attempts
+         "kept_chains_differ"}
 
 
 def writes(run: dict, uid: str) -> Calls:
@@ -135,6 +130,12 @@ def writes(run: dict, uid: str) -> Calls:
                                    "at": datetime(2026, 1, 1, 1), "finished_at": datetime(2026, 1, 1, 1)}),
         # The writer's Arrow appends read the table it registered under a fixed name.
         (queries.append_attempt_batch, {}), (queries.append_call_batch, {}),
+        # each chain's outcome kept again: the written chains', then every chain's
+        (queries.forget_kept_chains, {"keys": json.dumps([{"run_id": run["run_id"], "generation": 1,
+                                                           "task_index": 1, "chain_index": 1}])}),
+        (queries.keep_chains, {"keys": json.dumps([{"run_id": run["run_id"], "generation": 1,
+                                                    "task_index": 1, "chain_index": 1}])}),
+        (queries.forget_all_kept_chains, {}), (queries.keep_all_chains, {}),
         (queries.insert_tasks, {"run_id": "imported-run", "columns": '{"task_index": [1], "task_id": ["t1"], '
                                 '"prompt": ["p"], "content_hash": ["h"], "meta": ["{}"]}'}),
         (queries.append_endpoint_limit, {"api_base": "http://127.0.0.1:1/v1", "model": "openai/x",

@@ -96,7 +96,7 @@ def test_a_store_without_keys_is_migrated_once_and_then_reads_its_newest_version
         queries.add_schema_info(con, key="schema_version", value=str(value))
     schema.ensure(con, schema.LAKE, where="the lake")
     versions = [value for key, value in queries.get_schema_info(con) if key == "schema_version"]
-    assert sorted(versions) == [str(older), str(store.schema_version())]
+    assert sorted(versions, key=int) == [str(older), str(store.schema_version())]
     assert con.execute("SELECT count(*) FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY'"
                        ).fetchone() == (0,)
     assert con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = 'run_curve'"

@@ -74,6 +74,7 @@ def build(path: Path, seed: int, *, priced: bool = True) -> None:
                         _attempt(con, n, run_id, task, chain, slot, "ok", success, cost, rng.randint(5, 60))
                         if metric == "seq@k" and success:
                             break
+        store.rebuild_kept_chains(con)  # rows written by SQL, not through store.append_attempts
 
 
 @pytest.mark.parametrize(("seed", "priced"), [(1, True), (2, True), (3, False)])
