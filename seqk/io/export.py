@@ -54,11 +54,16 @@ class ExportResult:
     """Files already holding exactly this content (left untouched)."""
     stale: list[Path] = field(default_factory=list)
     """Attempt files no attempt of the current generation wrote (kept, never deleted)."""
+    chains: int = 1
+    """The run's chains per task; the folder tree holds chain 1 (seq_k's layout has one)."""
 
     def describe(self) -> str:
         """One line for the user."""
         line = (f"exported {self.run_id} to {self.path}: {self.written} files written, "
                 f"{self.unchanged} unchanged")
+        if self.chains > 1:
+            line += (f"; chain 1 of {self.chains} (seq_k's layout holds one chain a task: "
+                     "`seqk export --parquet` carries every chain)")
         if self.stale:
             line += (f"; {len(self.stale)} attempt files from attempts that no longer count "
                      f"were left in place (e.g. {self.stale[0]})")
@@ -210,7 +215,7 @@ def _task_meta(task: dict[str, Any]) -> dict[str, Any]:
 def _write_run(root: Path, data: _RunData) -> ExportResult:
     run_id = data.run["run_id"]
     run_path = tree.run_dir(root, run_id)
-    result = ExportResult(run_id, run_path)
+    result = ExportResult(run_id, run_path, chains=int(data.run.get("chains") or 1))
     written: set[Path] = set()
 
     def put(path: Path, value: Any) -> None:

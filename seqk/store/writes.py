@@ -101,11 +101,12 @@ class AttemptBatch:
     converted once, so that a commit run again (it lost every race for the lake's catalog,
     seqk/store/lake_retry.py) does not convert its attempts again."""
 
-    __slots__ = ("attempts", "calls", "fills")
+    __slots__ = ("attempts", "calls", "chains", "fills")
 
     def __init__(self, items: Sequence[AttemptRecord | FeedbackFill]):
         import pyarrow as pa
 
+        self.chains = chain_keys(items)  # the chains whose kept outcomes the commit changes
         records = [r for r in items if isinstance(r, AttemptRecord)]
         self.fills = [r for r in items if isinstance(r, FeedbackFill)]
         self.attempts: Any = pa.table(_attempt_columns(records))
@@ -130,16 +131,21 @@ def append_attempts(con: duckdb.DuckDBPyConnection,
             if calls.num_rows:
                 con.register("seqk_call_batch", calls)
                 queries.append_call_batch(con)
-            keep_chains(con, items)
+            keep_chains(con, items.chains)
     finally:
         con.unregister("seqk_attempt_batch")
         con.unregister("seqk_call_batch")
 
 
-def keep_chains(con: duckdb.DuckDBPyConnection, items: Sequence[AttemptRecord | FeedbackFill]) -> None:
-    """Keep the outcomes (table chain_kept) of the chains these attempts and late feedback belong to,
-    as the store now has them: inside the caller's transaction, after the rows are written."""
-    keys = sorted({(r.run_id, r.generation, r.task_index, r.chain_index) for r in items})
+def chain_keys(items: Sequence[AttemptRecord | FeedbackFill]) -> list[tuple[str, int, int, int]]:
+    """The chains these attempts and late feedback belong to, (run_id, generation, task_index,
+    chain_index) each once, in order."""
+    return sorted({(r.run_id, r.generation, r.task_index, r.chain_index) for r in items})
+
+
+def keep_chains(con: duckdb.DuckDBPyConnection, keys: Sequence[tuple[str, int, int, int]]) -> None:
+    """Keep the outcomes (table chain_kept) of these chains (`chain_keys`) as the store now has
+    them: inside the caller's transaction, after their attempts and feedback are written."""
     if not keys:
         return
     text = json.dumps([{"run_id": run_id, "generation": generation, "task_index": task_index,

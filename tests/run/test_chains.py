@@ -136,6 +136,8 @@ def test_the_folder_tree_holds_chain_1_and_parquet_every_chain(tmp_path, db):
     engine.run(spec, db)
     out = CliRunner().invoke(app, ["export", spec.run_id, "--db", str(db), "--to", str(tmp_path / "tree")])
     assert out.exit_code == 0, out.output
+    # the user is told which chain the tree holds and where the others are
+    assert "chain 1 of 3" in out.output and "--parquet" in out.output
     files = list((tmp_path / "tree").rglob("attempt-*.json"))
     chain1 = rows(db, "SELECT count(*) FROM attempts WHERE chain_index = 1")[0][0]
     assert len(files) == chain1 < rows(db, "SELECT count(*) FROM attempts")[0][0]
