@@ -15,7 +15,7 @@ from helpers import judge_says, make_run, write_variant
 from scripts import solves_on, word_of
 from typer.testing import CliRunner
 
-from seqk import models
+from seqk import models, store
 from seqk.analysis import report, status
 from seqk.cli import app
 from seqk.config import runspec
@@ -208,6 +208,7 @@ def test_unknown_cost_is_a_lower_bound_plus_a_count_in_summary_report_and_status
     spec = make_run(tmp_path, db, k=1)
     with duckdb.connect(str(db)) as con:  # tasks 1 and 2 priced at $0.25 a call, task 3 unpriced
         con.execute("UPDATE calls SET cost_usd = CASE WHEN task_index < 3 THEN 0.25 END")
+        store.rebuild_kept_chains(con)  # calls changed by SQL, not through store.append_attempts
     export.export_run(spec.run_id, db, to=tmp_path)
     run_path = tree.run_dir(tmp_path, spec.run_id)
     whole = load(run_path / "summary.json")["tokens"]["mock/actor"]

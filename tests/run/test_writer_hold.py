@@ -103,15 +103,17 @@ def test_an_idle_interval_lets_another_process_read_mid_run(tmp_path):
     seen: list[int] = []
 
     async def run() -> None:
-        writer = Writer(db, interval_s=0.05, hold_s=600.0)
+        # an interval long enough that the next one cannot begin before the check below, however
+        # slow the commit is on a loaded machine (commits are sized by time: a commit longer than
+        # the interval is followed at once by the next, here one with nothing to write)
+        writer = Writer(db, interval_s=1.0, hold_s=600.0)
         writer.start()
         for i in range(10):
             writer.put(attempt(f"u{i}", i))
-        await asyncio.sleep(0.02)
         while writer.written < 10:  # the batch written; the file is held
             await asyncio.sleep(0.005)
         assert writer._con is not None
-        await asyncio.sleep(0.3)  # intervals with nothing to write: the writer lets go of the file
+        await asyncio.sleep(2.5)  # an interval with nothing to write: the writer lets go of the file
         assert writer._con is None
         assert not Path(f"{db.path}.wal").exists()  # checkpointed as it let go: a reader replays no log
         seen.append(await asyncio.to_thread(read_from_another_process, db.path))
