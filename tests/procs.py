@@ -91,6 +91,18 @@ def wait_for_attempts(db: Path, proc: subprocess.Popen, at_least: int) -> list[i
 
 
 
+def stopped_midway(variant: Path, db: Path, folder: Path, after: int, sig: int = signal.SIGKILL
+                   ) -> tuple[subprocess.Popen, str, str]:
+    """A `seqk run` that writes `after` attempts, then holds (a Gate) until `sig` reaches it: the
+    process, ended, and its stdout and stderr."""
+    with Gate(folder, after=after) as gate:
+        proc = start_run(variant, db, gate)
+        wait_for_attempts(db, proc, at_least=after)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    return proc, out, err
+
+
 class RayWorkerKiller:
     """SIGKILLs one seqk Ray worker started after this was made (an earlier run's, killed but maybe
     still listed, are left alone), from a thread of its own (`start()`); `killed` is set once done."""
