@@ -70,6 +70,7 @@ def test_an_entry_point_benchmark_is_planned_and_run_with_a_mock_model(tmp_path)
                         (3, 1, True, None)]
 
 
+@pytest.mark.slow  # starts seqk processes
 def test_a_benchmark_of_the_first_contract_is_named_with_what_to_change(tmp_path):
     site = tmp_path / "site"
     _install_plugin(site)
