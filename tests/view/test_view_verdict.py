@@ -19,9 +19,15 @@ from seqk.run import engine
 from seqk.view import pages, render
 
 
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    return view_db.build_once(tmp_path_factory.mktemp("view_db"))
+
+
 @pytest.fixture
-def runs(tmp_path, db):
-    return db, view_db.build(tmp_path, db)
+def runs(built, db):
+    """The viewer's three runs, made once for the module, in a copy a test may add runs to."""
+    return view_db.copied(built, db)
 
 
 def block_of(page_html: str, seq_run_id: str) -> str:
