@@ -16,17 +16,6 @@ from seqk.view import pages, publish, render, story, svg
 from seqk.view.compare import bundle_key
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    return view_db.build_once(tmp_path_factory.mktemp("view_db"))
-
-
-@pytest.fixture
-def runs(built, db):
-    """The viewer's three runs, made once for the module, in a copy a test may add runs to."""
-    return view_db.copied(built, db)
-
-
 def test_run_list_groups_each_seqk_run_with_its_passk_partner(runs):
     db, ids = runs
     page = view.runs_page(db)

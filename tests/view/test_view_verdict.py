@@ -8,7 +8,6 @@ from __future__ import annotations
 import html
 import re
 
-import pytest
 import view_db
 from helpers import write_variant
 
@@ -17,17 +16,6 @@ from seqk.analysis.report import fmt_estimate, fmt_p, report
 from seqk.config import runspec
 from seqk.run import engine
 from seqk.view import pages, render
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    return view_db.build_once(tmp_path_factory.mktemp("view_db"))
-
-
-@pytest.fixture
-def runs(built, db):
-    """The viewer's three runs, made once for the module, in a copy a test may add runs to."""
-    return view_db.copied(built, db)
 
 
 def block_of(page_html: str, seq_run_id: str) -> str:
