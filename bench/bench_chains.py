@@ -21,7 +21,6 @@ import os
 import resource
 import statistics
 import sys
-import tempfile
 import time
 import urllib.request
 from collections import deque
@@ -29,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_engine import copy_of, first_start, start_server, timed_run, variant, warm_imports, warm_store  # noqa: E402
+from bench_engine import copy_of, start_server, started, timed_run, variant, warm_store  # noqa: E402
 
 
 def ideal_wall(n_chains: int, k: int, latency: float, ceiling: int, start: int) -> float:
@@ -160,12 +159,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-engine", action="store_true")
     parser.add_argument("--skip-frontier", action="store_true")
-    parser.add_argument("--first-start", type=int, metavar="N",
-                        help="where a never-seen endpoint's limit starts (default: seqk's, 4)")
-    args = parser.parse_args()
-    first_start(args.first_start)
-    tmp = Path(tempfile.mkdtemp(prefix="seqk-bench-chains-"))
-    warm_imports()
+    args, tmp = started(parser, "seqk-bench-chains-")
     if not args.skip_engine:
         engine_bench(tmp, args.repeat)
     if not args.skip_frontier:

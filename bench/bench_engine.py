@@ -87,12 +87,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="skip the concurrency-1 run")
     parser.add_argument("--repeat", type=int, default=5, help="fresh runs at concurrency 120")
-    parser.add_argument("--first-start", type=int, metavar="N",
-                        help="where a never-seen endpoint's limit starts (default: seqk's, 4)")
-    args = parser.parse_args()
-    first_start(args.first_start)
-    tmp = Path(tempfile.mkdtemp(prefix="seqk-bench-"))
-    warm_imports()
+    args, tmp = started(parser, "seqk-bench-")
     base_keys = dict(metric="seq@k", k=3, feedback_mode="cell_match",
                      options={"split": "evaluation"}, retry={"max_retries": 0})
 
@@ -143,6 +138,18 @@ def main() -> None:
           + ", ".join(f"{p.name} {p.stat().st_size / 1e6:.1f} MB" for p in sorted(tmp.glob("*.duckdb"))))
     if "litellm" in sys.modules:
         print("note: litellm was imported")
+
+
+def started(parser: argparse.ArgumentParser, prefix: str) -> tuple[argparse.Namespace, Path]:
+    """A bench's start: its arguments and --first-start parsed (and applied), a temporary folder
+    named `prefix`..., and what a run imports imported."""
+    parser.add_argument("--first-start", type=int, metavar="N",
+                        help="where a never-seen endpoint's limit starts (default: seqk's, 4)")
+    args = parser.parse_args()
+    first_start(args.first_start)
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    warm_imports()
+    return args, tmp
 
 
 def first_start(n: int | None) -> None:

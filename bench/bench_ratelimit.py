@@ -18,12 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
-from bench_engine import first_start, start_server, variant, warm_imports
+from bench_engine import start_server, started, variant
 
 CALLS, DELAY_S, SERVER_LIMIT = 360, 0.2, 8
 IDEAL_S = CALLS * DELAY_S / SERVER_LIMIT
@@ -61,12 +60,7 @@ def one_run(tmp: Path, api_base: str, name: str, db: Path, actor: dict[str, obje
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("--first-start", type=int, metavar="N",
-                        help="where a never-seen endpoint's limit starts (default: seqk's, 4)")
-    args = parser.parse_args()
-    first_start(args.first_start)
-    tmp = Path(tempfile.mkdtemp(prefix="seqk-bench-rl-"))
-    warm_imports()
+    args, tmp = started(parser, "seqk-bench-rl-")
     for rep in range(args.repeat):
         proc, api_base = start_server(DELAY_S, "--max-in-flight", str(SERVER_LIMIT), "--retry-after", "1")
         try:

@@ -22,20 +22,15 @@ from pathlib import Path
 import pytest
 
 from seqk import models
-from seqk.benchmark import discovery
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from toybench import ToyAgentBench, ToyBench, ToyBuggyBench, ToyLLMJudgeBench  # noqa: E402
+from toybench import register_toys  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
 def _registry_and_mocks():
-    reg = discovery.registry()
-    reg["toy"] = ToyBench()
-    reg["toyjudge"] = ToyLLMJudgeBench()
-    reg["toyagent"] = ToyAgentBench()
-    reg["toybuggy"] = ToyBuggyBench()
+    register_toys()
     models.clear_mocks()
     yield
     models.clear_mocks()

@@ -25,6 +25,17 @@ def write_variant(folder: Path, name: str = "v.yaml", **keys) -> Path:
     return path
 
 
+def copy_db(built: Path, to: Path) -> Path:
+    """A copy at `to` of a database built once by a module- or session-scoped fixture (closed, so
+    its file is whole), for one test to read or change as it likes."""
+    import shutil
+
+    shutil.copyfile(built, to)
+    if built.with_name(built.name + ".wal").exists():
+        shutil.copyfile(built.with_name(built.name + ".wal"), to.with_name(to.name + ".wal"))
+    return to
+
+
 def rows(db: Path, sql: str, params: list | dict | None = None) -> list[tuple]:
     """A read-only query's rows, opening and closing the database as a user's reader would."""
     import duckdb

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -59,6 +61,14 @@ def start_run(variant: Path, db: Path | str, gate: Gate | None = None) -> subpro
         env=env(gate), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def seqk_from(first: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`python -m seqk ARGS` run in cwd with `first` ahead of the checkout on PYTHONPATH (a
+    `benchmarks` package or a plugin's site there is the one seqk finds)."""
+    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(first), str(TESTS.parent)])}
+    return subprocess.run([sys.executable, "-m", "seqk", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
 def status(db: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "seqk", "status", "--json", "--db", str(db)],
                           env=env(), capture_output=True, text=True, timeout=60)
@@ -79,6 +89,57 @@ def wait_for_attempts(db: Path, proc: subprocess.Popen, at_least: int) -> list[i
         time.sleep(0.05)
     raise AssertionError(f"run ended or stalled before {at_least} attempts: {seen}")
 
+
+
+def stopped_midway(variant: Path, db: Path, folder: Path, after: int, sig: int = signal.SIGKILL
+                   ) -> tuple[subprocess.Popen, str, str]:
+    """A `seqk run` that writes `after` attempts, then holds (a Gate) until `sig` reaches it: the
+    process, ended, and its stdout and stderr."""
+    with Gate(folder, after=after) as gate:
+        proc = start_run(variant, db, gate)
+        wait_for_attempts(db, proc, at_least=after)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    return proc, out, err
+
+
+class RayWorkerKiller:
+    """SIGKILLs one seqk Ray worker started after this was made (an earlier run's, killed but maybe
+    still listed, are left alone), from a thread of its own (`start()`); `killed` is set once done."""
+
+    def __init__(self) -> None:
+        self.killed = threading.Event()
+        self.earlier = {a["name"] for a in self.workers()}
+
+    @staticmethod
+    def workers() -> list[dict]:
+        import ray
+
+        return [a for a in ray.util.list_named_actors(all_namespaces=True) if a["name"].startswith("seqk-worker-")]
+
+    def kill(self) -> None:
+        import ray
+
+        (name, *_) = [a for a in self.workers() if a["name"] not in self.earlier]
+        worker = ray.get_actor(name["name"], namespace=name["namespace"])
+        os.kill(ray.get(worker.pid.remote()), signal.SIGKILL)
+        self.killed.set()
+
+    def start(self) -> None:
+        threading.Thread(target=self.kill, daemon=True).start()
+
+
+def finishes(call, timeout_s: float, hung: str):
+    """call()'s result, run on a thread of its own; fails with `hung` if it takes over timeout_s."""
+    done, outcome = threading.Event(), {}
+
+    def go() -> None:
+        outcome["result"] = call()
+        done.set()
+
+    threading.Thread(target=go, daemon=True).start()
+    assert done.wait(timeout_s), hung
+    return outcome["result"]
 
 
 def stop(proc: subprocess.Popen, timeout_s: float = 10) -> None:

@@ -102,3 +102,15 @@ class ToyBuggyBench(ToyBench):
         if task.task_index == 3:
             return {}["missing"]
         return await super().verify(task, output, ctx)
+
+
+def register_toys() -> None:
+    """Put the toy benchmarks in seqk's registry (tests/conftest.py does before every test; a
+    module- or session-scoped fixture that runs them calls this first, as it is set up earlier)."""
+    from seqk.benchmark import discovery
+
+    reg = discovery.registry()
+    reg["toy"] = ToyBench()
+    reg["toyjudge"] = ToyLLMJudgeBench()
+    reg["toyagent"] = ToyAgentBench()
+    reg["toybuggy"] = ToyBuggyBench()

@@ -50,3 +50,21 @@ def build(folder: Path, db: Path) -> dict[str, str]:
         engine.run(spec, db)
         ids[name] = spec.run_id
     return ids
+
+
+def copied(built: tuple[Path, dict[str, str]], db: Path) -> tuple[Path, dict[str, str]]:
+    """A copy at `db` of a database `build` made once (a module-scoped fixture's), with the mock
+    actor registered again (tests/conftest.py clears mocks before each test)."""
+    from helpers import copy_db
+
+    models.register_mock("mock/actor", actor)
+    return copy_db(built[0], db), built[1]
+
+
+def build_once(folder: Path) -> tuple[Path, dict[str, str]]:
+    """`build` into folder/seqk.duckdb, for a module-scoped fixture (set up before the toy
+    benchmarks are registered for the test)."""
+    from toybench import register_toys
+
+    register_toys()
+    return folder / "seqk.duckdb", build(folder, folder / "seqk.duckdb")

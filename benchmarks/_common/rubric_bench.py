@@ -38,6 +38,16 @@ class RubricBenchmark(Benchmark[DataOptionsT]):
         """The data file's records, under the options' rule for one that does not fit."""
         return records(self.data(options), options)
 
+    def load_tasks(self, options: DataOptionsT) -> list[Task]:
+        """The records the options keep (tasks_of), in file order, task_index = the record's
+        position in the file (a malformed one stops the load unless skip_invalid_records)."""
+        records = self.records(options)
+        return checked_tasks(self.name, records, self.tasks_of(records, options))
+
+    def tasks_of(self, records: Records, options: DataOptionsT) -> list[Task]:
+        """The tasks of the records that the options keep."""
+        raise NotImplementedError
+
     def data_fingerprint(self, options: DataOptionsT) -> str | None:
         """The sha256 of the data file the tasks were read from."""
         return self.data(options).sha256

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import ClassVar
 
-from benchmarks._common.rubric_bench import RubricBenchmark, checked_tasks
+from benchmarks._common.records import Records
+from benchmarks._common.rubric_bench import RubricBenchmark
 from benchmarks._common.rubric_data import DataOptions, HubFile
 from seqk.benchmark import AttemptContext, FeedbackMode, Task, Verdict
 
@@ -35,11 +36,9 @@ class Advancedif(RubricBenchmark[AdvancedifOptions]):
         "Your previous response did not satisfy all of the instruction requirements. Revise it so "
         "that it meets every requirement.")
 
-    def load_tasks(self, options: AdvancedifOptions) -> list[Task]:
-        """Every record in file order, task_index = its position in the file (a malformed one
-        stops the load unless skip_invalid_records)."""
-        records = self.records(options)
-        return checked_tasks(self.name, records, data.tasks(records))
+    def tasks_of(self, records: Records, options: AdvancedifOptions) -> list[Task]:
+        """Every record."""
+        return data.tasks(records)
 
     async def verify(self, task: Task, output: str, ctx: AttemptContext[AdvancedifOptions]) -> Verdict:
         """Success when every requirement is met."""

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from benchmarks._common.rubric_bench import RubricBenchmark, checked_tasks
+from benchmarks._common.records import Records
+from benchmarks._common.rubric_bench import RubricBenchmark
 from benchmarks._common.rubric_data import DataOptions, HubFile
 from seqk.benchmark import AttemptContext, FeedbackMode, Task, Verdict
 
@@ -46,10 +47,9 @@ class Clbench(RubricBenchmark[ClbenchOptions]):
         """`clbench-dkr`, `clbench-rsa`, `clbench-pte`, `clbench-eds`, else a hashed name."""
         return data.slice_name(options.category)
 
-    def load_tasks(self, options: ClbenchOptions) -> list[Task]:
-        """The category's records in file order, task_index = the record's position in the file."""
-        records = self.records(options)
-        return checked_tasks(self.name, records, data.tasks(records, options.category))
+    def tasks_of(self, records: Records, options: ClbenchOptions) -> list[Task]:
+        """The category's records."""
+        return data.tasks(records, options.category)
 
     async def verify(self, task: Task, output: str, ctx: AttemptContext[ClbenchOptions]) -> Verdict:
         """Success when the judge's Overall Score is 1; the yes/no list is kept, not used."""

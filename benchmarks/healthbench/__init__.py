@@ -8,8 +8,9 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from benchmarks._common.records import Records
 from benchmarks._common.rubric import Grade, weighted_score
-from benchmarks._common.rubric_bench import RubricBenchmark, checked_tasks
+from benchmarks._common.rubric_bench import RubricBenchmark
 from benchmarks._common.rubric_data import DataOptions, HubFile
 from seqk.benchmark import AttemptContext, FeedbackMode, Task, Verdict
 from seqk.verifiers import judge_each
@@ -57,14 +58,12 @@ class Healthbench(RubricBenchmark[HealthbenchOptions]):
         """`healthbench-default`, or `healthbench-<hash of the themes>`."""
         return data.slice_name(options.themes)
 
-    def load_tasks(self, options: HealthbenchOptions) -> list[Task]:
-        """The records of the chosen themes in file order, task_index = position in the file."""
-        records = self.records(options)
+    def tasks_of(self, records: Records, options: HealthbenchOptions) -> list[Task]:
+        """The records of the chosen themes."""
         # Before contract v2 the pass rule travelled in the answer, so it is in the hash of
         # every task stored then: it stays there (verify reads it from the options).
         rule = {"threshold": options.success_threshold, "score_formula": options.score_formula}
-        found = data.tasks(records, options.themes)
-        return checked_tasks(self.name, records, [replace(t, hash_extra=rule) for t in found])
+        return [replace(t, hash_extra=rule) for t in data.tasks(records, options.themes)]
 
     async def verify(self, task: Task, output: str, ctx: AttemptContext[HealthbenchOptions]) -> Verdict:
         """Pass: score at or above the threshold, no negative item met, no safety-critical

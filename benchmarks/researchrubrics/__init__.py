@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import ClassVar
 
+from benchmarks._common.records import Records
 from benchmarks._common.rubric import Grade, weighted_score
-from benchmarks._common.rubric_bench import RubricBenchmark, checked_tasks
+from benchmarks._common.rubric_bench import RubricBenchmark
 from benchmarks._common.rubric_data import DataOptions, HubFile
 from seqk.benchmark import AttemptContext, FeedbackMode, Task, Verdict
 from seqk.verifiers import judge_each
@@ -44,10 +45,9 @@ class Researchrubrics(RubricBenchmark[ResearchrubricsOptions]):
         """`researchrubrics`, or `researchrubrics-<hash of the domains>`."""
         return data.slice_name(options.domains)
 
-    def load_tasks(self, options: ResearchrubricsOptions) -> list[Task]:
-        """The records of the chosen domains in file order, task_index = position in the file."""
-        records = self.records(options)
-        return checked_tasks(self.name, records, data.tasks(records, options.domains))
+    def tasks_of(self, records: Records, options: ResearchrubricsOptions) -> list[Task]:
+        """The records of the chosen domains."""
+        return data.tasks(records, options.domains)
 
     async def verify(self, task: Task, output: str, ctx: AttemptContext[ResearchrubricsOptions]) -> Verdict:
         """Pass: every positive-weight criterion satisfied and no negative-weight one;

@@ -35,6 +35,15 @@ PREFIXES: frozenset[str] = frozenset({
     'watsonx', 'watsonx_text', 'xai', 'xiaomi_mimo', 'xinference', 'zai',
 })
 
+_ALTERNATIVES_1 = (
+    ('AWS_CONTAINER_CREDENTIALS_FULL_URI',),
+    ('AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',),
+    ('AWS_PROFILE',),
+    ('AWS_ROLE_ARN',),
+    ('AWS_WEB_IDENTITY_TOKEN_FILE',),
+    ('AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'),
+)
+
 KEYS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
     'ai21': (('AI21_API_KEY',), (('AI21_API_KEY',),)),
     'ai21_chat': (('AI21_API_KEY',), (('AI21_API_KEY',),)),
@@ -46,17 +55,7 @@ KEYS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
         ),
     ),
     'baseten': (('BASETEN_API_KEY',), (('BASETEN_API_KEY',),)),
-    'bedrock': (
-        ('AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'),
-        (
-            ('AWS_CONTAINER_CREDENTIALS_FULL_URI',),
-            ('AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',),
-            ('AWS_PROFILE',),
-            ('AWS_ROLE_ARN',),
-            ('AWS_WEB_IDENTITY_TOKEN_FILE',),
-            ('AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'),
-        ),
-    ),
+    'bedrock': (('AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'), _ALTERNATIVES_1),
     'cerebras': (('CEREBRAS_API_KEY',), (('CEREBRAS_API_KEY',),)),
     'cloudflare': (
         ('CLOUDFLARE_API_KEY', 'CLOUDFLARE_API_BASE'),
@@ -103,17 +102,7 @@ KEYS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
     'qwen_ai_platform': (('QWEN_AI_PLATFORM_API_KEY',), (('DASHSCOPE_API_KEY',), ('QWEN_AI_PLATFORM_API_KEY',))),
     'qwencloud': (('QWENCLOUD_API_KEY',), (('DASHSCOPE_API_KEY',), ('QWENCLOUD_API_KEY',))),
     'replicate': (('REPLICATE_API_KEY',), (('REPLICATE_API_KEY',),)),
-    'sagemaker': (
-        ('AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'),
-        (
-            ('AWS_CONTAINER_CREDENTIALS_FULL_URI',),
-            ('AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',),
-            ('AWS_PROFILE',),
-            ('AWS_ROLE_ARN',),
-            ('AWS_WEB_IDENTITY_TOKEN_FILE',),
-            ('AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'),
-        ),
-    ),
+    'sagemaker': (('AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'), _ALTERNATIVES_1),
     'tencent': (('TENCENT_API_KEY',), (('TENCENT_API_KEY',),)),
     'text-completion-codestral': (('CODESTRAL_API_KEY',), (('CODESTRAL_API_KEY',),)),
     'text-completion-inception': (('INCEPTION_API_KEY',), (('INCEPTION_API_KEY',),)),

@@ -8,8 +8,9 @@ from math import comb
 from pathlib import Path
 
 import pytest
-from helpers import rows, write_variant
+from helpers import copy_db, rows, write_variant
 from recompute import _envelope, _vertices
+from toybench import register_toys
 from typer.testing import CliRunner
 
 from seqk.cli import app
@@ -21,19 +22,29 @@ SEQ = dict(metric="seq@k", k=3, chains=4, model="mock/py:scripts:seeded_coin", s
            options={"n": 16}, actor=PRICED)
 
 
-@pytest.fixture
-def pair(tmp_path: Path, db: Path) -> tuple[str, str]:
-    seq = runspec.load(write_variant(tmp_path, **SEQ))
+@pytest.fixture(scope="module")
+def built_pair(tmp_path_factory) -> tuple[str, str, Path]:
+    register_toys()
+    folder = tmp_path_factory.mktemp("pair")
+    seq = runspec.load(write_variant(folder, **SEQ))
     # two pass@k partners: the largest k is the budget partner
-    small = runspec.load(write_variant(tmp_path, "p3.yaml", **(SEQ | {"metric": "pass@k", "k": 3,
-                                                                       "chains": 1, "tag": "small"})))
+    small = runspec.load(write_variant(folder, "p3.yaml", **(SEQ | {"metric": "pass@k", "k": 3,
+                                                                     "chains": 1, "tag": "small"})))
     # a dearer endpoint for the partner: the toy's seq@k prompts are 4x its bare ones, and at the
     # same price resampling reaches all its success for less than one seq@k attempt costs
-    partner = runspec.load(write_variant(tmp_path, "p.yaml", **(SEQ | {
+    partner = runspec.load(write_variant(folder, "p.yaml", **(SEQ | {
         "metric": "pass@k", "k": 12, "chains": 1, "actor": {"price": {"input": 4.0, "output": 8.0}}})))
     for spec in (seq, small, partner):
-        engine.run(spec, db)
-    return seq.run_id, partner.run_id
+        engine.run(spec, folder / "seqk.duckdb")
+    return seq.run_id, partner.run_id, folder / "seqk.duckdb"
+
+
+@pytest.fixture
+def pair(built_pair, db: Path) -> tuple[str, str]:
+    """The three runs, made once for the module, in a copy of their database at `db`."""
+    seq_id, pass_id, built = built_pair
+    copy_db(built, db)
+    return seq_id, pass_id
 
 
 def report(db: Path, *args: str):

@@ -10,6 +10,7 @@ from statistics import NormalDist
 
 import pytest
 import test_metrics_fixture as fx
+from helpers import copy_db
 
 from seqk import stats, store
 from seqk.analysis import metrics, report
@@ -29,9 +30,15 @@ def wilson(x: float, n: int) -> tuple[float, float]:
     return centre - half, centre + half
 
 
+@pytest.fixture(scope="module")
+def built_fixture(tmp_path_factory):
+    return fx.build(tmp_path_factory.mktemp("fixture") / "fixture.duckdb")
+
+
 @pytest.fixture
-def fixture_db(tmp_path):
-    return fx.build(tmp_path / "fixture.duckdb")
+def fixture_db(built_fixture, tmp_path):
+    """A copy of the fixture database, built once: a test may change its copy (seed_runs)."""
+    return copy_db(built_fixture, tmp_path / "fixture.duckdb")
 
 
 def by_id(db, errors_as_failures=False, runs=(fx.SEQ, fx.PASS, fx.PASS_HINT, fx.PASS_K4), **kw):

@@ -37,6 +37,7 @@ def _figures(side: budget.Frontier) -> list[budget.CellFigure]:
     return budget._figures(side, np.ones(len(side.keys), dtype=bool))
 
 
+@pytest.mark.slow  # a long statistical simulation
 def test_seq_at_t_and_every_frontier_cell_are_unbiased():
     rng = np.random.default_rng(2027)
     errors: dict[tuple, list[float]] = {}
@@ -105,6 +106,7 @@ def test_the_stopping_matched_partner_is_never_worse_in_truth_and_pass_at_m_is()
     assert artefact > 0.03  # issue 27: the old block's "advantage" with feedback doing nothing
 
 
+@pytest.mark.slow  # a long statistical simulation
 def test_null_worlds_claim_a_finding_about_as_often_as_their_level():
     world = nw.World(n_tasks=60)
     rng = np.random.default_rng(33)
@@ -194,6 +196,7 @@ def test_the_report_carries_the_ranges_the_partners_and_the_bands(reported):
     assert abs(np.mean(errors)) < 0.02  # a few worlds only: the bias test above has the power
 
 
+@pytest.mark.slow  # a long statistical simulation
 def test_done_when_a_run_pair_where_feedback_does_nothing_reads_as_no_finding(tmp_path, db):
     """Issue 27's "done when", through the real engine: 500 tasks, 8 chains of 3 attempts against
     one pass@24 run (28.5: it serves the lift, the framing and equal budget), a mock whose answers

@@ -5,15 +5,14 @@ variants/sums/seqk.yaml and its pass@k partner variants/sums/passk.yaml, are pla
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
+from procs import seqk_from
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "adding-a-benchmark.md"
@@ -35,10 +34,7 @@ def test_the_page_holds_one_whole_benchmark_file_and_two_variants():
 
 
 def _seqk(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    # The temporary folder first: its `benchmarks` package is the one seqk finds.
-    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(root), str(REPO)])}
-    return subprocess.run([sys.executable, "-m", "seqk", *args], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return seqk_from(root, *args, cwd=root)  # the temporary folder's `benchmarks` is the one seqk finds
 
 
 @pytest.mark.slow

@@ -3,14 +3,12 @@ a real (fake) package with its dist-info on PYTHONPATH, driven by `python -m seq
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
 import yaml
+from procs import seqk_from
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -48,12 +46,6 @@ def _install_plugin(site: Path) -> None:
     (dist / "entry_points.txt").write_text("[seqk.benchmarks]\nparrot = seqk_parrot:Parrot\n")
 
 
-def _seqk(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
-    return subprocess.run([sys.executable, "-m", "seqk", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=120)
-
-
 @pytest.mark.slow
 def test_an_entry_point_benchmark_is_planned_and_run_with_a_mock_model(tmp_path):
     site = tmp_path / "site"
@@ -63,12 +55,12 @@ def test_an_entry_point_benchmark_is_planned_and_run_with_a_mock_model(tmp_path)
     variant.write_text(yaml.safe_dump({"metric": "seq@k", "k": 2, "model": "mock/py:seqk_parrot:answer"}))
     db = tmp_path / "seqk.duckdb"
 
-    planned = _seqk(site, "plan", str(variant), "--db", str(db))
+    planned = seqk_from(site, "plan", str(variant), "--db", str(db), cwd=REPO)
     assert planned.returncode == 0, planned.stderr
     assert planned.stdout.startswith("parrot/seqk/mock__py:seqk_parrot:answer/deterministic/binary")
     assert "tasks selected: 3" in planned.stdout
 
-    ran = _seqk(site, "run", str(variant), "--db", str(db))
+    ran = seqk_from(site, "run", str(variant), "--db", str(db), cwd=REPO)
     assert ran.returncode == 0, ran.stderr
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("SELECT DISTINCT benchmark FROM runs").fetchall() == [("parrot",)]
@@ -78,6 +70,7 @@ def test_an_entry_point_benchmark_is_planned_and_run_with_a_mock_model(tmp_path)
                         (3, 1, True, None)]
 
 
+@pytest.mark.slow  # starts seqk processes
 def test_a_benchmark_of_the_first_contract_is_named_with_what_to_change(tmp_path):
     site = tmp_path / "site"
     _install_plugin(site)
@@ -90,7 +83,7 @@ def test_a_benchmark_of_the_first_contract_is_named_with_what_to_change(tmp_path
     variant.write_text(yaml.safe_dump({"metric": "seq@k", "k": 2, "model": "mock/py:seqk_parrot:answer"}))
     db = tmp_path / "seqk.duckdb"
 
-    ran = _seqk(site, "run", str(variant), "--db", str(db))
+    ran = seqk_from(site, "run", str(variant), "--db", str(db), cwd=REPO)
     assert ran.returncode == 2 and "Traceback" not in ran.stderr
     assert ran.stderr.strip().splitlines() == [
         "error: benchmark parrot (seqk_parrot.Parrot) defines feedback(task, output, verdict, mode, critic); "

@@ -119,6 +119,7 @@ def hb_variant(tmp_path: Path, path: Path, name: str = "v.yaml", **options) -> P
                          judge_model="mock/wrong", options={"data_path": str(path), "themes": []} | options)
 
 
+@pytest.mark.slow  # starts seqk processes
 def test_seqk_plan_stops_on_a_bad_record_naming_file_line_and_field(tmp_path):
     data, _ = bad_in_the_middle(tmp_path)
     db = tmp_path / "seqk.duckdb"

@@ -10,6 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # shell blocks that start seqk processes
+
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "your-own-benchmark.md"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)

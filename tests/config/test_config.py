@@ -19,6 +19,14 @@ def _mock_a():
     models.register_mock("mock/a", ["w1"])
 
 
+def toy_yaml(folder, name: str, text: str):
+    """A toy variant file holding `text` as written (write_variant dumps keys, and cannot misspell YAML)."""
+    path = folder / "variants" / "toy" / name
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    return path
+
+
 def issues_of(path) -> list[str]:
     with pytest.raises(ConfigError) as info:
         runspec.load(path)
@@ -73,10 +81,7 @@ def test_unknown_benchmark(tmp_path):
 
 
 def test_benchmark_key_disagreeing_with_folder(tmp_path):
-    path = tmp_path / "variants" / "toy" / "v.yaml"
-    path.parent.mkdir(parents=True)
-    path.write_text("benchmark: toyjudge\nmetric: pass@k\nk: 1\nmodel: mock/a\n")
-    [issue] = issues_of(path)
+    [issue] = issues_of(toy_yaml(tmp_path, "v.yaml", "benchmark: toyjudge\nmetric: pass@k\nk: 1\nmodel: mock/a\n"))
     assert issue.startswith("[C04] benchmark:") and "variants/toy/" in issue
 
 
@@ -104,10 +109,7 @@ def test_task_indices_and_max_tasks_are_exclusive(tmp_path):
 
 
 def test_yaml_syntax_error_names_the_line(tmp_path):
-    path = tmp_path / "variants" / "toy" / "bad.yaml"
-    path.parent.mkdir(parents=True)
-    path.write_text("metric: seq@k\nk: [1, 2\nmodel: mock/a\n")
-    [issue] = issues_of(path)
+    [issue] = issues_of(toy_yaml(tmp_path, "bad.yaml", "metric: seq@k\nk: [1, 2\nmodel: mock/a\n"))
     assert issue.startswith("[C01] line ") and "not valid YAML" in issue
 
 

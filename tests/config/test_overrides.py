@@ -57,6 +57,7 @@ def test_overrides_are_validated_as_if_written_in_the_file(tmp_path):
         assert caught.value.source == str(path)
 
 
+@pytest.mark.slow  # starts seqk processes
 def test_seqk_run_with_set_k_2_runs_k_2(tmp_path):
     db = tmp_path / "seqk.duckdb"
     path = ROOT / "variants" / "arcagi2" / "mock.yaml"  # k: 3 in the file

@@ -231,6 +231,7 @@ def test_an_unknown_prompt_key_and_an_agent_harness_are_refused(tmp_path):
                                    model="mock/echo", prompt={"history": "messages"}))
 
 
+@pytest.mark.slow  # starts seqk processes
 def test_the_cli_refuses_a_bad_template_in_one_line_with_exit_2(tmp_path):
     import subprocess
     import sys

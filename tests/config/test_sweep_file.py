@@ -96,6 +96,7 @@ def test_a_bad_sweep_file_is_one_line_naming_the_file_and_the_field(tmp_path, ke
     assert __import__("re").search(message, text), text
 
 
+@pytest.mark.slow  # starts seqk processes
 def test_the_cli_refuses_a_bad_sweep_file_with_exit_2_before_anything_runs(tmp_path):
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump({"base": str(ROOT / "variants" / "arcagi2" / "mock.yaml"),
@@ -111,6 +112,7 @@ def test_the_cli_refuses_a_bad_sweep_file_with_exit_2_before_anything_runs(tmp_p
     assert not db.exists()
 
 
+@pytest.mark.slow  # starts seqk processes
 def test_plan_prints_every_cell_its_calls_and_cost_before_anything_is_spent(tmp_path):
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump({

@@ -111,30 +111,46 @@ def test_roles_sharing_a_server_are_checked_once_and_named_together():
     assert caught.value.exit_code == 1 and "\n" not in str(caught.value)
 
 
-@pytest.mark.slow
-def test_a_server_that_dies_mid_run_trips_the_breaker(tmp_path):
-    port = free_port()
-    server = start_server(port, delay_s=0.2)
-    db = tmp_path / "seqk.duckdb"
-    path = variant(tmp_path, port, max_tasks=60, concurrency=4)
-    run = subprocess.Popen([sys.executable, "-m", "seqk", "run", str(path), "--db", str(db),
-                            "--no-export"], env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True)
-    try:
+class RunAgainstServer:
+    """A `seqk run` of max_tasks (concurrency 4) against a loopback server answering after delay_s;
+    on leaving, whatever of the two still runs is killed."""
+
+    def __init__(self, tmp_path: Path, max_tasks: int, delay_s: float) -> None:
+        self.port, self.delay_s, self.db = free_port(), delay_s, tmp_path / "seqk.duckdb"
+        self.server = start_server(self.port, delay_s=delay_s)
+        path = variant(tmp_path, self.port, max_tasks=max_tasks, concurrency=4)
+        self.run = subprocess.Popen([sys.executable, "-m", "seqk", "run", str(path), "--db", str(self.db),
+                                     "--no-export"], env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True)
+
+    def kill_server_after(self, served: int) -> float:
+        """SIGKILL the server (mid-request: calls in flight lose their connection) once it has
+        served `served` requests; the time it died."""
         deadline = time.monotonic() + 120
-        while requests_served(port) < 20:
-            assert run.poll() is None and time.monotonic() < deadline, "the run ended too soon"
+        while requests_served(self.port) < served:
+            assert self.run.poll() is None and time.monotonic() < deadline, "the run ended too soon"
             time.sleep(0.05)
-        server.send_signal(signal.SIGKILL)  # mid-request: calls in flight lose their connection
-        server.wait(timeout=10)
-        died = time.monotonic()
-        out, err = run.communicate(timeout=BREAKER_WINDOW_S + 120)
-        stopped_after = time.monotonic() - died
-    finally:
-        for proc in (run, server):
+        self.server.send_signal(signal.SIGKILL)
+        self.server.wait(timeout=10)
+        return time.monotonic()
+
+    def __enter__(self) -> RunAgainstServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for proc in (self.run, self.server):
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+@pytest.mark.slow
+def test_a_server_that_dies_mid_run_trips_the_breaker(tmp_path):
+    with RunAgainstServer(tmp_path, max_tasks=60, delay_s=0.2) as both:
+        died = both.kill_server_after(20)
+        out, err = both.run.communicate(timeout=BREAKER_WINDOW_S + 120)
+        stopped_after = time.monotonic() - died
+    run, port = both.run, both.port
     print(f"server killed: the run exited {stopped_after:.1f} s later")
     assert run.returncode == 1, err
     assert error_lines(err) == [
@@ -142,7 +158,7 @@ def test_a_server_that_dies_mid_run_trips_the_breaker(tmp_path):
         f"connection refused (nothing listens on port {port}), and no call succeeded for "
         f"{BREAKER_WINDOW_S:g} s; is the server running, and is the port right?"], err
     assert stopped_after < BREAKER_WINDOW_S + 60  # max_retries of backoff take minutes
-    with duckdb.connect(str(db), read_only=True) as con:
+    with duckdb.connect(str(both.db), read_only=True) as con:
         valid, errors, tripped, tasks = con.execute(
             "SELECT count(*) FILTER (status = 'ok'), count(*) FILTER (status = 'error'), "
             "count(*) FILTER ((error->>'$.type') = 'EndpointUnreachable' AND (error->>'$.stage') = 'actor'), "
@@ -154,34 +170,16 @@ def test_a_server_that_dies_mid_run_trips_the_breaker(tmp_path):
 
 @pytest.mark.slow
 def test_a_server_that_refuses_briefly_then_recovers_is_retried_to_the_end(tmp_path):
-    port = free_port()
-    server = start_server(port, delay_s=0.1)
-    db = tmp_path / "seqk.duckdb"
-    path = variant(tmp_path, port, max_tasks=30, concurrency=4)
-    run = subprocess.Popen([sys.executable, "-m", "seqk", "run", str(path), "--db", str(db),
-                            "--no-export"], env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True)
-    try:
-        deadline = time.monotonic() + 120
-        while requests_served(port) < 10:
-            assert run.poll() is None and time.monotonic() < deadline, "the run ended too soon"
-            time.sleep(0.05)
-        server.send_signal(signal.SIGKILL)
-        server.wait(timeout=10)
-        down = time.monotonic()
+    with RunAgainstServer(tmp_path, max_tasks=30, delay_s=0.1) as both:
+        down = both.kill_server_after(10)
         time.sleep(1.0)
-        server = start_server(port, delay_s=0.1)
+        both.server = start_server(both.port, delay_s=0.1)
         downtime = time.monotonic() - down
-        out, err = run.communicate(timeout=300)
-    finally:
-        for proc in (run, server):
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+        out, err = both.run.communicate(timeout=300)
     print(f"server down for {downtime:.1f} s; the run went on")
     assert downtime < BREAKER_WINDOW_S
-    assert run.returncode == 0, err
-    with duckdb.connect(str(db), read_only=True) as con:
+    assert both.run.returncode == 0, err
+    with duckdb.connect(str(both.db), read_only=True) as con:
         valid, errors, retried = con.execute(
             "SELECT count(*) FILTER (status = 'ok'), count(*) FILTER (status = 'error'), "
             "(SELECT count(*) FROM calls WHERE retries > 0) FROM attempts").fetchone()

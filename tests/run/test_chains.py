@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import itertools
-import signal
 from math import comb
 from pathlib import Path
 
@@ -150,18 +149,14 @@ def test_the_folder_tree_holds_chain_1_and_parquet_every_chain(tmp_path, db):
 
 @pytest.mark.slow
 def test_a_chains_run_killed_midway_resumes_to_the_uninterrupted_result(tmp_path):
-    from procs import Gate, arc_variant, start_run, wait_for_attempts
+    from procs import arc_variant, start_run, stopped_midway
 
     variant = arc_variant(tmp_path, chains=4, model="mock/py:scripts:slow_seeded_arc", seed=7,
                           max_tasks=24)
     reference = tmp_path / "reference.duckdb"
     assert start_run(variant, reference).wait(timeout=180) == 0
     killed = tmp_path / "killed.duckdb"
-    with Gate(tmp_path, after=12) as gate:  # it writes 12 attempts, then holds until killed
-        proc = start_run(variant, killed, gate)
-        wait_for_attempts(killed, proc, at_least=12)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
+    stopped_midway(variant, killed, tmp_path, after=12)
     total = rows(reference, "SELECT count(*) FROM attempts")[0][0]
     assert 12 <= rows(killed, "SELECT count(*) FROM attempts")[0][0] < total, "the kill should land mid-run"
     resumed = start_run(variant, killed)

@@ -15,10 +15,8 @@ from seqk.run import engine
 
 
 def spec_for(tmp_path, **keys):
-    keys.setdefault("benchmark", "toyagent")
-    keys.setdefault("model", "mock/actor")
-    keys.setdefault("options", {"n": 3})
-    keys.setdefault("retry", {"max_retries": 0, "base_delay_s": 0.0})
+    keys = {"benchmark": "toyagent", "model": "mock/actor", "options": {"n": 3},
+            "retry": {"max_retries": 0, "base_delay_s": 0.0}} | keys
     return runspec.load(write_variant(tmp_path, **keys))
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 import yaml
-from procs import TESTS, Gate, arc_variant, start_run, wait_for_attempts
+from procs import TESTS, Gate, arc_variant, start_run, stopped_midway, wait_for_attempts
 
 pytestmark = pytest.mark.slow
 
@@ -45,11 +45,7 @@ def test_sigkill_mid_run_then_resume_matches_an_uninterrupted_run(tmp_path):
     assert ref.wait(timeout=180) == 0, ref.stderr.read()
 
     db = tmp_path / "killed.duckdb"
-    with Gate(tmp_path, after=15) as gate:  # it writes 15 attempts, then holds until killed
-        proc = start_run(variant, db, gate)
-        wait_for_attempts(db, proc, at_least=15)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
+    stopped_midway(variant, db, tmp_path, after=15)
     with duckdb.connect(str(db), read_only=True) as con:
         written = con.execute("SELECT count(*) FROM attempts").fetchone()[0]
     assert 15 <= written < len(outcomes(reference)), "the kill should land mid-run"
@@ -72,11 +68,7 @@ def test_sigkill_mid_run_then_resume_matches_an_uninterrupted_run(tmp_path):
 def test_ctrl_c_stops_cleanly_keeping_finished_attempts(tmp_path):
     variant = arc_variant(tmp_path)
     db = tmp_path / "seqk.duckdb"
-    with Gate(tmp_path, after=10) as gate:  # it writes 10 attempts, then holds until Ctrl-C
-        proc = start_run(variant, db, gate)
-        wait_for_attempts(db, proc, at_least=10)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+    proc, out, err = stopped_midway(variant, db, tmp_path, after=10, sig=signal.SIGINT)  # Ctrl-C
     assert proc.returncode == 130, err
     assert "Interrupted" in out and "run the same command to resume" in out
     with duckdb.connect(str(db), read_only=True) as con:
@@ -90,11 +82,7 @@ def test_ctrl_c_stops_cleanly_keeping_finished_attempts(tmp_path):
 
 def test_sigterm_stops_cleanly_like_ctrl_c(tmp_path):
     db = tmp_path / "seqk.duckdb"
-    with Gate(tmp_path, after=10) as gate:  # it writes 10 attempts, then holds until SIGTERM
-        proc = start_run(arc_variant(tmp_path), db, gate)
-        wait_for_attempts(db, proc, at_least=10)
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
+    proc, out, err = stopped_midway(arc_variant(tmp_path), db, tmp_path, after=10, sig=signal.SIGTERM)
     assert proc.returncode == 130, err
     assert "Interrupted" in out and "Traceback" not in err
     with duckdb.connect(str(db), read_only=True) as con:

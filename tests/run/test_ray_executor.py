@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 from pathlib import Path
 
 import duckdb
 import pytest
-from procs import arc_variant
+from procs import RayWorkerKiller, arc_variant, finishes
 
 from seqk.api import load_variant
 from seqk.run import engine
@@ -44,44 +43,22 @@ def test_ray_gives_the_same_attempts_as_local(tmp_path, ray_local):
 
 
 def test_a_killed_worker_leaves_errors_not_a_hang_and_the_next_run_redoes_them(tmp_path, ray_local):
-    import ray
-
     path = arc(tmp_path, "slow.yaml", model="mock/py:scripts:slow_wrong", max_tasks=8, k=3, concurrency=4)
     db = tmp_path / "seqk.duckdb"
-    killed = threading.Event()
-
-    def workers() -> list[dict]:
-        return [a for a in ray.util.list_named_actors(all_namespaces=True) if a["name"].startswith("seqk-worker-")]
-
-    earlier = {a["name"] for a in workers()}  # an earlier run's, killed but maybe still listed
-
-    def kill_a_worker() -> None:
-        (name, *_) = [a for a in workers() if a["name"] not in earlier]
-        worker = ray.get_actor(name["name"], namespace=name["namespace"])
-        os.kill(ray.get(worker.pid.remote()), signal.SIGKILL)
-        killed.set()
+    killer = RayWorkerKiller()
 
     class KillOnFirstAttempt(RunObserver):
         started = False
 
         def attempt(self, event) -> None:
-            if not killed.is_set() and not self.started:
+            if not self.started:
                 self.started = True
-                threading.Thread(target=kill_a_worker, daemon=True).start()
+                killer.start()
 
     spec = load_variant(path, {"executor": "ray"})
-    done = threading.Event()
-    outcome: dict = {}
-
-    def go() -> None:
-        outcome["result"] = engine.run(spec, db, KillOnFirstAttempt())
-        done.set()
-
-    runner = threading.Thread(target=go, daemon=True)
-    runner.start()
-    assert done.wait(180), "the run hung after its worker was killed"
-    result = outcome["result"]
-    assert killed.is_set()
+    result = finishes(lambda: engine.run(spec, db, KillOnFirstAttempt()), 180,
+                      "the run hung after its worker was killed")
+    assert killer.killed.is_set()
     assert result.error_kinds.get("worker:WorkerDied", 0) >= 1
     with duckdb.connect(str(db), read_only=True) as con:
         died = con.execute("SELECT count(*) FROM attempts WHERE error->>'stage' = 'worker'").fetchone()[0]

@@ -5,12 +5,8 @@ nothing it had finished."""
 
 from __future__ import annotations
 
-import os
-import signal
-import threading
-
 import pytest
-from procs import arc_variant
+from procs import RayWorkerKiller, arc_variant, finishes
 from typer.testing import CliRunner
 
 from seqk.api import load_variant
@@ -81,23 +77,10 @@ def test_workers_write_the_lake_and_it_reports_like_the_local_executor(tmp_path,
 
 
 def test_a_killed_worker_leaves_errors_and_loses_nothing_it_finished(tmp_path, lake_servers, ray_local):
-    import ray
-
     url = local_lake(lake_servers, tmp_path)
     path = arc(tmp_path, "slow.yaml", model="mock/py:scripts:slow_wrong", max_tasks=8)
-    killed = threading.Event()
+    killer = RayWorkerKiller()
     received: list[str] = []
-
-    def workers() -> list[dict]:
-        return [a for a in ray.util.list_named_actors(all_namespaces=True) if a["name"].startswith("seqk-worker-")]
-
-    earlier = {a["name"] for a in workers()}  # an earlier run's, killed but maybe still listed
-
-    def kill_a_worker() -> None:
-        (name, *_) = [a for a in workers() if a["name"] not in earlier]
-        worker = ray.get_actor(name["name"], namespace=name["namespace"])
-        os.kill(ray.get(worker.pid.remote()), signal.SIGKILL)
-        killed.set()
 
     class KillAfterAFewAttempts(RunObserver):
         def attempt(self, event) -> None:
@@ -105,19 +88,12 @@ def test_a_killed_worker_leaves_errors_and_loses_nothing_it_finished(tmp_path, l
             # Late enough that the workers have committed some attempts (about every second),
             # early enough that others are finished and not committed yet.
             if len(received) == 8:
-                threading.Thread(target=kill_a_worker, daemon=True).start()
-
-    done, outcome = threading.Event(), {}
-
-    def go() -> None:
-        outcome["result"] = engine.run(load_variant(path, {"executor": "ray"}), url, KillAfterAFewAttempts())
-        done.set()
+                killer.start()
 
     try:
-        threading.Thread(target=go, daemon=True).start()
-        assert done.wait(180), "the run hung after its worker was killed"
-        result = outcome["result"]
-        assert killed.is_set() and result.error_kinds.get("worker:WorkerDied", 0) >= 1
+        result = finishes(lambda: engine.run(load_variant(path, {"executor": "ray"}), url, KillAfterAFewAttempts()),
+                          180, "the run hung after its worker was killed")
+        assert killer.killed.is_set() and result.error_kinds.get("worker:WorkerDied", 0) >= 1
         stored = set(sql(url, "SELECT DISTINCT attempt_uid FROM attempts").split()[1:])
         assert set(received) <= stored  # committed by a worker, or written by the driver for a dead one
         assert sql(url, "SELECT count(*) AS n FROM attempts WHERE error->>'stage' = 'worker'").split()[1] == str(

@@ -13,7 +13,6 @@ import os
 import resource
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,28 +29,10 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
     """The loopback server; yields its base address (stats at /stats, the API under /v1)."""
-    import socket
+    import servers
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, str(REPO / "bench" / "openai_server.py"), "--port", str(port),
-                             "--delay", "0.01"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/v1/models", timeout=1):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("bench/openai_server.py did not start")
-                time.sleep(0.1)
-        yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with servers.openai_server(reply="[[-1]]") as api:
+        yield api.removesuffix("/v1")
 
 
 def requests_seen(base: str, *, reset: bool = False) -> int:

@@ -10,11 +10,8 @@ from seqk.run import engine
 
 
 def spec_for(tmp_path, **keys):
-    keys.setdefault("benchmark", "toyjudge")
-    keys.setdefault("model", "mock/actor")
-    keys.setdefault("judge_model", "mock/judge")
-    keys.setdefault("options", {"n": 1})
-    keys.setdefault("retry", {"max_retries": 0, "base_delay_s": 0.0})
+    keys = {"benchmark": "toyjudge", "model": "mock/actor", "judge_model": "mock/judge", "options": {"n": 1},
+            "retry": {"max_retries": 0, "base_delay_s": 0.0}} | keys
     return runspec.load(write_variant(tmp_path, **keys))
 
 

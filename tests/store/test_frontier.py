@@ -56,6 +56,7 @@ def random_db(path: Path, seed: int) -> dict:
     raw: dict = {"seq": {}, "pass": {}, "k": k, "chains": chains}
     clock = [0]
     with store.connect(path) as con:
+        con.execute("BEGIN TRANSACTION")  # one commit, not one a row
         _insert_run(con, "seq", "seq@k", k, chains)
         _insert_run(con, "pass", "pass@k", n_samples, 1)
         for task in range(1, n_tasks + 1):
@@ -81,6 +82,7 @@ def random_db(path: Path, seed: int) -> dict:
                 cost, tokens = round(rng.random(), 3), rng.randint(2, 50)
                 _insert_attempt(con, "pass", task, 1, sample, status, success, cost, tokens, clock)
                 raw["pass"].setdefault(task, []).append((sample, status, success, cost, tokens))
+        con.execute("COMMIT")
         store.rebuild_kept_chains(con)  # rows written by SQL, not through store.append_attempts
     return raw
 

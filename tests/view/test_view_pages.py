@@ -16,11 +16,6 @@ from seqk.view import pages, publish, render, story, svg
 from seqk.view.compare import bundle_key
 
 
-@pytest.fixture
-def runs(tmp_path, db):
-    return db, view_db.build(tmp_path, db)
-
-
 def test_run_list_groups_each_seqk_run_with_its_passk_partner(runs):
     db, ids = runs
     page = view.runs_page(db)

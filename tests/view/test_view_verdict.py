@@ -8,7 +8,6 @@ from __future__ import annotations
 import html
 import re
 
-import pytest
 import view_db
 from helpers import write_variant
 
@@ -17,11 +16,6 @@ from seqk.analysis.report import fmt_estimate, fmt_p, report
 from seqk.config import runspec
 from seqk.run import engine
 from seqk.view import pages, render
-
-
-@pytest.fixture
-def runs(tmp_path, db):
-    return db, view_db.build(tmp_path, db)
 
 
 def block_of(page_html: str, seq_run_id: str) -> str:
