@@ -40,16 +40,27 @@ def stored(path: Any) -> tuple[int, int]:
     return int(row[0]), int(row[1])
 
 
-def test_a_full_batch_waits_for_the_interval_and_close_writes_the_rest_in_bounded_commits(tmp_path):
+def new_store(tmp_path: Any) -> Any:
     path = tmp_path / "w.duckdb"
     with store.connect(path):
         pass
+    return path
+
+
+def started(path: Any, *, interval_s: float, pending: int) -> Seen:
+    """A writer with a bound of 100 a commit, started, and `pending` attempts given to it."""
+    writer = Seen(store.open(path), interval_s=interval_s, max_batch=100)
+    writer.start()
+    for i in range(pending):
+        writer.put(attempt(i))
+    return writer
+
+
+def test_a_full_batch_waits_for_the_interval_and_close_writes_the_rest_in_bounded_commits(tmp_path):
+    path = new_store(tmp_path)
 
     async def main() -> Seen:
-        writer = Seen(store.open(path), interval_s=60.0, max_batch=100)
-        writer.start()
-        for i in range(250):
-            writer.put(attempt(i))
+        writer = started(path, interval_s=60.0, pending=250)
         await asyncio.sleep(0.5)
         # Sized by count, 250 pending of a 100 bound would have been committed by now.
         assert writer.written == 0 and writer.commits == []
@@ -62,15 +73,10 @@ def test_a_full_batch_waits_for_the_interval_and_close_writes_the_rest_in_bounde
 
 
 def test_a_backlog_past_the_bound_is_committed_back_to_back_at_the_next_tick(tmp_path):
-    path = tmp_path / "w.duckdb"
-    with store.connect(path):
-        pass
+    path = new_store(tmp_path)
 
     async def main() -> Seen:
-        writer = Seen(store.open(path), interval_s=0.3, max_batch=100)
-        writer.start()
-        for i in range(250):
-            writer.put(attempt(i))
+        writer = started(path, interval_s=0.3, pending=250)
         for _ in range(600):  # the loop drains the backlog by itself, without close()
             if writer.written == 250:
                 break

@@ -60,19 +60,21 @@ def read_from_another_process(db: Path) -> int:
     return int(done.stdout) if done.returncode == 0 else -1
 
 
+async def busy(db: Any, *, hold_s: float, n: int) -> Writer:
+    """A writer given an attempt every 10 ms (a 20 ms interval), then closed."""
+    writer = Writer(db, interval_s=0.02, hold_s=hold_s)
+    writer.start()
+    for i in range(n):
+        writer.put(attempt(f"u{i}", i))
+        await asyncio.sleep(0.01)
+    await writer.close()
+    return writer
+
+
 def test_a_busy_writer_opens_the_file_once_per_hold_and_writes_every_attempt(tmp_path):
     db = new_store(tmp_path)
 
-    async def busy() -> Writer:
-        writer = Writer(db, interval_s=0.02, hold_s=60.0)
-        writer.start()
-        for i in range(40):  # a batch every interval or so, never an idle one
-            writer.put(attempt(f"u{i}", i))
-            await asyncio.sleep(0.01)
-        await writer.close()
-        return writer
-
-    writer = asyncio.run(busy())
+    writer = asyncio.run(busy(db, hold_s=60.0, n=40))  # a batch every interval or so, never an idle one
     assert writer.written == 40
     assert len(db.opens) == 1, db.opens  # with an open per batch it was one per interval
     assert not Path(f"{db.path}.wal").exists()  # the final write checkpointed and closed the file
@@ -84,16 +86,7 @@ def test_a_busy_writer_opens_the_file_once_per_hold_and_writes_every_attempt(tmp
 def test_the_hold_ends_after_hold_s_so_a_long_busy_run_reopens(tmp_path):
     db = new_store(tmp_path)
 
-    async def busy() -> Writer:
-        writer = Writer(db, interval_s=0.02, hold_s=0.1)
-        writer.start()
-        for i in range(60):  # ~0.6 s of batches: ~6 holds of 0.1 s
-            writer.put(attempt(f"u{i}", i))
-            await asyncio.sleep(0.01)
-        await writer.close()
-        return writer
-
-    writer = asyncio.run(busy())
+    writer = asyncio.run(busy(db, hold_s=0.1, n=60))  # ~0.6 s of batches: ~6 holds of 0.1 s
     assert writer.written == 60
     assert 3 <= len(db.opens) <= 40, db.opens
 
@@ -177,7 +170,7 @@ def test_this_process_reads_while_its_writer_holds_the_file(tmp_path):
     db = new_store(tmp_path)
 
     async def run() -> tuple[int, int]:
-        writer = Writer(db, interval_s=0.05, hold_s=600.0)
+        writer = Writer(db, interval_s=1.0, hold_s=600.0)  # no idle interval before the read below
         writer.start()
         for i in range(5):
             writer.put(attempt(f"u{i}", i))
