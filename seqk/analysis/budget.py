@@ -55,6 +55,7 @@ from seqk.stats import (
     multinomial,
     percentile_test,
     rng_for,
+    shared_tasks,
 )
 
 DRAWN_AT_ONCE = 1 << 22
@@ -206,7 +207,8 @@ def compare_at_equal_spend(a: Frontier, b: Frontier, *, name: str, seed: int = D
         return out
     everywhere = np.ones(len(sides[0].keys), dtype=bool)
     out.cells_a, out.cells_b = _figures(sides[0], everywhere), _figures(sides[1], everywhere)
-    plans = [(budget, *_plan(sides, [out.cells_a, out.cells_b], budget))
+    hulls = [frontier_vertices(out.cells_a), frontier_vertices(out.cells_b)]
+    plans = [(budget, *_plan(sides, [out.cells_a, out.cells_b], budget, hulls))
              for budget in vertex_budgets(out.cells_a, out.cells_b)]
     if not plans:
         return out
@@ -301,9 +303,10 @@ def point_differences(a: Frontier, b: Frontier, budgets: list[float]) -> list[fl
     full = [_figures(side, everywhere) for side in sides]
     # budgets with the same tasks share their cells (most rows are every shared task)
     on_rows: list[dict[bytes, list[CellFigure]]] = [{everywhere.tobytes(): cells} for cells in full]
+    hulls = [frontier_vertices(cells) for cells in full]
     out: list[float | None] = []
     for budget in budgets:
-        candidates, rows = _plan(sides, full, budget)
+        candidates, rows = _plan(sides, full, budget, hulls)
         best = []
         for side, chosen, known in zip(sides, candidates, on_rows, strict=True):
             wanted = {(side.cells[i].width, side.cells[i].depth) for i in chosen}
@@ -346,22 +349,26 @@ def _figure_at(side: Frontier, candidates: list[int], found: AtBudget, n_tasks: 
 
 def _shared_sides(a: Frontier, b: Frontier) -> list[Frontier]:
     """Both sides restricted to the tasks they share, in the same order."""
-    shared, ia, ib = np.intersect1d(a.keys, b.keys, return_indices=True)
+    ia, ib = shared_tasks(a.keys, b.keys)
+    shared = a.keys[ia]
     return [Frontier(a.run_id, shared, a.features[ia], [_on(c, ia) for c in a.cells], a.evaluate, a.pooled),
             Frontier(b.run_id, shared, b.features[ib], [_on(c, ib) for c in b.cells], b.evaluate, b.pooled)]
 
 
-def _plan(sides: list[Frontier], full: list[list[CellFigure]], budget: float
-          ) -> tuple[list[list[int]], np.ndarray]:
+def _plan(sides: list[Frontier], full: list[list[CellFigure]], budget: float,
+          vertices: list[list[CellFigure]] | None = None) -> tuple[list[list[int]], np.ndarray]:
     """One budget's candidates (each side's cells costing no more than it on every shared task
     where defined, and the side's cheapest frontier vertex dearer than it, which the frontier
     mixes in between vertices) and its row of tasks (those on which every candidate of both sides
-    is defined)."""
+    is defined). `vertices`: each side's frontier_vertices(full[side]), the same at every budget
+    (computed here when not given)."""
     candidates = []
-    for side, figures in zip(sides, full, strict=True):
+    for s, (side, figures) in enumerate(zip(sides, full, strict=True)):
         found = {(c.width, c.depth): c for c in figures}
-        dearer = [c for c in frontier_vertices(figures) if not affordable(np.array(c.spend), budget)]
-        wanted = {(c.width, c.depth) for c in figures if affordable(np.array(c.spend), budget)}
+        hull = vertices[s] if vertices is not None else frontier_vertices(figures)
+        dearer = [c for c in hull if not affordable(np.array(c.spend), budget)]
+        within = affordable(np.array([c.spend for c in figures]), budget)
+        wanted = {(c.width, c.depth) for c, ok in zip(figures, within, strict=True) if ok}
         wanted |= {(dearer[0].width, dearer[0].depth)} if dearer and wanted else set()
         candidates.append([i for i, c in enumerate(side.cells) if (c.width, c.depth) in wanted and
                            (c.width, c.depth) in found])
