@@ -103,25 +103,6 @@ def group_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return unique, inverse.reshape(-1), counts
 
 
-_SHARED: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
-"""The last few pairs of key arrays intersected, the arrays themselves held (so that their ids stay
-theirs): an equal-budget block asks for its two runs' shared tasks five times (its comparison, then
-its cells and differences with errors read as failures and as successes), on the same arrays."""
-
-
-def shared_tasks(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """np.intersect1d(a, b, return_indices=True)'s two index arrays (the shared keys in sorted
-    order), remembered for the last few pairs of arrays (the same objects, not equal ones)."""
-    found = _SHARED.get((id(a), id(b)))
-    if found is not None and found[0] is a and found[1] is b:
-        return found[2], found[3]
-    _, ia, ib = np.intersect1d(a, b, return_indices=True)
-    if len(_SHARED) >= 16:  # threads may race here: at worst a pair is intersected twice
-        _SHARED.clear()
-    _SHARED[(id(a), id(b))] = (a, b, ia, ib)
-    return ia, ib
-
-
 def rng_for(seed: int, name: str) -> np.random.Generator:
     """A generator that depends only on the seed and the figure's name."""
     return np.random.default_rng([seed, zlib.crc32(name.encode())])

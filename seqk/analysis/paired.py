@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from seqk import store
+from seqk.analysis.draws import shared_tasks
 from seqk.analysis.survival import Figure, RunChains, curve, read_chains, value_policy
 from seqk.power import detectable_lift, discordance_upper_limit
 from seqk.stats import (
@@ -27,7 +28,6 @@ from seqk.stats import (
     Types,
     bootstrap_tests,
     paired_difference,
-    shared_tasks,
 )
 from seqk.store import queries
 
