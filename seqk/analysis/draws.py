@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+# numpy.random imported with the module, not first on a block's thread: numpy's lazy `np.random`
+# recursed when two threads reached for it at once (a report failed with RecursionError)
 import numpy as np
+from numpy.random import default_rng
 
 from seqk.stats import group_rows, multinomial
 
@@ -55,7 +58,7 @@ def same_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ever share a key here, group_rows decides."""
     values = np.ascontiguousarray(values, dtype=float) + 0.0
     bits = values.view(np.uint64)
-    factors = np.random.default_rng(0).integers(1, 1 << 62, size=bits.shape[1], dtype=np.uint64) | np.uint64(1)
+    factors = default_rng(0).integers(1, 1 << 62, size=bits.shape[1], dtype=np.uint64) | np.uint64(1)
     _, first, inverse, counts = np.unique((bits * factors).sum(axis=1, dtype=np.uint64), return_index=True,
                                           return_inverse=True, return_counts=True)
     if not np.array_equal(bits[first][inverse], bits):
