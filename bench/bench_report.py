@@ -47,6 +47,7 @@ frontier.compare_at_equal_spend = lambda a, b, **kw: budget.EqualSpend(a.run_id,
 frontier._sides = lambda block, seq, partner, policy, built: tuple(
     budget.Frontier(run.run_id, run.keys, None, [], None) for run in (seq, partner))
 frontier.point_differences = lambda a, b, budgets: [None] * len(budgets)
+frontier.shared_figures = lambda a, b: ([], [])
 print(report.to_json(report.report(db=sys.argv[1], compare=True))[:0], end="")
 """
 """The report with its estimators stubbed: what is left is the SQL and reading its rows."""

@@ -33,10 +33,11 @@ The procedure:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from seqk.analysis.draws import draw, same_rows, shared_tasks
 from seqk.analysis.envelope import (
     AtBudget,
     affordable,
@@ -52,7 +53,6 @@ from seqk.stats import (
     Estimate,
     group_rows,
     max_t_band,
-    multinomial,
     percentile_test,
     rng_for,
 )
@@ -89,6 +89,10 @@ class Frontier:
     """Features that estimate what every task shares (the survival curve, the censoring, the mean
     spend of an attempt): on a cell's own figure they are averaged over every task of the set,
     not only those where the cell is defined (in a budget row the two are the same)."""
+    rows_of: np.ndarray | None = None
+    """Per task of `keys`: its row of features and cells (tasks of one type share one, cells.typed)."""
+    counts: np.ndarray | None = None
+    """Per row: how many tasks it stands for (None: one each)."""
 
 
 @dataclass(frozen=True)
@@ -169,7 +173,7 @@ def _figures(side: Frontier, rows: np.ndarray) -> list[CellFigure]:
     `pooled` features, over every row)."""
     if not rows.any():
         return []
-    shared = _mean(side.features, rows)
+    shared = _mean(side, rows)
     masks = [rows & c.defined for c in side.cells]
     same: dict[bytes, list[int]] = {}  # cells defined on the same tasks share their means
     for i, mask in enumerate(masks):
@@ -179,41 +183,52 @@ def _figures(side: Frontier, rows: np.ndarray) -> list[CellFigure]:
         mask = masks[members[0]]
         if not mask.any():
             continue
-        means = (shared.copy() if np.array_equal(mask, rows) else _mean(side.features, mask))[None, :]
+        means = (shared.copy() if np.array_equal(mask, rows) else _mean(side, mask))[None, :]
         if side.pooled is not None:
             means[0, side.pooled] = shared[side.pooled]
         values, spends = side.evaluate(means)
         for i in members:
             c = side.cells[i]
-            found[i] = CellFigure(c.width, c.depth, float(values[0, i]), float(spends[0, i]), int(mask.sum()))
+            found[i] = CellFigure(c.width, c.depth, float(values[0, i]), float(spends[0, i]), _tasks(side, mask))
     return [found[i] for i in sorted(found)]
 
 
-def _mean(features: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """features[rows].mean(axis=0), without the copy when every row is in (the same sums: a
-    C-contiguous array is summed row after row either way)."""
+def _mean(side: Frontier, rows: np.ndarray) -> np.ndarray:
+    """The mean features of the tasks in `rows`: features[rows].mean(axis=0), without the copy when
+    every row is in (the same sums: a C-contiguous array is summed row after row either way); over
+    types, each row weighted by its count."""
+    features = side.features
+    if side.counts is not None:
+        weights = side.counts[rows].astype(float)
+        return (weights @ features[rows]) / weights.sum()
     if features.flags.c_contiguous and rows.all():
         return features.mean(axis=0)
     return features[rows].mean(axis=0)
+
+
+def _tasks(side: Frontier, rows: np.ndarray) -> int:
+    """How many tasks `rows` stand for."""
+    return int(rows.sum() if side.counts is None else side.counts[rows].sum())
 
 
 def compare_at_equal_spend(a: Frontier, b: Frontier, *, name: str, seed: int = DEFAULT_SEED,
                            n_boot: int = DEFAULT_N_BOOT, alpha: float = 0.05) -> EqualSpend:
     """Side a against side b at equal spend on their shared tasks (module docstring)."""
     sides = _shared_sides(a, b)
-    out = EqualSpend(a.run_id, b.run_id, len(sides[0].keys))
+    everywhere = np.ones(len(sides[0].keys), dtype=bool)
+    out = EqualSpend(a.run_id, b.run_id, _tasks(sides[0], everywhere))
     if not len(sides[0].keys):
         return out
-    everywhere = np.ones(len(sides[0].keys), dtype=bool)
     out.cells_a, out.cells_b = _figures(sides[0], everywhere), _figures(sides[1], everywhere)
-    plans = [(budget, *_plan(sides, [out.cells_a, out.cells_b], budget))
+    hulls = [frontier_vertices(out.cells_a), frontier_vertices(out.cells_b)]
+    plans = [(budget, *_plan(sides, [out.cells_a, out.cells_b], budget, hulls))
              for budget in vertex_budgets(out.cells_a, out.cells_b)]
     if not plans:
         return out
     resampled = _Resampled(sides, [rows for _, _, rows in plans], rng_for(seed, name), n_boot)
     replicates, points = [], []
     for r, (budget, candidates, rows) in enumerate(plans):
-        row = SpendRow(budget, int(rows.sum()))
+        row = SpendRow(budget, _tasks(sides[0], rows))
         out.rows.append(row)
         if not rows.any() or not all(candidates):
             replicates.append(np.full(n_boot, np.nan))
@@ -258,9 +273,13 @@ class _Resampled:
                  n_boot: int) -> None:
         self.sides, self.split = sides, sides[0].features.shape[1]
         features = np.hstack([sides[0].features, sides[1].features])
-        atoms, atom_of, _ = group_rows(np.column_stack(rows).astype(float))
+        # rows that are types already (cells.typed) are grouped exactly, weighted by their counts
+        group = group_rows if sides[0].counts is None else same_rows
+        atoms, atom_of, _ = group(np.column_stack(rows).astype(float))
         self.atoms = atoms.astype(bool)
-        types, _, counts = group_rows(np.column_stack([atom_of, features]))
+        types, type_of, counts = group(np.column_stack([atom_of, features]))
+        if sides[0].counts is not None:
+            counts = np.bincount(type_of, weights=sides[0].counts, minlength=len(types)).astype(np.int64)
         self.type_atom = types[:, 0].astype(int)
         type_features = types[:, 1:]
         drawn = _draw(rng, counts, n_boot)
@@ -301,9 +320,10 @@ def point_differences(a: Frontier, b: Frontier, budgets: list[float]) -> list[fl
     full = [_figures(side, everywhere) for side in sides]
     # budgets with the same tasks share their cells (most rows are every shared task)
     on_rows: list[dict[bytes, list[CellFigure]]] = [{everywhere.tobytes(): cells} for cells in full]
+    hulls = [frontier_vertices(cells) for cells in full]
     out: list[float | None] = []
     for budget in budgets:
-        candidates, rows = _plan(sides, full, budget)
+        candidates, rows = _plan(sides, full, budget, hulls)
         best = []
         for side, chosen, known in zip(sides, candidates, on_rows, strict=True):
             wanted = {(side.cells[i].width, side.cells[i].depth) for i in chosen}
@@ -324,16 +344,6 @@ def shared_figures(a: Frontier, b: Frontier) -> tuple[list[CellFigure], list[Cel
     return _figures(sides[0], everywhere), _figures(sides[1], everywhere)
 
 
-def with_error_ranges(cells: list[CellFigure], if_failures: list[CellFigure],
-                      if_successes: list[CellFigure]) -> list[CellFigure]:
-    """`cells` with each one's value read with errors as failures and as successes (the same
-    cells of the two other readings, matched by width and depth; spend does not change with the
-    reading: errors are the provider's, not the policy's)."""
-    ends = [{(c.width, c.depth): c.value for c in found} for found in (if_failures, if_successes)]
-    return [replace(c, value_if_failures=ends[0].get((c.width, c.depth)),
-                    value_if_successes=ends[1].get((c.width, c.depth))) for c in cells]
-
-
 def _figure_at(side: Frontier, candidates: list[int], found: AtBudget, n_tasks: int) -> CellFigure:
     """The point estimate's frontier at a budget (replicate 0 of `found`) as a CellFigure."""
     cell = side.cells[candidates[int(found.cell[0])]]
@@ -345,23 +355,37 @@ def _figure_at(side: Frontier, candidates: list[int], found: AtBudget, n_tasks: 
 
 
 def _shared_sides(a: Frontier, b: Frontier) -> list[Frontier]:
-    """Both sides restricted to the tasks they share, in the same order."""
-    shared, ia, ib = np.intersect1d(a.keys, b.keys, return_indices=True)
+    """Both sides restricted to the tasks they share, in the same order; sides grouped into types
+    (`rows_of`) give one row per pair of types, with its count of tasks."""
+    ia, ib = shared_tasks(a.keys, b.keys)
+    if a.rows_of is not None or b.rows_of is not None:
+        ta = ia if a.rows_of is None else a.rows_of[ia]
+        tb = ib if b.rows_of is None else b.rows_of[ib]
+        pairs, counts = np.unique(ta.astype(np.int64) * len(b.features) + tb, return_counts=True)
+        ja, jb, keys = pairs // len(b.features), pairs % len(b.features), np.arange(len(pairs))
+        return [Frontier(a.run_id, keys, a.features[ja], [_on(c, ja) for c in a.cells], a.evaluate, a.pooled,
+                         None, counts),
+                Frontier(b.run_id, keys, b.features[jb], [_on(c, jb) for c in b.cells], b.evaluate, b.pooled,
+                         None, counts)]
+    shared = a.keys[ia]
     return [Frontier(a.run_id, shared, a.features[ia], [_on(c, ia) for c in a.cells], a.evaluate, a.pooled),
             Frontier(b.run_id, shared, b.features[ib], [_on(c, ib) for c in b.cells], b.evaluate, b.pooled)]
 
 
-def _plan(sides: list[Frontier], full: list[list[CellFigure]], budget: float
-          ) -> tuple[list[list[int]], np.ndarray]:
+def _plan(sides: list[Frontier], full: list[list[CellFigure]], budget: float,
+          vertices: list[list[CellFigure]] | None = None) -> tuple[list[list[int]], np.ndarray]:
     """One budget's candidates (each side's cells costing no more than it on every shared task
     where defined, and the side's cheapest frontier vertex dearer than it, which the frontier
     mixes in between vertices) and its row of tasks (those on which every candidate of both sides
-    is defined)."""
+    is defined). `vertices`: each side's frontier_vertices(full[side]), the same at every budget
+    (computed here when not given)."""
     candidates = []
-    for side, figures in zip(sides, full, strict=True):
+    for s, (side, figures) in enumerate(zip(sides, full, strict=True)):
         found = {(c.width, c.depth): c for c in figures}
-        dearer = [c for c in frontier_vertices(figures) if not affordable(np.array(c.spend), budget)]
-        wanted = {(c.width, c.depth) for c in figures if affordable(np.array(c.spend), budget)}
+        hull = vertices[s] if vertices is not None else frontier_vertices(figures)
+        dearer = [c for c in hull if not affordable(np.array(c.spend), budget)]
+        within = affordable(np.array([c.spend for c in figures]), budget)
+        wanted = {(c.width, c.depth) for c, ok in zip(figures, within, strict=True) if ok}
         wanted |= {(dearer[0].width, dearer[0].depth)} if dearer and wanted else set()
         candidates.append([i for i, c in enumerate(side.cells) if (c.width, c.depth) in wanted and
                            (c.width, c.depth) in found])
@@ -377,22 +401,8 @@ def _on(cell: Cell, rows: np.ndarray) -> Cell:
 
 
 def _draw(rng: np.random.Generator, counts: np.ndarray, n_boot: int) -> np.ndarray:
-    """n_boot resamples of the tasks with replacement, as counts per type (shape (n_boot, types)):
-    one binomial per type when types are few, else tasks drawn by index (the same distribution)."""
-    n = int(counts.sum())
-    if len(counts) * 8 <= n:
-        return multinomial(rng, n, counts / n, n_boot).astype(float)
-    type_of = np.repeat(np.arange(len(counts)), counts)
-    out = np.empty((n_boot, len(counts)))
-    # a few resamples at a time: the same stream (one draw after another), bounded memory
-    step = max(1, DRAWN_AT_ONCE // n)
-    for lo in range(0, n_boot, step):
-        rows = min(step, n_boot - lo)
-        picks = type_of[rng.integers(0, n, size=(rows, n))]
-        offsets = (np.arange(rows) * len(counts))[:, None]
-        out[lo:lo + rows] = np.bincount((picks + offsets).ravel(), minlength=rows * len(counts)).reshape(
-            rows, len(counts))
-    return out
+    """n_boot resamples of the tasks as counts per type (draws.draw, DRAWN_AT_ONCE tasks a batch)."""
+    return draw(rng, counts, n_boot, DRAWN_AT_ONCE)
 
 
 def _band(out: EqualSpend, points: np.ndarray, replicates: np.ndarray, alpha: float) -> None:

@@ -34,9 +34,9 @@ from seqk.analysis.budget import (
     compare_at_equal_spend,
     point_differences,
     shared_figures,
-    with_error_ranges,
 )
 from seqk.analysis.cells import pass_frontier, seq_frontier
+from seqk.analysis.envelope import with_error_ranges
 from seqk.analysis.formats import fmt_spend
 from seqk.analysis.frontier import unit_of
 from seqk.analysis.survival import RunChains, read_chains, value_policy

@@ -8,8 +8,8 @@ seqk/analysis/budget.py compares two sides with it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -123,3 +123,12 @@ def vertex_budgets(a: Sequence[Point], b: Sequence[Point]) -> list[float]:
         if not out or s > out[-1] * (1 + TOLERANCE) + 1e-15:
             out.append(s)
     return out
+
+
+def with_error_ranges(cells: list[Any], if_failures: list[Any], if_successes: list[Any]) -> list[Any]:
+    """`cells` with each one's value read with errors as failures and as successes (the same
+    cells of the two other readings, matched by width and depth; spend does not change with the
+    reading: errors are the provider's, not the policy's)."""
+    ends = [{(c.width, c.depth): c.value for c in found} for found in (if_failures, if_successes)]
+    return [replace(c, value_if_failures=ends[0].get((c.width, c.depth)),
+                    value_if_successes=ends[1].get((c.width, c.depth))) for c in cells]

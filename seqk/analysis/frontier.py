@@ -31,10 +31,9 @@ from seqk.analysis.budget import (
     compare_at_equal_spend,
     point_differences,
     shared_figures,
-    with_error_ranges,
 )
-from seqk.analysis.cells import depth_one, pass_frontier, seq_frontier
-from seqk.analysis.envelope import frontier_value, frontier_vertices
+from seqk.analysis.cells import depth_one, pass_frontier, seq_frontier, typed
+from seqk.analysis.envelope import frontier_value, frontier_vertices, with_error_ranges
 from seqk.analysis.survival import RunChains, value_policy
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate
 from seqk.store import queries
@@ -245,8 +244,10 @@ def _sides(block: EqualBudget, seq: RunChains, partner: RunChains, policy: str,
     def frontier(run: RunChains, cells: str) -> Frontier:
         key = (run.run_id, cells, policy, block.unit)
         if key not in built:
-            built[key] = (seq_frontier(run, policy, block.unit) if cells == "seq" else
-                          pass_frontier(run, policy, block.unit, stopping=True) if cells == "resample_until_success"
+            # tasks grouped into types once per frontier: its blocks sum over types (cells.typed)
+            built[key] = (typed(seq_frontier(run, policy, block.unit)) if cells == "seq" else
+                          typed(pass_frontier(run, policy, block.unit, stopping=True))
+                          if cells == "resample_until_success"
                           else depth_one(frontier(run, "resample_until_success")))  # pass@m
         return built[key]
 

@@ -18,9 +18,17 @@ from typing import Any
 import numpy as np
 
 from seqk import store
+from seqk.analysis.draws import shared_tasks
 from seqk.analysis.survival import Figure, RunChains, curve, read_chains, value_policy
 from seqk.power import detectable_lift, discordance_upper_limit
-from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate, Types, bootstrap_tests, paired_difference
+from seqk.stats import (
+    DEFAULT_N_BOOT,
+    DEFAULT_SEED,
+    Estimate,
+    Types,
+    bootstrap_tests,
+    paired_difference,
+)
 from seqk.store import queries
 
 ERROR_SHARE_FOR_RANGE = 0.01
@@ -124,7 +132,7 @@ def compare_chains(a: RunChains, b: RunChains, t: int, *, errors_as_failures: bo
 
 def _error_share(a: RunChains, b: RunChains) -> float:
     """Errored slots among both runs' slots on the tasks they share."""
-    _, ia, ib = np.intersect1d(a.keys, b.keys, return_indices=True)
+    ia, ib = shared_tasks(a.keys, b.keys)
     errors = slots = 0.0
     for run, rows in ((a, ia), (b, ib)):
         err = run.per_task(run.n_error.astype(float))[rows]

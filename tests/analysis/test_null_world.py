@@ -255,3 +255,37 @@ def test_done_when_a_run_pair_where_feedback_does_nothing_reads_as_no_finding(tm
     assert "errors as failures / successes: Δ " in text  # ΔSeq@K's, EGS's and LGS's
     assert "range: seq − partner if errors were failures / successes, budget by budget:" in text
     assert text.count("500 tasks detect") >= 2  # the lift's and the framing's (28.3)
+
+
+@pytest.mark.parametrize("world", [nw.World(n_tasks=150), nw.World(n_tasks=300, chains=1)])
+def test_a_block_over_task_types_gives_the_figures_over_tasks(world):
+    """The report's blocks group each frontier's tasks into types once (cells.typed: the same
+    features and cells defined) and compare over pairs of types with their counts: the same task
+    counts, budgets, cells and point figures as over tasks (sums in another order: within 1e-12),
+    and intervals from the same seeded stream over exact types, so within Monte Carlo noise of
+    the per-task ones (one chain a task: 300 tasks of 187 types)."""
+    runs = nw.chains_of(nw.draw(world, np.random.default_rng(11)), world)
+    seq = cells.seq_frontier(runs["seq"], "censored", "tokens")
+    typed_seq = cells.typed(seq)
+    assert typed_seq.counts.sum() == len(seq.keys) and len(typed_seq.counts) < len(seq.keys)
+    assert np.array_equal(typed_seq.features[typed_seq.rows_of], seq.features)
+    for side in (cells.pass_frontier(runs["pass"], "censored", "tokens", stopping=True),
+                 cells.seq_frontier(runs["none"], "censored", "tokens")):
+        per_task = budget.compare_at_equal_spend(seq, side, name="types", n_boot=400)
+        over_types = budget.compare_at_equal_spend(typed_seq, cells.typed(side), name="types", n_boot=400)
+        assert over_types.n_shared == per_task.n_shared and len(over_types.rows) == len(per_task.rows) > 3
+        for mine, theirs in ((over_types.cells_a, per_task.cells_a), (over_types.cells_b, per_task.cells_b)):
+            assert [(c.width, c.depth, c.n_tasks) for c in mine] == [(c.width, c.depth, c.n_tasks) for c in theirs]
+            assert [c.value for c in mine] == pytest.approx([c.value for c in theirs], rel=1e-12, abs=1e-14)
+            assert [c.spend for c in mine] == pytest.approx([c.spend for c in theirs], rel=1e-12)
+        for mine, theirs in zip(over_types.rows, per_task.rows, strict=True):
+            assert mine.budget == pytest.approx(theirs.budget, rel=1e-12) and mine.n_tasks == theirs.n_tasks
+            assert (mine.a.width, mine.a.depth, mine.b.width, mine.b.depth) == (
+                theirs.a.width, theirs.a.depth, theirs.b.width, theirs.b.depth)
+            assert mine.difference.value == pytest.approx(theirs.difference.value, abs=1e-12)
+            assert (mine.difference.low is None) == (theirs.difference.low is None)
+            if theirs.difference.low is None:
+                continue
+            width = theirs.difference.high - theirs.difference.low
+            assert abs(mine.difference.low - theirs.difference.low) < 0.25 * width
+            assert abs(mine.difference.high - theirs.difference.high) < 0.25 * width
