@@ -343,7 +343,10 @@ WITH o AS (
            cost_usd, tokens, valid_cost_usd, valid_tokens, priced
     FROM chain_kept_current_of(run_ids := run_ids)
 )
-SELECT * EXCLUDE (cost_usd, tokens, valid_cost_usd, valid_tokens, priced),
+-- (columns named, not * EXCLUDE (...): DuckDB stores an EXCLUDE list in no fixed order, so a
+-- database copied from the template and one built from this file would differ in text)
+SELECT run_id, run_no, task_index, chain_index, metric, k, chains, n_attempts, n_valid, n_error,
+       n_success, first_success, first_error, valid_prefix, settled_prefix, ended_in_error,
        CASE WHEN metric = 'seq@k' AND first_success <= valid_prefix THEN first_success END
                                                                             AS event_at,
        CASE WHEN metric = 'seq@k' AND NOT coalesce(first_success <= valid_prefix, false)
@@ -363,7 +366,10 @@ FROM o;
 
 -- chain_outcomes_of without its spend.
 CREATE OR REPLACE MACRO chain_facts_of(run_ids := NULL) AS TABLE
-SELECT * EXCLUDE (cost_usd, tokens, valid_cost_usd, valid_tokens, priced)
+SELECT run_id, run_no, task_index, chain_index, metric, k, chains, n_attempts, n_valid, n_error,
+       n_success, first_success, first_error, valid_prefix, settled_prefix, ended_in_error,
+       event_at, censored_at, event_if_failures, censored_if_failures, event_if_successes,
+       censored_if_successes
 FROM chain_outcomes_of(run_ids := run_ids);
 
 -- chain_outcomes_of for every run.

@@ -109,7 +109,7 @@ class Writer:
         try:
             if checkpoint and self.hold_s:
                 try:
-                    con.execute("CHECKPOINT")
+                    self.db.finish(con, None)  # a file's finish checkpoints; nothing stamped
                 except Exception as exc:  # noqa: BLE001 - the data is committed: the log keeps it
                     log.debug("checkpoint before letting go of %s failed: %s", self.db, exc)
         finally:

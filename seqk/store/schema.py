@@ -116,10 +116,12 @@ def ensure(con: Connection, flavour: Flavour, *, where: str, read_only: bool = F
         if flavour.views_kept:
             con.execute(flavour.views())
             queries.set_schema_info(con, key="views_sha256", value=views_sha())
-            if backfill:
+            if backfill:  # afresh: a store may hold rows of chain_kept from before its migrations
+                queries.forget_all_kept_chains(con)
                 queries.keep_all_chains(con)
     if not flavour.views_kept:
         con.execute(flavour.views())
         if backfill:  # the lake's tables committed above; its chains kept in a second commit
             with transaction(con):
+                queries.forget_all_kept_chains(con)
                 queries.keep_all_chains(con)
