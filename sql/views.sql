@@ -894,8 +894,11 @@ CREATE OR REPLACE VIEW run_curve AS SELECT * FROM run_curve_of(false);
 -- pass@k: w x s x sum_{j<d} C(n - c, j) / C(n, j), s the task's mean spend per valid sample,
 -- assuming a sample's spend does not depend on whether it succeeds (both unbiased by Chen's
 -- identity). priced: whether any call of the run was priced (cost_usd means nothing otherwise).
--- Spend is estimated with errors censoring whatever errors_as_failures says.
-CREATE OR REPLACE MACRO frontier_tasks_of(errors_as_failures, run_ids := NULL) AS TABLE
+-- Spend is estimated with errors censoring whatever the policy says. frontier_tasks_under takes the
+-- policy by name (errors_policy): 'censored' (the default: errors censor a chain; an errored sample is left out),
+-- 'failures' (an errored attempt or sample is a failed one) or 'successes' (a successful one: the
+-- other end of the range errors leave); frontier_tasks_of(errors_as_failures) is one of the first two.
+CREATE OR REPLACE MACRO frontier_tasks_under(errors_policy, run_ids := NULL) AS TABLE
 WITH o AS MATERIALIZED (
     SELECT * FROM chain_outcomes_of(run_ids := run_ids)
 ),
@@ -919,7 +922,7 @@ chain_depth AS (
            efron_spend(c.tokens, g.d, c.last, c.event, c.censored, sd.tokens_through,
                        scc.tokens_through, scc.survival) AS tokens
     FROM (SELECT * FROM p
-          WHERE policy = CASE WHEN errors_as_failures THEN 'failures' ELSE 'censored' END) v
+          WHERE policy = errors_policy) v
     JOIN (SELECT * FROM p WHERE policy = 'censored') c USING (run_no, task_index, chain_index)
     CROSS JOIN LATERAL range(1, v.k + 1) AS g(d)
     JOIN rs sv ON sv.run_id = v.run_id AND sv.policy = v.policy AND sv.j = g.d
@@ -945,20 +948,21 @@ seq AS (
     FROM task_depth t
     CROSS JOIN LATERAL range(1, t.chains + 1) AS w(w)
     JOIN rs g ON g.run_id = t.run_id AND g.j = t.d
-             AND g.policy = CASE WHEN errors_as_failures THEN 'failures' ELSE 'censored' END
+             AND g.policy = errors_policy
 ),
 pass AS (
     SELECT o.run_id, o.task_index, c.w AS width, c.d AS depth,
            -- the spend needs a valid sample, and d - 1 of them for its chance of d - 1 failures
            CASE WHEN o.n_valid >= greatest(1, c.d - 1)
-                THEN pass_at_t_unbiased(o.n_samples, o.n_success, c.w * c.d) END AS value,
+                THEN pass_at_t_unbiased(o.n_samples, o.n_successes, c.w * c.d) END AS value,
            CASE WHEN o.n_samples >= c.w * c.d AND o.n_valid >= greatest(1, c.d - 1)
                 THEN c.w * o.valid_cost_usd / o.n_valid * o.expected_samples[c.d] END AS cost_usd,
            CASE WHEN o.n_samples >= c.w * c.d AND o.n_valid >= greatest(1, c.d - 1)
                 THEN c.w * o.valid_tokens / o.n_valid * o.expected_samples[c.d] END AS tokens
     -- expected_samples[d]: one chain's expected samples, sum_{j<d} C(n - c, j) / C(n, j) over the
     -- valid samples (spend is the policy's, however errors are scored)
-    FROM (SELECT *, n_valid + CASE WHEN errors_as_failures THEN n_error ELSE 0 END AS n_samples,
+    FROM (SELECT *, n_valid + CASE WHEN errors_policy = 'censored' THEN 0 ELSE n_error END AS n_samples,
+                 n_success + CASE WHEN errors_policy = 'successes' THEN n_error ELSE 0 END AS n_successes,
                  list_transform(range(1, k + 1), d -> 1.0 + coalesce(list_sum(
                      [pass_all_t_unbiased(n_valid, n_valid - n_success, j) FOR j IN range(1, d)]), 0.0))
                      AS expected_samples
@@ -971,23 +975,46 @@ SELECT x.*, y.priced
 FROM (SELECT * FROM seq UNION ALL SELECT * FROM pass) x
 JOIN priced y USING (run_id);
 
+-- frontier_tasks_under with errors censoring (errors_as_failures false) or counted as failures.
+CREATE OR REPLACE MACRO frontier_tasks_of(errors_as_failures, run_ids := NULL) AS TABLE
+SELECT * FROM frontier_tasks_under(CASE WHEN errors_as_failures THEN 'failures' ELSE 'censored' END,
+                                   run_ids := run_ids);
+
 -- One row per (run, width, depth): the frontier_tasks_of values averaged over the n_tasks with a
 -- value there (n_left_out: the other started tasks), and the mean expected spend per task over
 -- the same tasks: cost_usd_per_task (NULL when no call of the run was priced) and tokens_per_task
 -- (input + output). Width 1 of a seq@k run is run_curve's seq@t and its spend; depth 1 of a pass@k
 -- run is pass@w at w x its spend per sample; the other pass@k cells resample until success.
-CREATE OR REPLACE MACRO frontier_of(errors_as_failures, run_ids := NULL) AS TABLE
+CREATE OR REPLACE MACRO frontier_under(errors_policy, run_ids := NULL) AS TABLE
 SELECT run_id, width, depth, avg(value) AS value,
        count(value) AS n_tasks, (count(*) - count(value))::BIGINT AS n_left_out,
        CASE WHEN bool_or(priced) THEN avg(cost_usd) FILTER (WHERE value IS NOT NULL) END
            AS cost_usd_per_task,
        coalesce(avg(tokens) FILTER (WHERE value IS NOT NULL), 0.0) AS tokens_per_task
-FROM frontier_tasks_of(errors_as_failures, run_ids := run_ids)
+FROM frontier_tasks_under(errors_policy, run_ids := run_ids)
 GROUP BY run_id, width, depth
 ORDER BY run_id, width, depth;
 
--- frontier_of with errors censoring, every run.
-CREATE OR REPLACE VIEW frontier AS SELECT * FROM frontier_of(false);
+-- frontier_under with errors censoring (errors_as_failures false) or counted as failures.
+CREATE OR REPLACE MACRO frontier_of(errors_as_failures, run_ids := NULL) AS TABLE
+SELECT * FROM frontier_under(CASE WHEN errors_as_failures THEN 'failures' ELSE 'censored' END,
+                             run_ids := run_ids);
+
+-- frontier_of with errors censoring, every run, and, for a run with errored attempts, the range
+-- errors leave: value_if_failures and value_if_successes, each cell's value with every errored
+-- attempt (sample) counted as a failure, as a success (NULL for a run without errors, whose value
+-- is the only one). The ranges are computed for those runs only (three frontiers' work there).
+CREATE OR REPLACE VIEW frontier AS
+WITH errored AS MATERIALIZED (
+    SELECT coalesce(list(DISTINCT run_id), []::VARCHAR[]) AS run_ids FROM chain_kept WHERE n_error > 0
+)
+SELECT f.*, lo.value AS value_if_failures, hi.value AS value_if_successes
+FROM frontier_of(false) f
+LEFT JOIN frontier_under('failures', run_ids := (SELECT run_ids FROM errored)) lo
+       USING (run_id, width, depth)
+LEFT JOIN frontier_under('successes', run_ids := (SELECT run_ids FROM errored)) hi
+       USING (run_id, width, depth)
+ORDER BY run_id, width, depth;
 
 -- Which pass@k run each seq@k run is compared with: same benchmark, slice, actor model and
 -- verifier and judge, and k >= the seq@k run's K (Chen's estimator gives pass@K from any k >= K

@@ -98,3 +98,41 @@ def test_width_one_of_the_frontier_is_the_curve(tmp_path, errors_as_failures):
         assert {r[0] for r in curve} == {"seq1", "seq_unpriced", "seq4"}
         assert any(r[4] is None for r in curve if r[0] == "seq_unpriced")  # unpriced: no US$
         _assert_same(frontier, curve)
+
+
+def test_the_frontier_view_carries_the_range_errors_leave(tmp_path):
+    """Each cell of a run with errored attempts carries its value with errors counted as failures
+    and as successes (issue 27's interface); width 1 of a seq@k run, and depth 1 of a pass@k run,
+    are the curve's range; a run without errors has none."""
+    db = tmp_path / "f.duckdb"
+    random_db(db, 9)
+    with store.connect(db) as con:  # one run's errored attempts gone: a run without errors
+        con.execute("DELETE FROM calls WHERE run_id = 'seq_unpriced' AND attempt_uid IN "
+                    "(SELECT attempt_uid FROM attempts WHERE run_id = 'seq_unpriced' AND status = 'error')")
+        con.execute("DELETE FROM attempts WHERE run_id = 'seq_unpriced' AND status = 'error'")
+        store.rebuild_kept_chains(con)
+    with store.connect(db, read_only=True) as con:
+        view = {r[:3]: r[3:] for r in con.execute(
+            "SELECT run_id, width, depth, value, value_if_failures, value_if_successes FROM frontier").fetchall()}
+        default = {r[:3]: r[3] for r in con.execute(
+            "SELECT run_id, width, depth, value FROM frontier_of(false)").fetchall()}
+        failures = {r[:3]: r[3] for r in con.execute(
+            "SELECT run_id, width, depth, value FROM frontier_of(true)").fetchall()}
+        curve = {(r[0], r[1]): r[2:] for r in con.execute(
+            "SELECT run_id, t, value_if_failures, value_if_successes FROM run_curve").fetchall()}
+    assert view.keys() == default.keys() and {k[0] for k in view} == {"seq1", "seq_unpriced", "pass", "seq4"}
+    for key, (value, if_failures, if_successes) in view.items():
+        assert (value is None) == (default[key] is None), key
+        assert value is None or math.isclose(value, default[key], abs_tol=1e-12), key  # sums in another order
+        if key[0] == "seq_unpriced":
+            assert if_failures is None and if_successes is None, key
+            continue
+        assert if_failures is not None and if_successes is not None, key
+        assert math.isclose(if_failures, failures[key], abs_tol=1e-12), key
+        run_id, width, depth = key
+        if (width == 1 and run_id != "pass") or (depth == 1 and run_id == "pass"):
+            t = depth if run_id != "pass" else width
+            for got, want in zip((if_failures, if_successes), curve[(run_id, t)], strict=True):
+                assert math.isclose(got, want, abs_tol=1e-12), (key, got, want)
+    # an error counted as a success never lowers a seq@k cell below its value as a failure
+    assert all(v[2] >= v[1] - 1e-12 for k, v in view.items() if v[1] is not None and k[0] != "pass")
