@@ -17,6 +17,38 @@ WHERE chain_kept.run_id = k.run_id AND chain_kept.generation = k.generation
 INSERT INTO chain_kept BY NAME
 SELECT * FROM chain_kept_rows(keys := from_json($keys, '[{"run_id": "VARCHAR", "generation": "INTEGER", "task_index": "INTEGER", "chain_index": "INTEGER"}]'));
 
+-- The writer's path (seqk.store.kept.keep_chains_of): the chains of a commit, registered as the
+-- Arrow table seqk_kept_keys {run_id, generation, task_index, chain_index}, are read back with
+-- plain statements that plan in well under a millisecond (chain_kept_rows, macro-expanded, took
+-- ~17 ms to plan each commit), folded in Python into chain_kept_rows's columns, and appended from
+-- the Arrow table seqk_kept_batch.
+
+-- name: kept_chain_attempts() -> tuples
+-- (run_id, generation, task_index, chain_index, attempt_index, status, success, score,
+-- finished_at) of every attempt of the chains in seqk_kept_keys, in no order.
+SELECT a.run_id, a.generation, a.task_index, a.chain_index, a.attempt_index, a.status, a.success,
+       a.score, a.finished_at
+FROM attempts a SEMI JOIN seqk_kept_keys k USING (run_id, generation, task_index, chain_index);
+
+-- name: kept_chain_calls() -> tuples
+-- (run_id, generation, task_index, chain_index, attempt_index, cost_usd, input_tokens,
+-- output_tokens, unpriced) of every call of the chains in seqk_kept_keys, in no order; unpriced:
+-- it returned with no price (n_unpriced_calls's rule).
+SELECT c.run_id, c.generation, c.task_index, c.chain_index, c.attempt_index, c.cost_usd,
+       c.input_tokens, c.output_tokens, (c.cost_usd IS NULL AND c.error IS NULL) AS unpriced
+FROM calls c SEMI JOIN seqk_kept_keys k USING (run_id, generation, task_index, chain_index);
+
+-- name: forget_registered_kept_chains() -> none
+-- Nothing: the chain_kept rows of the chains in seqk_kept_keys are deleted.
+DELETE FROM chain_kept USING seqk_kept_keys AS k
+WHERE chain_kept.run_id = k.run_id AND chain_kept.generation = k.generation
+  AND chain_kept.task_index = k.task_index AND chain_kept.chain_index = k.chain_index;
+
+-- name: append_kept_chains() -> none
+-- Nothing: the rows of the Arrow table seqk_kept_batch (chain_kept's columns) are appended to
+-- chain_kept; forget_registered_kept_chains first.
+INSERT INTO chain_kept BY NAME SELECT * FROM seqk_kept_batch;
+
 -- name: forget_all_kept_chains() -> none
 -- Nothing: every chain_kept row is deleted.
 DELETE FROM chain_kept;

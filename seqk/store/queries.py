@@ -64,6 +64,12 @@ def append_endpoint_limit(
     }, 'none')
 
 
+def append_kept_chains(con: Connection) -> None:
+    """Nothing: the rows of the Arrow table seqk_kept_batch (chain_kept's columns) are appended to
+    chain_kept; forget_registered_kept_chains first. (kept.sql:47)"""
+    return run(con, 'append_kept_chains', {}, 'none')
+
+
 def budget_partners(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     """For each given seq@k run, its budget partner: a pass@k run of the same benchmark, slice, actor,
     verifier and judge with any k, never a re-judging run (as run_pairs) (seq_run_id, pass_run_id,
@@ -187,13 +193,18 @@ def find_task(con: Connection, *, run_id: Any, task_index: Any, task_id: Any) ->
 
 
 def forget_all_kept_chains(con: Connection) -> None:
-    """Nothing: every chain_kept row is deleted. (kept.sql:20)"""
+    """Nothing: every chain_kept row is deleted. (kept.sql:52)"""
     return run(con, 'forget_all_kept_chains', {}, 'none')
 
 
 def forget_kept_chains(con: Connection, *, keys: Any) -> None:
     """Nothing: the chain_kept rows of the chains named are deleted. (kept.sql:7)"""
     return run(con, 'forget_kept_chains', {'keys': keys}, 'none')
+
+
+def forget_registered_kept_chains(con: Connection) -> None:
+    """Nothing: the chain_kept rows of the chains in seqk_kept_keys are deleted. (kept.sql:41)"""
+    return run(con, 'forget_registered_kept_chains', {}, 'none')
 
 
 def frontier_rows(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> list[dict[str, Any]]:
@@ -542,7 +553,7 @@ def judge_agreement(con: Connection, *, run_a: Any, run_b: Any) -> list[tuple[An
 
 def keep_all_chains(con: Connection) -> None:
     """Nothing: every chain of every generation is kept in chain_kept from its attempts and calls
-    (chain_kept_rows); forget_all_kept_chains first. (kept.sql:24)"""
+    (chain_kept_rows); forget_all_kept_chains first. (kept.sql:56)"""
     return run(con, 'keep_all_chains', {}, 'none')
 
 
@@ -552,10 +563,23 @@ def keep_chains(con: Connection, *, keys: Any) -> None:
     return run(con, 'keep_chains', {'keys': keys}, 'none')
 
 
+def kept_chain_attempts(con: Connection) -> list[tuple[Any, ...]]:
+    """(run_id, generation, task_index, chain_index, attempt_index, status, success, score,
+    finished_at) of every attempt of the chains in seqk_kept_keys, in no order. (kept.sql:26)"""
+    return run(con, 'kept_chain_attempts', {}, 'tuples')
+
+
+def kept_chain_calls(con: Connection) -> list[tuple[Any, ...]]:
+    """(run_id, generation, task_index, chain_index, attempt_index, cost_usd, input_tokens,
+    output_tokens, unpriced) of every call of the chains in seqk_kept_keys, in no order; unpriced:
+    it returned with no price (n_unpriced_calls's rule). (kept.sql:33)"""
+    return run(con, 'kept_chain_calls', {}, 'tuples')
+
+
 def kept_chains_differ(con: Connection) -> Any:
     """How many rows differ between chain_kept and a recomputation from attempts (chain_kept_rows),
     each way (0: the kept outcomes are exact). Dollar sums are compared to 1e-9: a sum over a
-    chain's calls may add them in another order. The tests' check. (kept.sql:29)"""
+    chain's calls may add them in another order. The tests' check. (kept.sql:61)"""
     return run(con, 'kept_chains_differ', {}, 'scalar')
 
 

@@ -14,7 +14,7 @@ import duckdb
 
 from seqk.errors import BadInput
 from seqk.records import AttemptRecord, FeedbackFill
-from seqk.store import queries
+from seqk.store import kept, queries
 from seqk.store.execute import transaction
 
 
@@ -148,10 +148,7 @@ def keep_chains(con: duckdb.DuckDBPyConnection, keys: Sequence[tuple[str, int, i
     them: inside the caller's transaction, after their attempts and feedback are written."""
     if not keys:
         return
-    text = json.dumps([{"run_id": run_id, "generation": generation, "task_index": task_index,
-                        "chain_index": chain_index} for run_id, generation, task_index, chain_index in keys])
-    queries.forget_kept_chains(con, keys=text)
-    queries.keep_chains(con, keys=text)
+    kept.keep_chains_of(con, keys)
 
 
 TASKS_PER_STATEMENT = 10_000
