@@ -1,0 +1,56 @@
+"""The writer's fold of a commit's chains (seqk.store.kept.keep_chains_of) against chain_kept_rows,
+the SQL definition, on the cases a run rarely meets: superseded errors (their calls count to the
+valid slot), pass@k samples out of order (holes), NULL scores and successes, unpriced, errored and
+unreported calls, late feedback's calls, commits that each touch a chain again."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from seqk import store
+from seqk.records import AttemptRecord, CallRecord, FeedbackFill
+from seqk.store import kept
+
+T0 = datetime(2026, 1, 1, 12, 0, 0)
+
+
+def _call(cost: float | None, tokens: int | None = 10, error: str | None = None) -> CallRecord:
+    return CallRecord(role="actor", model="m", prompt="p", output="o", latency_s=0.1, retries=0,
+                      error=error, started_at=T0, input_tokens=tokens, output_tokens=tokens,
+                      cost_usd=cost)
+
+
+def _attempt(uid: str, chain: tuple[int, int], index: int, status: str, success: bool | None,
+             score: float | None, calls: list[CallRecord], minute: int) -> AttemptRecord:
+    task, chain_index = chain
+    return AttemptRecord(
+        attempt_uid=uid, run_id="r", generation=1, task_index=task, attempt_index=index, k=4,
+        status=status, success=success, score=score, prompt="p", output="o", raw_eval_output=None,
+        judge_details=None, feedback=None, error=None if status == "ok" else {"type": "x"},
+        started_at=T0, finished_at=T0 + timedelta(minutes=minute), calls=calls, chain_index=chain_index)
+
+
+def test_the_fold_equals_the_recomputation_after_every_commit(tmp_path):
+    seq, holes, odd = (1, 1), (2, 1), (3, 2)
+    commits = [
+        [_attempt("a1", seq, 1, "error", None, None, [_call(0.1)], 1),
+         _attempt("b1", holes, 1, "ok", False, None, [_call(0.2)], 1),
+         _attempt("b3", holes, 3, "ok", True, 0.75, [_call(None), _call(0.3)], 2),
+         _attempt("b4", holes, 4, "error", None, None, [_call(None, None, "timeout")], 3),
+         _attempt("c1", odd, 1, "ok", None, None, [_call(None, None)], 1)],
+        [_attempt("a1b", seq, 1, "ok", False, 0.25, [_call(0.2), _call(None)], 4),  # supersedes a1
+         _attempt("a2", seq, 2, "ok", True, None, [], 5),
+         _attempt("c2", odd, 2, "error", None, None, [], 2)],
+        [_attempt("b2", holes, 2, "ok", False, 0.5, [_call(0.05)], 6),  # fills the hole
+         FeedbackFill(attempt_uid="a2", run_id="r", generation=1, task_index=1, attempt_index=2,
+                      feedback="late", error=None, calls=[_call(0.4)], chain_index=1)],
+    ]
+    db = tmp_path / "seqk.duckdb"
+    with store.connect(db) as con:
+        for items in commits:
+            store.append_attempts(con, items)
+            assert kept.kept_chains_differ(con) == 0
+        rows = con.execute("SELECT task_index, n_attempts, n_valid, n_error, valid_prefix, settled_prefix, "
+                           "first_success, cost_usd, spent_usd FROM chain_kept ORDER BY task_index").fetchall()
+    assert [r[:7] for r in rows] == [(1, 2, 2, 0, 2, 2, 2), (2, 4, 3, 1, 3, 4, 3), (3, 2, 1, 1, 1, 2, None)]
+    assert rows[0][7] == [0.1 + 0.2, 0.4]  # the superseded error's call counts to its slot
