@@ -175,7 +175,9 @@ def test_every_named_query_runs_through_its_generated_function(seeded):
         run = store.get_run(con, seq)
         assert run is not None
         read, write = reads(seq, pas, uid), writes(run, uid)
-        names = [fn.__name__ for fn, _ in read + write]
+        kept_by_writer = (queries.kept_chain_attempts, queries.kept_chain_calls,
+                          queries.forget_registered_kept_chains, queries.append_kept_chains)
+        names = [fn.__name__ for fn, _ in read + write] + [fn.__name__ for fn in kept_by_writer]
         assert len(names) == len(set(names))
         missing = set(sqlfiles.queries()) - set(names)
         assert not missing, f"named queries with no call in tests/store/test_queries.py: {sorted(missing)}"
@@ -227,6 +229,18 @@ def test_every_named_query_runs_through_its_generated_function(seeded):
         # The re-judging run links every slot of the source's attempts that count, and each is pending.
         pending = queries.rejudge_pending(con, run_id="new-run", generation=1)
         assert len(pending) == len(queries.import_valid_slots(con, run_id=seq)) == 6
+        # The writer's fold of a chain: its attempts and calls read back through the registered keys,
+        # its kept row replaced from a registered Arrow table (seqk.store.kept.keep_chains_of).
+        key = "SELECT run_id, generation, task_index, chain_index FROM chain_kept WHERE run_id = $r AND task_index = 1"
+        con.register("seqk_kept_keys", con.execute(key, {"r": seq}).to_arrow_table())
+        assert {r[4] for r in queries.kept_chain_attempts(con)} == {1, 2}
+        assert {r[4] for r in queries.kept_chain_calls(con)} == {1, 2}
+        con.register("seqk_kept_batch", con.execute(
+            "SELECT * FROM chain_kept WHERE run_id = $r AND task_index = 1", {"r": seq}).to_arrow_table())
+        assert queries.forget_registered_kept_chains(con) is None
+        assert con.execute(key, {"r": seq}).fetchall() == []
+        assert queries.append_kept_chains(con) is None
+        assert len(con.execute(key, {"r": seq}).fetchall()) == 1
 
 
 def test_a_renamed_parameter_fails_at_the_call():
