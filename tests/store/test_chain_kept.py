@@ -249,8 +249,9 @@ def _tables(node: dict, found: set[str]) -> set[str]:
 
 
 def test_the_reports_main_queries_read_the_kept_outcomes_not_the_attempts(tmp_path):
-    """EXPLAIN of run curves, the per-chain rows, the frontier and status's progress and spend:
-    no scan of attempts or calls, whatever the store holds (here runs with errors and chains)."""
+    """EXPLAIN of run curves, the per-chain rows, the frontier, status's progress and spend and
+    compare's flips and per-task values: no scan of attempts or calls, whatever the store holds
+    (here runs with errors and chains)."""
     from seqk.store import sqlfiles
 
     db = tmp_path / "seqk.duckdb"
@@ -264,7 +265,11 @@ def test_the_reports_main_queries_read_the_kept_outcomes_not_the_attempts(tmp_pa
     with store.connect(db, read_only=True) as con:
         for name, params in [("run_curves", both), ("run_curves", both | {"errors_as_failures": True}),
                              ("chain_rows", {"run_ids": ids}), ("frontier_rows", both),
-                             ("run_status", {"run_ids": []}), ("run_status", {"run_ids": ids[:1]})]:
+                             ("run_status", {"run_ids": []}), ("run_status", {"run_ids": ids[:1]}),
+                             # `seqk compare`'s flips and the ranking's per-task values
+                             ("compare_solved", {"errors_as_failures": False, "run_a": ids[0], "run_b": ids[1]}),
+                             ("compare_solved", {"errors_as_failures": True, "run_a": ids[0], "run_b": ids[1]}),
+                             ("task_values_at", {"errors_as_failures": False, "run_ids": ids, "t": 2})]:
             plan = con.execute("EXPLAIN (FORMAT json) " + sqlfiles.queries()[name].sql, params).fetchall()
             read = set().union(*(_tables(node, set()) for node in json.loads(plan[0][1])))
             assert "chain_kept" in read and not read & {"attempts", "calls"}, (name, read)
