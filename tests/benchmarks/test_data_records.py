@@ -39,6 +39,7 @@ def official_healthbench() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "tasks/healthbench/data/healthbench_eval.jsonl"
 
 
+@pytest.mark.official_data
 def test_all_500_official_healthbench_rows_load_in_file_order():
     path = official_healthbench()
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line]

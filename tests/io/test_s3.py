@@ -21,6 +21,10 @@ from seqk.cli import app
 from seqk.errors import ConfigError
 from seqk.io import export, publish, s3, tree
 
+# moto's S3 server on loopback, and runs that upload to it: slow (servers), run by --run-slow, CI and
+# the README's test command.
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 BUCKET = "seqk-test"
 KEY_ID = "AKIASEQKTESTKEY0001"

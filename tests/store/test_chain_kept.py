@@ -134,7 +134,9 @@ def _variant(tmp_path, name: str, **keys) -> Path:
     return write_variant(tmp_path, name, **keys)
 
 
-@pytest.fixture(params=["file", "lake"])
+# the lake case starts PostgreSQL and S3 (a fixture asked for at run time, which the slow rule in
+# conftest.py cannot see): slow by hand
+@pytest.fixture(params=["file", pytest.param("lake", marks=pytest.mark.slow)])
 def where(request, tmp_path):
     if request.param == "file":
         return tmp_path / "seqk.duckdb"

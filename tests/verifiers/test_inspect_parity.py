@@ -28,6 +28,10 @@ from inspect_ai.solver._multiple_choice import parse_answers, set_choices_based_
 from seqk import verifiers
 from seqk.verifiers.numbers import parse_number
 
+# Thousands of cases through inspect_ai's own scorers (~20 s of CPU): slow, run by --run-slow, CI and
+# the README's test command.
+pytestmark = pytest.mark.slow
+
 WRITTEN = [
     "42", "42.", "The answer is 42.", "15 + 27 = 42. This is attempt 2 of 3.", "$42", "$1,234.50",
     "1,234", "42%", "(42)", "**42**", "x = 5", "-5", "−5", "3.14159", "3.1416", "1e3", "½", "2½", "3²",
