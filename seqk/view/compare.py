@@ -157,12 +157,12 @@ def compare_task_page(run_a: str, run_b: str, task_index: int, db: store.DbLike 
     slots: dict[tuple[int, int], SlotRow] = {}
     for side, attempts in (("a", a_attempts), ("b", b_attempts)):
         for attempt in attempts:
-            key = (attempt.chain_index, attempt.attempt_index)
+            key = (attempt.row["chain_index"], attempt.row["attempt_index"])
             row = slots.setdefault(key, SlotRow(key[0], key[1], [], []))
             (row.a if side == "a" else row.b).append(attempt)
 
     def first(attempts: list[AttemptView]) -> int | None:
-        return min((x.attempt_index for x in attempts if x.counts and x.success), default=None)
+        return min((x.row["attempt_index"] for x in attempts if x.row["counts"] and x.row["success"]), default=None)
 
     return CompareTaskPage((runs[0] or {}, runs[1] or {}), task_index, task["task_id"], task["prompt"], same,
                            [slots[k] for k in sorted(slots)], (first(a_attempts), first(b_attempts)))

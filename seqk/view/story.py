@@ -7,11 +7,10 @@ import difflib
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from seqk import store
-from seqk.analysis.status import AttemptRow, CallRow, attempts_with_calls
+from seqk.analysis.status import AttemptRow, attempts_with_calls
 from seqk.errors import NotFound
 from seqk.records import stored_chat, transcript
 from seqk.store import queries
@@ -22,64 +21,48 @@ _FENCE = re.compile(r"```[a-z]*\s*(.*?)```", re.S)
 
 @dataclass(frozen=True)
 class AttemptView:
-    """One attempt row, with what the page derives from it."""
+    """One attempt as `seqk inspect` reads it (`row`: seqk.analysis.status.AttemptRow, the one
+    declaration of a stored attempt's fields, its calls included, for analysis and viewer), with
+    what the page derives from it."""
 
-    attempt_index: int
-    k: int
-    status: str
-    success: bool | None
-    score: float | None
-    counts: bool
-    """False for an error row superseded by a later retry of the same slot."""
-    prompt: str | None
+    row: AttemptRow
     prompt_delta: list[str]
     """The lines of this prompt that the previous counted attempt's prompt did not hold (for
     attempt 1: what it adds to the task's prompt): what this attempt saw that the last did not."""
-    output: str | None
     output_grid: list[list[list[int]]] | None
     """The output's grids when it is one or several ARC grids (JSON of 0-9 cells), else None."""
-    raw_eval_output: str | None
-    judge_details: Any
-    feedback: str | None
-    error: dict[str, Any] | None
-    started_at: datetime
-    finished_at: datetime
-    calls: list[CallRow]
-    """Its calls, as `seqk inspect` reads them (failed ones included)."""
     messages: list[dict[str, str]] | None = None
     """A chat prompt's messages ({role, content}, in order): a run whose retry protocol has a
     system message or shows the history as messages; None for one user message."""
-    chain_index: int = 1
-    """The attempt's chain (1 but for a seq@k run with `chains:`)."""
 
     @property
     def verdict(self) -> str:
         """PASS, FAIL or ERROR."""
-        if self.status == "error":
+        if self.row["status"] == "error":
             return "ERROR"
-        return "PASS" if self.success else "FAIL"
+        return "PASS" if self.row["success"] else "FAIL"
 
     @property
     def input_tokens(self) -> int:
-        return sum(c["input_tokens"] or 0 for c in self.calls)
+        return sum(c["input_tokens"] or 0 for c in self.row["calls"])
 
     @property
     def output_tokens(self) -> int:
-        return sum(c["output_tokens"] or 0 for c in self.calls)
+        return sum(c["output_tokens"] or 0 for c in self.row["calls"])
 
     @property
     def cost_usd(self) -> float | None:
         """Summed over priced calls; None when no call was priced."""
-        priced = [c["cost_usd"] for c in self.calls if c["cost_usd"] is not None]
+        priced = [c["cost_usd"] for c in self.row["calls"] if c["cost_usd"] is not None]
         return sum(priced) if priced else None
 
     @property
     def latency_s(self) -> float:
-        return sum(c["latency_s"] or 0.0 for c in self.calls)
+        return sum(c["latency_s"] or 0.0 for c in self.row["calls"])
 
     @property
     def retries(self) -> int:
-        return sum(c["retries"] for c in self.calls)
+        return sum(c["retries"] for c in self.row["calls"])
 
 
 @dataclass(frozen=True)
@@ -119,7 +102,7 @@ class TaskPage:
 
     @property
     def first_success(self) -> int | None:
-        return next((a.attempt_index for a in self.attempts if a.counts and a.success), None)
+        return next((a.row["attempt_index"] for a in self.attempts if a.row["counts"] and a.row["success"]), None)
 
 
 def prompt_delta(previous: str, current: str) -> list[str]:
@@ -168,15 +151,7 @@ def _attempts(rows: list[AttemptRow], task_prompt: str, chat: bool = False) -> l
     for r in rows:
         messages = stored_chat(r["prompt"]) if chat else None
         prompt = transcript(messages) if messages else r["prompt"] or ""
-        error = r["error"]
-        out.append(AttemptView(
-            attempt_index=r["attempt_index"], k=r["k"], status=r["status"], success=r["success"],
-            score=r["score"], counts=r["counts"], prompt=r["prompt"],
-            prompt_delta=prompt_delta(previous, prompt), messages=messages, output=r["output"],
-            output_grid=output_grids(r["output"]), raw_eval_output=r["raw_eval_output"],
-            judge_details=r["judge_details"], feedback=r["feedback"],
-            error=error if isinstance(error, dict) else None,
-            started_at=r["started_at"], finished_at=r["finished_at"], calls=r["calls"], chain_index=r["chain_index"]))
+        out.append(AttemptView(r, prompt_delta(previous, prompt), output_grids(r["output"]), messages))
         if r["counts"]:
             previous = prompt
     return out

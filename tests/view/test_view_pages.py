@@ -95,21 +95,21 @@ def test_unknown_run_task_or_filter_is_not_found(runs):
 def test_task_story_shows_each_attempt_what_it_saw_its_verdict_and_feedback(runs):
     db, ids = runs
     page = view.task_page(ids["seq"], 2, db)
-    assert [(a.attempt_index, a.verdict, a.output) for a in page.attempts] == [(1, "FAIL", "w-two?"), (2, "PASS", "w2")]
+    assert [(a.row["attempt_index"], a.verdict, a.row["output"]) for a in page.attempts] == [(1, "FAIL", "w-two?"), (2, "PASS", "w2")]
     first, second = page.attempts
-    assert first.feedback == "Incorrect; the word was w2." and page.run["shows_grading_info"] is True
+    assert first.row["feedback"] == "Incorrect; the word was w2." and page.run["shows_grading_info"] is True
     assert "This is attempt 1 of 3." in first.prompt_delta[-1] and "Say the word w2." not in first.prompt_delta
     assert "<Feedback 1>" in second.prompt_delta and "Incorrect; the word was w2." in second.prompt_delta
     assert "Say the word w2." not in second.prompt_delta  # seen before: not new
-    assert first.calls[0]["role"] == "actor" and first.input_tokens == first.calls[0]["input_tokens"] > 0
+    assert first.row["calls"][0]["role"] == "actor" and first.input_tokens == first.row["calls"][0]["input_tokens"] > 0
     assert (page.first_success, page.previous_index, page.next_index) == (2, 1, 3)
     partner = page.partner
     assert partner.run_id == ids["pass"] and partner.same_task and partner.metric == "pass@k"
-    samples = [(a.attempt_index, a.verdict, a.output) for a in partner.attempts]
+    samples = [(a.row["attempt_index"], a.verdict, a.row["output"]) for a in partner.attempts]
     assert samples == [(i, "FAIL", "w-two?") for i in (1, 2, 3)]
     errored = view.task_page(ids["seq"], 5, db).attempts[0]
-    assert (errored.verdict, errored.error["stage"], errored.error["status_code"]) == ("ERROR", "actor", 400)
-    assert errored.calls[0]["error"].startswith("400 bad request")
+    assert (errored.verdict, errored.row["error"]["stage"], errored.row["error"]["status_code"]) == ("ERROR", "actor", 400)
+    assert errored.row["calls"][0]["error"].startswith("400 bad request")
     assert view.task_page(ids["seq"], 6, db).attempts[0].output_grid == [[[1, 2], [3, 0]]]
 
 
