@@ -95,7 +95,8 @@ def test_unknown_run_task_or_filter_is_not_found(runs):
 def test_task_story_shows_each_attempt_what_it_saw_its_verdict_and_feedback(runs):
     db, ids = runs
     page = view.task_page(ids["seq"], 2, db)
-    assert [(a.row["attempt_index"], a.verdict, a.row["output"]) for a in page.attempts] == [(1, "FAIL", "w-two?"), (2, "PASS", "w2")]
+    assert [(a.row["attempt_index"], a.verdict, a.row["output"]) for a in page.attempts] == [
+        (1, "FAIL", "w-two?"), (2, "PASS", "w2")]
     first, second = page.attempts
     assert first.row["feedback"] == "Incorrect; the word was w2." and page.run["shows_grading_info"] is True
     assert "This is attempt 1 of 3." in first.prompt_delta[-1] and "Say the word w2." not in first.prompt_delta
@@ -108,7 +109,8 @@ def test_task_story_shows_each_attempt_what_it_saw_its_verdict_and_feedback(runs
     samples = [(a.row["attempt_index"], a.verdict, a.row["output"]) for a in partner.attempts]
     assert samples == [(i, "FAIL", "w-two?") for i in (1, 2, 3)]
     errored = view.task_page(ids["seq"], 5, db).attempts[0]
-    assert (errored.verdict, errored.row["error"]["stage"], errored.row["error"]["status_code"]) == ("ERROR", "actor", 400)
+    error = errored.row["error"]
+    assert (errored.verdict, error["stage"], error["status_code"]) == ("ERROR", "actor", 400)
     assert errored.row["calls"][0]["error"].startswith("400 bad request")
     assert view.task_page(ids["seq"], 6, db).attempts[0].output_grid == [[[1, 2], [3, 0]]]
 
