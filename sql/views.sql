@@ -406,41 +406,49 @@ SELECT * EXCLUDE (run_no) FROM task_outcomes_of(false, run_ids := run_ids);
 -- The one definition of a run's progress: `seqk status` and the viewer read it.
 CREATE OR REPLACE MACRO run_progress_of(run_ids := NULL) AS TABLE
 WITH kept AS (
-    SELECT run_id, task_index, n_valid, n_error, first_success, last_finished_at, metric, k, chains
+    SELECT run_id, task_index, n_valid, n_error, first_success, last_finished_at, chains,
+           n_valid >= k OR (metric = 'seq@k' AND first_success IS NOT NULL) AS done
     FROM chain_kept_current_of(run_ids := run_ids)
 ),
+-- A task: its chain, in a run of one chain a task (no grouping: a hash table of every task cost
+-- most of `seqk status`); its chains taken together, in a seq@k run with `chains:`.
 tasks_done AS (
-    SELECT run_id, task_index,
-           count(*) FILTER (WHERE n_valid >= k OR (metric = 'seq@k' AND first_success IS NOT NULL))
-               >= max(chains)                                   AS finished,
-           bool_or(first_success IS NOT NULL)                   AS passed,
-           sum(n_valid)                                         AS n_valid,
-           sum(n_error)                                         AS n_error
-    FROM kept
+    SELECT run_id, done AS finished, first_success IS NOT NULL AS passed, n_valid, n_error,
+           last_finished_at
+    FROM kept WHERE chains = 1
+    UNION ALL
+    SELECT run_id, count(*) FILTER (WHERE done) >= max(chains), bool_or(first_success IS NOT NULL),
+           sum(n_valid), sum(n_error), max(last_finished_at)
+    FROM kept WHERE chains > 1
     GROUP BY run_id, task_index
+),
+per_run AS (
+    SELECT run_id,
+           count(*)                                     AS n_started,
+           count(*) FILTER (WHERE finished)             AS n_finished,
+           count(*) FILTER (WHERE passed)               AS n_passed,
+           sum(n_valid)::BIGINT                         AS n_valid_attempts,
+           sum(n_error)::BIGINT                         AS n_error_attempts,
+           max(last_finished_at)                        AS last_finished_at
+    FROM tasks_done GROUP BY run_id
 ),
 registered AS (
     SELECT run_id, count(*) AS n_tasks FROM tasks
     WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
     GROUP BY run_id
-),
-latest AS (
-    SELECT run_id, max(last_finished_at) AS last_finished_at FROM kept GROUP BY run_id
 )
 SELECT r.run_id,
-       coalesce(any_value(g.n_tasks), 0)                  AS n_tasks,
-       count(t.task_index)                                AS n_started,
-       count(*) FILTER (WHERE t.finished)                 AS n_finished,
-       count(*) FILTER (WHERE t.passed)                   AS n_passed,
-       coalesce(sum(t.n_valid), 0)::BIGINT                AS n_valid_attempts,
-       coalesce(sum(t.n_error), 0)::BIGINT                AS n_error_attempts,
-       any_value(l.last_finished_at)                      AS last_finished_at
+       coalesce(g.n_tasks, 0)                             AS n_tasks,
+       coalesce(p.n_started, 0)                           AS n_started,
+       coalesce(p.n_finished, 0)                          AS n_finished,
+       coalesce(p.n_passed, 0)                            AS n_passed,
+       coalesce(p.n_valid_attempts, 0)::BIGINT            AS n_valid_attempts,
+       coalesce(p.n_error_attempts, 0)::BIGINT            AS n_error_attempts,
+       p.last_finished_at
 FROM runs r
 LEFT JOIN registered g USING (run_id)
-LEFT JOIN tasks_done t USING (run_id)
-LEFT JOIN latest l USING (run_id)
-WHERE run_ids IS NULL OR list_contains(run_ids, r.run_id)
-GROUP BY r.run_id;
+LEFT JOIN per_run p USING (run_id)
+WHERE run_ids IS NULL OR list_contains(run_ids, r.run_id);
 
 -- run_progress_of for every run.
 CREATE OR REPLACE VIEW run_progress AS SELECT * FROM run_progress_of();
