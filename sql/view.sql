@@ -40,12 +40,15 @@ hazards AS (
     SELECT run_id, j,
            product(1.0 - CASE WHEN at_risk > 0 THEN events / at_risk ELSE 0.0 END)
                OVER (PARTITION BY run_id ORDER BY j) AS survival
-    FROM (SELECT s.run_id, g.j::INTEGER AS j,
-                 count(*) FILTER (WHERE g.j <= coalesce(s.event, s.censored, s.k)) AS at_risk,
-                 count(*) FILTER (WHERE s.event = g.j) AS events
-          FROM states s, range(1, s.k + 1) AS g(j)
-          WHERE s.metric = 'seq@k'
-          GROUP BY s.run_id, g.j)
+    -- chains counted per (exit, event) first: the range over attempt indices then spans a few
+    -- rows a run, not every chain
+    FROM (SELECT e.run_id, g.j::INTEGER AS j,
+                 coalesce(sum(e.n) FILTER (WHERE g.j <= e.exit), 0)::BIGINT AS at_risk,
+                 coalesce(sum(e.n) FILTER (WHERE e.event = g.j), 0)::BIGINT AS events
+          FROM (SELECT run_id, k, event, coalesce(event, censored, k) AS exit, count(*) AS n
+                FROM states WHERE metric = 'seq@k' GROUP BY ALL) e,
+               range(1, e.k + 1) AS g(j)
+          GROUP BY e.run_id, g.j)
 ),
 -- tasks (one-chain runs) with the same counts have the same curve: computed once, weighted by n
 grouped AS (

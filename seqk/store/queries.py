@@ -876,7 +876,7 @@ def touch_run(con: Connection, *, run_id: Any) -> None:
 def view_partners(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     """The runs a run is compared with: for a seq@k run its chosen pass@k run; for a pass@k run every
     seq@k run that chose it, the one with its feedback mode first. (seq_run_id, pass_run_id,
-    same_feedback_mode). (view.sql:181)"""
+    same_feedback_mode). (view.sql:184)"""
     return run(con, 'view_partners', {'run_id': run_id}, 'rows')
 
 
@@ -903,7 +903,7 @@ def view_run_tasks(
     insensitively; $upto (NULL for none) keeps tasks 1..upto. The filters need every task's outcome
     (the runs' kept chains); the spend is the page's tasks' kept chains' (chain_kept: every call of
     the chain), and the cells and the search read the attempts (the cells for the page's tasks
-    only). (view.sql:192)"""
+    only). (view.sql:195)"""
     return run(con, 'view_run_tasks', {
         'filter': filter,
         'search': search,
