@@ -32,10 +32,11 @@ FROM attempts a SEMI JOIN seqk_kept_keys k USING (run_id, generation, task_index
 
 -- name: kept_chain_calls() -> tuples
 -- (run_id, generation, task_index, chain_index, attempt_index, cost_usd, input_tokens,
--- output_tokens, unpriced) of every call of the chains in seqk_kept_keys, in no order; unpriced:
--- it returned with no price (n_unpriced_calls's rule).
+-- output_tokens, unpriced, failed) of every call of the chains in seqk_kept_keys, in no order;
+-- unpriced: it returned with no price (n_unpriced_calls's rule); failed: it has an error.
 SELECT c.run_id, c.generation, c.task_index, c.chain_index, c.attempt_index, c.cost_usd,
-       c.input_tokens, c.output_tokens, (c.cost_usd IS NULL AND c.error IS NULL) AS unpriced
+       c.input_tokens, c.output_tokens, (c.cost_usd IS NULL AND c.error IS NULL) AS unpriced,
+       c.error IS NOT NULL AS failed
 FROM calls c SEMI JOIN seqk_kept_keys k USING (run_id, generation, task_index, chain_index);
 
 -- name: forget_registered_kept_chains() -> none

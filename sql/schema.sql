@@ -280,6 +280,10 @@ CREATE TABLE IF NOT EXISTS chain_kept (
     output_tokens    BIGINT,
     spent_usd        DOUBLE,             -- NULL when no call of the chain was priced
     n_unpriced_calls BIGINT NOT NULL,    -- calls that returned with no price (n_unpriced_calls)
+    n_failed_calls   BIGINT NOT NULL,    -- calls that failed (error IS NOT NULL)
+    -- each attempt index i with a call, in order, whatever its slot's fate (errored, past a hole,
+    -- not written yet): the cost of its calls (NULL: none priced) and their input + output tokens
+    spend_by_slot    STRUCT(i INTEGER, cost_usd DOUBLE, tokens BIGINT)[] NOT NULL,
     -- each slot (attempt_index i, in order) with its best-so-far score b: the most of the valid
     -- scores (or successes as 1.0) at slots up to it, 0.0 before any (the soft score's spans)
     slot_best        STRUCT(i INTEGER, b DOUBLE)[] NOT NULL,

@@ -10,9 +10,10 @@
 -- run_curve (errors censor a chain; the 95% Wilson interval where no chain is censored before t,
 -- else NULL; n_left_out: pass@k tasks with fewer than t valid samples); budget: [{t,
 -- cost_usd_per_task, tokens_per_task}], seq_k's complete-case spend per task at each point (the
--- equal-budget chart reads frontier_of; NULL for a seq@k run with several chains). The attempts
--- are read once, in one pass (task_outcomes_fast_of), and the calls once, summed per attempt
--- index; without run_curve's soft score, which costs a second read of the attempts.
+-- equal-budget chart reads frontier_of; NULL for a seq@k run with several chains). Everything is
+-- read from the kept chains (chain_kept: one row per chain, never the attempts or the calls): their
+-- outcomes (task_outcomes_fast_of), spend and spend at each attempt index; without run_curve's
+-- soft score.
 WITH o AS MATERIALIZED (
     SELECT * FROM task_outcomes_fast_of(run_ids := $run_ids::VARCHAR[])
 ),
@@ -39,12 +40,15 @@ hazards AS (
     SELECT run_id, j,
            product(1.0 - CASE WHEN at_risk > 0 THEN events / at_risk ELSE 0.0 END)
                OVER (PARTITION BY run_id ORDER BY j) AS survival
-    FROM (SELECT s.run_id, g.j::INTEGER AS j,
-                 count(*) FILTER (WHERE g.j <= coalesce(s.event, s.censored, s.k)) AS at_risk,
-                 count(*) FILTER (WHERE s.event = g.j) AS events
-          FROM states s, range(1, s.k + 1) AS g(j)
-          WHERE s.metric = 'seq@k'
-          GROUP BY s.run_id, g.j)
+    -- chains counted per (exit, event) first: the range over attempt indices then spans a few
+    -- rows a run, not every chain
+    FROM (SELECT e.run_id, g.j::INTEGER AS j,
+                 coalesce(sum(e.n) FILTER (WHERE g.j <= e.exit), 0)::BIGINT AS at_risk,
+                 coalesce(sum(e.n) FILTER (WHERE e.event = g.j), 0)::BIGINT AS events
+          FROM (SELECT run_id, k, event, coalesce(event, censored, k) AS exit, count(*) AS n
+                FROM states WHERE metric = 'seq@k' GROUP BY ALL) e,
+               range(1, e.k + 1) AS g(j)
+          GROUP BY e.run_id, g.j)
 ),
 -- tasks (one-chain runs) with the same counts have the same curve: computed once, weighted by n
 grouped AS (
@@ -87,70 +91,56 @@ curves AS (
                  'high': CASE WHEN n_censored = 0 THEN wilson_high(x, n_tasks) END} ORDER BY t) AS curve
     FROM curve GROUP BY run_id
 ),
--- current_calls summed per (run, generation, attempt index) before the join with runs (joining
--- a few hundred sums is cheaper than joining every call): the run's spend, and its spend at
--- each attempt index for the equal-budget curve.
-calls_at AS MATERIALIZED (
-    SELECT c.* EXCLUDE (generation)
-    FROM (SELECT run_id, generation, attempt_index,
-                 coalesce(sum(input_tokens), 0)::BIGINT                      AS input_tokens,
-                 coalesce(sum(output_tokens), 0)::BIGINT                     AS output_tokens,
-                 sum(cost_usd)                                               AS cost_usd,
-                 count(cost_usd)                                             AS n_priced,
-                 n_unpriced_calls(cost_usd, error)                           AS n_unpriced_calls,
-                 count(*) FILTER (WHERE error IS NOT NULL)                   AS n_failed_calls
-          FROM calls
-          WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id)
-          GROUP BY run_id, generation, attempt_index) c
-    JOIN chosen r USING (run_id, generation)
-),
+-- The run's spend, every call of its kept chains; no row for a run without a call (each call is
+-- failed, priced or unpriced), whose pass@k budget has no tokens either.
 spend AS (
     SELECT run_id,
-           sum(input_tokens)::BIGINT AS input_tokens, sum(output_tokens)::BIGINT AS output_tokens,
-           sum(cost_usd) AS cost_usd, sum(n_priced) AS n_priced,
+           coalesce(sum(input_tokens), 0)::BIGINT AS input_tokens,
+           coalesce(sum(output_tokens), 0)::BIGINT AS output_tokens,
+           sum(spent_usd) AS cost_usd, bool_or(priced) AS priced,
            sum(n_unpriced_calls)::BIGINT AS n_unpriced_calls,
            sum(n_failed_calls)::BIGINT AS n_failed_calls
-    FROM calls_at GROUP BY run_id
+    FROM chain_kept_current_of(run_ids := $run_ids::VARCHAR[])
+    GROUP BY run_id
+    HAVING bool_or(priced OR n_unpriced_calls > 0 OR n_failed_calls > 0)
 ),
 -- The equal-budget curve: frontier_of's expected spend per task of each cell of a run with one
 -- chain per task (seq@k: depth t, width 1; pass@k: width t), without its per-attempt join. seq@k
 -- at depth d: what the tasks counted at d spent on attempts 1..d, over those tasks; that is
 -- every task's spend on attempts 1..d less that of the tasks left out at d (few: unsolved, with
--- an error or a hole before d), whose calls alone are read per attempt. pass@k at width m: m x
--- the run's spend per sample.
-gaps AS MATERIALIZED (
-    SELECT o.run_id, r.generation, o.task_index, o.chain_index, o.known_to, o.first_success, o.k
-    FROM o JOIN chosen r USING (run_id)
+-- an error or a hole before d). pass@k at width m: m x the run's spend per sample. The spend at
+-- each attempt index is the kept chains' spend_by_slot, summed over the run's chains.
+seq_slots AS (
+    SELECT run_id, s.i AS t, sum(coalesce(s.cost_usd, 0.0)) AS cost_usd, sum(s.tokens) AS tokens
+    FROM (SELECT run_id, unnest(spend_by_slot) AS s
+          FROM chain_kept_current_of(run_ids := $run_ids::VARCHAR[])
+          WHERE metric = 'seq@k' AND chains = 1)
+    GROUP BY ALL
+),
+seq_spend AS (
+    SELECT run_id, t, sum(cost_usd) OVER w AS cost_usd, sum(tokens) OVER w AS tokens
+    FROM seq_slots
+    WINDOW w AS (PARTITION BY run_id ORDER BY t)
+),
+gaps AS (
+    SELECT o.run_id, o.known_to, o.first_success, o.k, k.spend_by_slot
+    FROM o JOIN chain_kept_current_of(run_ids := $run_ids::VARCHAR[]) k
+         USING (run_id, task_index, chain_index)
     WHERE o.metric = 'seq@k' AND o.chains = 1 AND o.known_to < o.k
       AND coalesce(o.first_success, o.k + 1) > o.known_to + 1
 ),
-gap_calls AS (
-    SELECT g.run_id, g.known_to, g.first_success, g.k, c.attempt_index,
-           sum(coalesce(c.cost_usd, 0.0)) AS cost_usd,
-           sum(coalesce(c.input_tokens, 0) + coalesce(c.output_tokens, 0)) AS tokens
-    FROM gaps g
-    JOIN calls c USING (run_id, generation, task_index, chain_index)
-    GROUP BY ALL
-),
 gap_spend AS (
-    SELECT g.run_id, d.d, sum(g.cost_usd) AS cost_usd, sum(g.tokens) AS tokens
-    FROM gap_calls g,
+    SELECT g.run_id, d.d,
+           sum(list_sum([coalesce(s.cost_usd, 0.0) FOR s IN g.spend_by_slot IF s.i <= d.d])) AS cost_usd,
+           sum(list_sum([s.tokens FOR s IN g.spend_by_slot IF s.i <= d.d])) AS tokens
+    FROM gaps g,
          range(g.known_to + 1, least(coalesce(g.first_success, g.k + 1), g.k + 1)) d(d)
-    WHERE g.attempt_index <= d.d
     GROUP BY g.run_id, d.d
-),
-seq_spend AS (
-    SELECT a.run_id, a.attempt_index AS t,
-           sum(coalesce(a.cost_usd, 0.0)) OVER w AS cost_usd,
-           sum(a.input_tokens + a.output_tokens) OVER w AS tokens
-    FROM calls_at a JOIN chosen r USING (run_id)
-    WHERE r.metric = 'seq@k' AND r.chains = 1
-    WINDOW w AS (PARTITION BY a.run_id ORDER BY a.attempt_index)
 ),
 budget AS (
     SELECT c.run_id,
            list({'t': c.t,
-                 'cost_usd_per_task': CASE WHEN s.n_priced > 0 THEN
+                 'cost_usd_per_task': CASE WHEN s.priced THEN
                      CASE WHEN c.metric = 'pass@k' THEN c.t * s.cost_usd / p.n_attempts
                           ELSE (ss.cost_usd - coalesce(gs.cost_usd, 0.0)) / nullif(c.n_tasks, 0) END END,
                  'tokens_per_task': CASE WHEN c.metric = 'pass@k'
@@ -212,8 +202,9 @@ ORDER BY same_feedback_mode DESC, x.seq_run_id;
 -- (seq@K solved, pass@K not) | resample_only (the reverse) | never (neither run solved it) |
 -- errored (an errored slot in this run); $search ('' for none) matches the task prompt or an
 -- attempt's output of this run, case-insensitively; $upto (NULL for none) keeps tasks 1..upto.
--- The filters need every task's outcome (one pass over the runs' attempts); the cells and the
--- spend are read for the page's tasks only.
+-- The filters need every task's outcome (the runs' kept chains); the spend is the page's tasks'
+-- kept chains' (chain_kept: every call of the chain), and the cells and the search read the attempts
+-- (the cells for the page's tasks only).
 WITH o AS MATERIALIZED (
     SELECT run_id, task_index, metric, k, n_samples, n_success, first_success, known_to, n_error
     FROM task_outcomes_fast_of(run_ids := [$run_id::VARCHAR, $seq_run_id::VARCHAR,
@@ -280,11 +271,11 @@ cells AS (
     FROM slots GROUP BY task_index
 ),
 spend AS (
-    SELECT task_index, sum(cost_usd) AS cost_usd,
+    SELECT task_index, sum(spent_usd) AS cost_usd,
            sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0))::BIGINT AS tokens,
-           count(*) FILTER (WHERE error IS NOT NULL) AS n_failed_calls
-    FROM current_calls
-    WHERE run_id = $run_id AND task_index IN (SELECT task_index FROM page)
+           sum(n_failed_calls)::BIGINT AS n_failed_calls
+    FROM chain_kept_current_of(run_ids := [$run_id::VARCHAR])
+    WHERE task_index IN (SELECT task_index FROM page)
     GROUP BY task_index
 )
 SELECT p.task_index, p.task_id, coalesce(c.cells, []) AS cells, p.first_success, p.n_error,

@@ -202,8 +202,11 @@ FROM current_attempts_of();
 -- that slot was priced); valid_cost_usd and valid_tokens, summed over every valid slot (a pass@k
 -- task's samples); priced: whether any call of the chain was priced; and over every call of the
 -- chain (what `seqk status` says was paid): input_tokens, output_tokens, spent_usd (NULL when none
--- was priced) and n_unpriced_calls; slot_best, each slot's best-so-far score (a valid row's score,
--- or its success as 1.0; 0.0 before any), for the soft score.
+-- was priced), n_unpriced_calls, n_failed_calls (error IS NOT NULL) and spend_by_slot, each
+-- attempt index with a call, in order, whatever its slot's fate: its calls' cost (NULL when none
+-- was priced) and tokens, for the spend through an attempt index; slot_best, each slot's
+-- best-so-far score (a valid row's score, or its success as 1.0; 0.0 before any), for the soft
+-- score.
 CREATE OR REPLACE MACRO chain_kept_rows(keys := NULL) AS TABLE
 WITH chosen AS MATERIALIZED (
     -- (DISTINCT over the UNNEST itself would keep one row of the list)
@@ -272,7 +275,8 @@ slot_spend AS (
            sum(cost_usd) AS cost_usd, count(cost_usd) AS n_priced,
            sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0))::BIGINT AS tokens,
            sum(input_tokens)::BIGINT AS input_tokens, sum(output_tokens)::BIGINT AS output_tokens,
-           n_unpriced_calls(cost_usd, error) AS n_unpriced
+           n_unpriced_calls(cost_usd, error) AS n_unpriced,
+           count(*) FILTER (WHERE error IS NOT NULL) AS n_failed
     FROM call_rows GROUP BY ALL
 ),
 -- each chain's valid slots in order (sorting structs by their first field is cheaper than an
@@ -288,7 +292,9 @@ lists AS (
 priced AS (
     SELECT run_id, generation, task_index, chain_index, bool_or(n_priced > 0) AS priced,
            sum(input_tokens)::BIGINT AS input_tokens, sum(output_tokens)::BIGINT AS output_tokens,
-           sum(cost_usd) AS spent_usd, sum(n_unpriced)::BIGINT AS n_unpriced_calls
+           sum(cost_usd) AS spent_usd, sum(n_unpriced)::BIGINT AS n_unpriced_calls,
+           sum(n_failed)::BIGINT AS n_failed_calls,
+           list_sort(list({'i': attempt_index, 'cost_usd': cost_usd, 'tokens': tokens})) AS spend_by_slot
     FROM slot_spend GROUP BY ALL
 )
 -- the valid prefix's slots are the first valid_prefix of the valid ones
@@ -300,6 +306,8 @@ SELECT f.* EXCLUDE (slot_best),
        coalesce(pr.priced, false)                                               AS priced,
        pr.input_tokens, pr.output_tokens, pr.spent_usd,
        coalesce(pr.n_unpriced_calls, 0)::BIGINT                                 AS n_unpriced_calls,
+       coalesce(pr.n_failed_calls, 0)::BIGINT                                   AS n_failed_calls,
+       coalesce(pr.spend_by_slot, [])                                           AS spend_by_slot,
        f.slot_best
 FROM facts f
 LEFT JOIN lists l USING (run_id, generation, task_index, chain_index)

@@ -79,7 +79,7 @@ def _prefix(indices: Sequence[int]) -> int:
 
 def _kept_row(key: Key, attempts: Sequence[tuple[Any, ...]], calls: Iterable[tuple[Any, ...]]) -> dict[str, Any]:
     """chain_kept_rows's row of one chain from its attempts (attempt_index, status, success, score,
-    finished_at) and calls (attempt_index, cost_usd, input_tokens, output_tokens, unpriced)."""
+    finished_at) and calls (attempt_index, cost_usd, input_tokens, output_tokens, unpriced, failed)."""
     slots: dict[int, list[Any]] = {}  # attempt_index -> [valid, solved, score, finished_at]
     for index, status, success, score, finished_at in attempts:
         slot = slots.get(index)
@@ -94,16 +94,17 @@ def _kept_row(key: Key, attempts: Sequence[tuple[Any, ...]], calls: Iterable[tup
             value = score if score is not None else (None if success is None else float(success))
             if value is not None and (slot[2] is None or value > slot[2]):
                 slot[2] = value
-    spend: dict[int, list[Any]] = {}  # attempt_index -> [costs, tokens, inputs, outputs, unpriced]
-    for index, cost, inp, out, unpriced in calls:
+    spend: dict[int, list[Any]] = {}  # attempt_index -> [costs, tokens, inputs, outputs, unpriced, failed]
+    for index, cost, inp, out, unpriced, failed in calls:
         s = spend.get(index)
         if s is None:
-            s = spend[index] = [[], 0, [], [], 0]
+            s = spend[index] = [[], 0, [], [], 0, 0]
         s[0].append(cost)
         s[1] += (inp or 0) + (out or 0)
         s[2].append(inp)
         s[3].append(out)
         s[4] += bool(unpriced)
+        s[5] += bool(failed)
     order = sorted(slots)
     valid = [i for i in order if slots[i][0]]
     best, slot_best = None, []
@@ -119,7 +120,8 @@ def _kept_row(key: Key, attempts: Sequence[tuple[Any, ...]], calls: Iterable[tup
     errors = [i for i in order if not slots[i][0]]
     costs = [_sum(spend[i][0]) if i in spend else None for i in valid]
     tokens = [spend[i][1] if i in spend else 0 for i in valid]
-    slot_spend = [spend[i] for i in sorted(spend)]
+    called = sorted(spend)
+    slot_spend = [spend[i] for i in called]
     slot_costs = [_sum(s[0]) for s in slot_spend]
     return {
         "run_id": key[0], "generation": key[1], "task_index": key[2], "chain_index": key[3],
@@ -134,6 +136,9 @@ def _kept_row(key: Key, attempts: Sequence[tuple[Any, ...]], calls: Iterable[tup
         "input_tokens": _sum(_sum(s[2]) for s in slot_spend),
         "output_tokens": _sum(_sum(s[3]) for s in slot_spend),
         "spent_usd": _sum(slot_costs), "n_unpriced_calls": sum(s[4] for s in slot_spend),
+        "n_failed_calls": sum(s[5] for s in slot_spend),
+        "spend_by_slot": [{"i": i, "cost_usd": c, "tokens": s[1]}
+                          for i, s, c in zip(called, slot_spend, slot_costs, strict=True)],
         "slot_best": slot_best,
     }
 
@@ -150,5 +155,7 @@ def _schema() -> Any:
         ("cost_usd", pa.list_(double)), ("tokens", pa.list_(int64)), ("valid_cost_usd", double),
         ("valid_tokens", int64), ("priced", pa.bool_()), ("input_tokens", int64),
         ("output_tokens", int64), ("spent_usd", double), ("n_unpriced_calls", int64),
+        ("n_failed_calls", int64),
+        ("spend_by_slot", pa.list_(pa.struct([("i", int32), ("cost_usd", double), ("tokens", int64)]))),
         ("slot_best", pa.list_(pa.struct([("i", int32), ("b", double)]))),
     ])

@@ -66,7 +66,7 @@ def append_endpoint_limit(
 
 def append_kept_chains(con: Connection) -> None:
     """Nothing: the rows of the Arrow table seqk_kept_batch (chain_kept's columns) are appended to
-    chain_kept; forget_registered_kept_chains first. (kept.sql:47)"""
+    chain_kept; forget_registered_kept_chains first. (kept.sql:48)"""
     return run(con, 'append_kept_chains', {}, 'none')
 
 
@@ -193,7 +193,7 @@ def find_task(con: Connection, *, run_id: Any, task_index: Any, task_id: Any) ->
 
 
 def forget_all_kept_chains(con: Connection) -> None:
-    """Nothing: every chain_kept row is deleted. (kept.sql:52)"""
+    """Nothing: every chain_kept row is deleted. (kept.sql:53)"""
     return run(con, 'forget_all_kept_chains', {}, 'none')
 
 
@@ -203,7 +203,7 @@ def forget_kept_chains(con: Connection, *, keys: Any) -> None:
 
 
 def forget_registered_kept_chains(con: Connection) -> None:
-    """Nothing: the chain_kept rows of the chains in seqk_kept_keys are deleted. (kept.sql:41)"""
+    """Nothing: the chain_kept rows of the chains in seqk_kept_keys are deleted. (kept.sql:42)"""
     return run(con, 'forget_registered_kept_chains', {}, 'none')
 
 
@@ -553,7 +553,7 @@ def judge_agreement(con: Connection, *, run_a: Any, run_b: Any) -> list[tuple[An
 
 def keep_all_chains(con: Connection) -> None:
     """Nothing: every chain of every generation is kept in chain_kept from its attempts and calls
-    (chain_kept_rows); forget_all_kept_chains first. (kept.sql:56)"""
+    (chain_kept_rows); forget_all_kept_chains first. (kept.sql:57)"""
     return run(con, 'keep_all_chains', {}, 'none')
 
 
@@ -571,15 +571,16 @@ def kept_chain_attempts(con: Connection) -> list[tuple[Any, ...]]:
 
 def kept_chain_calls(con: Connection) -> list[tuple[Any, ...]]:
     """(run_id, generation, task_index, chain_index, attempt_index, cost_usd, input_tokens,
-    output_tokens, unpriced) of every call of the chains in seqk_kept_keys, in no order; unpriced:
-    it returned with no price (n_unpriced_calls's rule). (kept.sql:33)"""
+    output_tokens, unpriced, failed) of every call of the chains in seqk_kept_keys, in no order;
+    unpriced: it returned with no price (n_unpriced_calls's rule); failed: it has an error.
+    (kept.sql:33)"""
     return run(con, 'kept_chain_calls', {}, 'tuples')
 
 
 def kept_chains_differ(con: Connection) -> Any:
     """How many rows differ between chain_kept and a recomputation from attempts (chain_kept_rows),
     each way (0: the kept outcomes are exact). Dollar sums are compared to 1e-9: a sum over a
-    chain's calls may add them in another order. The tests' check. (kept.sql:61)"""
+    chain's calls may add them in another order. The tests' check. (kept.sql:62)"""
     return run(con, 'kept_chains_differ', {}, 'scalar')
 
 
@@ -875,7 +876,7 @@ def touch_run(con: Connection, *, run_id: Any) -> None:
 def view_partners(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     """The runs a run is compared with: for a seq@k run its chosen pass@k run; for a pass@k run every
     seq@k run that chose it, the one with its feedback mode first. (seq_run_id, pass_run_id,
-    same_feedback_mode). (view.sql:194)"""
+    same_feedback_mode). (view.sql:184)"""
     return run(con, 'view_partners', {'run_id': run_id}, 'rows')
 
 
@@ -900,8 +901,9 @@ def view_run_tasks(
     resample_only (the reverse) | never (neither run solved it) | errored (an errored slot in this
     run); $search ('' for none) matches the task prompt or an attempt's output of this run, case-
     insensitively; $upto (NULL for none) keeps tasks 1..upto. The filters need every task's outcome
-    (one pass over the runs' attempts); the cells and the spend are read for the page's tasks only.
-    (view.sql:205)"""
+    (the runs' kept chains); the spend is the page's tasks' kept chains' (chain_kept: every call of
+    the chain), and the cells and the search read the attempts (the cells for the page's tasks
+    only). (view.sql:195)"""
     return run(con, 'view_run_tasks', {
         'filter': filter,
         'search': search,
@@ -923,7 +925,8 @@ def view_runs(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     censor a chain; the 95% Wilson interval where no chain is censored before t, else NULL;
     n_left_out: pass@k tasks with fewer than t valid samples); budget: [{t, cost_usd_per_task,
     tokens_per_task}], seq_k's complete-case spend per task at each point (the equal-budget chart
-    reads frontier_of; NULL for a seq@k run with several chains). The attempts are read once, in one
-    pass (task_outcomes_fast_of), and the calls once, summed per attempt index; without run_curve's
-    soft score, which costs a second read of the attempts. (view.sql:4)"""
+    reads frontier_of; NULL for a seq@k run with several chains). Everything is read from the kept
+    chains (chain_kept: one row per chain, never the attempts or the calls): their outcomes
+    (task_outcomes_fast_of), spend and spend at each attempt index; without run_curve's soft score.
+    (view.sql:4)"""
     return run(con, 'view_runs', {'run_ids': run_ids}, 'rows')

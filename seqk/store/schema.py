@@ -50,9 +50,10 @@ class Flavour:
         return re.sub(r"CREATE OR REPLACE (VIEW|MACRO)\b", r"CREATE OR REPLACE TEMP \1", text)
 
 
-KEPT_SINCE = 10
-"""The schema that added chain_kept: a store upgraded from an older one keeps its chains from its
-attempts (chain_kept_rows needs views.sql, so after the migrations)."""
+KEPT_SINCE = 11
+"""The last schema that changed chain_kept's columns (10 added the table, 11 its calls' columns): a
+store upgraded from an older one keeps its chains afresh from its attempts and calls
+(chain_kept_rows needs views.sql, so after the migrations)."""
 
 FILE = Flavour(keys=True, views_kept=True)
 LAKE = Flavour(keys=False, views_kept=False)

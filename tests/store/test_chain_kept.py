@@ -2,7 +2,9 @@
 every way a store's attempts change (runs with errors, a resume that redoes them, a run killed
 mid-write and resumed, a k-extension, chains, a restart, a rejudge, an import) its rows equal an
 independent recomputation from the attempts and calls (Python, below; never seqk's SQL), on a
-DuckDB file and on a lake; and the report's main queries never scan the attempts table."""
+DuckDB file and on a lake (a store of the schema before the calls' columns is upgraded to it, on
+both); and the report's main queries and the viewer's run list never scan the attempts or calls
+tables."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from seqk.run.rejudge import rejudge, rejudge_spec
 KEPT = ("run_id, generation, task_index, chain_index, n_attempts, n_valid, n_error, n_success, first_success, "
         "first_error, valid_prefix, settled_prefix, ended_in_error, last_finished_at, cost_usd, tokens, "
         "valid_cost_usd, valid_tokens, priced, input_tokens, output_tokens, spent_usd, n_unpriced_calls, "
-        "slot_best")
+        "n_failed_calls, spend_by_slot, slot_best")
 
 
 def recomputed(con) -> dict[tuple, tuple]:
@@ -79,20 +81,22 @@ def recomputed(con) -> dict[tuple, tuple]:
             sum(c for c in slot_cost if c is not None), sum(slot_tokens),
             any(x is not None for calls in paid.values() for x, _ in calls),
             *_totals(paid_all.get(key, [])),
+            [{"i": i, "cost_usd": sum(c) if (c := [x for x, _ in paid[i] if x is not None]) else None,
+              "tokens": sum(t for _, t in paid[i])} for i in sorted(paid)],
             _running_best([by_index[i]["score"] for i in indexes], indexes),
         )
     return out
 
 
 def _totals(calls: list[tuple]) -> tuple:
-    """Every call's input and output tokens and cost summed (None when none has one), and how many
-    returned without a price."""
+    """Every call's input and output tokens and cost summed (None when none has one), how many
+    returned without a price and how many failed."""
     def total(values: list) -> float | int | None:
         present = [v for v in values if v is not None]
         return sum(present) if present else None
 
     return (total([c[0] for c in calls]), total([c[1] for c in calls]), total([c[2] for c in calls]),
-            sum(1 for c in calls if c[2] is None and c[3] is None))
+            sum(1 for c in calls if c[2] is None and c[3] is None), sum(1 for c in calls if c[3] is not None))
 
 
 def _running_best(scores: list, indexes: list[int]) -> list[dict]:
@@ -241,6 +245,40 @@ def test_a_store_from_before_the_table_keeps_its_chains_on_upgrade(tmp_path):
     assert assert_kept(db) == 4
 
 
+def _actor_failing_on_w3(prompt: str) -> str:
+    """solves_on({1: 1, 2: 2})'s answers, but every request about w3 fails for good (a failed call)."""
+    from seqk.errors import PermanentProviderError
+
+    if "w3" in prompt:
+        raise PermanentProviderError("503 overloaded, for good")
+    return solves_on({1: 1, 2: 2})(prompt)
+
+
+def test_a_store_from_before_the_calls_columns_keeps_its_chains_afresh_on_upgrade(tmp_path, where):
+    """Migration 11, on a file and on a lake: a schema-10 store (chain_kept without n_failed_calls
+    and spend_by_slot, its rows kept) is given the new table, every chain kept again."""
+    from seqk.store import lake, schema, sqlfiles
+
+    models.register_mock("mock/actor", _actor_failing_on_w3)
+    models.register_mock("mock/judge", judge_says)
+    engine.run(runspec.load(_variant(tmp_path, "seq.yaml", metric="seq@k", k=3, options={"n": 4})), where)
+    flavour = schema.FILE if isinstance(where, Path) else schema.LAKE
+    with store.connect(where) as con:  # back to schema 10, as seqk wrote it
+        con.execute("CREATE TEMP TABLE kept_10 AS "
+                    "SELECT * EXCLUDE (n_failed_calls, spend_by_slot) FROM chain_kept")
+        con.execute("DROP TABLE chain_kept")
+        con.execute(flavour.tables(sqlfiles.migrations()[9][2]))
+        con.execute("INSERT INTO chain_kept BY NAME SELECT * FROM kept_10")
+        con.execute("DROP TABLE kept_10")
+        con.execute("DELETE FROM schema_info WHERE key = 'schema_version'")
+        con.execute("INSERT INTO schema_info VALUES ('schema_version', '10')")
+    lake.close_all()
+    with store.connect(where) as con:  # a writer's open upgrades
+        assert con.execute("SELECT count(*), sum(n_failed_calls) > 0, bool_and(len(spend_by_slot) > 0) "
+                           "FROM chain_kept").fetchone() == (4, True, True)
+    assert assert_kept(where) == 4
+
+
 def _tables(node: dict, found: set[str]) -> set[str]:
     info = node.get("extra_info", {})
     if isinstance(info, dict) and "Table" in info:
@@ -251,9 +289,11 @@ def _tables(node: dict, found: set[str]) -> set[str]:
 
 
 def test_the_reports_main_queries_read_the_kept_outcomes_not_the_attempts(tmp_path):
-    """EXPLAIN of run curves, the per-chain rows, the frontier, status's progress and spend and
-    compare's flips and per-task values: no scan of attempts or calls, whatever the store holds
-    (here runs with errors and chains)."""
+    """EXPLAIN of run curves, the per-chain rows, the frontier, status's progress and spend,
+    compare's flips and per-task values and the viewer's run list (its progress, spend, curve and
+    budget curve): no scan of attempts or calls, whatever the store holds (here runs with errors
+    and chains); the viewer's task table reads its spend from chain_kept, never the calls (its
+    cells and its search read the attempts of the page's tasks)."""
     from seqk.store import sqlfiles
 
     db = tmp_path / "seqk.duckdb"
@@ -271,11 +311,21 @@ def test_the_reports_main_queries_read_the_kept_outcomes_not_the_attempts(tmp_pa
                              # `seqk compare`'s flips and the ranking's per-task values
                              ("compare_solved", {"errors_as_failures": False, "run_a": ids[0], "run_b": ids[1]}),
                              ("compare_solved", {"errors_as_failures": True, "run_a": ids[0], "run_b": ids[1]}),
-                             ("task_values_at", {"errors_as_failures": False, "run_ids": ids, "t": 2})]:
+                             ("task_values_at", {"errors_as_failures": False, "run_ids": ids, "t": 2}),
+                             # the viewer's run list and a run page's header
+                             ("view_runs", {"run_ids": None}), ("view_runs", {"run_ids": ids})]:
             plan = con.execute("EXPLAIN (FORMAT json) " + sqlfiles.queries()[name].sql, params).fetchall()
             read = set().union(*(_tables(node, set()) for node in json.loads(plan[0][1])))
             assert "chain_kept" in read and not read & {"attempts", "calls"}, (name, read)
             assert con.execute(sqlfiles.queries()[name].sql, params).fetchall(), name
+        for filter_ in ("all", "errored"):
+            params = {"run_id": ids[0], "seq_run_id": ids[0], "pass_run_id": ids[1], "filter": filter_,
+                      "search": "", "upto": None, "limit": 100, "offset": 0}
+            plan = con.execute("EXPLAIN (FORMAT json) " + sqlfiles.queries()["view_run_tasks"].sql,
+                               params).fetchall()
+            read = set().union(*(_tables(node, set()) for node in json.loads(plan[0][1])))
+            assert {"chain_kept", "attempts"} <= read and "calls" not in read, read
+            assert con.execute(sqlfiles.queries()["view_run_tasks"].sql, params).fetchall()
         plan = con.execute("EXPLAIN (FORMAT json) SELECT count(*) FROM frontier").fetchall()
         read = set().union(*(_tables(node, set()) for node in json.loads(plan[0][1])))
         assert "chain_kept" in read and not read & {"attempts", "calls"}

@@ -1,11 +1,14 @@
 """The writer's fold of a commit's chains (seqk.store.kept.keep_chains_of) against chain_kept_rows,
 the SQL definition, on the cases a run rarely meets: superseded errors (their calls count to the
 valid slot), pass@k samples out of order (holes), NULL scores and successes, unpriced, errored and
-unreported calls, late feedback's calls, commits that each touch a chain again."""
+unreported calls, late feedback's calls, commits that each touch a chain again; and the columns the
+viewer's spend reads (failed calls, the spend at each attempt index with a call)."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+
+import pytest
 
 from seqk import store
 from seqk.records import AttemptRecord, CallRecord, FeedbackFill
@@ -51,6 +54,13 @@ def test_the_fold_equals_the_recomputation_after_every_commit(tmp_path):
             store.append_attempts(con, items)
             assert kept.kept_chains_differ(con) == 0
         rows = con.execute("SELECT task_index, n_attempts, n_valid, n_error, valid_prefix, settled_prefix, "
-                           "first_success, cost_usd, spent_usd FROM chain_kept ORDER BY task_index").fetchall()
+                           "first_success, cost_usd, spent_usd, n_failed_calls, spend_by_slot FROM chain_kept "
+                           "ORDER BY task_index").fetchall()
     assert [r[:7] for r in rows] == [(1, 2, 2, 0, 2, 2, 2), (2, 4, 3, 1, 3, 4, 3), (3, 2, 1, 1, 1, 2, None)]
     assert rows[0][7] == [0.1 + 0.2, 0.4]  # the superseded error's call counts to its slot
+    # a failed call counts, with no tokens; an errored slot's calls and late feedback's are in their slot
+    assert [r[9] for r in rows] == [0, 1, 0]
+    assert [[(x["i"], x["tokens"]) for x in r[10]] for r in rows] == [
+        [(1, 60), (2, 20)], [(1, 20), (2, 20), (3, 40), (4, 0)], [(1, 0)]]
+    assert [[x["cost_usd"] for x in r[10]] for r in rows] == [
+        [pytest.approx(0.3), 0.4], [0.2, 0.05, 0.3, None], [None]]
