@@ -256,7 +256,7 @@ page AS MATERIALIZED (
 ),
 -- the slot that counts (as in current_attempts_of): its valid row, else its latest error
 slots AS (
-    SELECT a.task_index, a.attempt_index, a.status, a.success
+    SELECT a.task_index, a.chain_index, a.attempt_index, a.status, a.success
     FROM attempts a
     JOIN runs r ON r.run_id = a.run_id AND r.generation = a.generation
     WHERE a.run_id = $run_id AND a.task_index IN (SELECT task_index FROM page)
@@ -266,8 +266,9 @@ slots AS (
 ),
 cells AS (
     SELECT task_index,
-           list({'i': attempt_index, 'status': status, 'success': success} ORDER BY attempt_index)
-               AS cells
+           -- by attempt index, then chain: the same order at every read
+           list({'i': attempt_index, 'status': status, 'success': success}
+                ORDER BY attempt_index, chain_index) AS cells
     FROM slots GROUP BY task_index
 ),
 spend AS (
