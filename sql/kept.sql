@@ -1,21 +1,7 @@
 -- The table chain_kept (schema.sql), each chain's outcome kept as its attempts are written:
--- seqk.store.writes.append_attempts replaces the rows of the chains a write touched (forget, then
--- keep, in the write's transaction); a migration or seqk.store.kept.rebuild_kept_chains keeps every
--- chain from the attempts. $keys is a JSON array of {run_id, generation, task_index, chain_index},
--- parsed as the statement runs.
-
--- name: forget_kept_chains(keys) -> none
--- Nothing: the chain_kept rows of the chains named are deleted.
-DELETE FROM chain_kept
-USING (SELECT UNNEST(from_json($keys, '[{"run_id": "VARCHAR", "generation": "INTEGER", "task_index": "INTEGER", "chain_index": "INTEGER"}]'), recursive := true)) AS k
-WHERE chain_kept.run_id = k.run_id AND chain_kept.generation = k.generation
-  AND chain_kept.task_index = k.task_index AND chain_kept.chain_index = k.chain_index;
-
--- name: keep_chains(keys) -> none
--- Nothing: the chains named are kept in chain_kept as their attempts and calls now have them
--- (chain_kept_rows); forget_kept_chains first.
-INSERT INTO chain_kept BY NAME
-SELECT * FROM chain_kept_rows(keys := from_json($keys, '[{"run_id": "VARCHAR", "generation": "INTEGER", "task_index": "INTEGER", "chain_index": "INTEGER"}]'));
+-- seqk.store.writes.append_attempts replaces the rows of the chains a write touched (in the write's
+-- transaction, below); a migration or seqk.store.kept.rebuild_kept_chains keeps every chain from the
+-- attempts (chain_kept_rows in views.sql, the one definition; kept_chains_differ checks the two).
 
 -- The writer's path (seqk.store.kept.keep_chains_of): the chains of a commit, registered as the
 -- Arrow table seqk_kept_keys {run_id, generation, task_index, chain_index}, are read back with

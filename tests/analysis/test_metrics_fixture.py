@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from seqk import store
-from seqk.store import queries
+from seqk.store import writes
 
 SEQ = "toy-plain/seqk/mock__a/deterministic/binary"
 PASS = "toy-plain/passk/mock__a/deterministic/binary"
@@ -80,9 +80,7 @@ def _attempt(con, run_id: str, task: int, slot: int, code: str, clock: list[int]
                     [uid, run_id, task, slot, index, role, model, tokens_in, tokens_out, cost,
                      err, at])
     # the chain's outcome kept, as store.append_attempts keeps it
-    keys = json.dumps([{"run_id": run_id, "generation": 1, "task_index": task, "chain_index": 1}])
-    queries.forget_kept_chains(con, keys=keys)
-    queries.keep_chains(con, keys=keys)
+    writes.keep_chains(con, [(run_id, 1, task, 1)])
 
 
 def build(path: Path) -> Path:

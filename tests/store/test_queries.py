@@ -130,11 +130,7 @@ def writes(run: dict, uid: str) -> Calls:
                                    "at": datetime(2026, 1, 1, 1), "finished_at": datetime(2026, 1, 1, 1)}),
         # The writer's Arrow appends read the table it registered under a fixed name.
         (queries.append_attempt_batch, {}), (queries.append_call_batch, {}),
-        # each chain's outcome kept again: the written chains', then every chain's
-        (queries.forget_kept_chains, {"keys": json.dumps([{"run_id": run["run_id"], "generation": 1,
-                                                           "task_index": 1, "chain_index": 1}])}),
-        (queries.keep_chains, {"keys": json.dumps([{"run_id": run["run_id"], "generation": 1,
-                                                    "task_index": 1, "chain_index": 1}])}),
+        # each chain's outcome kept again, every chain's
         (queries.forget_all_kept_chains, {}), (queries.keep_all_chains, {}),
         (queries.insert_tasks, {"run_id": "imported-run", "columns": '{"task_index": [1], "task_id": ["t1"], '
                                 '"prompt": ["p"], "content_hash": ["h"], "meta": ["{}"]}'}),
