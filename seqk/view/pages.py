@@ -6,6 +6,7 @@ No web framework here: a notebook can call these, and the templates only lay the
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,7 @@ from seqk.errors import NotFound
 from seqk.store import queries
 from seqk.view.budget import BudgetChart, SpendPoint, budget_charts
 from seqk.view.verdict import RunVerdict, verdicts
+from seqk.view.verdict_cache import WAIT_S as WAIT_VERDICTS_S
 from seqk.view.verdict_cache import VerdictCache
 
 PAGE_SIZE = 100
@@ -121,6 +123,8 @@ class RunsPage:
     """seq@k run id -> its lift, framing and equal-budget figures, as `seqk report --compare`."""
     computing: frozenset[str] = frozenset()
     """seq@k runs whose verdict a running viewer is still computing (seqk.view.verdict_cache)."""
+    charts_computing: frozenset[str] = frozenset()
+    """seq@k runs whose equal-budget chart a running viewer is still computing."""
 
 
 @dataclass(frozen=True)
@@ -198,11 +202,13 @@ def _summaries(con: Any, run_ids: list[str] | None) -> list[RunSummary]:
 
 def runs_page(db: store.DbLike = None, *, kept: VerdictCache | None = None) -> RunsPage:
     """Every run with its progress, errors, spend and curve, grouped by pass@k partner; the
-    verdicts from `kept` when given (those it is computing left out), else computed here."""
+    verdicts and equal-budget charts from `kept` when given (the verdicts it is computing left
+    out), else computed here."""
     database = store.open(db)
     with database.connect(read_only=True, wait_s=WAIT_S) as con:
         runs = _summaries(con, None)
-        budgets = budget_charts(con, runs)
+        charts = kept.want_charts(con, runs) if kept is not None else None
+        budgets = budget_charts(con, runs) if kept is None else {}
         studies = studies_in(con)
     by_id = {r.run_id: r for r in runs}
     groups: dict[str, RunGroup] = {}
@@ -219,13 +225,15 @@ def runs_page(db: store.DbLike = None, *, kept: VerdictCache | None = None) -> R
     # Comparisons first: a group with both a pass@k run and a seq@k run answers the question.
     ordered = sorted(groups.values(), key=lambda g: (not (g.pass_run and g.seq_runs), g.title,
                                                      (g.pass_run or g.seq_runs[0]).run_id))
-    found, computing = {}, frozenset[str]()
-    if kept is not None:
-        answer = kept.get()
+    found, computing, charting = {}, frozenset[str](), frozenset[str]()
+    if kept is not None and charts is not None:
+        deadline = time.monotonic() + WAIT_VERDICTS_S  # one wait for both
+        answer = kept.get(wait_s=WAIT_VERDICTS_S)
         found, computing = answer.verdicts, answer.pending
+        budgets, charting = kept.charts_of(charts, wait_s=max(0.0, deadline - time.monotonic()))
     elif any(r.metric == "seq@k" for r in runs):
         found = verdicts(database)
-    return RunsPage(database.display, ordered, len(runs), budgets, studies, found, computing)
+    return RunsPage(database.display, ordered, len(runs), budgets, studies, found, computing, charting)
 
 
 def run_page(run_id: str, db: store.DbLike = None, *, filter: str = "all", search: str = "",

@@ -1,12 +1,14 @@
-"""A running viewer keeps each seq@k run's verdict and computes it again only when what it reads
-changes: a reload computes nothing; a new attempt, an extension or a restart of a run computes
-again the verdicts that read that run and no other; a re-judging run adds its own verdict and
-leaves the others kept. What it keeps always equals the verdicts computed afresh. While a verdict
-computes, the pages say "computing" and the poll's stamp changes when it is done."""
+"""A running viewer keeps each seq@k run's verdict (and equal-budget chart) and computes it again
+only when what it reads changes: a reload computes nothing; a new attempt, an extension or a
+restart of a run computes again the verdicts that read that run and no other; a re-judging run
+adds its own verdict and leaves the others kept. What it keeps always equals what is computed
+afresh. While a verdict or chart computes, the pages say "computing" and the poll's stamp changes
+when it is done."""
 
 from __future__ import annotations
 
 import threading
+import time
 
 import view_db
 from helpers import write_variant
@@ -36,8 +38,18 @@ def variant(folder, name: str, metric: str, mode: str, **more):
 
 
 def kept_now(kept: VerdictCache) -> dict:
+    """The verdicts kept (waiting for any computing); the run list's charts checked on the way:
+    those kept equal those computed afresh."""
     found = kept.get(wait_s=60)
     assert not found.pending
+    db = kept.database
+    listing = pages.runs_page(db, kept=kept)
+    for _ in range(120):  # a loaded machine: the charts' worker may take more than the page's wait
+        if not listing.charts_computing:
+            break
+        time.sleep(0.5)
+        listing = pages.runs_page(db, kept=kept)
+    assert listing.budgets == pages.runs_page(db).budgets and not listing.computing
     return found.verdicts
 
 
@@ -47,24 +59,25 @@ def test_a_reload_computes_nothing_and_a_write_computes_only_what_reads_it(tmp_p
     assert kept_now(kept) == fresh(db) and kept.n_computed == 2  # the two seq@k runs
     assert kept_now(kept) == fresh(db)
     assert (kept.n_computed, kept.n_fingerprinted) == (2, 1)  # nothing written: not even a fingerprint read
+    assert kept.n_charted == 2  # each seq@k run's equal-budget chart, once
 
     # new attempts: task 7 run by the hint run alone; the binary run's verdict reads no such row
     models.register_mock("mock/actor", view_db.actor)
     engine.run(variant(tmp_path, "seq", "seq@k", "hint", max_tasks=7), db)
     after = kept_now(kept)
     assert after == fresh(db)  # the lift and blocks are on shared tasks: task 7 is in no partner
-    assert (kept.n_computed, kept.n_fingerprinted) == (3, 2)
+    assert (kept.n_computed, kept.n_fingerprinted, kept.n_charted) == (3, 2, 3)
 
     # an extension (k 3 -> 4, continue: true) of the binary run: its verdict alone again, at K = 4
     binary = variant(tmp_path, "seq_binary", "seq@k", "binary", k=4, **{"continue": True})
     assert engine.run(binary, db).prepared.action == "extend"
     after = kept_now(kept)
-    assert after == fresh(db) and after[ids["seq_binary"]].k == 4 and kept.n_computed == 4
+    assert after == fresh(db) and after[ids["seq_binary"]].k == 4 and (kept.n_computed, kept.n_charted) == (4, 4)
 
     # a restart of the pass@k run (a new generation): both verdicts read it
     restart = variant(tmp_path, "pass", "pass@k", "binary", k=4, **{"continue": False})
     assert engine.run(restart, db).prepared.action == "restart"
-    assert kept_now(kept) == fresh(db) and kept.n_computed == 6
+    assert kept_now(kept) == fresh(db) and (kept.n_computed, kept.n_charted) == (6, 6)
 
     # re-judging: of the pass@k run, a run no verdict reads (never a partner); of the hint run's first
     # attempts, a seq@k run of its own whose verdict is computed, the others kept
@@ -89,6 +102,10 @@ class Gated(VerdictCache):
         assert self.gate.wait(60)
         super()._compute(plans, keys)
 
+    def _chart(self, runs, partners, keys) -> None:
+        assert self.gate.wait(60)
+        super()._chart(runs, partners, keys)
+
 
 def test_the_pages_say_computing_until_the_verdicts_are_done_and_the_stamp_says_when(runs):
     db, ids = runs
@@ -100,6 +117,8 @@ def test_the_pages_say_computing_until_the_verdicts_are_done_and_the_stamp_says_
     for name in ("seq", "seq_binary"):
         assert f'<div class="answer computing" data-seq-run="{ids[name]}">' in listing
         assert f'<div class="answer" data-seq-run="{ids[name]}">' not in listing
+        assert f'<figure class="budget-computing" data-seq-run="{ids[name]}">' in listing  # its chart too
+        assert f'<figure class="budget" data-seq-run="{ids[name]}">' not in listing
     assert "computing what <code>seqk report --compare</code> says of this run" in listing
     run = client.get(render.Urls().run(ids["pass"])).text  # a pass@k run's page: each partner computing
     assert run.count('class="answer computing"') == 2
@@ -111,6 +130,7 @@ def test_the_pages_say_computing_until_the_verdicts_are_done_and_the_stamp_says_
     assert "computing" not in listing.split('id="runs"')[1]
     for name in ("seq", "seq_binary"):
         assert f'<div class="answer" data-seq-run="{ids[name]}">' in listing
+        assert f'<figure class="budget" data-seq-run="{ids[name]}">' in listing
     assert render.render_runs(view.runs_page(db), render.Urls()).split('id="runs"')[1] == listing.split('id="runs"')[1]
     assert pages.run_page(ids["seq"], db, kept=kept).verdicts == list(verdicts(db, [ids["seq"]]).values())
     kept.close()
