@@ -34,7 +34,7 @@ from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate, Types
 from seqk.store import queries
 
 __all__ = ["FRAMING_CHEN", "FRAMING_SAME_SEED", "Comparison", "CurvePoint", "RunMetrics", "Spend",
-           "compare_on", "compare_runs", "compute", "run_metrics"]
+           "compare_on", "compare_runs", "compute", "paired_estimates", "run_metrics"]
 
 
 @dataclass(frozen=True)
@@ -201,8 +201,9 @@ def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = Fals
     def estimate(run: RunMetrics) -> None:
         _seq_estimates(run, curve(chains[run.run_id], policy), seed, n_boot)
         if run.pass_run_id in chains:
-            _paired_estimates(run, chains[run.run_id], chains[run.pass_run_id], errors_as_failures,
-                              seed, n_boot)
+            run.lift, run.framing, run.framing_chen = paired_estimates(
+                run.run_id, run.k, run.framing_vs, chains[run.run_id], chains[run.pass_run_id],
+                errors_as_failures=errors_as_failures, seed=seed, n_boot=n_boot)
 
     # each figure draws from its own seeded stream: the threads (numpy's draws release the GIL)
     # change no figure
@@ -272,20 +273,21 @@ def _gain_share(found: Curve, hi: int, lo: int, k: int):
     return statistic
 
 
-def _paired_estimates(run: RunMetrics, seq: RunChains, partner: RunChains, errors_as_failures: bool,
-                      seed: int, n_boot: int) -> None:
-    """The lift (seq@K - pass@K), the framing effect (seq@1 - pass@1, against sample 1 when the
-    seeds match) and, then, the framing against Chen's pass@1."""
+def paired_estimates(run_id: str, k: int, framing_vs: str | None, seq: RunChains, partner: RunChains, *,
+                     errors_as_failures: bool = False, seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT,
+                     ) -> tuple[Comparison, Comparison, Comparison | None]:
+    """A seq@k run's lift (seq@K - pass@K), its framing effect (seq@1 - pass@1, against sample 1
+    when the seeds match, `framing_vs` FRAMING_SAME_SEED) and then its framing against Chen's
+    pass@1 (None unless against sample 1); each from its own seeded stream, named by the run, so
+    the figures do not depend on what else is computed."""
     def compare(t: int, name: str, b_figure: Any = None) -> Comparison:
         return compare_chains(seq, partner, t, errors_as_failures=errors_as_failures, b_figure=b_figure,
-                              name=f"{name}:{run.run_id}", seed=seed, n_boot=n_boot)
+                              name=f"{name}:{run_id}", seed=seed, n_boot=n_boot)
 
-    run.lift = compare(run.k, "lift")
-    if run.framing_vs == FRAMING_SAME_SEED:
-        run.framing = compare(1, "framing", sample_one(partner, errors_as_failures))
-        run.framing_chen = compare(1, "framing_chen")
-    else:
-        run.framing = compare(1, "framing")
+    lift = compare(k, "lift")
+    if framing_vs == FRAMING_SAME_SEED:
+        return lift, compare(1, "framing", sample_one(partner, errors_as_failures)), compare(1, "framing_chen")
+    return lift, compare(1, "framing"), None
 
 
 def _add_spend(con: Any, runs: dict[str, RunMetrics], ids: list[str]) -> None:

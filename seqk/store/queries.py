@@ -725,6 +725,15 @@ def run_curves(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> lis
     return run(con, 'run_curves', {'errors_as_failures': errors_as_failures, 'run_ids': run_ids}, 'rows')
 
 
+def run_fingerprints(con: Connection) -> list[dict[str, Any]]:
+    """One row per run (run_id order): run_id, n_chains (its chain_kept rows, every generation) and
+    fingerprint, a hash of its runs row (settings, config, k, generation, chains, last event) and of
+    every column of each of its chain_kept rows (kept as each attempt or call is written): a new
+    attempt, a retried error, a late call, an extension or a restart changes it; nothing else does.
+    (fingerprints.sql:4)"""
+    return run(con, 'run_fingerprints', {}, 'rows')
+
+
 def run_spend_by_role(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
     """Per role, what a run has spent over all its generations (a restart does not refund what the old
     attempts cost): role, cost_usd (calls of unknown price count 0), and n_attempts, the attempts of

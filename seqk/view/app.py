@@ -2,8 +2,11 @@
 
 Each request opens the store read-only for one short read (a file's open retries a lock
 conflict), so a run in progress keeps writing between batches. Pages poll /api/stamp, the
-store's `stamp` (a file's size and modification time, a lake's newest snapshot); a page is
-cached until the stamp changes, so a poll that finds nothing new renders nothing.
+store's `stamp` (a file's size and modification time, a lake's newest snapshot) with the number of
+verdicts computed since start; a page is cached until the stamp changes, so a poll that finds
+nothing new renders nothing. The verdicts (what `seqk report --compare` says of each seq@k run)
+are kept by the app (seqk.view.verdict_cache), computed again only when what they read changes,
+and on worker threads: a page shows those not ready as computing and fills them in when done.
 """
 
 from __future__ import annotations
@@ -26,20 +29,27 @@ from seqk.errors import BadInput, NotFound, SeqkError, StoreBusy
 from seqk.store import Database
 from seqk.view import compare_render, pages, render, story
 from seqk.view.compare import compare_page, compare_task_page
+from seqk.view.verdict_cache import VerdictCache
 
 _TASK = re.compile(r"(?P<run>.+)/tasks/(?P<index>\d+)")
 _CACHED_PAGES = 64
 
 
-def create_app(db: Database, *, cache: bool = True) -> Starlette:
-    """The app over one store. `cache=False` renders every request afresh."""
+def create_app(db: Database, *, cache: bool = True, verdicts: VerdictCache | None = None) -> Starlette:
+    """The app over one store. `cache=False` renders every request afresh (the verdicts are kept
+    all the same: `verdicts`, a new VerdictCache of `db` by default)."""
     urls = render.Urls()
     rendered: OrderedDict[str, tuple[str, str]] = OrderedDict()
+    kept = verdicts if verdicts is not None else VerdictCache(db)
+
+    def stamp() -> str:
+        return f"{db.stamp()}/{kept.version}"
 
     def page(request: Request, make: Callable[[], str]) -> Response:
         if not db.exists():
             raise NotFound(f"no database at {db} (it was moved or deleted)")
-        key, now = str(request.url.path) + "?" + str(request.url.query), db.stamp()
+        # the stamp before the page is made: a verdict done meanwhile makes the next poll refresh
+        key, now = str(request.url.path) + "?" + str(request.url.query), stamp()
         hit = rendered.get(key)
         if cache and hit is not None and hit[0] == now:
             rendered.move_to_end(key)
@@ -52,7 +62,7 @@ def create_app(db: Database, *, cache: bool = True) -> Starlette:
         return HTMLResponse(html)
 
     def index(request: Request) -> Response:
-        return page(request, lambda: render.render_runs(pages.runs_page(db), urls))
+        return page(request, lambda: render.render_runs(pages.runs_page(db, kept=kept), urls))
 
     def runs(request: Request) -> Response:
         # The raw path, not Starlette's decoded one: a run id's slot may hold an encoded "/".
@@ -69,7 +79,7 @@ def create_app(db: Database, *, cache: bool = True) -> Starlette:
         except ValueError:
             raise NotFound(f"page {q.get('page')!r} is not a page number") from None
         return page(request, lambda: render.render_run(pages.run_page(
-            run_id, db, filter=q.get("filter", "all"), search=q.get("q", ""), page=number), urls))
+            run_id, db, filter=q.get("filter", "all"), search=q.get("q", ""), page=number, kept=kept), urls))
 
     def compare_form(request: Request) -> Response:
         # the run list's picker: two runs chosen, to their compare page
@@ -95,7 +105,7 @@ def create_app(db: Database, *, cache: bool = True) -> Starlette:
         raise NotFound("a compare page is /compare/<run a>/<run b>[/tasks/<n>], each run id one encoded segment")
 
     def api_stamp(request: Request) -> Response:
-        return JSONResponse({"stamp": db.stamp()}, headers={"Cache-Control": "no-store"})
+        return JSONResponse({"stamp": stamp()}, headers={"Cache-Control": "no-store"})
 
     def error_page(status: int, message: str) -> Response:
         return HTMLResponse(render.render_error(status, message, urls), status_code=status)

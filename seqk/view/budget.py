@@ -81,12 +81,20 @@ class _Run(Protocol):
     def curve(self) -> Sequence[Any]: ...
 
 
-def budget_charts(con: Any, runs: Sequence[_Run]) -> dict[str, BudgetChart]:
-    """The chart of each seq@k run of `runs` whose budget partner is among `runs`, by seq run id."""
-    by_id = {r.run_id: r for r in runs}
+def chart_partners(con: Any, runs: Sequence[_Run]) -> list[dict[str, Any]]:
+    """The budget partner of each seq@k run of `runs` (budget_partners rows) that is among `runs`."""
+    by_id = {r.run_id for r in runs}
     seq_ids = [r.run_id for r in runs if r.metric == "seq@k"]
-    partners = [p for p in queries.budget_partners(con, run_ids=seq_ids) if p["pass_run_id"] in by_id] \
+    return [p for p in queries.budget_partners(con, run_ids=seq_ids) if p["pass_run_id"] in by_id] \
         if seq_ids else []
+
+
+def budget_charts(con: Any, runs: Sequence[_Run],
+                  partners: Sequence[dict[str, Any]] | None = None) -> dict[str, BudgetChart]:
+    """The chart of each seq@k run of `runs` whose budget partner is among `runs`, by seq run id
+    (only those of `partners`, chart_partners rows, when given)."""
+    by_id = {r.run_id: r for r in runs}
+    partners = chart_partners(con, runs) if partners is None else partners
     frontier: dict[str, list[dict[str, Any]]] = {}
     ids = sorted({i for p in partners for i in (p["seq_run_id"], p["pass_run_id"])})
     if ids:

@@ -6,6 +6,7 @@ No web framework here: a notebook can call these, and the templates only lay the
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,8 @@ from seqk.errors import NotFound
 from seqk.store import queries
 from seqk.view.budget import BudgetChart, SpendPoint, budget_charts
 from seqk.view.verdict import RunVerdict, verdicts
+from seqk.view.verdict_cache import WAIT_S as WAIT_VERDICTS_S
+from seqk.view.verdict_cache import VerdictCache
 
 PAGE_SIZE = 100
 """Tasks per page of a run's task table."""
@@ -118,6 +121,10 @@ class RunsPage:
     """Sequential studies (seqk.analysis.study), oldest first."""
     verdicts: dict[str, RunVerdict] = field(default_factory=dict)
     """seq@k run id -> its lift, framing and equal-budget figures, as `seqk report --compare`."""
+    computing: frozenset[str] = frozenset()
+    """seq@k runs whose verdict a running viewer is still computing (seqk.view.verdict_cache)."""
+    charts_computing: frozenset[str] = frozenset()
+    """seq@k runs whose equal-budget chart a running viewer is still computing."""
 
 
 @dataclass(frozen=True)
@@ -170,6 +177,8 @@ class RunPage:
     verdicts: list[RunVerdict] = field(default_factory=list)
     """The lift, framing and equal-budget figures, as `seqk report --compare`, of this seq@k run, or
     of each seq@k run compared with this pass@k run."""
+    computing: list[str] = field(default_factory=list)
+    """The seq@k runs among those whose verdict a running viewer is still computing."""
 
     @property
     def partner_id(self) -> str | None:
@@ -191,12 +200,15 @@ def _summaries(con: Any, run_ids: list[str] | None) -> list[RunSummary]:
     return runs
 
 
-def runs_page(db: store.DbLike = None) -> RunsPage:
-    """Every run with its progress, errors, spend and curve, grouped by pass@k partner."""
+def runs_page(db: store.DbLike = None, *, kept: VerdictCache | None = None) -> RunsPage:
+    """Every run with its progress, errors, spend and curve, grouped by pass@k partner; the
+    verdicts and equal-budget charts from `kept` when given (the verdicts it is computing left
+    out), else computed here."""
     database = store.open(db)
     with database.connect(read_only=True, wait_s=WAIT_S) as con:
         runs = _summaries(con, None)
-        budgets = budget_charts(con, runs)
+        charts = kept.want_charts(con, runs) if kept is not None else None
+        budgets = budget_charts(con, runs) if kept is None else {}
         studies = studies_in(con)
     by_id = {r.run_id: r for r in runs}
     groups: dict[str, RunGroup] = {}
@@ -213,15 +225,23 @@ def runs_page(db: store.DbLike = None) -> RunsPage:
     # Comparisons first: a group with both a pass@k run and a seq@k run answers the question.
     ordered = sorted(groups.values(), key=lambda g: (not (g.pass_run and g.seq_runs), g.title,
                                                      (g.pass_run or g.seq_runs[0]).run_id))
-    found = verdicts(database) if any(r.metric == "seq@k" for r in runs) else {}
-    return RunsPage(database.display, ordered, len(runs), budgets, studies, found)
+    found, computing, charting = {}, frozenset[str](), frozenset[str]()
+    if kept is not None and charts is not None:
+        deadline = time.monotonic() + WAIT_VERDICTS_S  # one wait for both
+        answer = kept.get(wait_s=WAIT_VERDICTS_S)
+        found, computing = answer.verdicts, answer.pending
+        budgets, charting = kept.charts_of(charts, wait_s=max(0.0, deadline - time.monotonic()))
+    elif any(r.metric == "seq@k" for r in runs):
+        found = verdicts(database)
+    return RunsPage(database.display, ordered, len(runs), budgets, studies, found, computing, charting)
 
 
 def run_page(run_id: str, db: store.DbLike = None, *, filter: str = "all", search: str = "",
              page: int = 1, upto: int | None = None,
-             known: dict[str, RunVerdict] | None = None) -> RunPage:
+             known: dict[str, RunVerdict] | None = None, kept: VerdictCache | None = None) -> RunPage:
     """One run's curve (and its partner's) and one page of its tasks, filtered and searched;
-    `known` holds verdicts already computed (a bundle computes every run's once)."""
+    `known` holds verdicts already computed (a bundle computes every run's once), `kept` a running
+    viewer's (those it is computing left out)."""
     if filter not in FILTERS:
         raise NotFound(f"no task filter named {filter!r}; the filters are {', '.join(FILTERS)}")
     page = max(page, 1)
@@ -245,7 +265,16 @@ def run_page(run_id: str, db: store.DbLike = None, *, filter: str = "all", searc
                                       filter=filter, search=search.strip(), limit=PAGE_SIZE,
                                       offset=(page - 1) * PAGE_SIZE, upto=upto)
     seq_ids = [i for i in (seq_id, *others) if i is not None]
-    found = (known if known is not None else verdicts(database, seq_ids)) if seq_ids else {}
+    computing: frozenset[str] = frozenset()
+    if not seq_ids:
+        found = {}
+    elif known is not None:
+        found = known
+    elif kept is not None:
+        answer = kept.get(seq_ids)
+        found, computing = answer.verdicts, answer.pending
+    else:
+        found = verdicts(database, seq_ids)
     n_matching = rows[0]["n_matching"] if rows else 0
     tasks = [TaskRow(cells=[Cell(**c) for c in r["cells"]],
                      **{k: v for k, v in r.items() if k not in ("cells", "n_matching")}) for r in rows]
@@ -253,4 +282,5 @@ def run_page(run_id: str, db: store.DbLike = None, *, filter: str = "all", searc
                    summaries=summaries, tasks=tasks, filter=filter,
                    search=search.strip(), page=page, n_pages=max(1, -(-n_matching // PAGE_SIZE)),
                    n_matching=n_matching, upto=upto,
-                   verdicts=[found[i] for i in seq_ids if i in found])
+                   verdicts=[found[i] for i in seq_ids if i in found],
+                   computing=[i for i in seq_ids if i in computing])

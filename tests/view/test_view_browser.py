@@ -186,3 +186,36 @@ def test_the_answer_reads_on_both_pages_and_nothing_overflows_1400_pixels(served
 WIDEST = """() => [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 1400)
     .slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' + (e.textContent || '').slice(0, 60))"""
 """What sticks out past 1400 pixels, to say so when a page is too wide."""
+
+
+def test_the_run_list_says_computing_then_fills_each_verdict_in(tmp_path, db, page):
+    import threading
+
+    import uvicorn
+    from test_view_verdict_cache import Gated
+
+    from seqk import store
+    from seqk.view import app
+
+    ids = _in_thread(view_db.build, tmp_path, db)
+    gate = threading.Event()
+    sock = app.listen("127.0.0.1", 0)
+    server = uvicorn.Server(uvicorn.Config(app.create_app(store.open(db), verdicts=Gated(store.open(db), gate)),
+                                           log_level="warning"))
+    serving = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    serving.start()
+    try:
+        page.goto(f"http://127.0.0.1:{sock.getsockname()[1]}/")
+        for name in ("seq", "seq_binary"):
+            expect(page.locator(f'.answer.computing[data-seq-run="{ids[name]}"]')).to_contain_text(
+                "computing what seqk report --compare says of this run")
+        expect(page.locator(".answer .lift")).to_have_count(0)
+        gate.set()  # the verdicts are done: the page's poll fills them in, with no reload
+        expect(page.locator(f'.answer[data-seq-run="{ids["seq"]}"] .lift')).to_contain_text("lift seq@3 − pass@3")
+        expect(page.locator(".computing")).to_have_count(0)
+        expect(page.locator(".answer .lift")).to_have_count(2)
+    finally:
+        gate.set()
+        server.should_exit = True
+        serving.join(10)
+        sock.close()

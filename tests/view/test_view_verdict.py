@@ -5,17 +5,22 @@ groups that compare come first; every chart's axes are titled."""
 
 from __future__ import annotations
 
+import dataclasses
 import html
+import itertools
 import re
 
 import view_db
 from helpers import write_variant
+from scripts import attempt_of, word_of
 
 from seqk import models, view
 from seqk.analysis.report import fmt_estimate, fmt_p, report
 from seqk.config import runspec
+from seqk.errors import PermanentProviderError
 from seqk.run import engine
 from seqk.view import pages, render
+from seqk.view.verdict import verdicts
 
 
 def block_of(page_html: str, seq_run_id: str) -> str:
@@ -132,3 +137,64 @@ def test_every_chart_axis_is_titled(runs):
     for svg in charts:
         titles = re.findall(r'class="tick axis-title"[^>]*>([^<]+)<', svg)
         assert len(titles) == 2 and "success (share of tasks)" in titles, titles
+
+
+def _noisy_world(folder, db) -> dict[str, str]:
+    """40 toy tasks: a pass@k run and three seq@k runs of one actor, one without feedback (the
+    partner that stops too), each with errors that censor chains: figures with real intervals."""
+    calls = itertools.count()
+
+    def actor(prompt: str) -> str:
+        task, attempt = int(word_of(prompt)[1:]), attempt_of(prompt) or 0
+        draw = (task * 7919 + attempt * 104729 + next(calls) * 31) % 100
+        if draw < 4:
+            raise PermanentProviderError("400 bad request", status_code=400)
+        return f"w{task}" if draw < 20 + 8 * attempt + task else "no idea"
+
+    models.register_mock("mock/noisy", actor)
+    ids = {}
+    for name, metric, mode in (("pass", "pass@k", "binary"), ("hint", "seq@k", "hint"),
+                               ("binary", "seq@k", "binary"), ("none", "seq@k", "none")):
+        spec = runspec.load(write_variant(folder, f"noisy_{name}.yaml", benchmark="toy", metric=metric, k=4,
+                                          feedback_mode=mode, model="mock/noisy", options={"n": 40},
+                                          max_tasks=40))
+        engine.run(spec, db)
+        ids[name] = spec.run_id
+    return ids
+
+
+def _without_q(v):
+    return dataclasses.replace(v, **{name: dataclasses.replace(getattr(v, name), q_value=None)
+                                     for name in ("lift", "framing", "framing_chen") if getattr(v, name)})
+
+
+def test_the_verdicts_compute_only_what_they_show_and_equal_the_whole_reports_figures(tmp_path, db):
+    ids = _noisy_world(tmp_path, db)
+    rep = report((), db, compare=True)
+    seq_ids = [r.run_id for r in rep.runs if r.metric == "seq@k"]
+    first: dict = {}
+    for block in rep.equal_budget:
+        first.setdefault(block.seq_run_id, block)
+    found = verdicts(db)
+    assert sorted(found) == sorted(seq_ids) == sorted(ids[n] for n in ("hint", "binary", "none"))
+    figures = {r.run_id: r for r in rep.runs}
+    for run_id in seq_ids:
+        v, r = found[run_id], figures[run_id]
+        # every figure the report prints, q-values included (over every seq@k run, as the report's)
+        assert (v.k, v.pass_run_id, v.lift, v.framing, v.framing_vs, v.framing_chen, v.shows_grading_info) == (
+            r.k, r.pass_run_id, r.lift, r.framing, r.framing_vs, r.framing_chen, r.shows_grading_info)
+        assert v.equal_budget == first[run_id]
+    # the world is no trivial one: intervals drawn, errors censoring, a partner that stops too first
+    hint = found[ids["hint"]]
+    assert hint.lift.difference.low is not None and hint.lift.difference.n > 30 and hint.lift.q_value is not None
+    assert figures[ids["hint"]].n_error_attempts > 0
+    assert hint.equal_budget.partner == "none_feedback"
+    assert any(p.difference is not None for v in found.values() for p in v.equal_budget.points)
+    assert found[ids["none"]].equal_budget.partner == "resample_until_success"
+    # one run's verdict alone (a run page's) has the same figures; its q-values are those of the
+    # report over that run, the family it was computed in
+    for run_id in seq_ids:
+        (alone,) = verdicts(db, [run_id]).values()
+        assert _without_q(alone) == _without_q(found[run_id])
+        (same,) = [r for r in report([run_id], db, compare=True).runs if r.run_id == run_id]
+        assert (alone.lift.q_value, alone.framing.q_value) == (same.lift.q_value, same.framing.q_value)

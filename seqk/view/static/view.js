@@ -1,6 +1,7 @@
 // seqk view: keep a served page current while a run writes. Every 2 s it asks the server for
-// the database's stamp (no database read); when it changes, it fetches this page again and
-// replaces each [data-live] region whose HTML changed, so open <details> elsewhere stay open.
+// the database's stamp (no database read); when it changes, or while a verdict is computing, it
+// fetches this page again and replaces each [data-live] region whose HTML changed, so open
+// <details> elsewhere stay open.
 (function () {
   "use strict";
   var stampUrl = document.body.getAttribute("data-stamp");
@@ -31,7 +32,9 @@
     fetch(stampUrl, { cache: "no-store" })
       .then(function (r) { return r.json(); })
       .then(function (body) {
-        var changed = last !== null && body.stamp !== last;
+        // a verdict still computing (class "computing"): fetch again until it is filled in, even if
+        // it was done before the first poll read the stamp
+        var changed = (last !== null && body.stamp !== last) || document.querySelector(".computing") !== null;
         last = body.stamp;
         return changed ? refresh() : null;
       })
