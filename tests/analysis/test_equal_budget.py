@@ -191,6 +191,7 @@ def test_plan_uses_the_discordance_of_the_stored_pair_at_its_upper_limit(tmp_pat
     assert "planned at its upper 95% limit" in out.output
 
 
+@pytest.mark.slow  # vl-convert's PNG (~3 s of CPU); test_report's test_png_is_written stays
 def test_html_and_png_carry_the_frontier_charts(pair, db, tmp_path):
     seq_id, _ = pair
     out = report(db, "--html", str(tmp_path / "r.html"), "--png", str(tmp_path / "r.png"))

@@ -29,19 +29,30 @@ def _run(con, run_id: str, metric: str, k: int, chains: int, actor: str = "mock/
                 "FROM range(1, 13) r(t)", [run_id])
 
 
-def _attempt(con, n: int, run_id: str, task: int, chain: int, slot: int, status: str,
+def _attempt(rows: dict[str, list[list]], n: int, run_id: str, task: int, chain: int, slot: int, status: str,
              success: bool | None, cost: float | None, tokens: int) -> None:
     at = T0 + timedelta(seconds=n)
     uid = f"u{n}"
-    con.execute(
-        "INSERT INTO attempts (attempt_uid, run_id, generation, task_index, chain_index, attempt_index, "
-        "k, status, success, started_at, finished_at) VALUES (?, ?, 1, ?, ?, ?, 4, ?, ?, ?, ?)",
-        [uid, run_id, task, chain, slot, status, success, at, at])
-    con.execute(
-        "INSERT INTO calls (attempt_uid, run_id, generation, task_index, chain_index, attempt_index, "
-        "call_index, role, model, input_tokens, output_tokens, cost_usd, retries, started_at) "
-        "VALUES (?, ?, 1, ?, ?, ?, 1, 'actor', 'mock/a', ?, 3, ?, 0, ?)",
-        [uid, run_id, task, chain, slot, tokens, cost, at])
+    rows["attempts"].append([uid, run_id, task, chain, slot, status, success, at, at])
+    rows["calls"].append([uid, run_id, task, chain, slot, tokens, cost, at])
+
+
+def _write(con, rows: dict[str, list[list]]) -> None:
+    """The rows, in the order they were made: one INSERT a table from an Arrow table (binding
+    parameters row by row took most of a build), with the values every row shares."""
+    import pyarrow as pa
+
+    keys = ("attempt_uid", "run_id", "task_index", "chain_index", "attempt_index")
+    for table, columns, same in (
+            ("attempts", (*keys, "status", "success", "started_at", "finished_at"), {"generation": "1", "k": "4"}),
+            ("calls", (*keys, "input_tokens", "cost_usd", "started_at"),
+             {"generation": "1", "call_index": "1", "role": "'actor'", "model": "'mock/a'", "output_tokens": "3",
+              "retries": "0"})):
+        found = rows[table]
+        con.register("new_rows", pa.table({name: [row[i] for row in found] for i, name in enumerate(columns)}))
+        con.execute(f"INSERT INTO {table} ({', '.join([*columns, *same])}) "
+                    f"SELECT *, {', '.join(same.values())} FROM new_rows")
+        con.unregister("new_rows")
 
 
 def build(path: Path, seed: int, *, priced: bool = True) -> None:
@@ -50,6 +61,7 @@ def build(path: Path, seed: int, *, priced: bool = True) -> None:
     that errored), and lonely (another actor: no partner)."""
     rng = random.Random(seed)
     n = 0
+    rows: dict[str, list[list]] = {"attempts": [], "calls": []}
     with store.connect(path) as con:
         for run_id, metric, k, chains, actor in (("seq", "seq@k", 4, 1, "mock/a"), ("chains", "seq@k", 4, 3, "mock/a"),
                                                   ("pass", "pass@k", 6, 1, "mock/a"),
@@ -63,7 +75,7 @@ def build(path: Path, seed: int, *, priced: bool = True) -> None:
                         cost = round(rng.random(), 3) if priced else None
                         # an error ends seq's task 1 at attempt 2: it is left out from depth 2 on
                         if rng.random() < 0.12 or (run_id, task, slot) == ("seq", 1, 2):
-                            _attempt(con, n, run_id, task, chain, slot, "error", None, cost, 5)
+                            _attempt(rows, n, run_id, task, chain, slot, "error", None, cost, 5)
                             if run_id == "chains" and rng.random() < 0.5:
                                 n += 1  # retried: the slot's valid row follows its error
                             elif metric == "seq@k":
@@ -71,9 +83,10 @@ def build(path: Path, seed: int, *, priced: bool = True) -> None:
                             else:
                                 continue
                         success = rng.random() < p and (run_id, task) != ("seq", 1)
-                        _attempt(con, n, run_id, task, chain, slot, "ok", success, cost, rng.randint(5, 60))
+                        _attempt(rows, n, run_id, task, chain, slot, "ok", success, cost, rng.randint(5, 60))
                         if metric == "seq@k" and success:
                             break
+        _write(con, rows)
         store.rebuild_kept_chains(con)  # rows written by SQL, not through store.append_attempts
 
 

@@ -154,6 +154,7 @@ def _links(html: str) -> list[str]:
     return [h for h in re.findall(r'(?:href|src)="([^"]+)"', html) if not h.startswith(("http", "#"))]
 
 
+@pytest.mark.slow  # every page of three runs written out (~3 s of CPU); test_view_cli's bundle stays
 def test_bundle_holds_every_page_it_links_to_and_says_what_it_bounds(runs, tmp_path):
     db, ids = runs
     out = tmp_path / "site"

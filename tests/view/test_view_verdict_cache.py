@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 import view_db
 from helpers import write_variant
 from starlette.testclient import TestClient
@@ -53,6 +54,7 @@ def kept_now(kept: VerdictCache) -> dict:
     return found.verdicts
 
 
+@pytest.mark.slow  # five writes, each recomputing what reads it (~9 s of CPU)
 def test_a_reload_computes_nothing_and_a_write_computes_only_what_reads_it(tmp_path, runs):
     db, ids = runs
     kept = VerdictCache(store.open(db))
