@@ -44,6 +44,31 @@ def db(tmp_path: Path) -> Path:
     return tmp_path / "seqk.duckdb"
 
 
+@pytest.fixture(scope="session")
+def _mock_world(tmp_path_factory) -> Path:
+    """helpers.build_mock_db's folder (its variants, database and exports), built once a process."""
+    from helpers import build_mock_db
+
+    register_toys()
+    folder = tmp_path_factory.mktemp("mock_world")
+    build_mock_db(folder, folder / "seqk.duckdb")
+    models.clear_mocks()
+    return folder
+
+
+@pytest.fixture
+def mock_db(_mock_world: Path, tmp_path: Path, db: Path) -> Path:
+    """The database (and variants) of helpers.build_mock_db in this test's folder: a copy of the one
+    built once (four engine runs), for the test to read or change; its two mock actors registered."""
+    import shutil
+
+    from helpers import register_mock_models
+
+    shutil.copytree(_mock_world, tmp_path, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".seqk-locks"))
+    register_mock_models()
+    return db
+
+
 SLOW_FIXTURES = frozenset({"lake_servers", "lake_url", "ray_local", "browser"})
 """Tests that use these start servers, a cluster or a browser: slow whether or not marked so."""
 

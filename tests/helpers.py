@@ -97,8 +97,7 @@ def build_mock_db(folder: Path, db: Path) -> Path:
     feedback: pass@3 = 1/5 (it only ever solves task 1 on a bare prompt), seq@3 = 3/5.
     mock/beta solves the odd tasks at once and never the even ones: pass@3 = seq@3 = 3/5.
     """
-    models.register_mock("mock/alpha", solves_on({1: 1, 2: 2, 3: 3}))
-    models.register_mock("mock/beta", odd_tasks_right)
+    register_mock_models()
     for model in ("mock/alpha", "mock/beta"):
         for metric in ("pass@k", "seq@k"):
             name = f"{model.split('/')[1]}-{metric[:-2]}.yaml"
@@ -106,6 +105,12 @@ def build_mock_db(folder: Path, db: Path) -> Path:
                                               model=model, options={"n": 5}))
             engine.run(spec, db)
     return db
+
+
+def register_mock_models() -> None:
+    """build_mock_db's two actors, mock/alpha and mock/beta."""
+    models.register_mock("mock/alpha", solves_on({1: 1, 2: 2, 3: 3}))
+    models.register_mock("mock/beta", odd_tasks_right)
 
 
 

@@ -12,7 +12,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from helpers import build_mock_db, write_variant
+from helpers import write_variant
 from typer.testing import CliRunner
 
 from seqk import models
@@ -22,11 +22,6 @@ from seqk.run import engine
 
 runner = CliRunner()
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-
-@pytest.fixture
-def mock_db(tmp_path, db):
-    return build_mock_db(tmp_path, db)
 
 
 def report(*args: str):

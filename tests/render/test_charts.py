@@ -6,15 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from helpers import build_mock_db
 
 from seqk.analysis import report as reports
 from seqk.render import charts
 
 
 @pytest.fixture
-def rep(tmp_path, db) -> reports.Report:
-    return reports.report(compare=True, db=build_mock_db(tmp_path, db))
+def rep(mock_db) -> reports.Report:
+    return reports.report(compare=True, db=mock_db)
 
 
 def layers(spec: dict[str, Any]) -> list[dict[str, Any]]:

@@ -6,7 +6,6 @@ import io
 import re
 
 import pytest
-from helpers import build_mock_db
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -21,11 +20,6 @@ runner = CliRunner()
 
 def report(*args: str):
     return runner.invoke(app, ["report", *args])
-
-
-@pytest.fixture
-def mock_db(tmp_path, db):
-    return build_mock_db(tmp_path, db)
 
 
 def rendered(text: str, width: int) -> str:
