@@ -36,6 +36,7 @@ def flip_probabilities(n: int, b: np.ndarray, c: np.ndarray, p_b: float, p_c: fl
     return np.exp(log)
 
 
+@pytest.mark.slow  # every table of up to 25 tasks (~3 s of CPU)
 def test_every_table_of_up_to_25_tasks_excludes_0_exactly_when_p_is_below_005() -> None:
     """All 23,750 tables with 1 to 25 tasks; the interval also holds the estimate and depends
     on the flips and n only (so the coverage below may enumerate flips alone)."""
@@ -62,6 +63,7 @@ def test_the_interval_and_the_test_agree_at_other_levels(alpha: float) -> None:
                 assert (found.low > 0 or found.high < 0) == (found.p_value < alpha), (b, c, n)
 
 
+@pytest.mark.slow  # a coverage simulation in every cell (~2 s of CPU)
 def test_95_percent_interval_covers_at_least_93_percent_in_every_cell() -> None:
     """Exact coverage, every (seq only, pass only) outcome weighted by its probability, for
     n from 10 to 100 and flip rates that include one way only (P(pass only) = 0): the cells
@@ -153,6 +155,7 @@ def test_benjamini_hochberg_q_values() -> None:
     assert stats.benjamini_hochberg([0.03, None, 0.01]) == [pytest.approx(0.03), None, pytest.approx(0.02)]
 
 
+@pytest.mark.slow  # a simulation of the band's coverage (~3 s of CPU)
 def test_the_max_t_band_is_simultaneous() -> None:
     """R = 12 figures with correlated estimates: the band covers all 12 true values at once in about
     95% of simulated data sets, where 95% pointwise intervals do far less often."""

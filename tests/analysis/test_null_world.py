@@ -162,6 +162,7 @@ def reported(tmp_path_factory):
     return world, draws, data
 
 
+@pytest.mark.slow  # a null world's whole report (~2.5 s of CPU), as the module's other simulations
 def test_the_report_carries_the_ranges_the_partners_and_the_bands(reported):
     world, draws, data = reported
     runs = {r["run_id"]: r for r in data["runs"]}

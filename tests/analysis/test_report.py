@@ -144,6 +144,7 @@ def test_report_imports_neither_altair_nor_litellm(mock_db):
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow  # vl-convert's PNG (~3 s of CPU)
 def test_png_is_written(mock_db, tmp_path):
     png = tmp_path / "report.png"
     result = report("--compare", "--png", str(png), "--db", str(mock_db))

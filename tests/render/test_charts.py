@@ -105,6 +105,7 @@ def svg_width(chart: Any) -> float:
     return float(re.search(r'width="([\d.]+)"', vl_convert.vegalite_to_svg(chart.to_dict())).group(1))
 
 
+@pytest.mark.slow  # vl-convert renders both charts to SVG (~3 s of CPU each)
 @pytest.mark.parametrize("long_names", [False, True])
 def test_the_charts_fit_the_html_page_labels_and_legend_included(rep, tmp_path, long_names):
     rep = two_benchmarks(rep, long_names)

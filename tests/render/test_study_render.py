@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from helpers import toy_study
 
 from seqk.analysis import report as reports
@@ -13,6 +14,7 @@ from seqk.render.study import shown_looks
 from seqk.render.text import to_text
 
 
+@pytest.mark.slow  # a whole study run (~4 s of CPU)
 def test_the_report_shows_each_study_with_its_sequence(tmp_path, db):
     outcome = toy_study(tmp_path, db)
     spec, last = outcome.spec, outcome.result.last

@@ -125,6 +125,7 @@ def test_a_non_llm_verifier_takes_no_judge_model(tmp_path, db):
     assert "agreement 100.0%" in again.output
 
 
+@pytest.mark.slow  # three runs and a rejudge (~2.5 s of CPU)
 def test_a_rejudging_run_never_becomes_a_seq_runs_partner_and_says_what_it_is(tmp_path, db):
     from seqk.analysis import report
     from seqk.render import text as report_text

@@ -184,6 +184,7 @@ def test_no_wait_submits_and_returns_then_a_later_run_collects(tmp_path: Path):
     assert rows(db, "SELECT count(*) FROM attempts WHERE status = 'ok'") == [(12,)]
 
 
+@pytest.mark.slow  # Anthropic's batch API through its SDK (~2.5 s of CPU); OpenAI's batch tests stay
 def test_anthropic_message_batches_mark_the_stable_prefix_and_price_cache_reads_and_writes(
         tmp_path: Path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")

@@ -100,6 +100,7 @@ def test_an_error_is_retried_once_and_a_slot_that_recovers_enters_exactly(tmp_pa
     assert all(run == result.spec.partner.run_id and (run, task) in solved for run, task in left)
 
 
+@pytest.mark.slow  # a study to its error stop (~2 s of CPU)
 def test_errors_that_persist_enter_as_ranges_and_past_5_percent_stop_the_study(tmp_path, db):
     def partner(prompt: str, seed: int | None = None) -> str:
         if int(word_of(prompt)[1:]) % 8 == 0:  # 1 task in 8, every sample
