@@ -2,7 +2,8 @@
 
 sql/schema.sql is the whole current schema and sql/migrations/ the steps from each older one;
 `schema_info.schema_version` says which a store has. A new store gets schema.sql, an older one
-the migrations it lacks, in one transaction; then sql/views.sql. What differs on a lake is only
+the migrations it lacks and then schema.sql (which makes again a derived table a migration
+dropped: all its statements are IF NOT EXISTS), in one transaction; then sql/views.sql. What differs on a lake is only
 the text run (a `Flavour`): its tables have no primary key (DuckLake has none; the views dedupe),
 and its views and macros live in each session's temporary catalog, never in the lake (a table
 macro stored in a lake broke every later session), so they are made at every session's start
@@ -111,6 +112,9 @@ def ensure(con: Connection, flavour: Flavour, *, where: str, read_only: bool = F
             else:
                 for _step, _name, sql in migrations()[number:]:
                     con.execute(flavour.tables(sql))
+                # A derived table a migration drops (chain_kept in 11) is made again as schema.sql
+                # has it: its statements are all CREATE ... IF NOT EXISTS.
+                con.execute(flavour.tables(schema()))
                 backfill = number < KEPT_SINCE
             record = queries.set_schema_info if flavour.keys else queries.add_schema_info
             record(con, key="schema_version", value=str(newest))

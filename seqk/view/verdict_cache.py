@@ -117,17 +117,23 @@ class VerdictCache:
         with self._lock:
             futures = {self._charting[i][1] for i, key in keys.items()
                        if i in self._charting and self._charting[i][0] == key}
-        if futures:
-            wait(futures, timeout=wait_s)
-        for f in futures:
-            if f.done() and f.exception() is not None:
-                with self._lock:
-                    self._charting = {i: entry for i, entry in self._charting.items() if entry[1] is not f}
-                raise f.exception()  # type: ignore[misc]
+        self._settle(futures, wait_s, "_charting")
         with self._lock:
             ready = {i: self._charts[i][1] for i, key in keys.items()
                      if i in self._charts and self._charts[i][0] == key}
         return ({i: chart for i, chart in ready.items() if chart is not None}, frozenset(keys) - ready.keys())
+
+    def _settle(self, futures: set[Future[None]], wait_s: float, table: str) -> None:
+        """Wait up to `wait_s` for `futures` (computations under way); a failed one is forgotten
+        from `table` ("_charting" or "_running": the next call tries again) and its error raised."""
+        if futures:
+            wait(futures, timeout=wait_s)
+        for f in futures:
+            error = f.exception() if f.done() else None
+            if error is not None:
+                with self._lock:
+                    setattr(self, table, {i: entry for i, entry in getattr(self, table).items() if entry[1] is not f})
+                raise error
 
     def _chart(self, runs: list[Any], partners: list[dict[str, Any]], keys: dict[str, tuple[Any, ...]]) -> None:
         with self.database.connect(read_only=True, wait_s=OPEN_WAIT_S) as con:
@@ -154,13 +160,7 @@ class VerdictCache:
                 future = self._pool.submit(self._compute, [plans[i] for i in todo], {i: keys[i] for i in todo})
                 self._running |= {i: (keys[i], future) for i in todo}
             futures = {self._running[i][1] for i in stale if i in self._running}
-        if futures:
-            wait(futures, timeout=wait_s)
-        for f in futures:
-            if f.done() and f.exception() is not None:
-                with self._lock:
-                    self._running = {i: entry for i, entry in self._running.items() if entry[1] is not f}
-                raise f.exception()  # type: ignore[misc]
+        self._settle(futures, wait_s, "_running")
         with self._lock:
             ready = {i: self._kept[i][1] for i in wanted if i in self._kept and self._kept[i][0] == keys[i]}
         pending = frozenset(wanted) - ready.keys()

@@ -136,3 +136,27 @@ def test_the_pages_say_computing_until_the_verdicts_are_done_and_the_stamp_says_
     assert render.render_runs(view.runs_page(db), render.Urls()).split('id="runs"')[1] == listing.split('id="runs"')[1]
     assert pages.run_page(ids["seq"], db, kept=kept).verdicts == list(verdicts(db, [ids["seq"]]).values())
     kept.close()
+
+
+def test_a_failed_computation_raises_its_error_and_the_next_call_computes_again(runs, monkeypatch):
+    from seqk.view import verdict_cache
+
+    db, _ = runs
+    real = verdict_cache.compute_verdicts
+    calls = []
+
+    def fails_once(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("the estimators broke")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(verdict_cache, "compute_verdicts", fails_once)
+    kept = VerdictCache(store.open(db))
+    try:
+        with pytest.raises(RuntimeError, match="the estimators broke"):
+            kept.get(wait_s=60)
+        found = kept.get(wait_s=60)  # forgotten, not kept as failed: computed again
+        assert not found.pending and found.verdicts == fresh(db) and len(calls) == 2
+    finally:
+        kept.close()
