@@ -30,11 +30,11 @@ import numpy as np
 from seqk import stats, store
 from seqk.analysis.paired import Comparison, compare_chains, compare_on, compare_runs
 from seqk.analysis.survival import Curve, RunChains, curve, read_chains, sample_one, value_policy
-from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate, Types
+from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate, Types, benjamini_hochberg
 from seqk.store import queries
 
 __all__ = ["FRAMING_CHEN", "FRAMING_SAME_SEED", "Comparison", "CurvePoint", "RunMetrics", "Spend",
-           "compare_on", "compare_runs", "compute", "paired_estimates", "run_metrics"]
+           "compare_on", "compare_runs", "compute", "paired_estimates", "q_values", "run_metrics"]
 
 
 @dataclass(frozen=True)
@@ -288,6 +288,23 @@ def paired_estimates(run_id: str, k: int, framing_vs: str | None, seq: RunChains
     if framing_vs == FRAMING_SAME_SEED:
         return lift, compare(1, "framing", sample_one(partner, errors_as_failures)), compare(1, "framing_chen")
     return lift, compare(1, "framing"), None
+
+
+TESTED = ("lift", "framing", "framing_chen")
+"""The paired figures of a seq@k run whose p-values form one Benjamini-Hochberg family."""
+
+
+def q_values(holders: Sequence[Any]) -> list[dict[str, float]]:
+    """Benjamini-Hochberg q-values across every p-value of the holders' TESTED figures (a report's
+    runs, or the viewer's verdicts: the same family), one {figure name: q} per holder."""
+    found = [(i, name) for i, h in enumerate(holders) for name in TESTED
+             if getattr(h, name) is not None and getattr(h, name).p_value is not None]
+    q = benjamini_hochberg([getattr(holders[i], name).p_value for i, name in found])
+    out: list[dict[str, float]] = [{} for _ in holders]
+    for (i, name), value in zip(found, q, strict=True):
+        assert value is not None  # every p-value given is present, so is every q-value
+        out[i][name] = value
+    return out
 
 
 def _add_spend(con: Any, runs: dict[str, RunMetrics], ids: list[str]) -> None:

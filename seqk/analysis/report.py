@@ -24,12 +24,12 @@ from seqk import store
 from seqk.analysis import metrics
 from seqk.analysis.formats import equal_budget_lines, flat_budget, fmt_estimate, fmt_p, fmt_range
 from seqk.analysis.frontier import EqualBudget, budget_plans, equal_budget_blocks, oracle_stopped
-from seqk.analysis.metrics import Comparison, RunMetrics
+from seqk.analysis.metrics import Comparison, RunMetrics, q_values
 from seqk.analysis.notes import GRADING_MARK, notes
 from seqk.analysis.study import StudySummary, studies_in
 from seqk.analysis.survival import read_chains
 from seqk.errors import NotFound
-from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, benjamini_hochberg
+from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED
 from seqk.store import queries
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -116,12 +116,10 @@ def report(runs: Sequence[str] = (), db: store.DbLike = None, *, compare: bool =
 
 def _q_values(rep: Report) -> None:
     """Benjamini-Hochberg q-values across every p-value of the report's table (lifts, framing
-    effects), set beside each."""
-    found = [(run, name) for run in rep.runs for name in ("lift", "framing", "framing_chen")
-             if getattr(run, name) is not None and getattr(run, name).p_value is not None]
-    q = benjamini_hochberg([getattr(run, name).p_value for run, name in found])
-    for (run, name), value in zip(found, q, strict=True):
-        setattr(run, name, dataclasses.replace(getattr(run, name), q_value=value))
+    effects: metrics.q_values), set beside each."""
+    for run, qs in zip(rep.runs, q_values(rep.runs), strict=True):
+        for name, value in qs.items():
+            setattr(run, name, dataclasses.replace(getattr(run, name), q_value=value))
     if rep.comparison is not None and rep.comparison.p_value is not None:
         rep.comparison = dataclasses.replace(rep.comparison, q_value=rep.comparison.p_value)
 

@@ -26,9 +26,16 @@ from typing import Any
 
 from seqk import store
 from seqk.analysis.frontier import EqualBudget, budget_plans, equal_budget_blocks, oracle_stopped
-from seqk.analysis.metrics import ESTIMATE_THREADS, FRAMING_CHEN, FRAMING_SAME_SEED, Comparison, paired_estimates
+from seqk.analysis.metrics import (
+    ESTIMATE_THREADS,
+    FRAMING_CHEN,
+    FRAMING_SAME_SEED,
+    Comparison,
+    paired_estimates,
+    q_values,
+)
 from seqk.analysis.survival import RunChains, read_chains
-from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, benjamini_hochberg
+from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED
 from seqk.store import queries
 
 
@@ -159,15 +166,12 @@ def compute_verdicts(plans: Iterable[VerdictPlan], inputs: Inputs, *, seed: int 
 
 def with_q_values(found: dict[str, RunVerdict]) -> dict[str, RunVerdict]:
     """The verdicts with Benjamini-Hochberg q-values across every p-value among them (lifts and
-    framing effects): over every seq@k run, the q-values `seqk report --compare` gives."""
-    names = ("lift", "framing", "framing_chen")
-    tested = [(run_id, name) for run_id, v in found.items() for name in names
-              if getattr(v, name) is not None and getattr(v, name).p_value is not None]
-    q = benjamini_hochberg([getattr(found[run_id], name).p_value for run_id, name in tested])
+    framing effects, metrics.q_values): over every seq@k run, the q-values `seqk report --compare`
+    gives."""
     out = dict(found)
-    for (run_id, name), value in zip(tested, q, strict=True):
+    for run_id, qs in zip(found, q_values(list(found.values())), strict=True):
         out[run_id] = dataclasses.replace(out[run_id], **{
-            name: dataclasses.replace(getattr(out[run_id], name), q_value=value)})
+            name: dataclasses.replace(getattr(out[run_id], name), q_value=value) for name, value in qs.items()})
     return out
 
 
