@@ -28,6 +28,11 @@ from seqk import models
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+# figures are computed in every test, never read from seqk's cache folder (seqk.analysis.memo), so
+# that a test that changes an estimator's inside measures the change; tests/analysis/test_memo.py
+# turns it on in a folder of its own (processes the tests start inherit this)
+os.environ["SEQK_FIGURE_CACHE"] = "0"
+
 from toybench import register_toys  # noqa: E402
 
 

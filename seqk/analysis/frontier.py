@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from seqk.analysis.budget import (
@@ -34,6 +34,7 @@ from seqk.analysis.budget import (
 )
 from seqk.analysis.cells import depth_one, pass_frontier, seq_frontier, typed
 from seqk.analysis.envelope import frontier_value, frontier_vertices, with_error_ranges
+from seqk.analysis.memo import remembered
 from seqk.analysis.survival import RunChains, value_policy
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate
 from seqk.store import queries
@@ -209,23 +210,35 @@ def equal_budget_blocks(plans: list[dict[str, Any]], chains: dict[str, RunChains
     def compute_group(group: list[tuple[EqualBudget, RunChains, RunChains]]) -> None:
         built: dict[tuple[str, str, str, str], Frontier] = {}  # the group's frontiers, built once
         for block, seq, partner in group:
-            found = compare_at_equal_spend(
-                *_sides(block, seq, partner, policy, built),
-                name=f"equal-budget:{block.partner}:{block.seq_run_id}:{block.pass_run_id}",
-                seed=seed, n_boot=n_boot)
-            errors = int(seq.n_error.sum()) + int(partner.n_error.sum())
-            others = ([_sides(block, seq, partner, other, built) for other in ("failures", "successes")]
-                      if errors else [])
-            if others:
-                (fa, fb), (sa, sb) = (shared_figures(*sides) for sides in others)
-                found.cells_a, found.cells_b = (with_error_ranges(found.cells_a, fa, sa),
-                                                with_error_ranges(found.cells_b, fb, sb))
-            _fill(block, found)
-            if others:
-                budgets = [p.budget for p in block.points]
-                ends = [point_differences(*sides, budgets) for sides in others]
-                for point, if_failures, if_successes in zip(block.points, *ends, strict=True):
-                    point.if_failures, point.if_successes = if_failures, if_successes
+            def compute(block: EqualBudget = block, seq: RunChains = seq,
+                        partner: RunChains = partner) -> dict[str, Any]:
+                compute_block(block, seq, partner, built)
+                return {f.name: getattr(block, f.name) for f in fields(block)}
+
+            # remembered (seqk.analysis.memo): the block as planned, both runs' rows, the settings
+            for name, value in remembered("equal-budget", (block, seq, partner, policy, seed, n_boot),
+                                          compute).items():
+                setattr(block, name, value)
+
+    def compute_block(block: EqualBudget, seq: RunChains, partner: RunChains,
+                      built: dict[tuple[str, str, str, str], Frontier]) -> None:
+        found = compare_at_equal_spend(
+            *_sides(block, seq, partner, policy, built),
+            name=f"equal-budget:{block.partner}:{block.seq_run_id}:{block.pass_run_id}",
+            seed=seed, n_boot=n_boot)
+        errors = int(seq.n_error.sum()) + int(partner.n_error.sum())
+        others = ([_sides(block, seq, partner, other, built) for other in ("failures", "successes")]
+                  if errors else [])
+        if others:
+            (fa, fb), (sa, sb) = (shared_figures(*sides) for sides in others)
+            found.cells_a, found.cells_b = (with_error_ranges(found.cells_a, fa, sa),
+                                            with_error_ranges(found.cells_b, fb, sb))
+        _fill(block, found)
+        if others:
+            budgets = [p.budget for p in block.points]
+            ends = [point_differences(*sides, budgets) for sides in others]
+            for point, if_failures, if_successes in zip(block.points, *ends, strict=True):
+                point.if_failures, point.if_successes = if_failures, if_successes
 
     def compute() -> None:
         # numpy draws and sums with the GIL released: a few threads use the cores; a seq@k run's

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from seqk import stats, store
+from seqk.analysis.memo import remembered
 from seqk.analysis.paired import Comparison, compare_chains, compare_on, compare_runs
 from seqk.analysis.survival import Curve, RunChains, curve, read_chains, sample_one, value_policy
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate, Types, benjamini_hochberg
@@ -199,7 +200,7 @@ def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = Fals
     policy = value_policy(errors_as_failures)
 
     def estimate(run: RunMetrics) -> None:
-        _seq_estimates(run, curve(chains[run.run_id], policy), seed, n_boot)
+        _seq_estimates(run, chains[run.run_id], policy, seed, n_boot)
         if run.pass_run_id in chains:
             run.lift, run.framing, run.framing_chen = paired_estimates(
                 run.run_id, run.k, run.framing_vs, chains[run.run_id], chains[run.pass_run_id],
@@ -221,23 +222,19 @@ def run_metrics(run_id: str, db: store.DbLike) -> RunMetrics | None:
     return found[0] if found else None
 
 
-def _seq_estimates(run: RunMetrics, found: Curve, seed: int, n_boot: int) -> None:
+def _seq_estimates(run: RunMetrics, chains: RunChains, policy: str, seed: int, n_boot: int) -> None:
     """ΔSeq@K, EGS, LGS and the bootstrap intervals of the curve's censored points, on one set of
-    resampled tasks (the survival curve re-estimated in each)."""
+    resampled tasks (the survival curve re-estimated in each); the bootstrap remembered
+    (seqk.analysis.memo: it depends on the chains and on which points are censored, not on the
+    last bits of the database's sums)."""
     k = run.k
-    if not k or not found.features.shape[0]:
+    if not k:
         return
-    types = Types.from_array(found.features)
-
-    def at(t: int):
-        return lambda m: found.estimates(m)[:, t - 1]
-
-    figures = {"delta": lambda m: found.estimates(m)[:, k - 1] - found.estimates(m)[:, 0]}
-    if k >= 2:
-        figures |= {"egs": _gain_share(found, 2, 1, k), "lgs": _gain_share(found, k, k - 1, k)}
     censored = [p.t for p in run.curve if p.n_censored and p.value is not None]
-    figures |= {f"t{t}": at(t) for t in censored}
-    estimates = stats.bootstrap_all(types, figures, name=f"seq:{run.run_id}", seed=seed, n_boot=n_boot)
+    estimates = remembered("seq", (run.run_id, k, censored, chains, policy, seed, n_boot),
+                           lambda: _seq_bootstrap(run.run_id, k, censored, curve(chains, policy), seed, n_boot))
+    if not estimates:
+        return
     run.delta, run.egs, run.lgs = (estimates.get(key) for key in ("delta", "egs", "lgs"))
     if run.n_error_attempts and len(run.curve) == k:
         run.gains_if_errors = {name: (gains(run.curve, "value_if_failures")[name],
@@ -248,6 +245,24 @@ def _seq_estimates(run: RunMetrics, found: Curve, seed: int, n_boot: int) -> Non
             e = estimates[f"t{point.t}"]
             run.curve[i] = replace(point, low=e.low, high=e.high, interval="bootstrap",
                                    too_few_tasks=e.too_few_tasks)
+
+
+def _seq_bootstrap(run_id: str, k: int, censored: list[int], found: Curve, seed: int,
+                   n_boot: int) -> dict[str, Estimate]:
+    """_seq_estimates' figures by name (delta, egs, lgs, t<t> for each censored t), computed;
+    empty without tasks."""
+    if not found.features.shape[0]:
+        return {}
+    types = Types.from_array(found.features)
+
+    def at(t: int):
+        return lambda m: found.estimates(m)[:, t - 1]
+
+    figures = {"delta": lambda m: found.estimates(m)[:, k - 1] - found.estimates(m)[:, 0]}
+    if k >= 2:
+        figures |= {"egs": _gain_share(found, 2, 1, k), "lgs": _gain_share(found, k, k - 1, k)}
+    figures |= {f"t{t}": at(t) for t in censored}
+    return stats.bootstrap_all(types, figures, name=f"seq:{run_id}", seed=seed, n_boot=n_boot)
 
 
 def gains(points: list[CurvePoint], column: str) -> dict[str, float | None]:
@@ -284,10 +299,13 @@ def paired_estimates(run_id: str, k: int, framing_vs: str | None, seq: RunChains
         return compare_chains(seq, partner, t, errors_as_failures=errors_as_failures, b_figure=b_figure,
                               name=f"{name}:{run_id}", seed=seed, n_boot=n_boot)
 
-    lift = compare(k, "lift")
-    if framing_vs == FRAMING_SAME_SEED:
-        return lift, compare(1, "framing", sample_one(partner, errors_as_failures)), compare(1, "framing_chen")
-    return lift, compare(1, "framing"), None
+    def compute() -> tuple[Comparison, Comparison, Comparison | None]:
+        lift = compare(k, "lift")
+        if framing_vs == FRAMING_SAME_SEED:
+            return lift, compare(1, "framing", sample_one(partner, errors_as_failures)), compare(1, "framing_chen")
+        return lift, compare(1, "framing"), None
+
+    return remembered("paired", (run_id, k, framing_vs, seq, partner, errors_as_failures, seed, n_boot), compute)
 
 
 TESTED = ("lift", "framing", "framing_chen")

@@ -23,12 +23,13 @@ the same point estimates (tests/analysis/test_survival.py holds them equal).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 
+from seqk.analysis.memo import digest
 from seqk.store import queries
 
 POLICIES = ("censored", "failures", "successes")
@@ -86,6 +87,12 @@ class RunChains:
     def is_seq(self) -> bool:
         """A seq@k run."""
         return self.metric == "seq@k"
+
+    @cached_property
+    def fingerprint(self) -> bytes:
+        """A hash of every row the run's figures are computed from (what seqk.analysis.memo keys
+        a remembered figure by)."""
+        return digest(*(getattr(self, f.name) for f in fields(self) if f.name != "curves"))
 
     @cached_property
     def starts(self) -> np.ndarray:

@@ -1,0 +1,184 @@
+"""Figures remembered between reports (seqk.analysis.memo): a report read from the cache is the
+report computed, a change to a run's rows computes that run's figures again and no other, and a
+damaged, unwritable or switched-off cache only means computing."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import write_variant
+
+from seqk.analysis import frontier, memo, metrics
+from seqk.analysis.report import report, to_json
+from seqk.config import runspec
+from seqk.run import engine
+from seqk.view.verdict import verdicts
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The figure cache on, in this test's own folder; the folder its figures go to."""
+    monkeypatch.setenv("SEQK_FIGURE_CACHE", "1")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(memo, "_PRUNED", False)
+    return tmp_path / "cache" / "seqk" / "figures"
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """bench/make_synthetic_db.py's world, small: 5 runs (pass@k, seq@k with four feedback modes, a
+    critic among them), 60 tasks, K = 4, errored attempts, priced calls: every block kind."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        import make_synthetic_db
+    finally:
+        sys.path.remove(str(BENCH))
+    path = tmp_path_factory.mktemp("synth") / "synth.duckdb"
+    make_synthetic_db.build(path, models=1, tasks=60, k=4)
+    return path
+
+
+def computed(db: Path, monkeypatch: pytest.MonkeyPatch, **kwargs) -> str:
+    """The report as JSON with the cache off."""
+    with monkeypatch.context() as m:
+        m.setenv("SEQK_FIGURE_CACHE", "0")
+        return to_json(report((), db, compare=True, **kwargs))
+
+
+def forbid_estimators(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every estimator the cache stands in for fails when called."""
+    def fails(*args, **kwargs):
+        raise AssertionError("an estimator ran where its figure was remembered")
+
+    monkeypatch.setattr(metrics, "_seq_bootstrap", fails)
+    monkeypatch.setattr(metrics, "compare_chains", fails)
+    monkeypatch.setattr(frontier, "compare_at_equal_spend", fails)
+
+
+def figures(text: str) -> dict:
+    """What the cache stands in for, from a report's JSON: every run's delta, egs, lgs, lift,
+    framing and curve intervals, and every equal-budget block."""
+    data = json.loads(text)
+    assert data["equal_budget"] and data["runs"], "the world has equal-budget blocks and runs"
+    return data
+
+
+def test_a_report_read_from_the_cache_is_the_report_computed(synth, cache, monkeypatch):
+    expected = computed(synth, monkeypatch)
+    assert not cache.exists()
+    first = to_json(report((), synth, compare=True))
+    kinds = sorted({p.name.split("-")[0] for p in cache.glob("*.pickle")})
+    assert kinds == ["equal", "paired", "seq"]
+    forbid_estimators(monkeypatch)
+    again = to_json(report((), synth, compare=True))
+    assert figures(first) == figures(expected)
+    assert again == first
+    # the viewer's verdicts read the same figures: nothing is computed for them either
+    found = verdicts(synth)
+    data = figures(first)
+    lifts = {r["run_id"]: r["lift"] for r in data["runs"] if r.get("lift")}
+    assert found and lifts
+    for run_id, verdict in found.items():
+        if run_id in lifts:
+            assert verdict.lift.difference.value == pytest.approx(lifts[run_id]["difference"]["value"], abs=0)
+
+
+def test_another_seed_or_reading_of_errors_is_another_figure(synth, cache, monkeypatch):
+    report((), synth, compare=True)
+    n = len(list(cache.glob("*.pickle")))
+    for kwargs in ({"seed": 7}, {"errors_as_failures": True}):
+        assert to_json(report((), synth, compare=True, **kwargs)) == computed(synth, monkeypatch, **kwargs)
+    assert len(list(cache.glob("*.pickle"))) == 3 * n
+
+
+def test_a_run_that_gains_attempts_computes_its_figures_again_and_no_other(tmp_path, db, cache, monkeypatch):
+    from helpers import register_mock_models
+
+    register_mock_models()
+    variants = {}
+    for model in ("mock/alpha", "mock/beta"):
+        for metric in ("pass@k", "seq@k"):
+            name = f"{model.split('/')[1]}-{metric[:-2]}.yaml"
+            variants[name] = write_variant(tmp_path, name, benchmark="toy", metric=metric, k=3, model=model,
+                                           options={"n": 5})
+            engine.run(runspec.load(variants[name]), db)
+    report((), db, compare=True)
+    ran: list[str] = []
+    original = metrics._seq_bootstrap
+
+    def counted(run_id, *args, **kwargs):
+        ran.append(run_id)
+        return original(run_id, *args, **kwargs)
+
+    monkeypatch.setattr(metrics, "_seq_bootstrap", counted)
+    report((), db, compare=True)
+    assert ran == []
+    # alpha's seq@k run extended to K = 4: its chains change, beta's do not
+    extended = write_variant(tmp_path, "alpha-seq.yaml", benchmark="toy", metric="seq@k", k=4, model="mock/alpha",
+                             options={"n": 5}, **{"continue": True})
+    alpha = engine.run(runspec.load(extended), db)
+    assert alpha.attempts_written > 0
+    warm = to_json(report((), db, compare=True))
+    assert ran == [alpha.prepared.run_id]
+    assert warm == computed(db, monkeypatch)
+
+
+def test_a_damaged_or_unwritable_cache_only_means_computing(synth, cache, tmp_path, monkeypatch):
+    expected = to_json(report((), synth, compare=True))
+    files = sorted(cache.glob("*.pickle"))
+    files[0].write_bytes(b"")  # empty
+    files[1].write_bytes(files[1].read_bytes()[:40])  # truncated in its header
+    files[2].write_bytes(files[2].read_bytes()[:-7])  # truncated in its figure
+    files[3].write_bytes(files[4].read_bytes())  # another figure's file
+    assert to_json(report((), synth, compare=True)) == expected
+    assert all(f.read_bytes().startswith(memo._MAGIC) and len(f.read_bytes()) > 100 for f in files[:4])
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))  # its "seqk" folder cannot be made
+    assert to_json(report((), synth, compare=True)) == expected
+
+
+def test_switched_off_nothing_is_kept_and_the_folder_is_pruned_to_its_limit(synth, cache, monkeypatch):
+    monkeypatch.setenv("SEQK_FIGURE_CACHE", "0")
+    report((), synth, compare=True)
+    assert not cache.exists()
+    monkeypatch.setenv("SEQK_FIGURE_CACHE", "1")
+    report((), synth, compare=True)
+    before = set(cache.glob("*.pickle"))
+    assert len(before) > 3
+    monkeypatch.setattr(memo, "MAX_FILES", 3)
+    monkeypatch.setattr(memo, "_PRUNED", False)
+    # new figures: the process's first write prunes the folder to 3, the least recently used first
+    report((), synth, compare=True, seed=11)
+    after = set(cache.glob("*.pickle"))
+    assert len(after - before) == len(before)  # the new report's figures, every one kept
+    assert len(after & before) == 2  # with the first written, the 3 most recently used
+
+
+def test_a_key_changes_with_any_row_of_a_run():
+    import numpy as np
+
+    from seqk.analysis.survival import RunChains
+
+    def chains(**changes) -> RunChains:
+        base = dict(run_id="r", metric="seq@k", k=2, chains=1, priced=True, task_index=np.arange(3),
+                    keys=np.array(["0/a", "1/b", "2/c"]), task_of=np.arange(3), n_valid=np.array([1, 2, 2]),
+                    n_success=np.array([1, 0, 1]), n_error=np.zeros(3, dtype=int),
+                    first_success=np.array([1, 0, 2]), valid_prefix=np.array([1, 2, 2]),
+                    settled_prefix=np.array([1, 2, 2]), events={"censored": np.array([1, 0, 2])},
+                    censored={"censored": np.array([-1, -1, -1])}, cost=np.ones((3, 2)),
+                    tokens=np.ones((3, 2)), valid_cost=np.ones(3), valid_tokens=np.ones(3))
+        return RunChains(**(base | changes))
+
+    same = chains().fingerprint
+    assert chains().fingerprint == same
+    assert chains(cost=np.array([[1, 1], [1, 1], [1, 1.0000001]])).fingerprint != same
+    assert chains(keys=np.array(["0/a", "1/b", "2/d"])).fingerprint != same
+    assert chains(events={"censored": np.array([1, 0, 1])}).fingerprint != same
+    assert memo.digest("seq", chains(), 7) != memo.digest("seq", chains(), 8)
+    assert memo.digest(["a", "b"]) != memo.digest(["ab"]) != memo.digest(("a", "b"))
