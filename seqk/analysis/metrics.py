@@ -173,16 +173,21 @@ FRAMING_CHEN = "pass@1 (Chen mean)"
 
 def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = False,
             seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT,
-            chains: dict[str, RunChains] | None = None) -> list[RunMetrics]:
-    """RunMetrics for the given runs, in run_id order (`chains`: their per-chain rows and their
-    pass@k partners', when the caller has read them already)."""
+            chains: dict[str, RunChains] | None = None, settings: Sequence[dict[str, Any]] | None = None,
+            spend_rows: Sequence[dict[str, Any]] | None = None) -> list[RunMetrics]:
+    """RunMetrics for the given runs, in run_id order. What the caller has read already, for these
+    runs or more: `chains`, their per-chain rows and their pass@k partners'; `settings`, their
+    report_runs rows; `spend_rows`, their spend_by_role rows."""
     ids = list(run_ids)
     params = {"errors_as_failures": errors_as_failures, "run_ids": ids}
+    if settings is None:
+        settings = queries.report_runs(con, run_ids=ids, benchmark=None, model=None)
+    wanted = set(ids)
     runs = {r["run_id"]: RunMetrics(**{key: r[key] for key in (
         "run_id", "benchmark", "slice", "metric", "k", "actor_model", "feedback_mode",
         "judge_model", "critic_model", "shows_grading_info", "soft_score_clipped", "shared_seeds", "rejudge_of",
         "verifier", "chains", "is_primary")})
-        for r in queries.report_runs(con, run_ids=ids, benchmark=None, model=None)}
+        for r in settings if r["run_id"] in wanted}
     for row in queries.run_curves(con, **params):
         run = runs[row["run_id"]]
         run.n_started, run.n_error_attempts = int(row["n_started"]), int(row["n_error_attempts"])
@@ -196,7 +201,7 @@ def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = Fals
         run = runs[row["seq_run_id"]]
         run.pass_run_id, run.n_pass_candidates = row["pass_run_id"], int(row["n_candidates"])
         run.framing_vs = FRAMING_SAME_SEED if row["same_seed"] else FRAMING_CHEN
-    _add_spend(con, runs, ids)
+    _add_spend(runs, queries.spend_by_role(con, run_ids=ids) if spend_rows is None else spend_rows)
     policy = value_policy(errors_as_failures)
 
     def estimate(run: RunMetrics) -> None:
@@ -325,10 +330,10 @@ def q_values(holders: Sequence[Any]) -> list[dict[str, float]]:
     return out
 
 
-def _add_spend(con: Any, runs: dict[str, RunMetrics], ids: list[str]) -> None:
-    for row in queries.spend_by_role(con, run_ids=ids):
-        run = runs[row.pop("run_id")]
-        run.spend_by_role.append(Spend(**row))
+def _add_spend(runs: dict[str, RunMetrics], rows: Sequence[dict[str, Any]]) -> None:
+    for row in rows:
+        if row["run_id"] in runs:
+            runs[row["run_id"]].spend_by_role.append(Spend(**{k: v for k, v in row.items() if k != "run_id"}))
     for run in runs.values():
         parts = run.spend_by_role
         priced = [s.cost_usd for s in parts if s.cost_usd is not None]

@@ -88,19 +88,19 @@ def report(runs: Sequence[str] = (), db: store.DbLike = None, *, compare: bool =
         plans = budget_plans(con, seq_ids) if compare else []
         every = sorted(set(ids) | partners | {p["pass_run_id"] for p in plans})
         chains = read_chains(con, every)
-        budgets, blocks = equal_budget_blocks(
-            plans, chains, queries.spend_by_role(con, run_ids=every),
-            errors_as_failures=errors_as_failures, seed=seed, n_boot=n_boot)
+        spend = queries.spend_by_role(con, run_ids=every)
+        settings = queries.report_runs(con, run_ids=ids, benchmark=None, model=None)
+        budgets, blocks = equal_budget_blocks(plans, chains, spend, errors_as_failures=errors_as_failures,
+                                              seed=seed, n_boot=n_boot)
         # The equal-budget bootstraps (numpy alone) run while the database computes the
         # curves; each draws from its own seeded stream, so the figures are the same.
         with ThreadPoolExecutor(1) as pool:
             drawn = pool.submit(blocks)
             found = metrics.compute(con, ids, errors_as_failures=errors_as_failures, seed=seed,
-                                    n_boot=n_boot, chains=chains)
+                                    n_boot=n_boot, chains=chains, settings=settings, spend_rows=spend)
             drawn.result()
         rep = Report(found, errors_as_failures, seed, n_boot, equal_budget=budgets)
-        rep.oracle_runs = [r["run_id"] for r in queries.report_runs(
-            con, run_ids=ids, benchmark=None, model=None) if oracle_stopped(r)]
+        rep.oracle_runs = [r["run_id"] for r in settings if oracle_stopped(r)]
         rep.studies = studies_in(con, ids)
         if compare:
             rep.rows = _compare_rows(found)
