@@ -6,7 +6,9 @@
 
 Targets (issue 30): `seqk report --compare` over 1,000,000 attempts under 1 s wall (3 s at
 10,000,000) and 1 GB peak memory; `seqk report` for one small run under 1 s, interpreter start
-included. Each figure is the median of --repeat runs (min in brackets): wall, CPU (user + sys, all
+included. The --compare report is timed twice: computing every figure (SEQK_FIGURE_CACHE=0), and
+asked again with its figures remembered (seqk/analysis/memo.py, in a cache folder of the bench's
+own, filled by one run first). Each figure is the median of --repeat runs (min in brackets): wall, CPU (user + sys, all
 threads) and peak RSS from /usr/bin/time (GNU time) when present, else from resource.getrusage.
 
 The report's split (`--split`, on by default for --compare): the same command with every
@@ -54,11 +56,16 @@ print(report.to_json(report.report(db=sys.argv[1], compare=True))[:0], end="")
 """The report with its estimators stubbed: what is left is the SQL and reading its rows."""
 
 
-def measure(command: list[str]) -> tuple[float, float, float]:
-    """(wall seconds, CPU seconds (user + sys), peak RSS MB) of one run of `command`, which must
-    succeed."""
+COLD = {"SEQK_FIGURE_CACHE": "0"}
+"""Every figure computed (and a stubbed estimator's output never remembered)."""
+
+
+def measure(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds (user + sys), peak RSS MB) of one run of `command` (with `env`
+    added to the environment), which must succeed."""
+    env = {**os.environ, **(env or {})}
     if GNU_TIME:
-        done = subprocess.run(["/usr/bin/time", "-v", *command], capture_output=True, text=True)
+        done = subprocess.run(["/usr/bin/time", "-v", *command], capture_output=True, text=True, env=env)
         if done.returncode:
             raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
         wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", done.stderr)
@@ -71,7 +78,7 @@ def measure(command: list[str]) -> tuple[float, float, float]:
         return int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds), cpu, int(rss[1]) / 1024
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(command, check=True, capture_output=True)
+    subprocess.run(command, check=True, capture_output=True, env=env)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
@@ -80,10 +87,11 @@ def measure(command: list[str]) -> tuple[float, float, float]:
 
 
 def bench(name: str, command: list[str], repeat: int, wall_target: float | None = None,
-          memory_target_mb: float | None = None, shown: str | None = None) -> tuple[bool, tuple[float, float, float]]:
+          memory_target_mb: float | None = None, shown: str | None = None,
+          env: dict[str, str] | None = None) -> tuple[bool, tuple[float, float, float]]:
     """Run, print one line of figures, and say whether the targets hold (on the median); the
     medians (wall, CPU, peak of the peaks)."""
-    figures = [measure(command) for _ in range(repeat)]
+    figures = [measure(command, env if env is not None else COLD) for _ in range(repeat)]
     walls, cpus = [w for w, _, _ in figures], [c for _, c, _ in figures]
     peak = max(m for _, _, m in figures)
     wall, cpu = statistics.median(walls), statistics.median(cpus)
@@ -122,13 +130,20 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
     results = []
     if args.only != "runs":
-        ok, whole = bench(f"seqk report --compare ({big.name})", [*seqk, "report", "--compare", "--db", str(big)],
-                          args.repeat, 1.0, 1024)
+        compare = [*seqk, "report", "--compare", "--db", str(big)]
+        ok, whole = bench(f"seqk report --compare ({big.name})", compare, args.repeat, 1.0, 1024,
+                          shown=f"SEQK_FIGURE_CACHE=0 {' '.join(compare)}")
+        results.append(ok)
+        remembered = {"XDG_CACHE_HOME": str(args.dir / "cache")}
+        shutil.rmtree(args.dir / "cache", ignore_errors=True)
+        measure(compare, remembered)  # fills the folder
+        ok, _ = bench("  asked again, its figures remembered", compare, args.repeat, 1.0, 1024,
+                      shown=f"XDG_CACHE_HOME={args.dir / 'cache'} {' '.join(compare)}", env=remembered)
         results.append(ok)
         if args.split:
             _, sql = bench("  of which SQL and reading rows (estimators stubbed)",
                            [sys.executable, "-c", SQL_ONLY, str(big)], args.repeat,
-                           shown=f"{sys.executable} -c <bench_report.SQL_ONLY> {big}")
+                           shown=f"SEQK_FIGURE_CACHE=0 {sys.executable} -c <bench_report.SQL_ONLY> {big}")
             print(f"     Python estimators: wall {whole[0] - sql[0]:.2f} s, CPU {whole[1] - sql[1]:.2f} s "
                   "(the difference of the medians)")
     if args.only != "compare":
