@@ -28,6 +28,7 @@ from seqk import store
 from seqk.analysis import compare_budget, metrics
 from seqk.analysis.compare_budget import BudgetComparison
 from seqk.analysis.metrics import Comparison, RunMetrics
+from seqk.analysis.survival import read_chains
 from seqk.errors import BadInput
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED
 from seqk.store import queries
@@ -109,14 +110,18 @@ def compare(run_a: str, run_b: str, db: store.DbLike = None, *, errors_as_failur
             if rows[0][key] != rows[1][key]:
                 raise BadInput(f"{a_id} is a run of {key} {rows[0][key]}, {b_id} of {rows[1][key]}: runs of "
                                f"different {key}s are not compared (their tasks are not the same tasks)")
+        # the rows of both runs (and of their pass@k partners, for their lifts) read once: the curves,
+        # each t's paired comparison and the equal budget
+        partners = {c["pass_run_id"] for c in queries.pair_choices(con, run_ids=[a_id, b_id])}
+        chains = read_chains(con, sorted({a_id, b_id} | partners))
         found = {r.run_id: r for r in metrics.compute(con, [a_id, b_id], errors_as_failures=errors_as_failures,
-                                                     seed=seed, n_boot=n_boot)}
+                                                     seed=seed, n_boot=n_boot, chains=chains)}
         at_t = [metrics.compare_on(con, a_id, b_id, t, errors_as_failures=errors_as_failures, seed=seed,
-                                   n_boot=n_boot)
+                                   n_boot=n_boot, chains=chains)
                 for t in range(1, min(r["k"] for r in rows) + 1)]
         solved = queries.compare_solved(con, errors_as_failures=errors_as_failures, run_a=a_id, run_b=b_id)
         budget = compare_budget.equal_budget(con, a_id, b_id, errors_as_failures=errors_as_failures, seed=seed,
-                                             n_boot=n_boot)
+                                             n_boot=n_boot, chains=chains)
     result = RunComparison(Side(found[a_id], int(rows[0]["chains"])), Side(found[b_id], int(rows[1]["chains"])),
                            differs(rows[0], rows[1]), len(solved), at_t, flips_of(solved),
                            errors_as_failures, seed, n_boot, budget)

@@ -39,6 +39,7 @@ from seqk.analysis.cells import pass_frontier, seq_frontier
 from seqk.analysis.envelope import with_error_ranges
 from seqk.analysis.formats import fmt_spend
 from seqk.analysis.frontier import unit_of
+from seqk.analysis.memo import remembered
 from seqk.analysis.survival import RunChains, read_chains, value_policy
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED
 from seqk.store import queries
@@ -169,16 +170,20 @@ def summary(c: BudgetComparison) -> list[str]:
 
 
 def equal_budget(con: Any, run_a: str, run_b: str, *, errors_as_failures: bool = False,
-                 seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT) -> BudgetComparison:
-    """The two runs at equal budget, read from the store (`con`), or the refusal."""
+                 seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT,
+                 chains: dict[str, RunChains] | None = None) -> BudgetComparison:
+    """The two runs at equal budget, read from the store (`con`; `chains`: both runs' rows, when
+    the caller has read them), or the refusal; remembered (seqk.analysis.memo)."""
     unit, reason = spend_unit(queries.spend_by_role(con, run_ids=[run_a, run_b]), run_a, run_b)
     if unit is None:
         return BudgetComparison(None, refusal=reason)
-    chains = read_chains(con, [run_a, run_b])
+    if chains is None:
+        chains = read_chains(con, [run_a, run_b])
     if run_a not in chains or run_b not in chains:
         return BudgetComparison(unit, unit_reason=reason)
-    found = compare_runs(chains[run_a], chains[run_b], unit, errors_as_failures=errors_as_failures, seed=seed,
-                         n_boot=n_boot)
+    a, b = chains[run_a], chains[run_b]
+    found = remembered("compare-budget", (a, b, unit, errors_as_failures, seed, n_boot), lambda: compare_runs(
+        a, b, unit, errors_as_failures=errors_as_failures, seed=seed, n_boot=n_boot))
     found.unit_reason = reason
     return found
 

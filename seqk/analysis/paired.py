@@ -19,6 +19,7 @@ import numpy as np
 
 from seqk import store
 from seqk.analysis.draws import shared_tasks
+from seqk.analysis.memo import remembered
 from seqk.analysis.survival import Figure, RunChains, curve, read_chains, value_policy
 from seqk.power import detectable_lift, discordance_upper_limit
 from seqk.stats import (
@@ -156,11 +157,15 @@ def compare_runs(run_a: str, run_b: str, *, t: int | None = None, db: store.DbLi
 
 
 def compare_on(con: Any, a_id: str, b_id: str, t: int, *, errors_as_failures: bool = False,
-               seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT) -> Comparison:
-    """compare_runs on an open connection, for exact run ids."""
-    chains = read_chains(con, [a_id, b_id])
+               seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT,
+               chains: dict[str, RunChains] | None = None) -> Comparison:
+    """compare_runs on an open connection, for exact run ids (`chains`: both runs' rows, when the
+    caller has read them), remembered (seqk.analysis.memo)."""
+    if chains is None:
+        chains = read_chains(con, [a_id, b_id])
     name = f"compare:{a_id}:{b_id}:{t}"
     if a_id not in chains or b_id not in chains:
         return Comparison(a_id, b_id, t, None, None, Estimate(None, None, None, 0), 0, 0, None)
-    return compare_chains(chains[a_id], chains[b_id], t, errors_as_failures=errors_as_failures,
-                          name=name, seed=seed, n_boot=n_boot)
+    a, b = chains[a_id], chains[b_id]
+    return remembered("compare", (a, b, t, errors_as_failures, name, seed, n_boot), lambda: compare_chains(
+        a, b, t, errors_as_failures=errors_as_failures, name=name, seed=seed, n_boot=n_boot))

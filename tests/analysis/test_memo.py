@@ -182,3 +182,25 @@ def test_a_key_changes_with_any_row_of_a_run():
     assert chains(events={"censored": np.array([1, 0, 1])}).fingerprint != same
     assert memo.digest("seq", chains(), 7) != memo.digest("seq", chains(), 8)
     assert memo.digest(["a", "b"]) != memo.digest(["ab"]) != memo.digest(("a", "b"))
+
+
+def test_seqk_compare_reads_its_figures_from_the_cache_too(synth, cache, monkeypatch):
+    from seqk.analysis import compare, compare_budget, paired
+
+    ids = [r["run_id"] for r in json.loads(computed(synth, monkeypatch))["runs"]]
+    seq_run = next(i for i in ids if "/seqk/" in i and "hint" in i)
+    pass_run = next(i for i in ids if "/passk/" in i)
+    with monkeypatch.context() as m:
+        m.setenv("SEQK_FIGURE_CACHE", "0")
+        expected = compare.to_json(compare.compare(seq_run, pass_run, synth))
+    first = compare.to_json(compare.compare(seq_run, pass_run, synth))
+
+    def fails(*args, **kwargs):
+        raise AssertionError("an estimator ran where its figure was remembered")
+
+    forbid_estimators(monkeypatch)
+    monkeypatch.setattr(paired, "compare_chains", fails)
+    monkeypatch.setattr(compare_budget, "compare_runs", fails)
+    again = compare.to_json(compare.compare(seq_run, pass_run, synth))
+    assert json.loads(again)["equal_budget"]["points"] and json.loads(again)["at_t"]
+    assert again == first == expected
