@@ -927,65 +927,116 @@ p AS MATERIALIZED (
 rs AS MATERIALIZED (
     SELECT * FROM run_survival_of(run_ids := run_ids)
 ),
--- each seq@k chain at each depth: its Efron value (the figures' policy), its redistributed spend
--- (errors censoring), whether it is known unsolved through d; then per task
-chain_depth AS (
-    SELECT v.run_id, v.run_no, v.task_index, v.chains, g.d::INTEGER AS d,
-           efron_value(v.event, v.censored, g.d, sv.survival, coalesce(svc.survival, 1.0)) AS value,
-           coalesce(v.event > g.d, true) AND coalesce(v.censored, v.k) >= g.d AS unsolved,
-           efron_spend(c.cost_usd, g.d, c.last, c.event, c.censored, sd.cost_usd_through,
-                       scc.cost_usd_through, scc.survival) AS cost_usd,
-           efron_spend(c.tokens, g.d, c.last, c.event, c.censored, sd.tokens_through,
-                       scc.tokens_through, scc.survival) AS tokens
-    FROM (SELECT * FROM p
-          WHERE policy = errors_policy) v
-    JOIN (SELECT * FROM p WHERE policy = 'censored') c USING (run_no, task_index, chain_index)
-    CROSS JOIN LATERAL range(1, v.k + 1) AS g(d)
-    JOIN rs sv ON sv.run_id = v.run_id AND sv.policy = v.policy AND sv.j = g.d
-    LEFT JOIN rs svc ON svc.run_id = v.run_id AND svc.policy = v.policy AND svc.j = v.censored
-    JOIN rs sd ON sd.run_id = v.run_id AND sd.policy = 'censored' AND sd.j = g.d
-    LEFT JOIN rs scc ON scc.run_id = v.run_id AND scc.policy = 'censored' AND scc.j = c.censored
+-- each seq@k chain once: its event and censoring under the figures' policy and the survival at
+-- that censoring point; under errors censoring (spend's policy), its event and censoring, the
+-- run's A(c) and S(c) at that censoring point, and, for each depth d, what it spent on attempts
+-- 1..min(d, last) (last: the last attempt it is at risk for; efron_spend's sum, read off the
+-- sums over attempts 1..i of its valid prefix, added in the same order)
+chain_once AS (
+    -- (columns named, not * EXCLUDE (...): see chain_outcomes_of)
+    SELECT run_id, run_no, task_index, chains, k, event, censored, s_c, last, spend_event,
+           spend_censored, cost_c, tokens_c, spend_s_c,
+           [CASE WHEN least(d, last, len(cost_through)) >= 1
+                 THEN cost_through[least(d, last, len(cost_through))] ELSE 0.0 END
+            FOR d IN range(1, k + 1)] AS cost_at,
+           [CASE WHEN least(d, last, len(tokens_through)) >= 1
+                 THEN tokens_through[least(d, last, len(tokens_through))] ELSE 0.0 END
+            FOR d IN range(1, k + 1)] AS tokens_at
+    FROM (
+        SELECT v.run_id, v.run_no, v.task_index, v.chains, v.k, v.event, v.censored,
+               coalesce(svc.survival, 1.0) AS s_c, c.last, c.event AS spend_event,
+               c.censored AS spend_censored, scc.cost_usd_through AS cost_c,
+               scc.tokens_through AS tokens_c, scc.survival AS spend_s_c,
+               [coalesce(list_sum(list_slice(c.cost_usd, 1, i)), 0.0)
+                FOR i IN range(1, len(c.cost_usd) + 1)] AS cost_through,
+               [coalesce(list_sum(list_slice(c.tokens, 1, i)), 0.0)
+                FOR i IN range(1, len(c.tokens) + 1)] AS tokens_through
+        FROM (SELECT * FROM p WHERE policy = errors_policy) v
+        JOIN (SELECT * FROM p WHERE policy = 'censored') c USING (run_no, task_index, chain_index)
+        LEFT JOIN rs svc ON svc.run_id = v.run_id AND svc.policy = v.policy AND svc.j = v.censored
+        LEFT JOIN rs scc ON scc.run_id = v.run_id AND scc.policy = 'censored' AND scc.j = c.censored
+    )
 ),
+-- each run at each depth d: S(d) under the figures' policy, A(d) under errors censoring
+run_depth AS (
+    SELECT sv.run_id, sv.j AS d, sv.survival, sv.censoring_survival, sd.cost_usd_through, sd.tokens_through
+    FROM rs sv
+    JOIN rs sd ON sd.run_id = sv.run_id AND sd.policy = 'censored' AND sd.j = sv.j
+    WHERE sv.policy = errors_policy
+),
+-- each seq@k chain at each depth: its Efron value (the figures' policy), its redistributed spend
+-- (errors censoring: efron_spend), whether it is known unsolved through d
+chain_depth AS (
+    SELECT o.run_id, o.run_no, o.task_index, o.chains, o.d::INTEGER AS d,
+           efron_value(o.event, o.censored, o.d, r.survival, o.s_c) AS value,
+           coalesce(o.event > o.d, true) AND coalesce(o.censored, o.k) >= o.d AS unsolved,
+           o.cost_at + CASE WHEN o.spend_event IS NULL AND o.spend_censored < o.d
+                            THEN (r.cost_usd_through - coalesce(o.cost_c, 0.0)) / coalesce(o.spend_s_c, 1.0)
+                            ELSE 0.0 END AS cost_usd,
+           o.tokens_at + CASE WHEN o.spend_event IS NULL AND o.spend_censored < o.d
+                              THEN (r.tokens_through - coalesce(o.tokens_c, 0.0)) / coalesce(o.spend_s_c, 1.0)
+                              ELSE 0.0 END AS tokens,
+           r.censoring_survival
+    FROM (SELECT run_id, run_no, task_index, chains, k, event, censored, s_c, spend_event, spend_censored,
+                 cost_c, tokens_c, spend_s_c, unnest(range(1, k + 1)) AS d, unnest(cost_at) AS cost_at,
+                 unnest(tokens_at) AS tokens_at
+          FROM chain_once) o
+    JOIN run_depth r ON r.run_id = o.run_id AND r.d = o.d
+),
+-- per task and depth: a one-chain run's chain is its task; several chains are averaged
 task_depth AS (
+    SELECT run_id, run_no, task_index, d, chains, value, cost_usd, tokens, 1 AS n_chains,
+           unsolved::INTEGER AS n_unsolved, censoring_survival
+    FROM chain_depth WHERE chains = 1
+    UNION ALL
     SELECT any_value(run_id) AS run_id, run_no, task_index, d, any_value(chains) AS chains,
            avg(value) AS value, avg(cost_usd) AS cost_usd, avg(tokens) AS tokens,
-           count(*) AS n_chains, count(*) FILTER (WHERE unsolved) AS n_unsolved
-    FROM chain_depth
+           count(*) AS n_chains, count(*) FILTER (WHERE unsolved) AS n_unsolved,
+           any_value(censoring_survival) AS censoring_survival
+    FROM chain_depth WHERE chains > 1
     GROUP BY run_no, task_index, d
 ),
 seq AS (
-    SELECT t.run_id, t.task_index, w.w::INTEGER AS width, t.d AS depth,
-           CASE WHEN w.w = 1 THEN t.value
-                WHEN t.n_chains >= w.w
-                THEN 1.0 - pass_all_t_unbiased(t.n_chains, t.n_unsolved, w.w)
-                           / pow(g.censoring_survival, w.w) END AS value,
-           CASE WHEN w.w = 1 OR t.n_chains >= w.w THEN w.w * t.cost_usd END AS cost_usd,
-           CASE WHEN w.w = 1 OR t.n_chains >= w.w THEN w.w * t.tokens END AS tokens
-    FROM task_depth t
-    CROSS JOIN LATERAL range(1, t.chains + 1) AS w(w)
-    JOIN rs g ON g.run_id = t.run_id AND g.j = t.d
-             AND g.policy = errors_policy
+    SELECT t.run_id, t.task_index, t.w::INTEGER AS width, t.d AS depth,
+           CASE WHEN t.w = 1 THEN t.value
+                WHEN t.n_chains >= t.w
+                THEN 1.0 - pass_all_t_unbiased(t.n_chains, t.n_unsolved, t.w)
+                           / pow(t.censoring_survival, t.w) END AS value,
+           CASE WHEN t.w = 1 OR t.n_chains >= t.w THEN t.w * t.cost_usd END AS cost_usd,
+           CASE WHEN t.w = 1 OR t.n_chains >= t.w THEN t.w * t.tokens END AS tokens
+    FROM (SELECT *, unnest(range(1, chains + 1)) AS w FROM task_depth) t
 ),
-pass AS (
-    SELECT o.run_id, o.task_index, c.w AS width, c.d AS depth,
-           -- the spend needs a valid sample, and d - 1 of them for its chance of d - 1 failures
-           CASE WHEN o.n_valid >= greatest(1, c.d - 1)
-                THEN pass_at_t_unbiased(o.n_samples, o.n_successes, c.w * c.d) END AS value,
-           CASE WHEN o.n_samples >= c.w * c.d AND o.n_valid >= greatest(1, c.d - 1)
-                THEN c.w * o.valid_cost_usd / o.n_valid * o.expected_samples[c.d] END AS cost_usd,
-           CASE WHEN o.n_samples >= c.w * c.d AND o.n_valid >= greatest(1, c.d - 1)
-                THEN c.w * o.valid_tokens / o.n_valid * o.expected_samples[c.d] END AS tokens
-    -- expected_samples[d]: one chain's expected samples, sum_{j<d} C(n - c, j) / C(n, j) over the
-    -- valid samples (spend is the policy's, however errors are scored)
-    FROM (SELECT *, n_valid + CASE WHEN errors_policy = 'censored' THEN 0 ELSE n_error END AS n_samples,
-                 n_success + CASE WHEN errors_policy = 'successes' THEN n_error ELSE 0 END AS n_successes,
-                 list_transform(range(1, k + 1), d -> 1.0 + coalesce(list_sum(
+-- each pass@k task with its samples and successes under the figures' policy
+pass_tasks AS (
+    SELECT run_id, task_index, k, n_valid, n_success, valid_cost_usd, valid_tokens,
+           n_valid + CASE WHEN errors_policy = 'censored' THEN 0 ELSE n_error END AS n_samples,
+           n_success + CASE WHEN errors_policy = 'successes' THEN n_error ELSE 0 END AS n_successes
+    FROM o WHERE metric = 'pass@k'
+),
+-- each state of a pass@k task once (most tasks share one): every cell w x d <= k, its value, and
+-- one chain's expected samples through d, expected_samples[d] = sum_{j<d} C(n - c, j) / C(n, j)
+-- over the valid samples (spend is the policy's, however errors are scored); the spend needs a
+-- valid sample, and d - 1 of them for its chance of d - 1 failures
+pass_states AS (
+    SELECT s.k, s.n_valid, s.n_success, s.n_samples, s.n_successes, c.w, c.d,
+           CASE WHEN s.n_valid >= greatest(1, c.d - 1)
+                THEN pass_at_t_unbiased(s.n_samples, s.n_successes, c.w * c.d) END AS value,
+           s.n_samples >= c.w * c.d AND s.n_valid >= greatest(1, c.d - 1) AS spends,
+           s.expected_samples[c.d] AS expected_samples
+    FROM (SELECT *, list_transform(range(1, k + 1), d -> 1.0 + coalesce(list_sum(
                      [pass_all_t_unbiased(n_valid, n_valid - n_success, j) FOR j IN range(1, d)]), 0.0))
                      AS expected_samples
-          FROM o WHERE metric = 'pass@k') o
+          FROM (SELECT DISTINCT k, n_valid, n_success, n_samples, n_successes FROM pass_tasks)) s
     CROSS JOIN LATERAL (SELECT w.w::INTEGER AS w, d.d::INTEGER AS d
-                        FROM range(1, o.k + 1) AS w(w), range(1, o.k + 1) AS d(d)
-                        WHERE w.w * d.d <= o.k) c
+                        FROM range(1, s.k + 1) AS w(w), range(1, s.k + 1) AS d(d)
+                        WHERE w.w * d.d <= s.k) c
+),
+pass AS (
+    SELECT t.run_id, t.task_index, s.w AS width, s.d AS depth, s.value,
+           CASE WHEN s.spends THEN s.w * t.valid_cost_usd / t.n_valid * s.expected_samples END AS cost_usd,
+           CASE WHEN s.spends THEN s.w * t.valid_tokens / t.n_valid * s.expected_samples END AS tokens
+    FROM pass_tasks t
+    JOIN pass_states s USING (k, n_valid, n_success, n_samples, n_successes)
 )
 SELECT x.*, y.priced
 FROM (SELECT * FROM seq UNION ALL SELECT * FROM pass) x
