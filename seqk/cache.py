@@ -1,7 +1,9 @@
 """Where seqk keeps what it can always rebuild: $XDG_CACHE_HOME/seqk, else ~/.cache/seqk.
 
-Two things live there, each only to start a run sooner: the template of a new database
-(seqk.store.template) and the tasks of arcagi2's bundled splits (benchmarks/arcagi2/taskcache.py).
+Three things live there: the template of a new database (seqk.store.template) and the tasks of
+arcagi2's bundled splits (benchmarks/arcagi2/taskcache.py), each only to start a run sooner, and
+the figures reports have computed (seqk.analysis.memo, in figures/), so that a report asked again
+computes only what its runs' rows changed.
 Each file's name holds a hash of everything that shaped it; a file that is missing, unreadable
 or does not check out is rebuilt, and a folder that cannot be written only means nothing is kept.
 """
