@@ -16,9 +16,32 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from seqk.errors import BadInput
 from seqk.store.execute import Connection
 
 T = TypeVar("T")
+
+THREADS_VARIABLE = "SEQK_DUCKDB_THREADS"
+
+
+def duckdb_threads() -> int | None:
+    """The DuckDB threads a store's connections use: $SEQK_DUCKDB_THREADS, a whole number >= 1,
+    or None (unset or empty) for DuckDB's default, one per core. Several seqk processes on one
+    machine (a sweep, or the test suite's one worker per core) each start a thread per core, and
+    their small statements then spend more CPU handing work between threads than doing it."""
+    text = os.environ.get(THREADS_VARIABLE, "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise BadInput(f"{THREADS_VARIABLE} should be a whole number of threads, 1 or more, got {text!r}")
+    return int(text)
+
+
+def limit_threads(con: Connection) -> None:
+    """Apply $SEQK_DUCKDB_THREADS (duckdb_threads) to this connection's database, if it is set."""
+    threads = duckdb_threads()
+    if threads is not None:
+        con.execute(f"SET threads = {threads}")
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ import duckdb
 
 from seqk.errors import BadInput, NotFound, RunConflict, StoreBusy
 from seqk.store import queries, schema, template
-from seqk.store.database import Compaction, Database
+from seqk.store.database import Compaction, Database, limit_threads
 from seqk.store.execute import Connection
 
 _LOCK_MESSAGE = re.compile(r"lock", re.IGNORECASE)
@@ -238,4 +238,9 @@ def _open(db: Path, read_only: bool, wait_s: float) -> Connection:
         # widget it cannot draw anyway), so the refusal is left as is.
         with contextlib.suppress(duckdb.InvalidInputException):
             con.execute("SET enable_progress_bar = false")
+        try:
+            limit_threads(con)
+        except BaseException:
+            con.close()
+            raise
         return con

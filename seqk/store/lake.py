@@ -39,7 +39,7 @@ import duckdb
 
 from seqk.errors import BadInput, MissingExtra, NotFound
 from seqk.store import catalog, lake_queries, queries, s3, schema
-from seqk.store.database import Compaction, Database, T
+from seqk.store.database import Compaction, Database, T, limit_threads
 from seqk.store.execute import Connection
 from seqk.store.lake_retry import CommitRetry
 
@@ -120,6 +120,7 @@ class Lake(Database):
     def _attach(self, read_only: bool) -> Connection:
         con = duckdb.connect(":memory:")
         try:
+            limit_threads(con)
             _load_extensions(con)
             for statement, value in self.retry.settings():
                 con.execute(statement, [value])

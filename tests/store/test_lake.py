@@ -205,3 +205,16 @@ def test_a_lake_whose_catalog_database_is_missing_is_one_line_naming_it(lake_url
         assert out.exit_code == 2, out.output
         assert 'database "nosuchlake' in out.output and "createdb" in out.output
         assert len(out.output.strip().splitlines()) == 1, out.output
+
+
+def test_the_lakes_session_takes_its_threads_from_the_variable(lake_url, monkeypatch):
+    for value in ("3", "1"):
+        monkeypatch.setenv("SEQK_DUCKDB_THREADS", value)
+        lake.close_all()  # a session is made once a process: a new one reads the variable
+        with store.connect(lake_url) as con:
+            assert con.execute("SELECT current_setting('threads')").fetchone() == (int(value),)
+    monkeypatch.setenv("SEQK_DUCKDB_THREADS", "many")
+    lake.close_all()
+    with pytest.raises(BadInput, match="SEQK_DUCKDB_THREADS should be a whole number"), store.connect(lake_url):
+        pass
+    lake.close_all()
