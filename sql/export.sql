@@ -57,7 +57,23 @@ ORDER BY whole_run, task_index, model;
 -- over the tasks whose outcome at t is known (errors left out, never scored as failures).
 SELECT t, value, se, n_tasks FROM run_curve WHERE run_id = $run_id ORDER BY t;
 
--- name: export_parquet_runs(run_ids) -> arrow
+-- name: export_parquet_rows(run_ids) -> rows
+-- Of each given run id, in order: its rows in attempts and in calls (all generations, superseded
+-- rows included), so that export --parquet reads runs in groups of bounded size.
+WITH a AS (
+    SELECT run_id, count(*)::BIGINT AS n FROM attempts
+    WHERE list_contains($run_ids::VARCHAR[], run_id) GROUP BY run_id
+),
+c AS (
+    SELECT run_id, count(*)::BIGINT AS n FROM calls
+    WHERE list_contains($run_ids::VARCHAR[], run_id) GROUP BY run_id
+)
+SELECT r.run_id, coalesce(a.n, 0) AS attempts, coalesce(c.n, 0) AS calls
+FROM (SELECT unnest($run_ids::VARCHAR[]) AS run_id) r
+LEFT JOIN a USING (run_id) LEFT JOIN c USING (run_id)
+ORDER BY r.run_id;
+
+-- name: export_parquet_runs(run_ids) -> batches
 -- The runs rows of the given run ids, plus the partition columns run_key (run_id with '/'
 -- written '~', path-safe) and benchmark.
 SELECT *, replace(run_id, '/', '~') AS run_key
@@ -65,14 +81,14 @@ FROM runs
 WHERE list_contains($run_ids::VARCHAR[], run_id)
 ORDER BY run_id;
 
--- name: export_parquet_tasks(run_ids) -> arrow
+-- name: export_parquet_tasks(run_ids) -> batches
 -- The tasks rows of the given run ids, plus the partition columns benchmark and run_key.
 SELECT t.*, r.benchmark, replace(t.run_id, '/', '~') AS run_key
 FROM tasks t JOIN runs r USING (run_id)
 WHERE list_contains($run_ids::VARCHAR[], t.run_id)
 ORDER BY t.run_id, t.task_index;
 
--- name: export_parquet_attempts(run_ids) -> arrow
+-- name: export_parquet_attempts(run_ids) -> batches
 -- Every attempt row of the given run ids (all generations, superseded rows included), plus
 -- `counts` (the row the metrics use) and the partition columns benchmark and run_key.
 SELECT a.*,
@@ -82,7 +98,7 @@ FROM attempts_filled a JOIN runs r USING (run_id)
 WHERE list_contains($run_ids::VARCHAR[], a.run_id)
 ORDER BY a.run_id, a.generation, a.task_index, a.chain_index, a.attempt_index, a.finished_at;
 
--- name: export_parquet_calls(run_ids) -> arrow
+-- name: export_parquet_calls(run_ids) -> batches
 -- Every call row of the given run ids (all generations), plus the partition columns
 -- benchmark and run_key.
 SELECT c.*, r.benchmark, replace(c.run_id, '/', '~') AS run_key

@@ -267,7 +267,7 @@ def export_runs(runs: Sequence[str] = (), db: Db = None, *,
 
 def export_parquet(runs: Sequence[str] = (), db: Db = None, *, to: str | os.PathLike[str]) -> dict[str, int]:
     """Runs, tasks, attempts and calls as hive-partitioned Parquet under `to`; rows per table."""
-    from seqk.io.export import export_parquet
+    from seqk.io.parquet import export_parquet
 
     return export_parquet(runs, db, to=to)
 

@@ -36,9 +36,8 @@ from seqk.store import queries
 if TYPE_CHECKING:
     pass
 
-__all__ = ["ExportResult", "export_parquet", "export_root", "export_run", "export_runs"]
+__all__ = ["ExportResult", "export_root", "export_run", "export_runs"]
 
-PARQUET_TABLES = ("runs", "tasks", "attempts", "calls")
 _TOKEN_KEYS = (*tree.TOKEN_FIELDS, "cost_usd", "n_unpriced_calls")
 
 
@@ -278,31 +277,6 @@ def export_runs(runs: Sequence[str] = (), db: store.DbLike = None, *,
         run_ids = store.resolve_run_ids(con, runs)
     # One short read per run: a long export never holds the file for all of them.
     return [export_run(run_id, database, to=to) for run_id in run_ids]
-
-
-def export_parquet(runs: Sequence[str] = (), db: store.DbLike = None, *,
-                   to: str | os.PathLike[str]) -> dict[str, int]:
-    """Write runs, tasks, attempts and calls as Parquet under to/<table>/, hive-partitioned
-    by benchmark and run_key (run_id with '/' as '~'). Returns rows written per table.
-
-    Every row of the chosen runs is written, superseded ones included; `attempts.counts`
-    marks the rows the metrics use. Re-exporting a run replaces its partitions and leaves
-    the other runs' partitions alone.
-    """
-    import pyarrow.dataset as ds
-
-    with store.connect(db, read_only=True) as con:
-        run_ids = store.resolve_run_ids(con, runs)
-        tables = store.parquet_tables(con, run_ids, PARQUET_TABLES)
-    counts = {}
-    for name, table in tables.items():
-        counts[name] = table.num_rows
-        if table.num_rows:
-            ds.write_dataset(
-                table, Path(to) / name, format="parquet",
-                partitioning=["benchmark", "run_key"], partitioning_flavor="hive",
-                existing_data_behavior="delete_matching", basename_template="part-{i}.parquet")
-    return counts
 
 
 # ---------------------------------------------------------------------------

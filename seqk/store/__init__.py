@@ -29,6 +29,7 @@ from seqk.store.location import DEFAULT_DB, open
 from seqk.store.reads import (
     attempt_uids,
     get_run,
+    parquet_batches,
     parquet_tables,
     resolve_run_id,
     resolve_run_ids,
@@ -53,7 +54,7 @@ __all__ = [
     'attempt_uids',
     'connect',
     'extend_run', 'fill_feedback', 'get_run', 'insert_imported_run', 'insert_run', 'insert_tasks', 'int_list',
-    'kept_chains_differ', 'link_rejudged_slots', 'open', 'parquet_tables', 'queries',
+    'kept_chains_differ', 'link_rejudged_slots', 'open', 'parquet_batches', 'parquet_tables', 'queries',
     'rebuild_kept_chains',
     'resolve_run_id', 'resolve_run_ids', 'restart_run', 'run_lease', 'schema_version', 'task_identities', 'transaction',
     'unwritable_folder', 'valid_slots',

@@ -14,6 +14,10 @@ from seqk.store.sqlfiles import queries
 
 Connection = duckdb.DuckDBPyConnection
 
+BATCH_ROWS = 20_000
+"""Rows per Arrow batch of a query whose shape is `batches` (an export's attempts and calls): a
+batch of attempts with their prompts and outputs stays a few MB to tens of MB."""
+
 
 class AbsentModules:
     """A finder, first on sys.meta_path, that makes `import pandas` fail at once where pandas is
@@ -60,6 +64,8 @@ def run(con: Any, name: str, params: dict[str, Any], shape: str, folder: str = "
         return None
     if shape == "arrow":
         return cur.to_arrow_table()
+    if shape == "batches":
+        return cur.fetch_record_batch(BATCH_ROWS)
     if shape == "scalar":
         row = cur.fetchone()
         return None if row is None else row[0]

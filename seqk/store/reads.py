@@ -31,8 +31,13 @@ def valid_slots(con: duckdb.DuckDBPyConnection, run_id: str) -> set[tuple[int, i
 def parquet_tables(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str],
                    names: Sequence[str]) -> dict[str, Any]:
     """The named export tables (runs, tasks, attempts, calls) of these runs, as Arrow tables."""
-    ids = list(run_ids)
-    return {name: _PARQUET[name](con, run_ids=ids) for name in names}
+    return {name: parquet_batches(con, run_ids, name).read_all() for name in names}
+
+
+def parquet_batches(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], name: str) -> Any:
+    """The named export table of these runs as a pyarrow RecordBatchReader, its rows in order
+    (seqk.store.execute.BATCH_ROWS at a time): read it before the connection runs anything else."""
+    return _PARQUET[name](con, run_ids=list(run_ids))
 
 
 _PARQUET = {"runs": queries.export_parquet_runs, "tasks": queries.export_parquet_tasks,

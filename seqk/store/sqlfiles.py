@@ -9,10 +9,12 @@ returns, then its body:
 
 The parentheses declare every `$parameter` the body uses (and nothing else); `-> shape` says
 what a call returns: `rows` (a list of dicts, the default), `tuples`, `one` (a dict or None),
-`scalar` (the first column of the first row, or None), `none` (a write) or `arrow` (a pyarrow
-Table). Loading fails, naming `file:line`, on an empty, duplicated or malformed query, or on a
-parameter declared but unused or used but undeclared, so a broken file is caught at start-up
-and in the tests, never in the middle of a user's run. seqk.store.queries is generated from
+`scalar` (the first column of the first row, or None), `none` (a write), `arrow` (a pyarrow
+Table) or `batches` (a pyarrow RecordBatchReader of BATCH_ROWS rows at a time, read before the
+connection runs anything else: an export streams a million rows through it). Loading fails,
+naming `file:line`, on an empty, duplicated or malformed query, or on a parameter declared but
+unused or used but undeclared, so a broken file is caught at start-up and in the tests, never in
+the middle of a user's run. seqk.store.queries is generated from
 these declarations (`python -m seqk.store.codegen`), one typed function per query; a test
 fails when it is stale.
 """
@@ -30,7 +32,7 @@ SCRIPTS = ("schema.sql", "views.sql")
 """Files executed whole, not named queries."""
 MIGRATIONS = "migrations"
 """The folder of numbered schema migrations (NNN_name.sql), applied in order to older databases."""
-SHAPES = ("rows", "tuples", "one", "scalar", "none", "arrow")
+SHAPES = ("rows", "tuples", "one", "scalar", "none", "arrow", "batches")
 _NAME = re.compile(r"^--\s*name:\s*(?P<rest>.*)$")
 _CONTRACT = re.compile(r"^(?P<name>[a-z][a-z0-9_]*)\s*\((?P<params>[^)]*)\)\s*(?:->\s*(?P<shape>\w+))?\s*$")
 _PARAM = re.compile(r"\$([a-z_][a-z0-9_]*)")

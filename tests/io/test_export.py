@@ -19,7 +19,7 @@ from seqk import models, store
 from seqk.analysis import report, status
 from seqk.cli import app
 from seqk.config import runspec
-from seqk.io import export, tree
+from seqk.io import export, parquet, tree
 from seqk.models.pricing import PRICING_LAST_UPDATED
 from seqk.run import engine
 
@@ -306,10 +306,10 @@ def test_parquet_is_hive_partitioned_and_reexport_replaces_its_partitions(tmp_pa
     spec = make_run(tmp_path, db)
     make_run(tmp_path, db, metric="pass@k", k=2)
     out = tmp_path / "pq"
-    counts = export.export_parquet([], db, to=out)
-    export.export_parquet([spec.run_id], db, to=out)  # again, one run: no duplicates
+    counts = parquet.export_parquet([], db, to=out)
+    parquet.export_parquet([spec.run_id], db, to=out)  # again, one run: no duplicates
     with duckdb.connect(str(db), read_only=True) as con:
-        for table in export.PARQUET_TABLES:
+        for table in parquet.PARQUET_TABLES:
             assert counts[table] == con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
             got = con.execute(
                 f"SELECT count(*), count(DISTINCT run_id), min(benchmark) FROM read_parquet("
@@ -321,6 +321,106 @@ def test_parquet_is_hive_partitioned_and_reexport_replaces_its_partitions(tmp_pa
             f"SELECT count(*) FILTER (WHERE counts) FROM read_parquet("
             f"'{out}/attempts/**/*.parquet', hive_partitioning = true)").fetchone()[0]
         assert counted == con.execute("SELECT count(*) FROM current_attempts").fetchone()[0]
+
+
+def test_parquet_streams_in_batches_and_holds_every_row_in_order(tmp_path, db, monkeypatch):
+    """export --parquet never holds a whole table: DuckDB hands it BATCH_ROWS rows at a time and
+    each row group of a file is (part of) one batch; the files hold the rows parquet_tables reads
+    whole, in the same order."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from seqk.store import execute
+
+    models.register_mock("mock/actor", solves_on({1: 2, 3: 3}))
+    spec = make_run(tmp_path, db, k=3, options={"n": 6})
+    make_run(tmp_path, db, metric="pass@k", k=3, options={"n": 6})
+    with store.connect(db, read_only=True) as con:
+        whole = store.parquet_tables(con, store.resolve_run_ids(con, []), parquet.PARQUET_TABLES)
+    monkeypatch.setattr(execute, "BATCH_ROWS", 4)
+    monkeypatch.setattr(parquet, "GROUP_ROWS", 10)  # each run its own read of attempts and calls
+    with store.connect(db, read_only=True) as con:
+        ids = store.resolve_run_ids(con, [])
+        assert parquet._groups(con, ids, "attempts") == [[i] for i in sorted(ids)]
+    handed: dict[str, list[int]] = {}
+    batches_of = store.parquet_batches
+
+    def spied(con, run_ids, name):
+        reader = batches_of(con, run_ids, name)
+        sizes = handed.setdefault(name, [])
+
+        def passing():
+            for batch in reader:
+                sizes.append(batch.num_rows)
+                yield batch
+
+        return pa.RecordBatchReader.from_batches(reader.schema, passing())
+
+    monkeypatch.setattr(store, "parquet_batches", spied)
+    out = tmp_path / "pq"
+    counts = parquet.export_parquet([], db, to=out)
+    assert counts == {name: table.num_rows for name, table in whole.items()}
+    # what the export took from the store came in batches of at most BATCH_ROWS rows
+    assert {name: sum(sizes) for name, sizes in handed.items()} == counts
+    assert max(max(sizes) for sizes in handed.values()) <= 4 and len(handed["attempts"]) > 2
+    assert counts["attempts"] > 8 and counts["calls"] > 8
+    for name, table in whole.items():
+        files = sorted((out / name).glob("benchmark=*/run_key=*/*.parquet"))
+        groups = [pq.ParquetFile(f).metadata.row_group(i).num_rows
+                  for f in files for i in range(pq.ParquetFile(f).metadata.num_row_groups)]
+        assert max(groups) <= 4 and sum(groups) == table.num_rows, (name, groups)
+        # file by file (runs in run_id order, one partition each), the rows as read whole
+        read = [pq.read_table(f).to_pylist() for f in files]
+        keys = [k for k in table.column_names if k not in ("benchmark", "run_key")]
+        assert [{k: r[k] for k in keys} for rows in read for r in rows] == \
+            [{k: r[k] for k in keys} for r in table.to_pylist()], name
+    assert (out / "attempts" / "benchmark=toy" / f"run_key={spec.run_id.replace('/', '~')}").is_dir()
+
+
+def test_partition_folders_are_named_as_pyarrows_hive_writer_names_them(tmp_path):
+    """Re-exporting over an export pyarrow wrote must replace its partitions, not add folders
+    beside them: values are URI-escaped the same way, rows in their order, one file each."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    keys = ["toy~seqk~m~deterministic~binary@warm", "a b", "ü:+=%", "k~l.m_n-o", "z,;!$&'()*"]
+    table = pa.table({"x": list(range(10)), "benchmark": ["b@1"] * 10,
+                      "run_key": [k for k in keys for _ in (0, 1)]})
+    ds.write_dataset(table, tmp_path / "arrow", format="parquet", partitioning=["benchmark", "run_key"],
+                     partitioning_flavor="hive")
+    parquet._write_partitions(iter(table.to_batches(max_chunksize=3)), tmp_path / "ours")
+    folders = {p.relative_to(tmp_path / "arrow").parent for p in (tmp_path / "arrow").rglob("*.parquet")}
+    assert {p.relative_to(tmp_path / "ours").parent for p in (tmp_path / "ours").rglob("*.parquet")} == folders
+    read = ds.dataset(tmp_path / "ours", format="parquet", partitioning="hive").to_table()
+    assert sorted(zip(read["run_key"].to_pylist(), read["x"].to_pylist(), strict=True)) == \
+        sorted(zip(table["run_key"].to_pylist(), table["x"].to_pylist(), strict=True))
+    # written again over pyarrow's own files: each partition replaced, nothing added beside it
+    parquet._write_partitions(iter(table.to_batches(max_chunksize=4)), tmp_path / "arrow")
+    assert len(list((tmp_path / "arrow").rglob("*.parquet"))) == len(keys)
+    assert not list((tmp_path / "arrow").rglob("*.partial"))
+    assert ds.dataset(tmp_path / "arrow", format="parquet", partitioning="hive").count_rows() == 10
+
+
+def test_a_parquet_export_that_fails_midway_leaves_the_partition_it_was_writing_whole(tmp_path):
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    table = pa.table({"x": list(range(6)), "benchmark": ["b"] * 6, "run_key": ["r1"] * 3 + ["r2"] * 3})
+    parquet._write_partitions(iter(table.to_batches()), tmp_path)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*.parquet")}
+
+    def failing():
+        yield pa.record_batch({"x": [7], "benchmark": ["b"], "run_key": ["r1"]})  # r1 is done
+        yield pa.record_batch({"x": [8], "benchmark": ["b"], "run_key": ["r2"]})
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        parquet._write_partitions(failing(), tmp_path)
+    r1 = tmp_path / "benchmark=b" / "run_key=r1" / "part-0.parquet"
+    r2 = tmp_path / "benchmark=b" / "run_key=r2" / "part-0.parquet"
+    assert ds.dataset(r1, format="parquet").to_table()["x"].to_pylist() == [7]  # replaced whole
+    assert r2.read_bytes() == before[r2]  # the one it was writing: as it was
+    assert not list(tmp_path.rglob("*.partial"))
 
 
 def test_cli_export_and_the_export_at_the_end_of_a_run(tmp_path, db):

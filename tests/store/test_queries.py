@@ -23,6 +23,13 @@ K = 2
 Calls = list[tuple[Callable[..., Any], dict[str, Any]]]
 
 
+def whole(result):
+    """A query's result, a RecordBatchReader (shape `batches`) read into its Table."""
+    import pyarrow as pa
+
+    return result.read_all() if isinstance(result, pa.RecordBatchReader) else result
+
+
 @pytest.fixture
 def seeded(tmp_path, db):
     """A seq@k run (task 2 solved on attempt 2) and its pass@k partner, on 3 toy tasks."""
@@ -58,6 +65,7 @@ def reads(seq: str, pas: str, uid: str) -> Calls:
         (queries.rejudge_source, one), (queries.rejudge_pending, one | {"generation": 1}),
         (queries.export_tasks, one), (queries.export_attempts, one), (queries.export_calls, one),
         (queries.export_tokens, one), (queries.export_metric_curve, one),
+        (queries.export_parquet_rows, both),
         (queries.export_parquet_runs, both), (queries.export_parquet_tasks, both),
         (queries.export_parquet_attempts, both), (queries.export_parquet_calls, both),
         (queries.import_known_attempts, one), (queries.import_valid_slots, one),
@@ -177,7 +185,8 @@ def test_every_named_query_runs_through_its_generated_function(seeded):
         assert len(names) == len(set(names))
         missing = set(sqlfiles.queries()) - set(names)
         assert not missing, f"named queries with no call in tests/store/test_queries.py: {sorted(missing)}"
-        results = {fn.__name__: fn(con, **params) for fn, params in read}
+        # a `batches` result is read whole before the next query runs (which would end its stream)
+        results = {fn.__name__: whole(fn(con, **params)) for fn, params in read}
         assert {name for name, found in results.items() if not found} == EMPTY
         # Status of one run reads only that run's attempts, and says the same of it as status of all.
         every = queries.run_status(con, run_ids=[])
