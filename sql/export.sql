@@ -58,9 +58,13 @@ ORDER BY whole_run, task_index, model;
 SELECT t, value, se, n_tasks FROM run_curve WHERE run_id = $run_id ORDER BY t;
 
 -- name: export_parquet_rows(run_ids) -> rows
--- Of each given run id, in order: its rows in attempts and in calls (all generations, superseded
--- rows included), so that export --parquet reads runs in groups of bounded size.
-WITH a AS (
+-- Of each given run id, in order: its rows in tasks, attempts and calls (all generations,
+-- superseded rows included), so that export --parquet reads runs in groups of bounded size.
+WITH t AS (
+    SELECT run_id, count(*)::BIGINT AS n FROM tasks
+    WHERE list_contains($run_ids::VARCHAR[], run_id) GROUP BY run_id
+),
+a AS (
     SELECT run_id, count(*)::BIGINT AS n FROM attempts
     WHERE list_contains($run_ids::VARCHAR[], run_id) GROUP BY run_id
 ),
@@ -68,9 +72,9 @@ c AS (
     SELECT run_id, count(*)::BIGINT AS n FROM calls
     WHERE list_contains($run_ids::VARCHAR[], run_id) GROUP BY run_id
 )
-SELECT r.run_id, coalesce(a.n, 0) AS attempts, coalesce(c.n, 0) AS calls
+SELECT r.run_id, coalesce(t.n, 0) AS tasks, coalesce(a.n, 0) AS attempts, coalesce(c.n, 0) AS calls
 FROM (SELECT unnest($run_ids::VARCHAR[]) AS run_id) r
-LEFT JOIN a USING (run_id) LEFT JOIN c USING (run_id)
+LEFT JOIN t USING (run_id) LEFT JOIN a USING (run_id) LEFT JOIN c USING (run_id)
 ORDER BY r.run_id;
 
 -- name: export_parquet_runs(run_ids) -> batches

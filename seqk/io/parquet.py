@@ -89,7 +89,7 @@ def _ahead(items: Iterator[Any], depth: int = 2) -> Iterator[Any]:
 PARTITIONS = ("benchmark", "run_key")
 """The hive partition columns, folder names under each table, not columns of its files."""
 
-GROUPED = ("attempts", "calls")
+GROUPED = ("tasks", "attempts", "calls")
 """Tables read a group of runs at a time, GROUP_ROWS rows or so (a larger run alone): the query's
 sort then holds one group's rows, so an export's memory grows with the largest run, not with the
 store, while a store of many small runs is not read with a query a run."""

@@ -135,31 +135,32 @@ def export_metric_curve(con: Connection, *, run_id: Any) -> list[dict[str, Any]]
 def export_parquet_attempts(con: Connection, *, run_ids: Any) -> pa.RecordBatchReader:
     """Every attempt row of the given run ids (all generations, superseded rows included), plus
     `counts` (the row the metrics use) and the partition columns benchmark and run_key.
-    (export.sql:91)"""
+    (export.sql:95)"""
     return run(con, 'export_parquet_attempts', {'run_ids': run_ids}, 'batches')
 
 
 def export_parquet_calls(con: Connection, *, run_ids: Any) -> pa.RecordBatchReader:
     """Every call row of the given run ids (all generations), plus the partition columns benchmark and
-    run_key. (export.sql:101)"""
+    run_key. (export.sql:105)"""
     return run(con, 'export_parquet_calls', {'run_ids': run_ids}, 'batches')
 
 
 def export_parquet_rows(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
-    """Of each given run id, in order: its rows in attempts and in calls (all generations, superseded
-    rows included), so that export --parquet reads runs in groups of bounded size. (export.sql:60)"""
+    """Of each given run id, in order: its rows in tasks, attempts and calls (all generations,
+    superseded rows included), so that export --parquet reads runs in groups of bounded size.
+    (export.sql:60)"""
     return run(con, 'export_parquet_rows', {'run_ids': run_ids}, 'rows')
 
 
 def export_parquet_runs(con: Connection, *, run_ids: Any) -> pa.RecordBatchReader:
     """The runs rows of the given run ids, plus the partition columns run_key (run_id with '/' written
-    '~', path-safe) and benchmark. (export.sql:76)"""
+    '~', path-safe) and benchmark. (export.sql:80)"""
     return run(con, 'export_parquet_runs', {'run_ids': run_ids}, 'batches')
 
 
 def export_parquet_tasks(con: Connection, *, run_ids: Any) -> pa.RecordBatchReader:
     """The tasks rows of the given run ids, plus the partition columns benchmark and run_key.
-    (export.sql:84)"""
+    (export.sql:88)"""
     return run(con, 'export_parquet_tasks', {'run_ids': run_ids}, 'batches')
 
 
