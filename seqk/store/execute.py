@@ -65,7 +65,7 @@ def run(con: Any, name: str, params: dict[str, Any], shape: str, folder: str = "
     if shape == "arrow":
         return cur.to_arrow_table()
     if shape == "batches":
-        return cur.fetch_record_batch(BATCH_ROWS)
+        return cur.to_arrow_reader(BATCH_ROWS)
     if shape == "scalar":
         row = cur.fetchone()
         return None if row is None else row[0]
