@@ -16,6 +16,24 @@ from typing import Any
 
 
 @dataclass(kw_only=True)
+class RunSettings:
+    """What names a run and how it ran, as the runs view gives it: the one declaration of these
+    fields, which the report's RunMetrics (seqk.analysis.metrics) and the viewer's RunSummary
+    (seqk.view.pages) each are."""
+
+    run_id: str
+    benchmark: str
+    slice: str
+    metric: str
+    k: int
+    actor_model: str
+    feedback_mode: str
+    judge_model: str | None
+    critic_model: str | None
+    verifier: str = ""
+
+
+@dataclass(kw_only=True)
 class Usage:
     """What one LLM call spent, as seqk counts it: the one declaration of the token fields, which
     a provider's Completion, an agent's own AgentUsage and the calls table's CallRecord each are.

@@ -31,6 +31,7 @@ from seqk import stats, store
 from seqk.analysis.memo import remembered
 from seqk.analysis.paired import Comparison, compare_chains, compare_on, compare_runs
 from seqk.analysis.survival import Curve, RunChains, curve, read_chains, sample_one, value_policy
+from seqk.records import RunSettings
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED, Estimate, Types, benjamini_hochberg
 from seqk.store import queries
 
@@ -96,20 +97,10 @@ class Spend:
     n_unpriced_calls: int
 
 
-@dataclass
-class RunMetrics:
-    """Everything the report shows about one run."""
+@dataclass(kw_only=True)
+class RunMetrics(RunSettings):
+    """Everything the report shows about one run: its settings, then its figures."""
 
-    run_id: str
-    benchmark: str
-    slice: str
-    metric: str
-    k: int
-    actor_model: str
-    feedback_mode: str
-    judge_model: str | None
-    critic_model: str | None
-    verifier: str = ""
     chains: int = 1
     """seq@k: independent chains per task."""
     is_primary: bool = False

@@ -13,6 +13,7 @@ from typing import Any
 from seqk import store
 from seqk.analysis.study import StudySummary, studies_in
 from seqk.errors import NotFound
+from seqk.records import RunSettings
 from seqk.store import queries
 from seqk.view.budget import BudgetChart, SpendPoint, budget_charts
 from seqk.view.verdict import RunVerdict, verdicts
@@ -48,20 +49,11 @@ class CurvePoint:
     n_left_out: int = 0
 
 
-@dataclass(frozen=True)
-class RunSummary:
-    """One run as the run list shows it."""
+@dataclass(kw_only=True)
+class RunSummary(RunSettings):
+    """One run as the run list shows it: its settings, progress, spend and curve (read, never
+    changed)."""
 
-    run_id: str
-    benchmark: str
-    slice: str
-    metric: str
-    k: int
-    actor_model: str
-    judge_model: str | None
-    critic_model: str | None
-    verifier: str
-    feedback_mode: str
     shows_grading_info: bool | None
     temperature: float | None
     n_tasks: int
