@@ -2,7 +2,7 @@
 hive-partitioned by benchmark and run, streamed from the store to the files.
 
 Memory stays bounded whatever the store holds: DuckDB hands over BATCH_ROWS rows at a time
-(seqk.store.execute), attempts and calls are read a group of runs at a time (the query's sort
+(seqk.store.execute), tasks, attempts and calls are read a group of runs at a time (the sort
 holds one group), and one file is open at a time, written beside the partition's old file and
 put in its place when whole (docs/performance.md: a million attempts in ~0.4 GB, 1.6 GB before).
 """
