@@ -35,10 +35,12 @@ def export_parquet(runs: Sequence[str] = (), db: store.DbLike = None, *,
     counts = dict.fromkeys(PARQUET_TABLES, 0)
     with store.connect(db, read_only=True) as con:
         run_ids = store.resolve_run_ids(con, runs)
+        sizes = queries.export_parquet_rows(con, run_ids=sorted(run_ids))  # counted once, for all
         for name in PARQUET_TABLES:
             # Streamed, BATCH_ROWS rows at a time from DuckDB into one open file at a time, never
             # a whole table in memory (docs/performance.md).
-            _write_partitions(_ahead(_counted(_batches(con, run_ids, name), counts, name)), Path(to) / name)
+            groups = _groups(sizes, name) if name in GROUPED else [sorted(run_ids)]
+            _write_partitions(_ahead(_counted(_batches(con, groups, name), counts, name)), Path(to) / name)
     return counts
 
 
@@ -96,19 +98,20 @@ store, while a store of many small runs is not read with a query a run."""
 GROUP_ROWS = 100_000
 
 
-def _batches(con: store.Connection, run_ids: Sequence[str], name: str) -> Iterator[Any]:
-    """The table's rows of these runs, in the order the query gives them (group by group for
-    GROUPED, which is the same order: the export queries sort by run_id first)."""
-    for ids in _groups(con, run_ids, name) if name in GROUPED else [list(run_ids)]:
+def _batches(con: store.Connection, groups: list[list[str]], name: str) -> Iterator[Any]:
+    """The table's rows of these groups of runs, group by group, each in the order the query gives
+    them: the whole order, as the export queries sort by run_id first."""
+    for ids in groups:
         yield from store.parquet_batches(con, ids, name)
 
 
-def _groups(con: store.Connection, run_ids: Sequence[str], name: str) -> list[list[str]]:
-    """The runs in run_id order, cut into consecutive groups of about GROUP_ROWS rows of `name`."""
+def _groups(sizes: Sequence[dict[str, Any]], name: str) -> list[list[str]]:
+    """The runs of `sizes` (export_parquet_rows, in run_id order) cut into consecutive groups of
+    about GROUP_ROWS rows of `name`; a larger run is a group alone."""
     groups: list[list[str]] = []
-    rows = GROUP_ROWS
-    for run in queries.export_parquet_rows(con, run_ids=sorted(run_ids)):
-        if rows + run[name] > GROUP_ROWS and (not groups or groups[-1]):
+    rows = 0
+    for run in sizes:
+        if not groups or rows + run[name] > GROUP_ROWS:
             groups.append([])
             rows = 0
         groups[-1].append(run["run_id"])
@@ -128,36 +131,26 @@ def _write_partitions(batches: Iterator[Any], folder: Path) -> None:
     part-0.parquet, one file open at a time, one row group per batch and partition, the rows in
     their order. Each partition is written beside its old file and takes its place when whole, so
     a failed export leaves the old file as it was; the partitions of other runs are not touched."""
+    import itertools
     from urllib.parse import quote
 
     import pyarrow.parquet as pq
 
-    writer: Any = None
-    current: tuple[str, str] | None = None
-    part = Path()
-    try:
-        for batch in batches:
-            for key, rows in _partitions(batch):
-                if key != current:
-                    if writer is not None:
-                        writer.close()
-                        writer = None
-                        _replace(part)
-                    current = key
-                    # the values URI-escaped as pyarrow's hive partitioning names them ('@' %40)
-                    part = (folder / f"benchmark={quote(key[0], safe='')}" / f"run_key={quote(key[1], safe='')}"
-                            / "part-0.parquet")
-                    part.parent.mkdir(parents=True, exist_ok=True)
-                    writer = pq.ParquetWriter(_unfinished(part), rows.schema)
-                writer.write_batch(rows, row_group_size=execute.BATCH_ROWS)
-        if writer is not None:
-            writer.close()
-            writer = None
-            _replace(part)
-    finally:
-        if writer is not None:  # an error mid-partition: its old file stays, the new part goes
-            writer.close()
+    pieces = itertools.chain.from_iterable(_partitions(batch) for batch in batches)
+    for (benchmark, run_key), same in itertools.groupby(pieces, key=lambda piece: piece[0]):
+        # the values URI-escaped as pyarrow's hive partitioning names them ('@' as %40)
+        part = folder / f"benchmark={quote(benchmark, safe='')}" / f"run_key={quote(run_key, safe='')}"
+        part = part / "part-0.parquet"
+        part.parent.mkdir(parents=True, exist_ok=True)
+        _, first = next(same)
+        try:
+            with pq.ParquetWriter(_unfinished(part), first.schema) as writer:
+                for rows in itertools.chain([first], (rows for _, rows in same)):
+                    writer.write_batch(rows, row_group_size=execute.BATCH_ROWS)
+        except BaseException:  # an error mid-partition: its old file stays, the new part goes
             _unfinished(part).unlink(missing_ok=True)
+            raise
+        _replace(part)
 
 
 def _partitions(batch: Any) -> Iterator[tuple[tuple[str, str], Any]]:

@@ -41,7 +41,7 @@ def limit_threads(con: Connection) -> None:
     """Apply $SEQK_DUCKDB_THREADS (duckdb_threads) to this connection's database, if it is set."""
     threads = duckdb_threads()
     if threads is not None:
-        con.execute(f"SET threads = {threads}")
+        con.execute("SET threads = ?", [threads])
 
 
 @dataclass(frozen=True)
