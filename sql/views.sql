@@ -383,6 +383,14 @@ FROM chain_outcomes_of(run_ids := run_ids);
 -- chain_outcomes_of for every run.
 CREATE OR REPLACE VIEW chain_outcomes AS SELECT * FROM chain_outcomes_of();
 
+-- known_to of task_outcomes_of, from a chain's columns (chain_kept's): one definition for the
+-- figures that read chain_kept without task_outcomes_of's row per chain (run_curve_of's soft score).
+CREATE OR REPLACE MACRO known_to_of(errors_as_failures, metric, ended_in_error, k, valid_prefix,
+                                    settled_prefix) AS
+    CASE WHEN NOT errors_as_failures THEN valid_prefix
+         WHEN metric = 'seq@k' AND ended_in_error THEN k
+         ELSE settled_prefix END;
+
 -- One row per (run, task, chain) with at least one attempt: chain_outcomes_of's counts, first
 -- success and prefixes, then the two figures errors_as_failures changes for the complete-case
 -- figures (seq_k's first-t figure, the soft score): n_samples (valid attempts, plus errored ones
@@ -393,9 +401,8 @@ CREATE OR REPLACE MACRO task_outcomes_of(errors_as_failures, run_ids := NULL) AS
 SELECT run_id, task_index, chain_index, run_no, metric, k, chains, n_attempts, n_valid, n_error,
        n_success, first_success, valid_prefix, settled_prefix, ended_in_error,
        n_valid + CASE WHEN errors_as_failures THEN n_error ELSE 0 END AS n_samples,
-       CASE WHEN NOT errors_as_failures THEN valid_prefix
-            WHEN metric = 'seq@k' AND ended_in_error THEN k
-            ELSE settled_prefix END                                 AS known_to
+       known_to_of(errors_as_failures, metric, ended_in_error, k, valid_prefix, settled_prefix)
+                                                                    AS known_to
 FROM chain_facts_of(run_ids := run_ids);
 
 -- task_outcomes_of with errors excluded, every run.
@@ -786,46 +793,35 @@ first_t_sums AS (
     FROM first_t GROUP BY run_id, t
 ),
 -- Soft score: a slot's best-so-far score holds from its index to the slot before the next
--- one, and counts at the t where its task is counted: [1, known_to] and [first_success, K].
--- Each such span becomes a +best / -best pair of events, summed up over t below; this
--- avoids expanding every task to K rows. A task whose slots are 1..n_attempts (no holes,
--- the usual case) needs no window to find the next slot; the running best is kept (chain_kept).
-slots AS (
-    SELECT run_no, task_index, chain_index, s.i AS attempt_index, s.b AS best
-    FROM (SELECT run_no, task_index, chain_index, UNNEST(slot_best) AS s
+-- one (through K for the last), and counts at the t where its task is counted: [1, known_to] and
+-- [first_success, K]. Each such span becomes a +best / -best pair of events, summed up over t
+-- below; this avoids expanding every task to K rows. The running best is kept (chain_kept), and
+-- the next slot read off the chain's sorted list, so the slots stream from chain_kept to the
+-- per-(run, t) sums with nothing held on the way (known_to from the chain's own columns, not
+-- joined from outcomes): a score that is not 0/1 makes every slot its own value, so these rows
+-- are the attempts' (10 M at 10 M attempts), read once.
+spans_all AS (
+    SELECT run_id, s.lo, s.best, known_to, first_success, s.hi
+    FROM (SELECT run_id,
+                 known_to_of(errors_as_failures, metric, ended_in_error, k, valid_prefix,
+                             settled_prefix) AS known_to,
+                 coalesce(first_success, k + 1) AS first_success,
+                 UNNEST(list_transform(slot_best, (x, j) -> {'lo': x.i, 'best': x.b,
+                                                             'hi': coalesce(slot_best[j + 1].i - 1, k)}))
+                     AS s
           FROM chain_kept_current_of(run_ids := run_ids))
 ),
-spans AS (
-    SELECT o.run_id, s.task_index, s.chain_index, s.attempt_index AS lo, s.best, o.k, o.known_to,
-           coalesce(o.first_success, o.k + 1) AS first_success,
-           -- no holes: the next slot is the next index, and the last one holds through K
-           CASE WHEN o.settled_prefix <> o.n_attempts THEN NULL
-                WHEN s.attempt_index < o.n_attempts THEN s.attempt_index
-                ELSE o.k END AS hi
-    FROM slots s
-    JOIN outcomes o USING (run_no, task_index, chain_index)
-),
-spans_all AS (
-    SELECT run_id, lo, best, known_to, first_success, hi FROM spans WHERE hi IS NOT NULL
-    UNION ALL
-    SELECT run_id, lo, best, known_to, first_success,
-           coalesce(lead(lo) OVER (PARTITION BY run_id, task_index, chain_index ORDER BY lo) - 1,
-                    k)
-    FROM spans WHERE hi IS NULL
-),
 events AS (
-    SELECT run_id, t, sum(d) AS d FROM (
-        SELECT run_id, lo AS t, best AS d FROM spans_all WHERE lo <= least(hi, known_to)
-        UNION ALL
-        SELECT run_id, least(hi, known_to) + 1, -best FROM spans_all WHERE lo <= least(hi, known_to)
-        UNION ALL
-        SELECT run_id, greatest(lo, first_success, known_to + 1), best FROM spans_all
-        WHERE greatest(lo, first_success, known_to + 1) <= hi
-        UNION ALL
-        SELECT run_id, hi + 1, -best FROM spans_all
-        WHERE greatest(lo, first_success, known_to + 1) <= hi
-    )
-    GROUP BY run_id, t
+    SELECT run_id, e.t, sum(e.d) AS d
+    FROM (SELECT run_id, UNNEST(list_filter([
+              {'t': lo, 'd': best, 'on': lo <= least(hi, known_to)},
+              {'t': least(hi, known_to) + 1, 'd': -best, 'on': lo <= least(hi, known_to)},
+              {'t': greatest(lo, first_success, known_to + 1), 'd': best,
+               'on': greatest(lo, first_success, known_to + 1) <= hi},
+              {'t': hi + 1, 'd': -best, 'on': greatest(lo, first_success, known_to + 1) <= hi}],
+              x -> x.on)) AS e
+          FROM spans_all)
+    GROUP BY run_id, e.t
 ),
 -- expected spend of one chain through t: the run's curve (one chain), the mean of the tasks'
 -- redistributed spends (several chains: the same when every task has as many chains)
