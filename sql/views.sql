@@ -885,6 +885,35 @@ LEFT JOIN pass_spend ps ON ps.run_id = s.run_id;
 -- run_curve_of with errors censoring, every run.
 CREATE OR REPLACE VIEW run_curve AS SELECT * FROM run_curve_of(false);
 
+-- Each pass@k task of the frontier (frontier_tasks_under, frontier_under) with its samples and
+-- successes under the policy errors_policy (as frontier_tasks_under takes it), its valid samples
+-- and their spend.
+CREATE OR REPLACE MACRO frontier_pass_tasks_of(errors_policy, run_ids := NULL) AS TABLE
+SELECT run_id, task_index, k, n_valid, n_success, valid_cost_usd, valid_tokens,
+       n_valid + CASE WHEN errors_policy = 'censored' THEN 0 ELSE n_error END AS n_samples,
+       n_success + CASE WHEN errors_policy = 'successes' THEN n_error ELSE 0 END AS n_successes
+FROM chain_outcomes_of(run_ids := run_ids) WHERE metric = 'pass@k';
+
+-- Each state (k, valid samples, successes, samples and successes under the policy) of the pass@k
+-- tasks of frontier_pass_tasks_of once (most tasks share one): every cell w x d <= k, its value,
+-- and one chain's expected samples through d, expected_samples[d] = sum_{j<d} C(n - c, j) / C(n, j)
+-- over the valid samples (spend is the policy's, however errors are scored); the spend needs a
+-- valid sample, and d - 1 of them for its chance of d - 1 failures (spends).
+CREATE OR REPLACE MACRO frontier_pass_states_of(errors_policy, run_ids := NULL) AS TABLE
+SELECT s.k, s.n_valid, s.n_success, s.n_samples, s.n_successes, c.w, c.d,
+       CASE WHEN s.n_valid >= greatest(1, c.d - 1)
+            THEN pass_at_t_unbiased(s.n_samples, s.n_successes, c.w * c.d) END AS value,
+       s.n_samples >= c.w * c.d AND s.n_valid >= greatest(1, c.d - 1) AS spends,
+       s.expected_samples[c.d] AS expected_samples
+FROM (SELECT *, list_transform(range(1, k + 1), d -> 1.0 + coalesce(list_sum(
+                 [pass_all_t_unbiased(n_valid, n_valid - n_success, j) FOR j IN range(1, d)]), 0.0))
+                 AS expected_samples
+      FROM (SELECT DISTINCT k, n_valid, n_success, n_samples, n_successes
+            FROM frontier_pass_tasks_of(errors_policy, run_ids := run_ids))) s
+CROSS JOIN LATERAL (SELECT w.w::INTEGER AS w, d.d::INTEGER AS d
+                    FROM range(1, s.k + 1) AS w(w), range(1, s.k + 1) AS d(d)
+                    WHERE w.w * d.d <= s.k) c;
+
 -- The width x depth frontier per task: one row per (run, task, width, depth).
 -- seq@k, widths 1..runs.chains, depths 1..K. Width 1 is task_curve_of's value: one chain,
 -- Efron's redistribution of the run's Kaplan-Meier curve; several chains, 1 - the task's own
@@ -1002,30 +1031,11 @@ seq AS (
            CASE WHEN t.w = 1 OR t.n_chains >= t.w THEN t.w * t.tokens END AS tokens
     FROM (SELECT *, unnest(range(1, chains + 1)) AS w FROM task_depth) t
 ),
--- each pass@k task with its samples and successes under the figures' policy
 pass_tasks AS (
-    SELECT run_id, task_index, k, n_valid, n_success, valid_cost_usd, valid_tokens,
-           n_valid + CASE WHEN errors_policy = 'censored' THEN 0 ELSE n_error END AS n_samples,
-           n_success + CASE WHEN errors_policy = 'successes' THEN n_error ELSE 0 END AS n_successes
-    FROM o WHERE metric = 'pass@k'
+    SELECT * FROM frontier_pass_tasks_of(errors_policy, run_ids := run_ids)
 ),
--- each state of a pass@k task once (most tasks share one): every cell w x d <= k, its value, and
--- one chain's expected samples through d, expected_samples[d] = sum_{j<d} C(n - c, j) / C(n, j)
--- over the valid samples (spend is the policy's, however errors are scored); the spend needs a
--- valid sample, and d - 1 of them for its chance of d - 1 failures
 pass_states AS (
-    SELECT s.k, s.n_valid, s.n_success, s.n_samples, s.n_successes, c.w, c.d,
-           CASE WHEN s.n_valid >= greatest(1, c.d - 1)
-                THEN pass_at_t_unbiased(s.n_samples, s.n_successes, c.w * c.d) END AS value,
-           s.n_samples >= c.w * c.d AND s.n_valid >= greatest(1, c.d - 1) AS spends,
-           s.expected_samples[c.d] AS expected_samples
-    FROM (SELECT *, list_transform(range(1, k + 1), d -> 1.0 + coalesce(list_sum(
-                     [pass_all_t_unbiased(n_valid, n_valid - n_success, j) FOR j IN range(1, d)]), 0.0))
-                     AS expected_samples
-          FROM (SELECT DISTINCT k, n_valid, n_success, n_samples, n_successes FROM pass_tasks)) s
-    CROSS JOIN LATERAL (SELECT w.w::INTEGER AS w, d.d::INTEGER AS d
-                        FROM range(1, s.k + 1) AS w(w), range(1, s.k + 1) AS d(d)
-                        WHERE w.w * d.d <= s.k) c
+    SELECT * FROM frontier_pass_states_of(errors_policy, run_ids := run_ids)
 ),
 pass AS (
     SELECT t.run_id, t.task_index, s.w AS width, s.d AS depth, s.value,
@@ -1043,19 +1053,120 @@ CREATE OR REPLACE MACRO frontier_tasks_of(errors_as_failures, run_ids := NULL) A
 SELECT * FROM frontier_tasks_under(CASE WHEN errors_as_failures THEN 'failures' ELSE 'censored' END,
                                    run_ids := run_ids);
 
--- One row per (run, width, depth): the frontier_tasks_of values averaged over the n_tasks with a
--- value there (n_left_out: the other started tasks), and the mean expected spend per task over
+-- One row per (run, width, depth): the frontier_tasks_under values averaged over the n_tasks with
+-- a value there (n_left_out: the other started tasks), and the mean expected spend per task over
 -- the same tasks: cost_usd_per_task (NULL when no call of the run was priced) and tokens_per_task
 -- (input + output). Width 1 of a seq@k run is run_curve's seq@t and its spend; depth 1 of a pass@k
 -- run is pass@w at w x its spend per sample; the other pass@k cells resample until success.
+-- The means are those of frontier_tasks_under's rows (tests/store/test_frontier_sums.py holds them
+-- equal), summed over the tasks' states rather than over a row per task and depth where tasks
+-- share one: a one-chain seq@k run's chains from its run_survival_of curves alone, whose counts
+-- are its chains' states (solved at j, censored at j - 1, the rest known unsolved through K) and
+-- whose mean spend of attempt j times the chains at risk there is the sum over chains of what
+-- attempt j cost (a chain's own spend through d is the sum of its attempts' through min(d, last));
+-- a pass@k run's tasks grouped by state, their spend per valid sample summed. A run with several
+-- chains keeps the per-task rows: its w >= 2 cells need each task's count of chains.
 CREATE OR REPLACE MACRO frontier_under(errors_policy, run_ids := NULL) AS TABLE
-SELECT run_id, width, depth, avg(value) AS value,
-       count(value) AS n_tasks, (count(*) - count(value))::BIGINT AS n_left_out,
-       CASE WHEN bool_or(priced) THEN avg(cost_usd) FILTER (WHERE value IS NOT NULL) END
-           AS cost_usd_per_task,
-       coalesce(avg(tokens) FILTER (WHERE value IS NOT NULL), 0.0) AS tokens_per_task
-FROM frontier_tasks_under(errors_policy, run_ids := run_ids)
-GROUP BY run_id, width, depth
+WITH chosen AS MATERIALIZED (
+    SELECT run_id, metric, chains FROM runs
+    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
+),
+priced AS (
+    SELECT run_id, bool_or(priced) AS priced FROM chain_kept_current_of(run_ids := run_ids)
+    GROUP BY run_id
+),
+rs AS MATERIALIZED (
+    SELECT s.* FROM run_survival_of(run_ids := run_ids) s
+    SEMI JOIN chosen c ON c.run_id = s.run_id AND c.chains = 1
+),
+-- one-chain seq@k runs at depth d, the sum over chains of the Efron values (the figures' policy):
+-- a chain solved at j <= d is worth 1, one censored at c = j - 1 < d 1 - S(d)/S(c), any other 0;
+-- n: the run's chains, all at risk at attempt 1 but those censored at 0
+one_value AS (
+    SELECT d.run_id, d.j AS depth,
+           sum(v.events * efron_value(v.j, NULL, d.j, d.survival, 1.0)
+               + v.censored * efron_value(NULL, v.j - 1, d.j, d.survival, coalesce(c.survival, 1.0)))
+               AS x,
+           any_value(n.at_risk + n.censored) AS n
+    FROM rs d
+    JOIN rs v ON v.run_id = d.run_id AND v.policy = d.policy AND v.j <= d.j
+    LEFT JOIN rs c ON c.run_id = v.run_id AND c.policy = v.policy AND c.j = v.j - 1
+    JOIN rs n ON n.run_id = d.run_id AND n.policy = d.policy AND n.j = 1
+    WHERE d.policy = errors_policy
+    GROUP BY d.run_id, d.j
+),
+-- and of their redistributed spends (errors censoring, efron_spend): what attempts j <= d cost
+-- the chains at risk there, plus, for the chains censored at c = j - 1 < d, (A(d) - A(c)) / S(c)
+-- each (S(c) > 0 where one is: it was at risk through c unsolved; where none is, S(c) may be 0)
+one_spend AS (
+    SELECT d.run_id, d.j AS depth,
+           sum(v.at_risk * v.mean_cost_usd
+               + CASE WHEN v.censored > 0
+                      THEN v.censored * (d.cost_usd_through - coalesce(c.cost_usd_through, 0.0))
+                           / coalesce(c.survival, 1.0)
+                      ELSE 0.0 END) AS cost_usd,
+           sum(v.at_risk * v.mean_tokens
+               + CASE WHEN v.censored > 0
+                      THEN v.censored * (d.tokens_through - coalesce(c.tokens_through, 0.0))
+                           / coalesce(c.survival, 1.0)
+                      ELSE 0.0 END) AS tokens
+    FROM rs d
+    JOIN rs v ON v.run_id = d.run_id AND v.policy = d.policy AND v.j <= d.j
+    LEFT JOIN rs c ON c.run_id = v.run_id AND c.policy = v.policy AND c.j = v.j - 1
+    WHERE d.policy = 'censored'
+    GROUP BY d.run_id, d.j
+),
+-- every chain has a value at every depth: n_tasks is the run's chains
+seq_one AS (
+    SELECT v.run_id, 1::INTEGER AS width, v.depth, v.x / v.n AS value, v.n::BIGINT AS n_tasks,
+           0::BIGINT AS n_left_out,
+           CASE WHEN y.priced THEN s.cost_usd / v.n END AS cost_usd_per_task,
+           coalesce(s.tokens / v.n, 0.0) AS tokens_per_task
+    FROM one_value v
+    JOIN one_spend s USING (run_id, depth)
+    JOIN priced y USING (run_id)
+),
+seq_many AS (
+    SELECT run_id, width, depth, avg(value) AS value,
+           count(value) AS n_tasks, (count(*) - count(value))::BIGINT AS n_left_out,
+           CASE WHEN bool_or(priced) THEN avg(cost_usd) FILTER (WHERE value IS NOT NULL) END
+               AS cost_usd_per_task,
+           coalesce(avg(tokens) FILTER (WHERE value IS NOT NULL), 0.0) AS tokens_per_task
+    FROM frontier_tasks_under(errors_policy, run_ids := (
+             SELECT coalesce(list(run_id), []::VARCHAR[]) FROM chosen
+             WHERE metric = 'seq@k' AND chains > 1))
+    GROUP BY run_id, width, depth
+),
+-- pass@k tasks by state (n of them), with the sum of their spends per valid sample
+pass_groups AS (
+    SELECT run_id, k, n_valid, n_success, n_samples, n_successes, count(*) AS n,
+           sum(CASE WHEN n_valid > 0 THEN valid_cost_usd / n_valid END) AS cost_usd,
+           sum(CASE WHEN n_valid > 0 THEN valid_tokens / n_valid END) AS tokens
+    FROM frontier_pass_tasks_of(errors_policy, run_ids := run_ids)
+    GROUP BY ALL
+),
+-- a task's spend at a cell is w x its spend per sample x the state's expected samples
+pass AS (
+    SELECT g.run_id, s.w AS width, s.d AS depth,
+           sum(g.n * s.value) / nullif(sum(g.n) FILTER (WHERE s.value IS NOT NULL), 0) AS value,
+           coalesce(sum(g.n) FILTER (WHERE s.value IS NOT NULL), 0)::BIGINT AS n_tasks,
+           coalesce(sum(g.n) FILTER (WHERE s.value IS NULL), 0)::BIGINT AS n_left_out,
+           CASE WHEN any_value(y.priced)
+                THEN sum(s.w * g.cost_usd * s.expected_samples) FILTER (WHERE s.value IS NOT NULL AND s.spends)
+                     / nullif(sum(g.n) FILTER (WHERE s.value IS NOT NULL AND s.spends), 0) END
+               AS cost_usd_per_task,
+           coalesce(sum(s.w * g.tokens * s.expected_samples) FILTER (WHERE s.value IS NOT NULL AND s.spends)
+                    / nullif(sum(g.n) FILTER (WHERE s.value IS NOT NULL AND s.spends), 0), 0.0)
+               AS tokens_per_task
+    FROM pass_groups g
+    JOIN frontier_pass_states_of(errors_policy, run_ids := run_ids) s
+      USING (k, n_valid, n_success, n_samples, n_successes)
+    JOIN priced y ON y.run_id = g.run_id
+    GROUP BY g.run_id, s.w, s.d
+)
+SELECT * FROM seq_one
+UNION ALL SELECT * FROM seq_many
+UNION ALL SELECT * FROM pass
 ORDER BY run_id, width, depth;
 
 -- frontier_under with errors censoring (errors_as_failures false) or counted as failures.
