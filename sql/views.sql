@@ -530,12 +530,23 @@ CREATE OR REPLACE MACRO efron_spend(spend, d, last, event, censored, a_d, a_c, s
 -- A(j) = sum_{i<=j} S(i - 1) x that mean (policy 'censored' only: spend is the policy's,
 -- however errors are scored).
 CREATE OR REPLACE MACRO run_survival_of(run_ids := NULL) AS TABLE
-WITH p AS MATERIALIZED (
-    SELECT * FROM chain_policies_of(run_ids := run_ids)
+WITH p AS (
+    SELECT * FROM chain_policies_of(run_ids := run_ids) WHERE policy = 'censored'
 ),
+-- the chains by state under each policy (chain_policies_of's event and censored): counted over the
+-- chains once, then per policy (grouping chain_policies_of's row per chain and policy took twice
+-- as long)
 states AS (
-    SELECT run_id, policy, k, event, censored, count(*) AS n
-    FROM p GROUP BY ALL
+    SELECT s.run_id, x.policy, s.k, x.event, x.censored, sum(s.n)::BIGINT AS n
+    FROM (SELECT run_id, k, event_at, censored_at, event_if_failures, censored_if_failures,
+                 event_if_successes, censored_if_successes, count(*) AS n
+          FROM chain_facts_of(run_ids := run_ids) WHERE metric = 'seq@k' GROUP BY ALL) s,
+         (SELECT unnest([{'policy': 'censored', 'event': s.event_at, 'censored': s.censored_at},
+                         {'policy': 'failures', 'event': s.event_if_failures,
+                          'censored': s.censored_if_failures},
+                         {'policy': 'successes', 'event': s.event_if_successes,
+                          'censored': s.censored_if_successes}], recursive := true)) x
+    GROUP BY ALL
 ),
 counts AS (
     SELECT s.run_id, s.policy, g.j::INTEGER AS j,
@@ -551,7 +562,7 @@ spend AS (
     SELECT run_id, j, sum(cost) AS cost_usd, sum(tokens) AS tokens
     FROM (SELECT run_id, last, unnest(generate_series(1, len(cost_usd))) AS j,
                  unnest(cost_usd) AS cost, unnest(tokens) AS tokens
-          FROM p WHERE policy = 'censored')
+          FROM p)
     WHERE j <= last
     GROUP BY run_id, j
 ),
