@@ -97,6 +97,7 @@ def main() -> None:
         results = {}
         for conc in ([120] if args.quick else [120, 1]):
             walls: dict[str, list[float]] = {"a fresh store": [], "a store that ran before": []}
+            began: dict[str, set[int]] = {kind: set() for kind in walls}
             for rep in range(args.repeat if conc > 1 else 1):
                 path = variant(tmp, f"c{conc}r{rep}", model="openai/bench", api_base=api_base,
                                concurrency=conc, **base_keys)
@@ -107,6 +108,7 @@ def main() -> None:
                     wall, result = timed_run(path, db)
                     assert result.attempts_written == 360 and result.tasks_failed == 120, result
                     walls[kind].append(wall)
+                    began[kind].update(m.start for m in result.model_limits)
             for kind, found in walls.items():
                 if not found:
                     continue
@@ -114,7 +116,8 @@ def main() -> None:
                 print(f"server 200 ms, 120 tasks x 3 seq attempts, concurrency {conc:>3}, {kind}: median "
                       f"{results[conc]:6.2f} s ({results[conc] - 0.6:+.2f} s over the 0.6 s critical path) "
                       f"over {len(found)} runs, min {min(found):.2f} s, max {max(found):.2f} s, "
-                      f"load average {os.getloadavg()[0]:.1f}")
+                      f"load average {os.getloadavg()[0]:.1f}; the limit started at "
+                      f"{', '.join(map(str, sorted(began[kind])))} calls in flight")
         if 1 in results:
             print(f"speed-up concurrency 120 vs 1: {results[1] / results[120]:.1f}x")
     finally:

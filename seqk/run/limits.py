@@ -7,11 +7,12 @@ sustained (table endpoint_limits, sql/limits.sql), and the next run against it s
 
 - **sustained**: the most calls in flight at which a call sent since the last rate limit
   succeeded; **bounded** when a 429 bounded it. An invocation that met no 429 proves only a
-  lower bound: it is recorded when it beats a remembered bound (or an unbounded value's aged
-  start), and otherwise leaves the remembered row alone, ageing.
+  lower bound: it is recorded when it beats a remembered bound (or an unbounded value as it has
+  aged), and otherwise leaves the remembered row alone, ageing.
 - **start**: the remembered value halved for every HALF_LIFE_H of age (a server's load and an
-  account's limits change), never below 4 and never above the role's ceiling
-  (`max_concurrency`, or the run's default). From there the limit slow-starts (one more call per
+  account's limits change), twice that for an unbounded value (UNBOUNDED_GAIN: a lower bound,
+  which slow start would double in its first round anyway), never below 4 and never above the
+  role's ceiling (`max_concurrency`, or the run's default). From there the limit slow-starts (one more call per
   success) up to a bounded value and probes past it additively, or slow-starts on past an
   unbounded one; a 429 still lowers it at once.
 - **keyed** by the role's `api_base` as `public_url` gives it (scheme, host, port, path: never
@@ -35,6 +36,14 @@ from seqk.store import queries, transaction
 HALF_LIFE_H = 24.0
 """Hours over which a remembered limit's start halves."""
 
+UNBOUNDED_GAIN = 2
+"""Where a run starts past a remembered value no 429 bounded, as a multiple of it. Such a value
+is only a lower bound (the run asked for no more, or met no refusal there), and a slow start from
+S reaches 2S after its first round of replies anyway (each reply frees its slot and adds one), so
+starting at 2S sends no larger a burst than slow-starting would, one round earlier: the round a
+later, larger run would otherwise spend at S (bench/bench_engine.py's warm-up of 120 x 1 attempt
+remembered ~60; the 120 x seq@3 run after it sent 60, then 60 more a round late)."""
+
 
 @dataclass(frozen=True)
 class RememberedLimit:
@@ -54,12 +63,21 @@ class RememberedLimit:
     age_hours: float
 
     @property
-    def start(self) -> int | None:
-        """Where the next run's limit starts (before its ceiling): halved per HALF_LIFE_H of age;
-        None when forgotten or no more than the default start."""
+    def aged(self) -> float | None:
+        """The sustained value halved per HALF_LIFE_H of age; None when forgotten."""
         if self.sustained is None:
             return None
-        start = round(self.sustained * 0.5 ** (max(0.0, self.age_hours) / HALF_LIFE_H))
+        return self.sustained * 0.5 ** (max(0.0, self.age_hours) / HALF_LIFE_H)
+
+    @property
+    def start(self) -> int | None:
+        """Where the next run's limit starts (before its ceiling): a bounded value as it has aged;
+        an unbounded one, a lower bound, at twice that (UNBOUNDED_GAIN); None when forgotten or no
+        more than the default start."""
+        aged = self.aged
+        if aged is None:
+            return None
+        start = round(aged if self.bounded else UNBOUNDED_GAIN * aged)
         return start if start > DEFAULT_START else None
 
 
@@ -120,7 +138,7 @@ def _proven(before: RememberedLimit | None) -> int:
     unbounded one's start as it has aged."""
     if before is None or before.sustained is None:
         return 0
-    return before.sustained if before.bounded else before.start or 0
+    return before.sustained if before.bounded else round(before.aged or 0)
 
 
 def record(con: Any, rows: Iterable[dict[str, Any]]) -> None:

@@ -49,7 +49,7 @@ def test_a_second_run_starts_at_the_limit_the_first_sustained(tmp_path, db):
         server.reset(hold_until=sustained)
         second = run(tmp_path, db, server.api_base, "second")
         [state] = second.model_limits
-        assert second.attempts_written == N and state.start == sustained
+        assert second.attempts_written == N and state.start == min(N, limits.UNBOUNDED_GAIN * sustained)
         assert server.in_flight_at_first_reply >= sustained
         assert state.peak_in_flight >= sustained and state.rate_limited == 0
 
@@ -65,7 +65,8 @@ def test_a_remembered_limit_too_high_still_backs_off_and_is_bounded(tmp_path, db
         server.reset()
         first = run(tmp_path, db, server.api_base, "first")
         [state] = first.model_limits
-        assert state.start == 40 and state.rate_limited == server.rate_limited > 0
+        assert state.start == min(N, limits.UNBOUNDED_GAIN * 40)
+        assert state.rate_limited == server.rate_limited > 0
         assert state.lowest <= 6
         assert rows(db, "SELECT count(*) FILTER (WHERE status = 'ok'), count(*) FROM attempts "
                         "WHERE run_id LIKE '%@first'") == [(N, N)]
@@ -123,11 +124,28 @@ def remembered(sustained, bounded=False, age_hours=0.0) -> limits.RememberedLimi
 
 
 def test_a_remembered_start_halves_per_day_and_is_dropped_at_the_default():
-    assert remembered(120).start == 120
-    assert remembered(120, age_hours=24).start == 60
-    assert remembered(120, age_hours=48).start == 30
-    assert remembered(120, age_hours=24 * 5).start is None  # 3.75: no more than the default
+    assert remembered(120, bounded=True).start == 120
+    assert remembered(120, bounded=True, age_hours=24).start == 60
+    assert remembered(120, bounded=True, age_hours=48).start == 30
+    assert remembered(120, bounded=True, age_hours=24 * 5).start is None  # 3.75: no more than the default
     assert remembered(None).start is None  # forgotten
+
+
+def test_an_unbounded_value_is_a_lower_bound_and_starts_at_twice_it_as_it_ages():
+    """No 429 bounded it: slow start from it would reach twice it in one round anyway."""
+    assert remembered(60).start == 120
+    assert remembered(60, age_hours=24).start == 60
+    assert remembered(8, age_hours=48).start is None  # 2 x 2 = 4: no more than the default
+    assert remembered(3).start == 6
+
+
+def test_an_unbounded_memory_is_replaced_only_by_a_larger_value_than_it_held():
+    known = {("http://h:1/v1", "openai/x"): remembered(60)}
+    same = FakePool(("openai/x", "http://h:1/v1", 60, False, FakeLimit()))
+    assert limits.to_record(same, known, "r2") == []  # no news: the row stands, ageing
+    more = FakePool(("openai/x", "http://h:1/v1", 90, False, FakeLimit()))
+    [row] = limits.to_record(more, known, "r2")  # below the doubled start, beyond what it held
+    assert (row["sustained"], row["bounded"]) == (90, False)
 
 
 class FakePool:
@@ -163,7 +181,7 @@ def test_starts_map_each_role_to_its_remembered_start_and_bound():
     roles = [RoleSpec("actor", "openai/x", api_base="http://u:p@h:1/v1/"),
              RoleSpec("judge", "openai/y", api_base="http://h:1/v1"), RoleSpec("critic", None)]
     assert limits.starts(roles, known) == {("openai/x", "http://u:p@h:1/v1/"): (20, 20),
-                                           ("openai/y", "http://h:1/v1"): (50, None)}
+                                           ("openai/y", "http://h:1/v1"): (100, None)}
 
 
 def test_seqk_limits_lists_and_resets_them(tmp_path, db):
@@ -193,5 +211,5 @@ def test_a_lake_remembers_the_limit_for_every_machine_that_runs_against_the_endp
         assert DEFAULT_START < row.sustained <= first.model_limits[0].peak_in_flight
         server.reset(hold_until=row.sustained)
         second = run(tmp_path, lake_url, server.api_base, "second")
-        assert second.model_limits[0].start == row.sustained
+        assert second.model_limits[0].start == min(N, limits.UNBOUNDED_GAIN * row.sustained)
         assert server.in_flight_at_first_reply >= row.sustained
