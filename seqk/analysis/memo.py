@@ -9,7 +9,9 @@ the settings it is asked with (errors' reading, seed, resamples, the block's uni
 all of them, so a figure remembered is the figure computed again, bit for bit
 (tests/analysis/test_memo.py), and a run that gains one attempt, a re-judge, a new seed or an
 edited estimator misses and computes afresh. A report over fifty runs after one more run finished
-computes that run's figures only.
+computes that run's figures only. A whole report (seqk/analysis/report.py, kind "report") is kept
+the same way, its runs' part of the key their `run_digests` rows (sql/metrics.sql) instead of
+their chains, so a report asked again reads no chain.
 
 A file that is missing, unreadable, or whose header does not carry its whole key is computed
 again; a folder that cannot be written only means nothing is kept. `SEQK_FIGURE_CACHE=0` turns it
@@ -44,6 +46,9 @@ runs keeps 160, a few MB)."""
 _MAGIC = b"seqk-figure-1\n"
 _ESTIMATORS = ("analysis", "stats.py", "power.py", "records.py")
 """What the figures are computed by, under seqk/: their source is part of every key."""
+REPORT_SOURCES = _ESTIMATORS + ("store", "sql")
+"""What a whole report is computed by: the estimators, the store's code and every SQL file (the
+curves, spend and task sets a report reads are the SQL's), and DuckDB's version."""
 
 
 def enabled() -> bool:
@@ -51,10 +56,13 @@ def enabled() -> bool:
     return os.environ.get("SEQK_FIGURE_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
-def _code() -> bytes:
+def _code(sources: tuple[str, ...]) -> bytes:
     root = Path(__file__).resolve().parents[1]
     h = hashlib.blake2b(digest_size=20)
-    for name in _ESTIMATORS:
+    for name in sources:
+        if name == "sql":
+            _feed_sql(h)
+            continue
         path = root / name
         for source in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
             h.update(source.relative_to(root).as_posix().encode() + b"\0" + source.read_bytes() + b"\0")
@@ -64,7 +72,24 @@ def _code() -> bytes:
     return h.digest()
 
 
-_CODE: bytes | None = None
+def _feed_sql(h: Any) -> None:
+    """Every SQL file seqk runs (the package seqk.sql, its folders included), and DuckDB's version."""
+    from importlib import resources
+
+    import duckdb
+
+    def walk(folder: Any, prefix: str) -> None:
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+            if entry.is_dir():
+                walk(entry, f"{prefix}{entry.name}/")
+            elif entry.name.endswith(".sql"):
+                h.update(f"sql/{prefix}{entry.name}\0".encode() + entry.read_bytes() + b"\0")
+
+    walk(resources.files("seqk.sql"), "")
+    h.update(f"duckdb {duckdb.__version__}\0".encode())
+
+
+_CODES: dict[tuple[str, ...], bytes] = {}
 _LOCK = threading.Lock()
 _PRUNED = False
 
@@ -107,16 +132,18 @@ def _feed(h: Any, part: Any) -> None:
         h.update(f"{type(part).__name__}:{part!r}\0".encode())
 
 
-def remembered(kind: str, parts: tuple[Any, ...], compute: Callable[[], T]) -> T:
+def remembered(kind: str, parts: tuple[Any, ...], compute: Callable[[], T], *,
+               sources: tuple[str, ...] = _ESTIMATORS) -> T:
     """compute()'s value, read from the cache folder when a figure of this `kind` was computed
-    from the same `parts` by the same code, else computed and kept."""
-    global _CODE
+    from the same `parts` by the same code (the files `sources` names under seqk/, "sql" for
+    every SQL file), else computed and kept."""
     root = cache.folder()
     if not enabled() or root is None:
         return compute()
-    if _CODE is None:
-        _CODE = _code()
-    key = digest(kind, _CODE, *parts).hex()
+    code = _CODES.get(sources)
+    if code is None:
+        code = _CODES[sources] = _code(sources)
+    key = digest(kind, code, *parts).hex()
     path = root / "figures" / f"{kind}-{key}.pickle"
     header = _MAGIC + key.encode() + b"\n"
     with contextlib.suppress(Exception):  # missing, unreadable, truncated or another key's: compute

@@ -24,6 +24,7 @@ from seqk import store
 from seqk.analysis import metrics
 from seqk.analysis.formats import equal_budget_lines, flat_budget, fmt_estimate, fmt_p, fmt_range
 from seqk.analysis.frontier import EqualBudget, budget_plans, equal_budget_blocks, oracle_stopped
+from seqk.analysis.memo import REPORT_SOURCES, remembered
 from seqk.analysis.metrics import Comparison, RunMetrics, q_values
 from seqk.analysis.notes import GRADING_MARK, notes
 from seqk.analysis.study import StudySummary, studies_in
@@ -73,7 +74,14 @@ def report(runs: Sequence[str] = (), db: store.DbLike = None, *, compare: bool =
            seed: int = DEFAULT_SEED,
            n_boot: int = DEFAULT_N_BOOT) -> Report:
     """Figures for the runs matching `runs` (ids, globs, prefixes; default all), `benchmark`
-    (benchmark or slice) and `model` (actor model)."""
+    (benchmark or slice) and `model` (actor model).
+
+    A report asked again over the same rows is read back (seqk.analysis.memo, kind "report"): its
+    key is the runs it covers and how they were chosen, the settings, the estimators', store's
+    and SQL's code, and each run's `run_digests` row (its runs row, its rows in every append-only
+    table it reads, its kept chains' columns), so an attempt, call, task, re-judged slot or run
+    event added to any of them computes it again (its figures then read from their own memo).
+    The studies, q-values and notes are worked out each time."""
     with store.connect(db, read_only=True) as con:
         ids = store.resolve_run_ids(con, runs)
         named = {run_id: i for i, run_id in enumerate(ids)}  # the order the user named them in
@@ -87,30 +95,44 @@ def report(runs: Sequence[str] = (), db: store.DbLike = None, *, compare: bool =
         seq_ids = [r["run_id"] for r in chosen if r["metric"] == "seq@k"]
         plans = budget_plans(con, seq_ids) if compare else []
         every = sorted(set(ids) | partners | {p["pass_run_id"] for p in plans})
-        chains = read_chains(con, every)
-        spend = queries.spend_by_role(con, run_ids=every)
-        settings = queries.report_runs(con, run_ids=ids, benchmark=None, model=None)
-        budgets, blocks = equal_budget_blocks(plans, chains, spend, errors_as_failures=errors_as_failures,
-                                              seed=seed, n_boot=n_boot)
-        # The equal-budget bootstraps (numpy alone) run while the database computes the
-        # curves; each draws from its own seeded stream, so the figures are the same.
-        with ThreadPoolExecutor(1) as pool:
-            drawn = pool.submit(blocks)
-            found = metrics.compute(con, ids, errors_as_failures=errors_as_failures, seed=seed,
-                                    n_boot=n_boot, chains=chains, settings=settings, spend_rows=spend)
-            drawn.result()
-        rep = Report(found, errors_as_failures, seed, n_boot, equal_budget=budgets)
-        rep.oracle_runs = [r["run_id"] for r in settings if oracle_stopped(r)]
+        read = every + [r["source_run_id"] for r in queries.rejudge_sources(con, run_ids=every)]
+        key = ("report 1", ids, every, seq_ids, plans, sorted(named.items()), compare, errors_as_failures,
+               seed, n_boot, queries.run_digests(con, run_ids=sorted(set(read))))
+        rep = remembered("report", key, lambda: _computed(
+            con, ids, every, seq_ids, plans, named, compare=compare,
+            errors_as_failures=errors_as_failures, seed=seed, n_boot=n_boot), sources=REPORT_SOURCES)
         rep.studies = studies_in(con, ids)
-        if compare:
-            rep.rows = _compare_rows(found)
-        elif len(found) == 2:
-            a, b = sorted(found, key=lambda r: named.get(r.run_id, len(named)))
-            rep.comparison = metrics.compare_on(con, a.run_id, b.run_id, min(a.k, b.k),
-                                                errors_as_failures=errors_as_failures,
-                                                seed=seed, n_boot=n_boot)
     _q_values(rep)
     rep.notes = notes(rep)
+    return rep
+
+
+def _computed(con: Any, ids: list[str], every: list[str], seq_ids: list[str], plans: list[dict[str, Any]],
+              named: dict[str, int], *, compare: bool, errors_as_failures: bool, seed: int,
+              n_boot: int) -> Report:
+    """`report`'s figures computed: `ids` the runs shown, `every` those and every partner the
+    blocks `plans` read, `named` the order the user named runs in."""
+    chains = read_chains(con, every)
+    spend = queries.spend_by_role(con, run_ids=every)
+    settings = queries.report_runs(con, run_ids=ids, benchmark=None, model=None)
+    budgets, blocks = equal_budget_blocks(plans, chains, spend, errors_as_failures=errors_as_failures,
+                                          seed=seed, n_boot=n_boot)
+    # The equal-budget bootstraps (numpy alone) run while the database computes the
+    # curves; each draws from its own seeded stream, so the figures are the same.
+    with ThreadPoolExecutor(1) as pool:
+        drawn = pool.submit(blocks)
+        found = metrics.compute(con, ids, errors_as_failures=errors_as_failures, seed=seed,
+                                n_boot=n_boot, chains=chains, settings=settings, spend_rows=spend)
+        drawn.result()
+    rep = Report(found, errors_as_failures, seed, n_boot, equal_budget=budgets)
+    rep.oracle_runs = [r["run_id"] for r in settings if oracle_stopped(r)]
+    if compare:
+        rep.rows = _compare_rows(found)
+    elif len(found) == 2:
+        a, b = sorted(found, key=lambda r: named.get(r.run_id, len(named)))
+        rep.comparison = metrics.compare_on(con, a.run_id, b.run_id, min(a.k, b.k),
+                                            errors_as_failures=errors_as_failures,
+                                            seed=seed, n_boot=n_boot)
     return rep
 
 

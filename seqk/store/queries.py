@@ -697,6 +697,12 @@ def rejudge_source(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
     return run(con, 'rejudge_source', {'run_id': run_id}, 'tuples')
 
 
+def rejudge_sources(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
+    """The runs whose attempts the given re-judging runs' slots grade again (source_run_id), each once.
+    (metrics.sql:71)"""
+    return run(con, 'rejudge_sources', {'run_ids': run_ids}, 'rows')
+
+
 def report_runs(con: Connection, *, run_ids: Any, benchmark: Any, model: Any) -> list[dict[str, Any]]:
     """The runs' settings (run_id, benchmark, slice, metric, k, chains, feedback_mode, actor_model,
     judge_model, critic_model, verifier, temperature, shows_grading_info and soft_score_clipped:
@@ -730,6 +736,17 @@ def run_curves(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> lis
     """Every run_curve_of column for the given runs, one row per (run, t), by run then t.
     (metrics.sql:27)"""
     return run(con, 'run_curves', {'errors_as_failures': errors_as_failures, 'run_ids': run_ids}, 'rows')
+
+
+def run_digests(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
+    """What a remembered report is checked against before it is used (seqk/analysis/report.py): per
+    given run, its runs row hashed whole, its row counts in the append-only tables a report reads
+    (attempts, calls, tasks, rejudged_slots: any row added changes one), and every scalar column of
+    its chain_kept rows hashed and summed (order-free; the kept lists are functions of the same
+    attempts and calls); with the store's schema_info hashed (a migration that rebuilds chain_kept
+    changes it). Hashes as text; in run_id order. The caller adds the runs a re-judging run grades
+    (rejudge_sources). (metrics.sql:76)"""
+    return run(con, 'run_digests', {'run_ids': run_ids}, 'rows')
 
 
 def run_fingerprints(con: Connection) -> list[dict[str, Any]]:

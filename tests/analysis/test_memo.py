@@ -12,6 +12,7 @@ import pytest
 from helpers import write_variant
 
 from seqk.analysis import frontier, memo, metrics
+from seqk.analysis import report as report_module
 from seqk.analysis.report import report, to_json
 from seqk.config import runspec
 from seqk.run import engine
@@ -60,6 +61,10 @@ def forbid_estimators(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(frontier, "compare_at_equal_spend", fails)
 
 
+def forbid_computing(*args, **kwargs):
+    raise AssertionError("a report was computed where it was remembered")
+
+
 def figures(text: str) -> dict:
     """What the cache stands in for, from a report's JSON: every run's delta, egs, lgs, lift,
     framing and curve intervals, and every equal-budget block."""
@@ -73,11 +78,16 @@ def test_a_report_read_from_the_cache_is_the_report_computed(synth, cache, monke
     assert not cache.exists()
     first = to_json(report((), synth, compare=True))
     kinds = sorted({p.name.split("-")[0] for p in cache.glob("*.pickle")})
-    assert kinds == ["equal", "paired", "seq"]
+    assert kinds == ["equal", "paired", "report", "seq"]
     forbid_estimators(monkeypatch)
-    again = to_json(report((), synth, compare=True))
+    with monkeypatch.context() as m:  # the whole report read back: nothing of it is computed
+        m.setattr(report_module, "_computed", forbid_computing)
+        again = to_json(report((), synth, compare=True))
     assert figures(first) == figures(expected)
     assert again == first
+    for whole in cache.glob("report-*.pickle"):  # without it: computed, every figure read back
+        whole.unlink()
+    assert to_json(report((), synth, compare=True)) == first
     # the viewer's verdicts read the same figures: nothing is computed for them either
     found = verdicts(synth)
     data = figures(first)
@@ -130,13 +140,15 @@ def test_a_run_that_gains_attempts_computes_its_figures_again_and_no_other(tmp_p
 
 def test_a_damaged_or_unwritable_cache_only_means_computing(synth, cache, tmp_path, monkeypatch):
     expected = to_json(report((), synth, compare=True))
-    files = sorted(cache.glob("*.pickle"))
+    [whole] = cache.glob("report-*.pickle")
+    whole.write_bytes(whole.read_bytes()[:-7])  # the report truncated: its figures are read
+    files = sorted(set(cache.glob("*.pickle")) - {whole})
     files[0].write_bytes(b"")  # empty
     files[1].write_bytes(files[1].read_bytes()[:40])  # truncated in its header
     files[2].write_bytes(files[2].read_bytes()[:-7])  # truncated in its figure
     files[3].write_bytes(files[4].read_bytes())  # another figure's file
     assert to_json(report((), synth, compare=True)) == expected
-    assert all(f.read_bytes().startswith(memo._MAGIC) and len(f.read_bytes()) > 100 for f in files[:4])
+    assert all(f.read_bytes().startswith(memo._MAGIC) and len(f.read_bytes()) > 100 for f in files[:4] + [whole])
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("x")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))  # its "seqk" folder cannot be made
@@ -204,3 +216,73 @@ def test_seqk_compare_reads_its_figures_from_the_cache_too(synth, cache, monkeyp
     again = compare.to_json(compare.compare(seq_run, pass_run, synth))
     assert json.loads(again)["equal_budget"]["points"] and json.loads(again)["at_t"]
     assert again == first == expected
+
+
+def test_a_run_digest_changes_with_any_row_a_report_reads_and_only_that_runs(synth, tmp_path):
+    """run_digests, the whole report's check: a row added to attempts, calls, tasks or
+    rejudged_slots, a run event, a changed kept chain or a migration moves the digest of the run
+    it touches (every run's, for schema_info), no other."""
+    import shutil
+
+    import duckdb
+
+    from seqk import store
+    from seqk.store import queries
+
+    db = tmp_path / "digests.duckdb"
+    shutil.copy(synth, db)
+    with store.connect(db) as con:
+        ids = [r["run_id"] for r in queries.report_runs(con, run_ids=None, benchmark=None, model=None)]
+    run = ids[0]
+
+    def digests() -> dict:
+        with store.connect(db, read_only=True) as con:
+            return {r["run_id"]: r for r in queries.run_digests(con, run_ids=ids)}
+
+    changes = [
+        "INSERT INTO attempts SELECT * REPLACE ('copy-' || attempt_uid AS attempt_uid) FROM attempts "
+        "WHERE run_id = $run LIMIT 1",
+        "INSERT INTO calls SELECT * FROM calls WHERE run_id = $run LIMIT 1",
+        "INSERT INTO tasks SELECT * REPLACE (task_index + 100000 AS task_index) FROM tasks WHERE run_id = $run LIMIT 1",
+        "INSERT INTO rejudged_slots VALUES ($run, 0, 1, $run, 'x')",
+        "UPDATE chain_kept SET spent_usd = spent_usd + 1e-9 WHERE run_id = $run "
+        "AND task_index = (SELECT min(task_index) FROM chain_kept WHERE run_id = $run)",
+        "UPDATE chain_kept SET last_finished_at = last_finished_at + INTERVAL 1 SECOND WHERE run_id = $run "
+        "AND task_index = (SELECT min(task_index) FROM chain_kept WHERE run_id = $run)",
+        "INSERT INTO run_events (run_id, event, k, generation, config, event_at) "
+        "SELECT $run, 'extend', k + 1, NULL, config, now()::TIMESTAMP FROM runs WHERE run_id = $run",
+    ]
+    before = digests()
+    assert len(before) == len(ids) and all(r["kept"] is not None for r in before.values())
+    for sql in changes:
+        con = duckdb.connect(str(db))
+        con.execute(sql, {"run": run})
+        con.close()
+        after = digests()
+        assert after[run] != before[run], sql
+        assert {i: after[i] for i in ids if i != run} == {i: before[i] for i in ids if i != run}, sql
+        before = after
+    con = duckdb.connect(str(db))
+    con.execute("INSERT INTO schema_info SELECT 'a later migration', '1'")
+    con.close()
+    after = digests()
+    assert all(after[i]["schema_info"] != before[i]["schema_info"] for i in ids)
+
+
+def test_a_report_asked_again_after_a_call_is_added_is_computed_again(synth, cache, tmp_path, monkeypatch):
+    """The whole report is never read back over rows it was not computed from: a priced call
+    added to one run (its spend, not its outcomes) is in the report asked again."""
+    import shutil
+
+    import duckdb
+
+    db = tmp_path / "calls.duckdb"
+    shutil.copy(synth, db)
+    first = to_json(report((), db, compare=True))
+    con = duckdb.connect(str(db))
+    con.execute("INSERT INTO calls SELECT * REPLACE (cost_usd + 5 AS cost_usd) FROM calls "
+                "WHERE role = 'actor' AND cost_usd IS NOT NULL LIMIT 1")
+    con.close()
+    again = to_json(report((), db, compare=True))
+    assert again != first
+    assert again == computed(db, monkeypatch)

@@ -316,10 +316,13 @@ def test_every_metrics_query_runs_on_the_fixture(fixture_db):
             "chain_rows": queries.chain_rows(con, run_ids=[fx.SEQ]).to_pylist(),
             "pair_choices": queries.pair_choices(con, run_ids=[fx.SEQ]),
             "spend_by_role": queries.spend_by_role(con, run_ids=[fx.PASS]),
+            "run_digests": queries.run_digests(con, run_ids=[fx.SEQ, fx.PASS]),
         }
+        sources = queries.rejudge_sources(con, run_ids=[fx.SEQ, fx.PASS])
     mine = {name for name, query in sqlfiles.queries().items() if query.where.startswith("metrics.sql")}
-    assert mine == set(found)
+    assert mine == set(found) | {"rejudge_sources"}
     assert all(found.values()), [name for name, rows in found.items() if not rows]
+    assert sources == []  # no re-judging run in the fixture
 
 
 def test_compare_runs_pairs_by_task(fixture_db):

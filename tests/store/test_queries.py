@@ -61,6 +61,7 @@ def reads(seq: str, pas: str, uid: str) -> Calls:
         (queries.run_curves, {"errors_as_failures": False} | both),
         (queries.chain_rows, both),
         (queries.pair_choices, {"run_ids": [seq]}), (queries.spend_by_role, both),
+        (queries.run_digests, both), (queries.rejudge_sources, both),
         (queries.run_spend_by_role, one), (queries.judge_agreement, {"run_a": seq, "run_b": pas}),
         (queries.rejudge_source, one), (queries.rejudge_pending, one | {"generation": 1}),
         (queries.export_tasks, one), (queries.export_attempts, one), (queries.export_calls, one),
@@ -98,6 +99,8 @@ EMPTY = {"kept_outputs", "rejudge_pending", "run_batch_items", "list_batches",
          "studies_of_runs", "list_studies", "study_tasks_of", "study_updates_of",
          # no seq@k run without feedback here
          "none_partners",
+         # no re-judging run here
+         "rejudge_sources",
          # no row of chain_kept differs from the attempts
          "kept_chains_differ"}
 
