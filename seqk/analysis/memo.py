@@ -132,14 +132,17 @@ def _feed(h: Any, part: Any) -> None:
         h.update(f"{type(part).__name__}:{part!r}\0".encode())
 
 
-def remembered(kind: str, parts: tuple[Any, ...], compute: Callable[[], T], *,
+def remembered(kind: str, parts: tuple[Any, ...] | Callable[[], tuple[Any, ...]], compute: Callable[[], T], *,
                sources: tuple[str, ...] = _ESTIMATORS) -> T:
     """compute()'s value, read from the cache folder when a figure of this `kind` was computed
     from the same `parts` by the same code (the files `sources` names under seqk/, "sql" for
-    every SQL file), else computed and kept."""
+    every SQL file), else computed and kept. `parts` may be a function giving them, called only
+    when figures are remembered."""
     root = cache.folder()
     if not enabled() or root is None:
         return compute()
+    if callable(parts):
+        parts = parts()
     code = _CODES.get(sources)
     if code is None:
         code = _CODES[sources] = _code(sources)

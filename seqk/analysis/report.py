@@ -95,9 +95,12 @@ def report(runs: Sequence[str] = (), db: store.DbLike = None, *, compare: bool =
         seq_ids = [r["run_id"] for r in chosen if r["metric"] == "seq@k"]
         plans = budget_plans(con, seq_ids) if compare else []
         every = sorted(set(ids) | partners | {p["pass_run_id"] for p in plans})
-        read = every + [r["source_run_id"] for r in queries.rejudge_sources(con, run_ids=every)]
-        key = ("report 1", ids, every, seq_ids, plans, sorted(named.items()), compare, errors_as_failures,
-               seed, n_boot, queries.run_digests(con, run_ids=sorted(set(read))))
+
+        def key() -> tuple[Any, ...]:
+            read = every + [r["source_run_id"] for r in queries.rejudge_sources(con, run_ids=every)]
+            return ("report 1", ids, every, seq_ids, plans, sorted(named.items()), compare,
+                    errors_as_failures, seed, n_boot, queries.run_digests(con, run_ids=sorted(set(read))))
+
         rep = remembered("report", key, lambda: _computed(
             con, ids, every, seq_ids, plans, named, compare=compare,
             errors_as_failures=errors_as_failures, seed=seed, n_boot=n_boot), sources=REPORT_SOURCES)

@@ -142,6 +142,35 @@ def test_compaction_merges_small_files_and_keeps_every_result(tmp_path, lake_url
     assert runner.invoke(app, ["report", "--db", lake_url]).output == report.output
 
 
+def test_a_report_on_a_lake_is_remembered_until_a_run_grows_and_compaction_keeps_it(tmp_path, lake_url, monkeypatch):
+    """The whole report's key (run_digests) on a lake: read back while nothing changed (after a
+    compaction too: the digests are of the rows, not of the files), computed again once a run gains
+    attempts, and then equal to the report computed with nothing remembered."""
+    from seqk.analysis import memo
+    from seqk.analysis import report as report_module
+
+    monkeypatch.setenv("SEQK_FIGURE_CACHE", "1")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(memo, "_PRUNED", False)
+    models.register_mock("mock/actor", solves_on({1: 1, 3: 2}))
+    run_toy(tmp_path, lake_url, k=2, n=40)
+    first = report_module.to_json(report_module.report((), lake_url))
+    assert list((tmp_path / "cache").rglob("report-*.pickle"))
+    assert runner.invoke(app, ["lake", "compact", "--db", lake_url, "--keep-hours", "0"]).exit_code == 0
+
+    def fails(*args, **kwargs):
+        raise AssertionError("a report was computed where it was remembered")
+
+    with monkeypatch.context() as m:
+        m.setattr(report_module, "_computed", fails)
+        assert report_module.to_json(report_module.report((), lake_url)) == first
+    run_toy(tmp_path, lake_url, k=3, n=40, **{"continue": True})
+    grown = report_module.to_json(report_module.report((), lake_url))
+    assert grown != first
+    monkeypatch.setenv("SEQK_FIGURE_CACHE", "0")
+    assert report_module.to_json(report_module.report((), lake_url)) == grown
+
+
 def test_compact_on_a_duckdb_file_is_refused(db):
     out = runner.invoke(app, ["lake", "compact", "--db", str(db)])
     assert out.exit_code == 2 and "works on a lake" in out.output
