@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from seqk import store
-from seqk.analysis.draws import shared_tasks
+from seqk.analysis.draws import shared_keys, shared_tasks
 from seqk.analysis.memo import remembered
 from seqk.analysis.survival import Figure, RunChains, curve, read_chains, value_policy
 from seqk.power import detectable_lift, discordance_upper_limit
@@ -84,7 +84,7 @@ def figure_at(run: RunChains, t: int, policy: str) -> Figure:
 def paired_figures(a: Figure, b: Figure, a_run_id: str, b_run_id: str, t: int, *, name: str,
                    seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT) -> Comparison:
     """a - b on the shared tasks (module docstring)."""
-    _, ia, ib = np.intersect1d(a.keys, b.keys, return_indices=True)
+    ia, ib = shared_keys(a.keys, b.keys)
     if not len(ia):
         return Comparison(a_run_id, b_run_id, t, None, None, Estimate(None, None, None, 0), 0, 0, None)
     fa, fb = a.subset(ia), b.subset(ib)
@@ -126,7 +126,7 @@ def compare_chains(a: RunChains, b: RunChains, t: int, *, errors_as_failures: bo
     ends = []
     for policy in ("failures", "successes"):
         fa, fb = figure_at(a, t, policy), figure_at(b, t, policy)
-        _, ia, ib = np.intersect1d(fa.keys, fb.keys, return_indices=True)
+        ia, ib = shared_keys(fa.keys, fb.keys)
         ends.append(fa.subset(ia).point - fb.subset(ib).point if len(ia) else None)
     return replace(found, error_share=share, if_failures=ends[0], if_successes=ends[1])
 

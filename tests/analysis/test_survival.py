@@ -102,3 +102,22 @@ def test_efron_values_average_to_kaplan_meier_and_nothing_censored_is_a_proporti
     s = survival.kaplan_meier(at_risk.astype(float), events.astype(float))
     assert np.allclose(1 - s, [np.mean((event > 0) & (event <= t)) for t in range(1, k + 1)])
     assert np.allclose(survival.efron_values(event, none, s).mean(axis=0), 1 - s)
+
+
+def test_shared_keys_are_numpys_intersection_of_task_keys():
+    """draws.shared_keys intersects assuming each key once per array (a run's task keys, or a
+    subset of them): the same indices as np.intersect1d without the assumption, in the same
+    order, whatever the overlap."""
+    from seqk.analysis.draws import shared_keys
+
+    rng = np.random.default_rng(3)
+    for n_a, n_b, overlap in ((0, 5, 0), (7, 0, 0), (50, 40, 30), (300, 300, 300), (200, 150, 0)):
+        common = [f"{i}/{rng.integers(1 << 40):x}" for i in range(overlap)]
+        a = common + [f"{1000 + i}/a{i}" for i in range(n_a - min(n_a, overlap))]
+        b = common[:n_b] + [f"{1000 + i}/b{i}" for i in range(n_b - min(n_b, overlap))]
+        a = np.array(a[:n_a], dtype=str)[rng.permutation(len(a[:n_a]))] if n_a else np.array([], dtype=str)
+        b = np.array(b[:n_b], dtype=str)[rng.permutation(len(b[:n_b]))] if n_b else np.array([], dtype=str)
+        _, want_a, want_b = np.intersect1d(a, b, return_indices=True)
+        got_a, got_b = shared_keys(a, b)
+        assert np.array_equal(got_a, want_a) and np.array_equal(got_b, want_b)
+        assert np.array_equal(a[got_a], b[got_b])
