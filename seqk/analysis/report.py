@@ -98,8 +98,10 @@ def report(runs: Sequence[str] = (), db: store.DbLike = None, *, compare: bool =
 
         def key() -> tuple[Any, ...]:
             read = every + [r["source_run_id"] for r in queries.rejudge_sources(con, run_ids=every)]
-            return ("report 1", ids, every, seq_ids, plans, sorted(named.items()), compare,
-                    errors_as_failures, seed, n_boot, queries.run_digests(con, run_ids=sorted(set(read))))
+            # the pairs too: another pass@k candidate changes a run's n_pass_candidates, not its partner
+            return ("report 1", ids, every, seq_ids, plans, queries.pair_choices(con, run_ids=ids),
+                    sorted(named.items()), compare, errors_as_failures, seed, n_boot,
+                    queries.run_digests(con, run_ids=sorted(set(read))))
 
         rep = remembered("report", key, lambda: _computed(
             con, ids, every, seq_ids, plans, named, compare=compare,

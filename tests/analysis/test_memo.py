@@ -286,3 +286,27 @@ def test_a_report_asked_again_after_a_call_is_added_is_computed_again(synth, cac
     again = to_json(report((), db, compare=True))
     assert again != first
     assert again == computed(db, monkeypatch)
+
+
+def test_a_pass_run_added_as_another_candidate_is_in_the_report_asked_again(tmp_path, db, cache, monkeypatch):
+    """A pass@k run that is a candidate partner but not the chosen one (k = 4 beside a k = 3
+    partner of a seq@3 run) changes no run the report reads, only the count of candidates it
+    prints: the report asked again says so."""
+    from helpers import register_mock_models
+
+    register_mock_models()
+    for name, metric, k, tag in (("seq.yaml", "seq@k", 3, None), ("pass.yaml", "pass@k", 3, None),
+                                 ("pass4.yaml", "pass@k", 4, "k4")):
+        if tag:  # the seq@k run alone (its partner read with it), before the other candidate
+            first = json.loads(to_json(report((seq_id,), db)))
+        ran = engine.run(runspec.load(write_variant(tmp_path, name, benchmark="toy", metric=metric, k=k,
+                                                    model="mock/alpha", options={"n": 5},
+                                                    **({"tag": tag} if tag else {}))), db)
+        if metric == "seq@k":
+            seq_id = ran.prepared.run_id
+    again = to_json(report((seq_id,), db))
+    assert [r["n_pass_candidates"] for r in first["runs"]] == [1]
+    assert [r["n_pass_candidates"] for r in json.loads(again)["runs"]] == [2]
+    with monkeypatch.context() as m:
+        m.setenv("SEQK_FIGURE_CACHE", "0")
+        assert again == to_json(report((seq_id,), db))
