@@ -20,7 +20,8 @@ the variant set (`max_concurrency`).
 What a limit sustained (`sustained()`): the most calls in flight, itself included, at which a
 call sent since the last decrease succeeded; `bounded` when a rate limit bounded it. The run
 remembers it in the store (seqk.run.limits), and the next run against the same endpoint starts
-there (less with age; at twice an unbounded value, which slow start would reach in one round): it slow-starts up to a value a rate limit bounded and probes additively
+there (less with age; at twice an unbounded value, which slow start would reach in one round):
+it slow-starts up to a value a rate limit bounded and probes additively
 past it; past an unbounded one (the run asked for no more, or met no 429) it slow-starts on.
 
 Why these numbers (bench/bench_ratelimit.py, a server that refuses past 8 in flight): starting

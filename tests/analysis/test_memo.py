@@ -295,6 +295,7 @@ def test_a_pass_run_added_as_another_candidate_is_in_the_report_asked_again(tmp_
     from helpers import register_mock_models
 
     register_mock_models()
+    seq_id = ""
     for name, metric, k, tag in (("seq.yaml", "seq@k", 3, None), ("pass.yaml", "pass@k", 3, None),
                                  ("pass4.yaml", "pass@k", 4, "k4")):
         if tag:  # the seq@k run alone (its partner read with it), before the other candidate
