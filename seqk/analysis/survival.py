@@ -288,9 +288,11 @@ class Curve:
     """(tasks, K): the task has a chain censored before t."""
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
-    def at(self, t: int) -> Figure:
-        """metric@t as a Figure over the tasks that have a value at t."""
-        rows = ~np.isnan(self.values[:, t - 1])
+    def at(self, t: int, rows: np.ndarray | None = None) -> Figure:
+        """metric@t as a Figure over the tasks that have a value at t (`rows`: over these of the
+        run's tasks, by index and in their order, each with a value at t)."""
+        if rows is None:
+            rows = ~np.isnan(self.values[:, t - 1])
         values, censored = self.values[rows, t - 1], self.censored[rows, t - 1]
         if not self.run.is_seq:
             return Figure(self.run.keys[rows], values[:, None], lambda m: m[:, 0], values, censored)

@@ -121,3 +121,32 @@ def test_shared_keys_are_numpys_intersection_of_task_keys():
         got_a, got_b = shared_keys(a, b)
         assert np.array_equal(got_a, want_a) and np.array_equal(got_b, want_b)
         assert np.array_equal(a[got_a], b[got_b])
+
+
+def test_two_runs_paired_at_t_from_their_shared_tasks_are_the_figures_intersected_at_t(database):
+    """paired.shared_figures_at (the runs' tasks intersected once) gives, row for row and bit for
+    bit, what intersecting each t's two figures gives, and the comparison on it is the same."""
+    from seqk.analysis import paired
+
+    _, chains = database
+    checked = 0
+    for a_id in RUNS:
+        for b_id in RUNS:
+            a, b = chains[a_id], chains[b_id]
+            for policy in POLICIES:
+                for t in range(1, min(a.k, b.k) + 1):
+                    fa, fb = survival.curve(a, policy).at(t), survival.curve(b, policy).at(t)
+                    _, ia, ib = np.intersect1d(fa.keys, fb.keys, return_indices=True)
+                    for old, new in zip((fa.subset(ia), fb.subset(ib)), paired.shared_figures_at(a, b, t, policy),
+                                        strict=True):
+                        for name in ("keys", "features", "values", "censored"):
+                            assert np.array_equal(getattr(old, name), getattr(new, name)), (a_id, b_id, t, name)
+                        assert old.point == new.point or math.isnan(old.point) and math.isnan(new.point)
+                    checked += 1
+            for t in (1, min(a.k, b.k)):
+                fast = paired.compare_chains(a, b, t, name="x", n_boot=200)
+                slow = paired.paired_figures(paired.figure_at(a, t, "censored"), paired.figure_at(b, t, "censored"),
+                                             a_id, b_id, t, name="x", n_boot=200)
+                assert (fast.difference, fast.p_value, fast.detectable) == (slow.difference, slow.p_value,
+                                                                            slow.detectable), (a_id, b_id, t)
+    assert checked > 100
