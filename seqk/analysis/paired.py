@@ -183,6 +183,13 @@ def compare_on(con: Any, a_id: str, b_id: str, t: int, *, errors_as_failures: bo
     caller has read them), remembered (seqk.analysis.memo)."""
     if chains is None:
         chains = read_chains(con, [a_id, b_id])
+    return compare_read(a_id, b_id, t, chains, errors_as_failures=errors_as_failures, seed=seed, n_boot=n_boot)
+
+
+def compare_read(a_id: str, b_id: str, t: int, chains: dict[str, RunChains], *, errors_as_failures: bool = False,
+                 seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT) -> Comparison:
+    """compare_on over rows read already (`chains`: both runs' rows; a run absent has no
+    attempts), remembered (seqk.analysis.memo); no SQL, so that the t's can run on threads."""
     name = f"compare:{a_id}:{b_id}:{t}"
     if a_id not in chains or b_id not in chains:
         return Comparison(a_id, b_id, t, None, None, Estimate(None, None, None, 0), 0, 0, None)
