@@ -31,7 +31,7 @@ from seqk.analysis import compare_budget, metrics
 from seqk.analysis.compare_budget import BudgetComparison
 from seqk.analysis.metrics import Comparison, RunMetrics
 from seqk.analysis.paired import compare_read
-from seqk.analysis.survival import curve, read_chains, value_policy
+from seqk.analysis.survival import read_chains
 from seqk.errors import BadInput
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED
 from seqk.store import queries
@@ -121,8 +121,6 @@ def compare(run_a: str, run_b: str, db: store.DbLike = None, *, errors_as_failur
         # both runs' rows read once, for the curves, each t's paired comparison and the equal budget
         chains = read_chains(con, sorted({a_id, b_id}))
         spend_rows = queries.spend_by_role(con, run_ids=[a_id, b_id])
-        for run in chains.values():  # what every thread starts from, computed once
-            curve(run, value_policy(errors_as_failures))
         pending = pool.submit(compare_budget.equal_budget, a_id, b_id, spend_rows, chains,
                               errors_as_failures=errors_as_failures, seed=seed, n_boot=n_boot)
         at_t = [pool.submit(compare_read, a_id, b_id, t, chains, errors_as_failures=errors_as_failures, seed=seed,
