@@ -154,9 +154,12 @@ def discordance_upper_limit(discordant: float, n: int, level: float = 0.95) -> f
         return 1.0
     log_fact = _log_factorials(n)
     ks = np.arange(0, k + 1)
+    # _log_binomial_pmf's terms that do not depend on p, added in its order once for the 60 steps
+    choose = log_fact[n] - log_fact[ks] - log_fact[n - ks]
+    successes, failures = ks.astype(float), (n - ks).astype(float)
 
-    def cdf(p: float) -> float:
-        return float(np.exp(_log_binomial_pmf(ks, np.full_like(ks, n), p, log_fact)).sum())
+    def cdf(p: float) -> float:  # 0 <= k / n < p < 1
+        return float(np.exp(choose + successes * log(p) + failures * log(1 - p)).sum())
 
     low, high = k / n, 1.0
     for _ in range(60):

@@ -67,3 +67,30 @@ def test_a_measured_discordance_is_planned_at_its_upper_95_percent_limit():
     assert power.discordance_upper_limit(10, 10) == 1.0
     # an expected count (fractional pass@K values) rounds to the nearest task
     assert power.discordance_upper_limit(29.6, 100) == upper
+
+
+def test_the_upper_limit_is_the_bisection_over_the_binomial_pmf_bit_for_bit():
+    """discordance_upper_limit's cdf adds the pmf's terms that do not depend on p once: the same
+    floats, so the same 60 steps and the same limit, as summing _log_binomial_pmf at each step."""
+    import numpy as np
+
+    from seqk.power import _log_binomial_pmf, _log_factorials, discordance_upper_limit
+
+    def reference(discordant: float, n: int) -> float:
+        k = min(n, max(0, int(round(discordant))))
+        if k == n:
+            return 1.0
+        ks, log_fact = np.arange(0, k + 1), _log_factorials(n)
+        low, high = k / n, 1.0
+        for _ in range(60):
+            middle = (low + high) / 2
+            if float(np.exp(_log_binomial_pmf(ks, np.full_like(ks, n), middle, log_fact)).sum()) > 1 - 0.95:
+                low = middle
+            else:
+                high = middle
+        return high
+
+    rng = np.random.default_rng(5)
+    for n in [1, 2, 7, 40, 333, 2850, 28500, *rng.integers(1, 30000, 20)]:
+        for discordant in {0.0, 0.4, 1.0, n / 3, n * 0.97, n, float(rng.uniform(0, n))}:
+            assert discordance_upper_limit(discordant, int(n)) == reference(discordant, int(n)), (n, discordant)

@@ -21,6 +21,8 @@ same tasks.
 from __future__ import annotations
 
 import json
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +30,7 @@ from seqk import store
 from seqk.analysis import compare_budget, metrics
 from seqk.analysis.compare_budget import BudgetComparison
 from seqk.analysis.metrics import Comparison, RunMetrics
+from seqk.analysis.paired import compare_read
 from seqk.analysis.survival import read_chains
 from seqk.errors import BadInput
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED
@@ -36,6 +39,9 @@ from seqk.store import queries
 FIRST_KEYS = ("metric", "k", "chains", "actor.model", "feedback_mode", "critic.model", "judge.model",
               "verifier", "prompt_version", "benchmark_prompt_version", "tag")
 """The settings a reader looks for first; every other setting that differs follows, by name."""
+
+COMPARE_THREADS = min(4, os.cpu_count() or 1)
+"""Threads that compute the paired comparisons at each t and the equal budget."""
 
 _PASS_UNUSED = ("feedback_mode", "critic.")
 """Settings a pass@k run stores but never uses (it shows no feedback and asks no critic)."""
@@ -101,7 +107,9 @@ class RunComparison:
 def compare(run_a: str, run_b: str, db: store.DbLike = None, *, errors_as_failures: bool = False,
             seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT) -> RunComparison:
     """Compare two runs (exact ids, globs or prefixes naming one run each) on their shared tasks."""
-    with store.connect(db, read_only=True) as con:
+    # the estimates without SQL run on threads while the connection reads the rest: each figure draws
+    # from its own seeded stream, so which thread computes it, and when, changes nothing
+    with store.connect(db, read_only=True) as con, ThreadPoolExecutor(COMPARE_THREADS) as pool:
         a_id, b_id = (store.resolve_run_id(con, pattern) for pattern in (run_a, run_b))
         if a_id == b_id:
             raise BadInput(f"{run_a!r} and {run_b!r} name the same run, {a_id}; compare two runs")
@@ -110,20 +118,21 @@ def compare(run_a: str, run_b: str, db: store.DbLike = None, *, errors_as_failur
             if rows[0][key] != rows[1][key]:
                 raise BadInput(f"{a_id} is a run of {key} {rows[0][key]}, {b_id} of {rows[1][key]}: runs of "
                                f"different {key}s are not compared (their tasks are not the same tasks)")
-        # the rows of both runs (and of their pass@k partners, for their lifts) read once: the curves,
-        # each t's paired comparison and the equal budget
-        partners = {c["pass_run_id"] for c in queries.pair_choices(con, run_ids=[a_id, b_id])}
-        chains = read_chains(con, sorted({a_id, b_id} | partners))
+        # both runs' rows read once, for the curves, each t's paired comparison and the equal budget
+        chains = read_chains(con, sorted({a_id, b_id}))
+        spend_rows = queries.spend_by_role(con, run_ids=[a_id, b_id])
+        pending = pool.submit(compare_budget.equal_budget, a_id, b_id, spend_rows, chains,
+                              errors_as_failures=errors_as_failures, seed=seed, n_boot=n_boot)
+        at_t = [pool.submit(compare_read, a_id, b_id, t, chains, errors_as_failures=errors_as_failures, seed=seed,
+                            n_boot=n_boot) for t in range(1, min(r["k"] for r in rows) + 1)]
         found = {r.run_id: r for r in metrics.compute(con, [a_id, b_id], errors_as_failures=errors_as_failures,
-                                                     seed=seed, n_boot=n_boot, chains=chains)}
-        at_t = [metrics.compare_on(con, a_id, b_id, t, errors_as_failures=errors_as_failures, seed=seed,
-                                   n_boot=n_boot, chains=chains)
-                for t in range(1, min(r["k"] for r in rows) + 1)]
+                                                     seed=seed, n_boot=n_boot, chains=chains, spend_rows=spend_rows,
+                                                     paired=False)}
         solved = queries.compare_solved(con, errors_as_failures=errors_as_failures, run_a=a_id, run_b=b_id)
-        budget = compare_budget.equal_budget(con, a_id, b_id, errors_as_failures=errors_as_failures, seed=seed,
-                                             n_boot=n_boot, chains=chains)
+        budget = pending.result()
+        compared = [x.result() for x in at_t]
     result = RunComparison(Side(found[a_id], int(rows[0]["chains"])), Side(found[b_id], int(rows[1]["chains"])),
-                           differs(rows[0], rows[1]), len(solved), at_t, flips_of(solved),
+                           differs(rows[0], rows[1]), len(solved), compared, flips_of(solved),
                            errors_as_failures, seed, n_boot, budget)
     result.notes = _notes(result)
     return result

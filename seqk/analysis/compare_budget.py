@@ -40,9 +40,8 @@ from seqk.analysis.envelope import with_error_ranges
 from seqk.analysis.formats import fmt_spend
 from seqk.analysis.frontier import unit_of
 from seqk.analysis.memo import remembered
-from seqk.analysis.survival import RunChains, read_chains, value_policy
+from seqk.analysis.survival import RunChains, value_policy
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED
-from seqk.store import queries
 
 REFUSAL = ("not compared at equal budget: a call of these runs has no price and their models differ, so "
            "their tokens are not the same money; give each role a `price:` in the variants to compare "
@@ -169,16 +168,15 @@ def summary(c: BudgetComparison) -> list[str]:
     return lines + ["by the band: " + ("; ".join(ahead) if ahead else "neither run ahead at any budget (no finding)")]
 
 
-def equal_budget(con: Any, run_a: str, run_b: str, *, errors_as_failures: bool = False,
-                 seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT,
-                 chains: dict[str, RunChains] | None = None) -> BudgetComparison:
-    """The two runs at equal budget, read from the store (`con`; `chains`: both runs' rows, when
-    the caller has read them), or the refusal; remembered (seqk.analysis.memo)."""
-    unit, reason = spend_unit(queries.spend_by_role(con, run_ids=[run_a, run_b]), run_a, run_b)
+def equal_budget(run_a: str, run_b: str, spend_rows: Sequence[dict[str, Any]], chains: dict[str, RunChains], *,
+                 errors_as_failures: bool = False, seed: int = DEFAULT_SEED,
+                 n_boot: int = DEFAULT_N_BOOT) -> BudgetComparison:
+    """The two runs at equal budget from their rows (spend_by_role's rows of both runs, or more;
+    `chains`: both runs' rows, a run without attempts absent), or the refusal; remembered
+    (seqk.analysis.memo). No SQL: the caller reads once what every part of `seqk compare` uses."""
+    unit, reason = spend_unit(spend_rows, run_a, run_b)
     if unit is None:
         return BudgetComparison(None, refusal=reason)
-    if chains is None:
-        chains = read_chains(con, [run_a, run_b])
     if run_a not in chains or run_b not in chains:
         return BudgetComparison(unit, unit_reason=reason)
     a, b = chains[run_a], chains[run_b]

@@ -165,10 +165,12 @@ FRAMING_CHEN = "pass@1 (Chen mean)"
 def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = False,
             seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT,
             chains: dict[str, RunChains] | None = None, settings: Sequence[dict[str, Any]] | None = None,
-            spend_rows: Sequence[dict[str, Any]] | None = None) -> list[RunMetrics]:
+            spend_rows: Sequence[dict[str, Any]] | None = None, paired: bool = True) -> list[RunMetrics]:
     """RunMetrics for the given runs, in run_id order. What the caller has read already, for these
     runs or more: `chains`, their per-chain rows and their pass@k partners'; `settings`, their
-    report_runs rows; `spend_rows`, their spend_by_role rows."""
+    report_runs rows; `spend_rows`, their spend_by_role rows. `paired=False`: each run's own
+    figures only (curve, gains, spend: what `seqk compare` shows), no pass@k partner, lift or
+    framing (pass_run_id, lift, framing and framing_chen left None)."""
     ids = list(run_ids)
     params = {"errors_as_failures": errors_as_failures, "run_ids": ids}
     if settings is None:
@@ -185,7 +187,7 @@ def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = Fals
         run.curve.append(CurvePoint(**{name: row[name] for name in CurvePoint.__dataclass_fields__
                                        if name in row}))
     seq_ids = [i for i in ids if i in runs and runs[i].metric == "seq@k"]
-    choices = queries.pair_choices(con, run_ids=seq_ids) if seq_ids else []
+    choices = queries.pair_choices(con, run_ids=seq_ids) if seq_ids and paired else []
     if chains is None:
         chains = read_chains(con, sorted(set(ids) | {c["pass_run_id"] for c in choices}))
     for row in choices:

@@ -81,14 +81,31 @@ def figure_at(run: RunChains, t: int, policy: str) -> Figure:
     return curve(run, policy).at(t)
 
 
+def shared_figures_at(a: RunChains, b: RunChains, t: int, policy: str) -> tuple[Figure, Figure]:
+    """Both runs' metric@t on the tasks both have a value for at t, paired row by row in the order
+    of their keys: what paired_figures makes of figure_at's two figures, with the runs' shared
+    tasks intersected once for every t and policy (draws.shared_tasks) and each figure's rows
+    taken once."""
+    ia, ib = shared_tasks(a.keys, b.keys)
+    ca, cb = curve(a, policy), curve(b, policy)
+    both = ~np.isnan(ca.values[ia, t - 1]) & ~np.isnan(cb.values[ib, t - 1])
+    return ca.at(t, ia[both]), cb.at(t, ib[both])
+
+
 def paired_figures(a: Figure, b: Figure, a_run_id: str, b_run_id: str, t: int, *, name: str,
                    seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT) -> Comparison:
     """a - b on the shared tasks (module docstring)."""
     ia, ib = shared_keys(a.keys, b.keys)
-    if not len(ia):
+    return paired_rows(a.subset(ia), b.subset(ib), a_run_id, b_run_id, t, name=name, seed=seed, n_boot=n_boot)
+
+
+def paired_rows(fa: Figure, fb: Figure, a_run_id: str, b_run_id: str, t: int, *, name: str,
+                seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT) -> Comparison:
+    """paired_figures on two figures already paired task by task (row i of each the same task)."""
+    n = len(fa.keys)
+    if not n:
         return Comparison(a_run_id, b_run_id, t, None, None, Estimate(None, None, None, 0), 0, 0, None)
-    fa, fb = a.subset(ia), b.subset(ib)
-    va, vb, n = fa.values, fb.values, len(ia)
+    va, vb = fa.values, fb.values
     a_only, b_only = int(np.sum((va == 1) & (vb == 0))), int(np.sum((va == 0) & (vb == 1)))
     discordance = float(np.mean(va * (1 - vb) + vb * (1 - va)))
     # no disagreement seen is no proof there is none: the discordance at its upper 95% limit
@@ -118,16 +135,19 @@ def compare_chains(a: RunChains, b: RunChains, t: int, *, errors_as_failures: bo
     """Run a against run b at t (their own figures unless given, e.g. a pass@k run's sample 1),
     with the error range where errors struck the compared slots."""
     policy = value_policy(errors_as_failures)
-    found = paired_figures(a_figure or figure_at(a, t, policy), b_figure or figure_at(b, t, policy),
-                           a.run_id, b.run_id, t, name=name, seed=seed, n_boot=n_boot)
+    if a_figure is None and b_figure is None:
+        found = paired_rows(*shared_figures_at(a, b, t, policy), a.run_id, b.run_id, t, name=name, seed=seed,
+                            n_boot=n_boot)
+    else:
+        found = paired_figures(a_figure or figure_at(a, t, policy), b_figure or figure_at(b, t, policy),
+                               a.run_id, b.run_id, t, name=name, seed=seed, n_boot=n_boot)
     share = _error_share(a, b)
     if not share:
         return found
     ends = []
     for policy in ("failures", "successes"):
-        fa, fb = figure_at(a, t, policy), figure_at(b, t, policy)
-        ia, ib = shared_keys(fa.keys, fb.keys)
-        ends.append(fa.subset(ia).point - fb.subset(ib).point if len(ia) else None)
+        fa, fb = shared_figures_at(a, b, t, policy)
+        ends.append(fa.point - fb.point if len(fa.keys) else None)
     return replace(found, error_share=share, if_failures=ends[0], if_successes=ends[1])
 
 
@@ -163,6 +183,13 @@ def compare_on(con: Any, a_id: str, b_id: str, t: int, *, errors_as_failures: bo
     caller has read them), remembered (seqk.analysis.memo)."""
     if chains is None:
         chains = read_chains(con, [a_id, b_id])
+    return compare_read(a_id, b_id, t, chains, errors_as_failures=errors_as_failures, seed=seed, n_boot=n_boot)
+
+
+def compare_read(a_id: str, b_id: str, t: int, chains: dict[str, RunChains], *, errors_as_failures: bool = False,
+                 seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT) -> Comparison:
+    """compare_on over rows read already (`chains`: both runs' rows; a run absent has no
+    attempts), remembered (seqk.analysis.memo); no SQL, so that the t's can run on threads."""
     name = f"compare:{a_id}:{b_id}:{t}"
     if a_id not in chains or b_id not in chains:
         return Comparison(a_id, b_id, t, None, None, Estimate(None, None, None, 0), 0, 0, None)

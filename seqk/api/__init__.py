@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from seqk.api.checks import doctor, limits, probe, reset_limits
 from seqk.api.stores import bundle, compact, import_runs, upload_run, view
 from seqk.api.studies import StudyRun, load_study, plan_study, run_study
-from seqk.config.runspec import RunSettings, RunSpec
 from seqk.errors import SeqkError, UploadError
 
 if TYPE_CHECKING:
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
     from seqk.analysis.grouped import GroupedComparison
     from seqk.analysis.judges import JudgeComparison
     from seqk.analysis.status import RunStatus, SqlResult, Trajectory
+    from seqk.config.runspec import RunSettings, RunSpec
     from seqk.config.sweep import Cell, Sweep
     from seqk.io.export import ExportResult
     from seqk.models.role import RoleSpec
@@ -55,6 +55,14 @@ Db: TypeAlias = "Database | str | os.PathLike[str] | None"
 runs/seqk.duckdb."""
 
 
+def _default_settings() -> RunSettings:
+    """RunSettings(): seqk.config (pydantic models, the benchmarks' contract, the providers) loaded
+    when a run needs it, not with seqk.api (what `seqk compare` or `seqk report` imports)."""
+    from seqk.config.runspec import RunSettings
+
+    return RunSettings()
+
+
 @dataclass
 class VariantRun:
     """What one `run_variant` did."""
@@ -69,7 +77,7 @@ class VariantRun:
     upload_error: Exception | None = None
     """seqk.errors.UploadError when the upload at the end failed: the run and its export are
     intact, and the message names the command that retries the upload."""
-    settings: RunSettings = field(default_factory=RunSettings)
+    settings: RunSettings = field(default_factory=_default_settings)
     """This invocation's settings (the variant's db, console, export and S3 keys)."""
 
     def __repr__(self) -> str:
@@ -103,8 +111,8 @@ def run_variant(variant: str | os.PathLike[str] | RunSpec, db: Db = None, *,
     from seqk.io import publish
     from seqk.run import engine
 
-    if isinstance(variant, RunSpec):
-        spec, settings = variant, settings or RunSettings()
+    if isinstance(variant, runspec.RunSpec):
+        spec, settings = variant, settings or runspec.RunSettings()
     else:
         spec, own = runspec.load_with_settings(Path(variant), overrides or {})
         settings = settings or own
@@ -283,8 +291,8 @@ def plan(variant: str | os.PathLike[str] | RunSpec, db: Db = None, *, lift: floa
     from seqk.run.budget import first_attempt_need, gate_for
     from seqk.run.plan import plan_run
 
-    if isinstance(variant, RunSpec):
-        spec, settings = variant, RunSettings()
+    if isinstance(variant, runspec.RunSpec):
+        spec, settings = variant, runspec.RunSettings()
     else:
         spec, settings = runspec.load_with_settings(Path(variant), overrides or {}, labels or {})
     # What `seqk run` would refuse, before the plan prices anything (a price may import litellm).

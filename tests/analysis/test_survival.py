@@ -121,3 +121,73 @@ def test_shared_keys_are_numpys_intersection_of_task_keys():
         got_a, got_b = shared_keys(a, b)
         assert np.array_equal(got_a, want_a) and np.array_equal(got_b, want_b)
         assert np.array_equal(a[got_a], b[got_b])
+
+
+def test_two_runs_paired_at_t_from_their_shared_tasks_are_the_figures_intersected_at_t(database):
+    """paired.shared_figures_at (the runs' tasks intersected once) gives, row for row and bit for
+    bit, what intersecting each t's two figures gives, and the comparison on it is the same."""
+    from seqk.analysis import paired
+
+    _, chains = database
+    checked = 0
+    for a_id in RUNS:
+        for b_id in RUNS:
+            a, b = chains[a_id], chains[b_id]
+            for policy in POLICIES:
+                for t in range(1, min(a.k, b.k) + 1):
+                    fa, fb = survival.curve(a, policy).at(t), survival.curve(b, policy).at(t)
+                    _, ia, ib = np.intersect1d(fa.keys, fb.keys, return_indices=True)
+                    for old, new in zip((fa.subset(ia), fb.subset(ib)), paired.shared_figures_at(a, b, t, policy),
+                                        strict=True):
+                        for name in ("keys", "features", "values", "censored"):
+                            assert np.array_equal(getattr(old, name), getattr(new, name)), (a_id, b_id, t, name)
+                        assert old.point == new.point or math.isnan(old.point) and math.isnan(new.point)
+                    checked += 1
+            for t in (1, min(a.k, b.k)):
+                fast = paired.compare_chains(a, b, t, name="x", n_boot=200)
+                slow = paired.paired_figures(paired.figure_at(a, t, "censored"), paired.figure_at(b, t, "censored"),
+                                             a_id, b_id, t, name="x", n_boot=200)
+                assert (fast.difference, fast.p_value, fast.detectable) == (slow.difference, slow.p_value,
+                                                                            slow.detectable), (a_id, b_id, t)
+    assert checked > 100
+
+
+def test_arrow_columns_read_without_pyarrow_compute_are_fill_null_and_list_flatten():
+    """survival._int and _lists read validity bitmaps instead of pyarrow.compute: the same arrays
+    as fill_null, list_value_length and list_flatten give, on columns with NULL numbers, NULL lists,
+    two chunks and slices (a run's rows are a slice of chain_rows' table)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def lists(column, k):
+        column = column.combine_chunks() if hasattr(column, "combine_chunks") else column
+        out = np.zeros((len(column), max(k, 1)))
+        lengths = np.asarray(pc.list_value_length(column).fill_null(0).to_numpy(zero_copy_only=False))
+        flat = np.asarray(pc.list_flatten(column).cast("double").fill_null(0.0).to_numpy(zero_copy_only=False))
+        rows = np.repeat(np.arange(len(column)), lengths)
+        cols = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        out[rows[cols < out.shape[1]], cols[cols < out.shape[1]]] = flat[cols < out.shape[1]]
+        return out
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n = int(rng.integers(0, 40))
+        ints = [None if rng.random() < 0.3 else int(rng.integers(-5, 50)) for _ in range(n)]
+        numbers = pa.int64() if rng.random() < 0.5 else pa.float64()
+        cast = int if numbers == pa.int64() else float
+        values = [None if rng.random() < 0.2 else [None if rng.random() < 0.2 else cast(rng.integers(0, 90) / 7)
+                                                   for _ in range(int(rng.integers(0, 12)))] for _ in range(n)]
+        cut = int(rng.integers(0, n + 1))
+        table = pa.table({"i": pa.chunked_array([ints[:cut], ints[cut:]], pa.int32()),
+                          "l": pa.chunked_array([values[:cut], values[cut:]], pa.list_(numbers))})
+        lo = int(rng.integers(0, n + 1))
+        size = int(rng.integers(0, n + 1 - lo))
+        whole = {name: table.column(name).combine_chunks() for name in ("i", "l")}
+        for part in (table, table.slice(lo, size), {name: a.slice(lo, size) for name, a in whole.items()}):
+            i, listed = (part["i"], part["l"]) if isinstance(part, dict) else (part.column("i"), part.column("l"))
+            for missing in (0, -1):
+                expected = np.asarray(i.fill_null(missing).to_numpy(zero_copy_only=False), np.int64)
+                assert np.array_equal(survival._int(i, missing), expected)
+            k = int(rng.integers(0, 12))
+            if len(listed):
+                assert np.array_equal(survival._lists(listed, k), lists(listed, k))
