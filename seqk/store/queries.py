@@ -732,16 +732,17 @@ def run_curves(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> lis
     return run(con, 'run_curves', {'errors_as_failures': errors_as_failures, 'run_ids': run_ids}, 'rows')
 
 
-def run_fingerprints(con: Connection) -> list[dict[str, Any]]:
-    """One row per run (run_id order): run_id, n_chains (its chain_kept rows, every generation) and
-    fingerprint, a hash of its runs row (settings, config, k, generation, chains, last event) and of
-    every column of each of its chain_kept rows (kept as each attempt or call is written): a new
-    attempt, a retried error, a late call, an extension or a restart changes it; nothing else does.
-    The lists cost_usd, tokens and slot_best are left out of the hash (hashing them was 60% of its
-    time at 10 M attempts): cost_usd and tokens are spend_by_slot's entries of the valid slots,
-    slot_best each slot's running best score, and a slot only ever appears (n_attempts) or turns
-    valid (n_valid), so a write that changes them changes a column hashed. (fingerprints.sql:4)"""
-    return run(con, 'run_fingerprints', {}, 'rows')
+def run_fingerprints(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
+    """One row per run of $run_ids (NULL: every run; run_id order): run_id, n_chains (its chain_kept
+    rows, every generation) and fingerprint, a hash of its runs row (settings, config, k,
+    generation, chains, last event) and of every column of each of its chain_kept rows (kept as each
+    attempt or call is written): a new attempt, a retried error, a late call, an extension or a
+    restart changes it; nothing else does. The lists cost_usd, tokens and slot_best are left out of
+    the hash (hashing them was 60% of its time at 10 M attempts): cost_usd and tokens are
+    spend_by_slot's entries of the valid slots, slot_best each slot's running best score, and a slot
+    only ever appears (n_attempts) or turns valid (n_valid), so a write that changes them changes a
+    column hashed. (fingerprints.sql:4)"""
+    return run(con, 'run_fingerprints', {'run_ids': run_ids}, 'rows')
 
 
 def run_spend_by_role(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:

@@ -196,8 +196,11 @@ def runs_page(db: store.DbLike = None, *, kept: VerdictCache | None = None) -> R
     """Every run with its progress, errors, spend and curve, grouped by pass@k partner; the
     verdicts and equal-budget charts from `kept` when given (the verdicts it is computing left
     out), else computed here."""
+    start = time.monotonic()
     database = store.open(db)
     with database.connect(read_only=True, wait_s=WAIT_S) as con:
+        if kept is not None:  # the verdicts start computing while the page reads
+            kept.get(wait_s=0.0, con=con)
         runs = _summaries(con, None)
         charts = kept.want_charts(con, runs) if kept is not None else None
         budgets = budget_charts(con, runs) if kept is None else {}
@@ -219,8 +222,8 @@ def runs_page(db: store.DbLike = None, *, kept: VerdictCache | None = None) -> R
                                                      (g.pass_run or g.seq_runs[0]).run_id))
     found, computing, charting = {}, frozenset[str](), frozenset[str]()
     if kept is not None and charts is not None:
-        deadline = time.monotonic() + WAIT_VERDICTS_S  # one wait for both
-        answer = kept.get(wait_s=WAIT_VERDICTS_S)
+        deadline = start + WAIT_VERDICTS_S  # one wait for both, from the request's start
+        answer = kept.get(wait_s=max(0.0, deadline - time.monotonic()))
         found, computing = answer.verdicts, answer.pending
         budgets, charting = kept.charts_of(charts, wait_s=max(0.0, deadline - time.monotonic()))
     elif any(r.metric == "seq@k" for r in runs):
@@ -237,6 +240,7 @@ def run_page(run_id: str, db: store.DbLike = None, *, filter: str = "all", searc
     if filter not in FILTERS:
         raise NotFound(f"no task filter named {filter!r}; the filters are {', '.join(FILTERS)}")
     page = max(page, 1)
+    start = time.monotonic()
     database = store.open(db)
     with database.connect(read_only=True, wait_s=WAIT_S) as con:
         run = store.get_run(con, run_id)
@@ -252,18 +256,20 @@ def run_page(run_id: str, db: store.DbLike = None, *, filter: str = "all", searc
             pass_id = run_id
             seq_id = partners[0]["seq_run_id"] if partners else None
             others = [p["seq_run_id"] for p in partners[1:]]
+        seq_ids = [i for i in (seq_id, *others) if i is not None]
+        if kept is not None and known is None and seq_ids:  # computing while the page reads
+            kept.get(seq_ids, wait_s=0.0, con=con)
         summaries = {r.run_id: r for r in _summaries(con, [i for i in (seq_id, pass_id) if i is not None])}
         rows = queries.view_run_tasks(con, run_id=run_id, seq_run_id=seq_id, pass_run_id=pass_id,
                                       filter=filter, search=search.strip(), limit=PAGE_SIZE,
                                       offset=(page - 1) * PAGE_SIZE, upto=upto)
-    seq_ids = [i for i in (seq_id, *others) if i is not None]
     computing: frozenset[str] = frozenset()
     if not seq_ids:
         found = {}
     elif known is not None:
         found = known
     elif kept is not None:
-        answer = kept.get(seq_ids)
+        answer = kept.get(seq_ids, wait_s=max(0.0, start + WAIT_VERDICTS_S - time.monotonic()))
         found, computing = answer.verdicts, answer.pending
     else:
         found = verdicts(database, seq_ids)
