@@ -93,14 +93,15 @@ class VerdictCache:
         stamp = self.database.stamp()  # before the reads: a write after it makes the next stamp new
         with self._lock:
             seen = self._seen
-        same = seen is not None and seen[0] == stamp
-        if same and not _unread(seen, needed):
+        if seen is not None and seen[0] != stamp:
+            seen = None
+        if seen is not None and not _unread(seen, needed):
             return seen[1], seen[2], seen[3]
         if con is None:
             with self.database.connect(read_only=True, wait_s=OPEN_WAIT_S) as own:
                 return self._current(own, needed)
-        plans = seen[1] if same else plan_verdicts(con)
-        prints, every = (dict(seen[3]), seen[4]) if same else ({}, False)
+        plans = seen[1] if seen is not None else plan_verdicts(con)
+        prints, every = (dict(seen[3]), seen[4]) if seen is not None else ({}, False)
         if plans:
             unread = _unread((stamp, plans, {}, prints, every), needed)
             rows = queries.run_fingerprints(con, run_ids=None if needed is None else sorted(unread))
