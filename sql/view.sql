@@ -15,26 +15,31 @@
 -- outcomes (task_outcomes_fast_of), spend and spend at each attempt index; without run_curve's
 -- soft score.
 WITH o AS MATERIALIZED (
-    SELECT * FROM task_outcomes_fast_of(run_ids := $run_ids::VARCHAR[])
+    SELECT run_id, task_index, metric, k, chains, n_attempts, n_samples, n_success,
+           CASE WHEN metric = 'seq@k' AND first_success <= valid_prefix THEN first_success END AS event,
+           CASE WHEN metric = 'seq@k' AND NOT coalesce(first_success <= valid_prefix, false)
+                     AND valid_prefix < k THEN valid_prefix END AS censored
+    FROM task_outcomes_fast_of(run_ids := $run_ids::VARCHAR[])
 ),
 -- the runs view ranks run_rows and reads run_events: once for the whole query
 chosen AS MATERIALIZED (
     SELECT * FROM runs
     WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id)
 ),
+-- The curve as run_curve_of has it: errors censor a chain (Kaplan-Meier over the run's chains, a
+-- task valued at the mean of its chains' Efron values); pass@t by Chen over the valid samples.
+-- Chains with the same counts are counted once (a few hundred states a run): the hazards, the
+-- one-chain runs' curves and the attempts read from these.
+states AS MATERIALIZED (
+    SELECT run_id, metric, k, chains, n_samples, n_success, event, censored, count(*) AS n,
+           sum(n_attempts) AS n_attempts
+    FROM o GROUP BY ALL
+),
 progress AS (
     SELECT p.*, a.n_attempts
     FROM run_progress_of(run_ids := $run_ids::VARCHAR[]) p
-    LEFT JOIN (SELECT run_id, sum(n_attempts)::BIGINT AS n_attempts FROM o GROUP BY run_id) a USING (run_id)
-),
--- The curve as run_curve_of has it: errors censor a chain (Kaplan-Meier over the run's chains, a
--- task valued at the mean of its chains' Efron values); pass@t by Chen over the valid samples.
-states AS (
-    SELECT run_id, task_index, metric, k, chains, n_samples, n_success,
-           CASE WHEN metric = 'seq@k' AND first_success <= valid_prefix THEN first_success END AS event,
-           CASE WHEN metric = 'seq@k' AND NOT coalesce(first_success <= valid_prefix, false)
-                     AND valid_prefix < k THEN valid_prefix END AS censored
-    FROM o
+    LEFT JOIN (SELECT run_id, sum(n_attempts)::BIGINT AS n_attempts FROM states GROUP BY run_id) a
+         USING (run_id)
 ),
 hazards AS (
     SELECT run_id, j,
@@ -45,23 +50,19 @@ hazards AS (
     FROM (SELECT e.run_id, g.j::INTEGER AS j,
                  coalesce(sum(e.n) FILTER (WHERE g.j <= e.exit), 0)::BIGINT AS at_risk,
                  coalesce(sum(e.n) FILTER (WHERE e.event = g.j), 0)::BIGINT AS events
-          FROM (SELECT run_id, k, event, coalesce(event, censored, k) AS exit, count(*) AS n
+          FROM (SELECT run_id, k, event, coalesce(event, censored, k) AS exit, sum(n) AS n
                 FROM states WHERE metric = 'seq@k' GROUP BY ALL) e,
                range(1, e.k + 1) AS g(j)
           GROUP BY e.run_id, g.j)
 ),
--- tasks (one-chain runs) with the same counts have the same curve: computed once, weighted by n
-grouped AS (
-    SELECT run_id, metric, k, n_samples, n_success, event, censored, count(*) AS n
-    FROM states WHERE metric = 'pass@k' OR chains = 1 GROUP BY ALL
-),
 points AS (
+    -- tasks (one-chain runs) with the same counts have the same curve: computed once, weighted by n
     SELECT g.run_id, t.t::INTEGER AS t, g.n,
            CASE WHEN g.metric = 'pass@k' THEN pass_at_t_unbiased(g.n_samples, g.n_success, t.t)
                 ELSE efron_value(g.event, g.censored, t.t, st.survival, coalesce(sc.survival, 1.0))
                 END AS value,
            coalesce(g.censored < t.t, false) AS is_censored
-    FROM grouped g
+    FROM (SELECT * FROM states WHERE metric = 'pass@k' OR chains = 1) g
     CROSS JOIN LATERAL range(1, g.k + 1) AS t(t)
     LEFT JOIN hazards st ON st.run_id = g.run_id AND st.j = t.t
     LEFT JOIN hazards sc ON sc.run_id = g.run_id AND sc.j = g.censored
@@ -70,7 +71,7 @@ points AS (
     SELECT s.run_id, t.t::INTEGER, 1,
            avg(efron_value(s.event, s.censored, t.t, st.survival, coalesce(sc.survival, 1.0))),
            bool_or(coalesce(s.censored < t.t, false))
-    FROM (SELECT * FROM states WHERE metric = 'seq@k' AND chains > 1) s
+    FROM (SELECT * FROM o WHERE metric = 'seq@k' AND chains > 1) s
     CROSS JOIN LATERAL range(1, s.k + 1) AS t(t)
     JOIN hazards st ON st.run_id = s.run_id AND st.j = t.t
     LEFT JOIN hazards sc ON sc.run_id = s.run_id AND sc.j = s.censored
@@ -108,34 +109,41 @@ spend AS (
 -- chain per task (seq@k: depth t, width 1; pass@k: width t), without its per-attempt join. seq@k
 -- at depth d: what the tasks counted at d spent on attempts 1..d, over those tasks; that is
 -- every task's spend on attempts 1..d less that of the tasks left out at d (few: unsolved, with
--- an error or a hole before d). pass@k at width m: m x the run's spend per sample. The spend at
--- each attempt index is the kept chains' spend_by_slot, summed over the run's chains.
-seq_slots AS (
-    SELECT run_id, s.i AS t, sum(coalesce(s.cost_usd, 0.0)) AS cost_usd, sum(s.tokens) AS tokens
-    FROM (SELECT run_id, unnest(spend_by_slot) AS s
-          FROM chain_kept_current_of(run_ids := $run_ids::VARCHAR[])
-          WHERE metric = 'seq@k' AND chains = 1)
+-- an error or a hole before d: known_to < d < first success). pass@k at width m: m x the run's
+-- spend per sample. The spend at each attempt index is the kept chains' spend_by_slot, summed
+-- over the run's chains; in one pass, by attempt index and by the depths [lo, hi] at which the
+-- chain is left out (NULL for none), so that the spend left out reads a few groups a run.
+slot_groups AS (
+    SELECT run_no, i, lo, hi, sum(coalesce(cost_usd, 0.0)) AS cost_usd, sum(tokens) AS tokens
+    FROM (SELECT run_no, unnest(spend_by_slot, recursive := true),
+                 CASE WHEN known_to < k AND coalesce(first_success, k + 1) > known_to + 1
+                      THEN known_to + 1 END AS lo,
+                 CASE WHEN known_to < k AND coalesce(first_success, k + 1) > known_to + 1
+                      THEN least(coalesce(first_success, k + 1), k + 1) - 1 END AS hi
+          FROM (SELECT run_no, k, first_success,
+                       known_to_of(false, metric, ended_in_error, k, valid_prefix, settled_prefix) AS known_to,
+                       spend_by_slot
+                FROM chain_kept_current_of(run_ids := $run_ids::VARCHAR[])
+                WHERE metric = 'seq@k' AND chains = 1))
     GROUP BY ALL
+),
+-- run_no (chain_kept_current_of's number of a run) to its run_id
+numbers AS (
+    SELECT run_id, row_number() OVER (ORDER BY run_id) AS run_no FROM chosen
 ),
 seq_spend AS (
     SELECT run_id, t, sum(cost_usd) OVER w AS cost_usd, sum(tokens) OVER w AS tokens
-    FROM seq_slots
+    FROM (SELECT n.run_id, g.i AS t, sum(g.cost_usd) AS cost_usd, sum(g.tokens) AS tokens
+          FROM slot_groups g JOIN numbers n USING (run_no) GROUP BY ALL)
     WINDOW w AS (PARTITION BY run_id ORDER BY t)
 ),
-gaps AS (
-    SELECT o.run_id, o.known_to, o.first_success, o.k, k.spend_by_slot
-    FROM o JOIN chain_kept_current_of(run_ids := $run_ids::VARCHAR[]) k
-         USING (run_id, task_index, chain_index)
-    WHERE o.metric = 'seq@k' AND o.chains = 1 AND o.known_to < o.k
-      AND coalesce(o.first_success, o.k + 1) > o.known_to + 1
-),
+-- a slot counts toward the spend through each depth d >= its attempt index
 gap_spend AS (
-    SELECT g.run_id, d.d,
-           sum(list_sum([coalesce(s.cost_usd, 0.0) FOR s IN g.spend_by_slot IF s.i <= d.d])) AS cost_usd,
-           sum(list_sum([s.tokens FOR s IN g.spend_by_slot IF s.i <= d.d])) AS tokens
-    FROM gaps g,
-         range(g.known_to + 1, least(coalesce(g.first_success, g.k + 1), g.k + 1)) d(d)
-    GROUP BY g.run_id, d.d
+    SELECT n.run_id, d.d, sum(g.cost_usd) AS cost_usd, sum(g.tokens) AS tokens
+    FROM (SELECT * FROM slot_groups WHERE lo IS NOT NULL) g
+    JOIN numbers n USING (run_no),
+         range(greatest(g.i, g.lo), g.hi + 1) d(d)
+    GROUP BY n.run_id, d.d
 ),
 budget AS (
     SELECT c.run_id,

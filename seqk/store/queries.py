@@ -749,13 +749,17 @@ def run_digests(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     return run(con, 'run_digests', {'run_ids': run_ids}, 'rows')
 
 
-def run_fingerprints(con: Connection) -> list[dict[str, Any]]:
-    """One row per run (run_id order): run_id, n_chains (its chain_kept rows, every generation) and
-    fingerprint, a hash of its runs row (settings, config, k, generation, chains, last event) and of
-    every column of each of its chain_kept rows (kept as each attempt or call is written): a new
-    attempt, a retried error, a late call, an extension or a restart changes it; nothing else does.
-    (fingerprints.sql:4)"""
-    return run(con, 'run_fingerprints', {}, 'rows')
+def run_fingerprints(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
+    """One row per run of $run_ids (NULL: every run; run_id order): run_id, n_chains (its chain_kept
+    rows, every generation) and fingerprint, a hash of its runs row (settings, config, k,
+    generation, chains, last event) and of every column of each of its chain_kept rows (kept as each
+    attempt or call is written): a new attempt, a retried error, a late call, an extension or a
+    restart changes it; nothing else does. The lists cost_usd, tokens and slot_best are left out of
+    the hash (hashing them was 60% of its time at 10 M attempts): cost_usd and tokens are
+    spend_by_slot's entries of the valid slots, slot_best each slot's running best score, and a slot
+    only ever appears (n_attempts) or turns valid (n_valid), so a write that changes them changes a
+    column hashed. (fingerprints.sql:4)"""
+    return run(con, 'run_fingerprints', {'run_ids': run_ids}, 'rows')
 
 
 def run_spend_by_role(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
@@ -898,7 +902,7 @@ def touch_run(con: Connection, *, run_id: Any) -> None:
 def view_partners(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     """The runs a run is compared with: for a seq@k run its chosen pass@k run; for a pass@k run every
     seq@k run that chose it, the one with its feedback mode first. (seq_run_id, pass_run_id,
-    same_feedback_mode). (view.sql:184)"""
+    same_feedback_mode). (view.sql:192)"""
     return run(con, 'view_partners', {'run_id': run_id}, 'rows')
 
 
@@ -925,7 +929,7 @@ def view_run_tasks(
     insensitively; $upto (NULL for none) keeps tasks 1..upto. The filters need every task's outcome
     (the runs' kept chains); the spend is the page's tasks' kept chains' (chain_kept: every call of
     the chain), and the cells and the search read the attempts (the cells for the page's tasks
-    only). (view.sql:195)"""
+    only). (view.sql:203)"""
     return run(con, 'view_run_tasks', {
         'filter': filter,
         'search': search,

@@ -36,11 +36,12 @@ _CACHED_PAGES = 64
 
 
 def create_app(db: Database, *, cache: bool = True, verdicts: VerdictCache | None = None) -> Starlette:
-    """The app over one store. `cache=False` renders every request afresh (the verdicts are kept
-    all the same: `verdicts`, a new VerdictCache of `db` by default)."""
+    """The app over one store. `cache=False` renders every request afresh and reads the store for
+    each (the verdicts are kept all the same: `verdicts`, a new VerdictCache of `db` by default)."""
     urls = render.Urls()
     rendered: OrderedDict[str, tuple[str, str]] = OrderedDict()
     kept = verdicts if verdicts is not None else VerdictCache(db)
+    reads = pages.ReadsKept(db) if cache else None  # a page made again while nothing is written reads nothing
 
     def stamp() -> str:
         return f"{db.stamp()}/{kept.version}"
@@ -62,7 +63,7 @@ def create_app(db: Database, *, cache: bool = True, verdicts: VerdictCache | Non
         return HTMLResponse(html)
 
     def index(request: Request) -> Response:
-        return page(request, lambda: render.render_runs(pages.runs_page(db, kept=kept), urls))
+        return page(request, lambda: render.render_runs(pages.runs_page(db, kept=kept, reads=reads), urls))
 
     def runs(request: Request) -> Response:
         # The raw path, not Starlette's decoded one: a run id's slot may hold an encoded "/".
@@ -79,7 +80,8 @@ def create_app(db: Database, *, cache: bool = True, verdicts: VerdictCache | Non
         except ValueError:
             raise NotFound(f"page {q.get('page')!r} is not a page number") from None
         return page(request, lambda: render.render_run(pages.run_page(
-            run_id, db, filter=q.get("filter", "all"), search=q.get("q", ""), page=number, kept=kept), urls))
+            run_id, db, filter=q.get("filter", "all"), search=q.get("q", ""), page=number, kept=kept,
+            reads=reads), urls))
 
     def compare_form(request: Request) -> Response:
         # the run list's picker: two runs chosen, to their compare page

@@ -6,9 +6,12 @@ No web framework here: a notebook can call these, and the templates only lay the
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from seqk import store
 from seqk.analysis.study import StudySummary, studies_in
@@ -19,6 +22,8 @@ from seqk.view.budget import BudgetChart, SpendPoint, budget_charts
 from seqk.view.verdict import RunVerdict, verdicts
 from seqk.view.verdict_cache import WAIT_S as WAIT_VERDICTS_S
 from seqk.view.verdict_cache import VerdictCache
+
+T = TypeVar("T")
 
 PAGE_SIZE = 100
 """Tasks per page of a run's task table."""
@@ -183,6 +188,37 @@ class RunPage:
         return self.summaries[self.run["run_id"]]
 
 
+class ReadsKept:
+    """What a page read from the store, kept by the page's name until the store's stamp changes
+    (a running viewer's, its page cache on): a page made again because a verdict or a chart was done
+    meanwhile reads nothing, where it read every run's kept chains again. The stamp is taken before
+    the reads, so a write during them makes the next one read again; the `size` latest are kept."""
+
+    def __init__(self, database: store.Database, size: int = 64) -> None:
+        self.database, self.size = database, size
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[tuple[Any, ...], tuple[str, Any]] = OrderedDict()
+
+    def get(self, name: tuple[Any, ...], read: Callable[[], T]) -> T:
+        """`read()`'s value, read again only when the stamp has changed since it was kept."""
+        stamp = self.database.stamp()
+        with self._lock:
+            hit = self._kept.get(name)
+            if hit is not None and hit[0] == stamp:
+                self._kept.move_to_end(name)
+                return cast(T, hit[1])
+        value = read()
+        with self._lock:
+            self._kept[name] = (stamp, value)
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+        return value
+
+
+def _read(reads: ReadsKept | None, name: tuple[Any, ...], read: Callable[[], T]) -> T:
+    return read() if reads is None else reads.get(name, read)
+
+
 def _summaries(con: Any, run_ids: list[str] | None) -> list[RunSummary]:
     runs = []
     for r in queries.view_runs(con, run_ids=run_ids):
@@ -192,16 +228,19 @@ def _summaries(con: Any, run_ids: list[str] | None) -> list[RunSummary]:
     return runs
 
 
-def runs_page(db: store.DbLike = None, *, kept: VerdictCache | None = None) -> RunsPage:
+def runs_page(db: store.DbLike = None, *, kept: VerdictCache | None = None,
+              reads: ReadsKept | None = None) -> RunsPage:
     """Every run with its progress, errors, spend and curve, grouped by pass@k partner; the
     verdicts and equal-budget charts from `kept` when given (the verdicts it is computing left
-    out), else computed here."""
+    out), else computed here; the runs and studies from `reads` while the store is unchanged."""
+    start = time.monotonic()
     database = store.open(db)
     with database.connect(read_only=True, wait_s=WAIT_S) as con:
-        runs = _summaries(con, None)
+        if kept is not None:  # the verdicts start computing while the page reads
+            kept.get(wait_s=0.0, con=con)
+        runs, studies = _read(reads, ("runs",), lambda: (_summaries(con, None), studies_in(con)))
         charts = kept.want_charts(con, runs) if kept is not None else None
         budgets = budget_charts(con, runs) if kept is None else {}
-        studies = studies_in(con)
     by_id = {r.run_id: r for r in runs}
     groups: dict[str, RunGroup] = {}
     for run in runs:
@@ -219,8 +258,8 @@ def runs_page(db: store.DbLike = None, *, kept: VerdictCache | None = None) -> R
                                                      (g.pass_run or g.seq_runs[0]).run_id))
     found, computing, charting = {}, frozenset[str](), frozenset[str]()
     if kept is not None and charts is not None:
-        deadline = time.monotonic() + WAIT_VERDICTS_S  # one wait for both
-        answer = kept.get(wait_s=WAIT_VERDICTS_S)
+        deadline = start + WAIT_VERDICTS_S  # one wait for both, from the request's start
+        answer = kept.get(wait_s=max(0.0, deadline - time.monotonic()))
         found, computing = answer.verdicts, answer.pending
         budgets, charting = kept.charts_of(charts, wait_s=max(0.0, deadline - time.monotonic()))
     elif any(r.metric == "seq@k" for r in runs):
@@ -230,19 +269,21 @@ def runs_page(db: store.DbLike = None, *, kept: VerdictCache | None = None) -> R
 
 def run_page(run_id: str, db: store.DbLike = None, *, filter: str = "all", search: str = "",
              page: int = 1, upto: int | None = None,
-             known: dict[str, RunVerdict] | None = None, kept: VerdictCache | None = None) -> RunPage:
+             known: dict[str, RunVerdict] | None = None, kept: VerdictCache | None = None,
+             reads: ReadsKept | None = None) -> RunPage:
     """One run's curve (and its partner's) and one page of its tasks, filtered and searched;
     `known` holds verdicts already computed (a bundle computes every run's once), `kept` a running
-    viewer's (those it is computing left out)."""
+    viewer's (those it is computing left out), `reads` its reads while the store is unchanged."""
     if filter not in FILTERS:
         raise NotFound(f"no task filter named {filter!r}; the filters are {', '.join(FILTERS)}")
     page = max(page, 1)
+    start = time.monotonic()
     database = store.open(db)
     with database.connect(read_only=True, wait_s=WAIT_S) as con:
-        run = store.get_run(con, run_id)
+        run, partners = _read(reads, ("run", run_id), lambda: (
+            store.get_run(con, run_id), queries.view_partners(con, run_id=run_id)))
         if run is None:
             raise NotFound(f"no run {run_id!r} in {database}")
-        partners = queries.view_partners(con, run_id=run_id)
         seq_id: str | None
         pass_id: str | None
         if run["metric"] == "seq@k":
@@ -252,18 +293,21 @@ def run_page(run_id: str, db: store.DbLike = None, *, filter: str = "all", searc
             pass_id = run_id
             seq_id = partners[0]["seq_run_id"] if partners else None
             others = [p["seq_run_id"] for p in partners[1:]]
-        summaries = {r.run_id: r for r in _summaries(con, [i for i in (seq_id, pass_id) if i is not None])}
-        rows = queries.view_run_tasks(con, run_id=run_id, seq_run_id=seq_id, pass_run_id=pass_id,
-                                      filter=filter, search=search.strip(), limit=PAGE_SIZE,
-                                      offset=(page - 1) * PAGE_SIZE, upto=upto)
-    seq_ids = [i for i in (seq_id, *others) if i is not None]
+        seq_ids = [i for i in (seq_id, *others) if i is not None]
+        if kept is not None and known is None and seq_ids:  # computing while the page reads
+            kept.get(seq_ids, wait_s=0.0, con=con)
+        summaries = _read(reads, ("summaries", seq_id, pass_id), lambda: {
+            r.run_id: r for r in _summaries(con, [i for i in (seq_id, pass_id) if i is not None])})
+        rows = _read(reads, ("tasks", run_id, filter, search.strip(), page, upto), lambda: queries.view_run_tasks(
+            con, run_id=run_id, seq_run_id=seq_id, pass_run_id=pass_id, filter=filter, search=search.strip(),
+            limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE, upto=upto))
     computing: frozenset[str] = frozenset()
     if not seq_ids:
         found = {}
     elif known is not None:
         found = known
     elif kept is not None:
-        answer = kept.get(seq_ids)
+        answer = kept.get(seq_ids, wait_s=max(0.0, start + WAIT_VERDICTS_S - time.monotonic()))
         found, computing = answer.verdicts, answer.pending
     else:
         found = verdicts(database, seq_ids)

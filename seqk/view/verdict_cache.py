@@ -38,6 +38,20 @@ OPEN_WAIT_S = 5.0
 """How long a read waits for a writing run to release the database (as the pages do)."""
 
 
+_Seen = tuple[str, dict[str, VerdictPlan], dict[str, tuple[Any, ...]], dict[str, Any], bool]
+"""What VerdictCache._current read at one stamp: the stamp, every plan, the keys, the fingerprints
+read, and whether they are every run's."""
+
+
+def _unread(seen: _Seen, needed: Sequence[str] | None) -> set[str]:
+    """The runs whose fingerprint is wanted and not among `seen`'s: every run's (`needed` None),
+    else those the plans of `needed` read."""
+    plans, prints, every = seen[1], seen[3], seen[4]
+    if needed is None:
+        return set() if every else {"every run"}
+    return {i for run_id in needed if run_id in plans for i in plans[run_id].run_ids} - prints.keys()
+
+
 @dataclass(frozen=True)
 class Found:
     """The verdicts a page asked for: those ready, and the seq@k runs whose verdict is computing."""
@@ -54,7 +68,7 @@ class VerdictCache:
                  workers: int = 2) -> None:
         self.database, self.seed, self.n_boot = database, seed, n_boot
         self._lock = threading.Lock()
-        self._seen: tuple[str, dict[str, VerdictPlan], dict[str, tuple[Any, ...]], dict[str, int]] | None = None
+        self._seen: _Seen | None = None
         self._charts: dict[str, tuple[tuple[Any, ...], BudgetChart | None]] = {}
         self._charting: dict[str, tuple[tuple[Any, ...], Future[None]]] = {}
         self._kept: dict[str, tuple[tuple[Any, ...], RunVerdict]] = {}
@@ -65,27 +79,40 @@ class VerdictCache:
         self.n_computed = 0
         """Verdicts computed so far (what the tests count)."""
         self.n_fingerprinted = 0
-        """Times the fingerprints were read (once per new stamp)."""
+        """Times the fingerprints were read (once per new stamp, and again for runs not read yet)."""
         self.n_charted = 0
         """Equal-budget charts computed so far."""
 
-    def _current(self, con: Any = None) -> tuple[dict[str, VerdictPlan], dict[str, tuple[Any, ...]], dict[str, int]]:
-        """Every seq@k run's plan and key, and every run's fingerprint, read again (on `con`, else a
-        connection of its own) when the stamp has changed since."""
+    def _current(self, con: Any = None, needed: Sequence[str] | None = None,
+                 ) -> tuple[dict[str, VerdictPlan], dict[str, tuple[Any, ...]], dict[str, int]]:
+        """Every seq@k run's plan, the key of each one whose runs' fingerprints are read, and those
+        fingerprints: of every run (`needed` None, as the run list asks), else at least of the runs
+        the plans of `needed` (seq@k run ids) read, so a run's page hashes its own runs' chains only.
+        Read again (on `con`, else a connection of its own) when the stamp has changed since, or for
+        a fingerprint not read yet."""
         stamp = self.database.stamp()  # before the reads: a write after it makes the next stamp new
         with self._lock:
             seen = self._seen
-        if seen is not None and seen[0] == stamp:
+        if seen is not None and seen[0] != stamp:
+            seen = None
+        if seen is not None and not _unread(seen, needed):
             return seen[1], seen[2], seen[3]
         if con is None:
             with self.database.connect(read_only=True, wait_s=OPEN_WAIT_S) as own:
-                return self._current(own)
-        plans = plan_verdicts(con)
-        prints = {r["run_id"]: r["fingerprint"] for r in queries.run_fingerprints(con)} if plans else {}
+                return self._current(own, needed)
+        plans = seen[1] if seen is not None else plan_verdicts(con)
+        prints, every = (dict(seen[3]), seen[4]) if seen is not None else ({}, False)
+        if plans:
+            unread = _unread((stamp, plans, {}, prints, every), needed)
+            rows = queries.run_fingerprints(con, run_ids=None if needed is None else sorted(unread))
+            if needed is not None:  # a run without a row reads as None, as .get has it, once
+                prints |= dict.fromkeys(unread)
+            prints |= {r["run_id"]: r["fingerprint"] for r in rows}
+        every = every or needed is None
         keys = {run_id: (self.seed, self.n_boot, plan, tuple(prints.get(i) for i in plan.run_ids))
-                for run_id, plan in plans.items()}
+                for run_id, plan in plans.items() if all(i in prints for i in plan.run_ids)}
         with self._lock:
-            self._seen = (stamp, plans, keys, prints)
+            self._seen = (stamp, plans, keys, prints, every)
             self.n_fingerprinted += 1
         return plans, keys, prints
 
@@ -147,11 +174,12 @@ class VerdictCache:
             self.n_charted += len(partners)
             self.version += 1
 
-    def get(self, seq_run_ids: Sequence[str] | None = None, *, wait_s: float = WAIT_S) -> Found:
+    def get(self, seq_run_ids: Sequence[str] | None = None, *, wait_s: float = WAIT_S, con: Any = None) -> Found:
         """The verdicts of `seq_run_ids` (None: every seq@k run; ids that are no seq@k run are
-        left out), waiting up to `wait_s` for those not kept; a failed computation's error is raised
-        (the next call tries again)."""
-        plans, keys, _ = self._current()
+        left out), waiting up to `wait_s` for those not kept (0: only start computing them); a
+        failed computation's error is raised (the next call tries again). `con`: an open
+        connection to read the plans and fingerprints on, else one of its own."""
+        plans, keys, _ = self._current(con, None if seq_run_ids is None else list(seq_run_ids))
         wanted = list(plans) if seq_run_ids is None else [i for i in dict.fromkeys(seq_run_ids) if i in plans]
         with self._lock:
             stale = [i for i in wanted if i not in self._kept or self._kept[i][0] != keys[i]]

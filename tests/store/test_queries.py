@@ -54,7 +54,7 @@ def reads(seq: str, pas: str, uid: str) -> Calls:
         (queries.last_call_index, {"attempt_uid": uid}),
         (queries.kept_outputs, one | {"generation": 1, "task_indices": [1, 2, 3]}),
         (queries.generation_paid, one | {"generation": 1}),
-        (queries.run_status, {"run_ids": []}), (queries.run_fingerprints, {}),
+        (queries.run_status, {"run_ids": []}), (queries.run_fingerprints, {"run_ids": None}),
         (queries.find_task, one | {"task_index": None, "task_id": "t2"}),
         (queries.task_attempts, one | {"task_index": 2}), (queries.task_calls, one | {"task_index": 2}),
         (queries.report_runs, {"run_ids": [seq, pas], "benchmark": None, "model": None}),

@@ -160,3 +160,29 @@ def test_a_failed_computation_raises_its_error_and_the_next_call_computes_again(
         assert not found.pending and found.verdicts == fresh(db) and len(calls) == 2
     finally:
         kept.close()
+
+
+def test_a_page_made_again_while_nothing_is_written_reads_nothing_and_a_write_reads_again(tmp_path, runs,
+                                                                                         monkeypatch):
+    """With its page cache on, the app keeps what each page read (pages.ReadsKept) while the store's
+    stamp stands: a page made again because a verdict was done reads no run's chains; a page after a
+    write shows what was written."""
+    from seqk.store import queries
+
+    db, ids = runs
+    kept = VerdictCache(store.open(db))
+    client = TestClient(create_app(store.open(db), verdicts=kept))
+    run = render.Urls().run(ids["seq"])
+    kept_now(kept)
+    first = client.get("/").text, client.get(run).text
+    assert first[1].count('class="task-link"') == 6
+    read: list[dict] = []
+    real = queries.view_runs
+    monkeypatch.setattr(queries, "view_runs", lambda con, **kw: read.append(kw) or real(con, **kw))
+    kept.version += 1  # as a verdict done: the pages are made again
+    assert (client.get("/").text, client.get(run).text) == first and not read
+    models.register_mock("mock/actor", view_db.actor)
+    engine.run(variant(tmp_path, "seq", "seq@k", "hint", max_tasks=7), db)  # task 7, by the hint run
+    assert client.get(run).text.count('class="task-link"') == 7 and read
+    assert client.get("/").text != first[0] and len(read) == 2
+    kept.close()
