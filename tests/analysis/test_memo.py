@@ -215,7 +215,24 @@ def test_seqk_compare_reads_its_figures_from_the_cache_too(synth, cache, monkeyp
     monkeypatch.setattr(compare_budget, "compare_runs", fails)
     again = compare.to_json(compare.compare(seq_run, pass_run, synth))
     assert json.loads(again)["equal_budget"]["points"] and json.loads(again)["at_t"]
-    assert again == first == expected
+    # the figures read back are the figures computed; the curves' points come from the SQL, whose
+    # parallel sums (DuckDB's threads, --run-slow) can move their last bit from one read to the next
+    assert same_numbers(json.loads(again), json.loads(first))
+    assert same_numbers(json.loads(first), json.loads(expected))
+    for key in ("at_t", "equal_budget"):  # read back from the cache: bit for bit what was kept
+        assert json.loads(again)[key] == json.loads(first)[key]
+
+
+def same_numbers(a, b, rel: float = 1e-12) -> bool:
+    """Two JSON values equal but for floats within `rel` of each other."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same_numbers(a[k], b[k], rel) for k in a)
+    if isinstance(a, list):
+        return (isinstance(b, list) and len(a) == len(b)
+                and all(same_numbers(x, y, rel) for x, y in zip(a, b, strict=True)))
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or abs(a - b) <= rel * max(abs(a), abs(b))
+    return a == b
 
 
 def test_a_run_digest_changes_with_any_row_a_report_reads_and_only_that_runs(synth, tmp_path):
