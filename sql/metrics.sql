@@ -74,35 +74,22 @@ SELECT DISTINCT source_run_id FROM rejudged_slots WHERE list_contains($run_ids::
 ORDER BY source_run_id;
 
 -- name: run_digests(run_ids) -> rows
--- What a remembered report is checked against before it is used (seqk/analysis/report.py): per
--- given run, its runs row hashed whole, its row counts in the append-only tables a report reads
--- (attempts, calls, tasks, rejudged_slots: any row added changes one), and every scalar column of
--- its chain_kept rows hashed and summed (order-free; the kept lists are functions of the same
--- attempts and calls); with the store's schema_info hashed (a migration that rebuilds chain_kept
--- changes it). Hashes as text; in run_id order. The caller adds the runs a re-judging run grades
--- (rejudge_sources).
+-- What a remembered report is checked against before it is used (seqk/analysis/report.py), beside
+-- each run's run_fingerprints row (sql/fingerprints.sql: its runs row and its kept chains hashed):
+-- per given run, its row counts in the append-only tables a report reads that chain_kept does not
+-- cover (attempts, calls, tasks, rejudged_slots: any row added changes one), with the store's
+-- schema_info hashed (a migration that rebuilds chain_kept changes it), as text; in run_id order.
+-- The caller adds the runs a re-judging run grades (rejudge_sources).
 WITH a AS (SELECT run_id, count(*) AS n FROM attempts WHERE list_contains($run_ids::VARCHAR[], run_id) GROUP BY run_id),
 c AS (SELECT run_id, count(*) AS n FROM calls WHERE list_contains($run_ids::VARCHAR[], run_id) GROUP BY run_id),
 t AS (SELECT run_id, count(*) AS n FROM tasks WHERE list_contains($run_ids::VARCHAR[], run_id) GROUP BY run_id),
-j AS (SELECT run_id, count(*) AS n FROM rejudged_slots WHERE list_contains($run_ids::VARCHAR[], run_id) GROUP BY run_id),
-r AS (SELECT run_id, hash(runs) AS h FROM runs WHERE list_contains($run_ids::VARCHAR[], run_id)),
-k AS (
-    SELECT run_id, count(*) AS n,
-           sum(hash(generation, task_index, chain_index, n_attempts, n_valid, n_error, n_success,
-                    first_success, first_error, valid_prefix, settled_prefix, ended_in_error,
-                    last_finished_at, valid_cost_usd, valid_tokens, priced, input_tokens,
-                    output_tokens, spent_usd, n_unpriced_calls, n_failed_calls)) AS h
-    FROM chain_kept WHERE list_contains($run_ids::VARCHAR[], run_id) GROUP BY run_id)
+j AS (SELECT run_id, count(*) AS n FROM rejudged_slots WHERE list_contains($run_ids::VARCHAR[], run_id) GROUP BY run_id)
 SELECT w.run_id,
-       r.h::VARCHAR AS run_row,
        coalesce(a.n, 0)::BIGINT AS n_attempts,
        coalesce(c.n, 0)::BIGINT AS n_calls,
        coalesce(t.n, 0)::BIGINT AS n_tasks,
        coalesce(j.n, 0)::BIGINT AS n_rejudged_slots,
-       coalesce(k.n, 0)::BIGINT AS n_kept,
-       k.h::VARCHAR AS kept,
        (SELECT sum(hash(s))::VARCHAR FROM schema_info s) AS schema_info
 FROM (SELECT DISTINCT unnest($run_ids::VARCHAR[]) AS run_id) w
-LEFT JOIN r USING (run_id) LEFT JOIN a USING (run_id) LEFT JOIN c USING (run_id)
-LEFT JOIN t USING (run_id) LEFT JOIN j USING (run_id) LEFT JOIN k USING (run_id)
+LEFT JOIN a USING (run_id) LEFT JOIN c USING (run_id) LEFT JOIN t USING (run_id) LEFT JOIN j USING (run_id)
 ORDER BY w.run_id;

@@ -10,8 +10,8 @@ all of them, so a figure remembered is the figure computed again, bit for bit
 (tests/analysis/test_memo.py), and a run that gains one attempt, a re-judge, a new seed or an
 edited estimator misses and computes afresh. A report over fifty runs after one more run finished
 computes that run's figures only. A whole report (seqk/analysis/report.py, kind "report") is kept
-the same way, its runs' part of the key their `run_digests` rows (sql/metrics.sql) instead of
-their chains, so a report asked again reads no chain.
+the same way, its runs' part of the key their `run_fingerprints` and `run_digests` rows (sql/) instead
+of their chains, so a report asked again reads no chain.
 
 A file that is missing, unreadable, or whose header does not carry its whole key is computed
 again; a folder that cannot be written only means nothing is kept. `SEQK_FIGURE_CACHE=0` turns it

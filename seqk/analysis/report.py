@@ -78,9 +78,10 @@ def report(runs: Sequence[str] = (), db: store.DbLike = None, *, compare: bool =
 
     A report asked again over the same rows is read back (seqk.analysis.memo, kind "report"): its
     key is the runs it covers and how they were chosen, the settings, the estimators', store's
-    and SQL's code, and each run's `run_digests` row (its runs row, its rows in every append-only
-    table it reads, its kept chains' columns), so an attempt, call, task, re-judged slot or run
-    event added to any of them computes it again (its figures then read from their own memo).
+    and SQL's code, and each run's `run_fingerprints` row (its runs row and kept chains hashed, the
+    viewer's key) and `run_digests` row (its rows in every append-only table it reads), so an
+    attempt, call, task, re-judged slot or run event added to any of them computes it again (its
+    figures then read from their own memo).
     The studies, q-values and notes are worked out each time."""
     with store.connect(db, read_only=True) as con:
         ids = store.resolve_run_ids(con, runs)
@@ -97,11 +98,11 @@ def report(runs: Sequence[str] = (), db: store.DbLike = None, *, compare: bool =
         every = sorted(set(ids) | partners | {p["pass_run_id"] for p in plans})
 
         def key() -> tuple[Any, ...]:
-            read = every + [r["source_run_id"] for r in queries.rejudge_sources(con, run_ids=every)]
+            read = sorted(set(every + [r["source_run_id"] for r in queries.rejudge_sources(con, run_ids=every)]))
             # the pairs too: another pass@k candidate changes a run's n_pass_candidates, not its partner
-            return ("report 1", ids, every, seq_ids, plans, queries.pair_choices(con, run_ids=ids),
+            return ("report 2", ids, every, seq_ids, plans, queries.pair_choices(con, run_ids=ids),
                     sorted(named.items()), compare, errors_as_failures, seed, n_boot,
-                    queries.run_digests(con, run_ids=sorted(set(read))))
+                    queries.run_fingerprints(con, run_ids=read), queries.run_digests(con, run_ids=read))
 
         rep = remembered("report", key, lambda: _computed(
             con, ids, every, seq_ids, plans, named, compare=compare,

@@ -739,13 +739,12 @@ def run_curves(con: Connection, *, errors_as_failures: Any, run_ids: Any) -> lis
 
 
 def run_digests(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
-    """What a remembered report is checked against before it is used (seqk/analysis/report.py): per
-    given run, its runs row hashed whole, its row counts in the append-only tables a report reads
-    (attempts, calls, tasks, rejudged_slots: any row added changes one), and every scalar column of
-    its chain_kept rows hashed and summed (order-free; the kept lists are functions of the same
-    attempts and calls); with the store's schema_info hashed (a migration that rebuilds chain_kept
-    changes it). Hashes as text; in run_id order. The caller adds the runs a re-judging run grades
-    (rejudge_sources). (metrics.sql:76)"""
+    """What a remembered report is checked against before it is used (seqk/analysis/report.py), beside
+    each run's run_fingerprints row (sql/fingerprints.sql: its runs row and its kept chains hashed):
+    per given run, its row counts in the append-only tables a report reads that chain_kept does not
+    cover (attempts, calls, tasks, rejudged_slots: any row added changes one), with the store's
+    schema_info hashed (a migration that rebuilds chain_kept changes it), as text; in run_id order.
+    The caller adds the runs a re-judging run grades (rejudge_sources). (metrics.sql:76)"""
     return run(con, 'run_digests', {'run_ids': run_ids}, 'rows')
 
 
