@@ -66,7 +66,7 @@ def append_endpoint_limit(
 
 def append_kept_chains(con: Connection) -> None:
     """Nothing: the rows of the Arrow table seqk_kept_batch (chain_kept's columns) are appended to
-    chain_kept; forget_registered_kept_chains first. (kept.sql:34)"""
+    chain_kept; forget_registered_kept_chains first. (kept.sql:40)"""
     return run(con, 'append_kept_chains', {}, 'none')
 
 
@@ -200,12 +200,12 @@ def find_task(con: Connection, *, run_id: Any, task_index: Any, task_id: Any) ->
 
 
 def forget_all_kept_chains(con: Connection) -> None:
-    """Nothing: every chain_kept row is deleted. (kept.sql:39)"""
+    """Nothing: every chain_kept row is deleted. (kept.sql:45)"""
     return run(con, 'forget_all_kept_chains', {}, 'none')
 
 
 def forget_registered_kept_chains(con: Connection) -> None:
-    """Nothing: the chain_kept rows of the chains in seqk_kept_keys are deleted. (kept.sql:28)"""
+    """Nothing: the chain_kept rows of the chains in seqk_kept_keys are deleted. (kept.sql:34)"""
     return run(con, 'forget_registered_kept_chains', {}, 'none')
 
 
@@ -555,28 +555,31 @@ def judge_agreement(con: Connection, *, run_a: Any, run_b: Any) -> list[tuple[An
 
 def keep_all_chains(con: Connection) -> None:
     """Nothing: every chain of every generation is kept in chain_kept from its attempts and calls
-    (chain_kept_rows); forget_all_kept_chains first. (kept.sql:43)"""
+    (chain_kept_rows); forget_all_kept_chains first. (kept.sql:49)"""
     return run(con, 'keep_all_chains', {}, 'none')
 
 
-def kept_chain_attempts(con: Connection) -> list[tuple[Any, ...]]:
-    """(run_id, generation, task_index, chain_index, attempt_index, status, success, score,
-    finished_at) of every attempt of the chains in seqk_kept_keys, in no order. (kept.sql:12)"""
-    return run(con, 'kept_chain_attempts', {}, 'tuples')
+def kept_chain_attempts(con: Connection) -> pa.Table:
+    """Every attempt row of the chains in seqk_kept_keys, in no order: its chain's key_no, its
+    attempt_index, ok (status = 'ok'), solved (ok and a success), value (an ok row's score, or its
+    success as 1.0; NULL for an error) and finished_at: what chain_kept_rows's slots fold.
+    (kept.sql:13)"""
+    return run(con, 'kept_chain_attempts', {}, 'arrow')
 
 
-def kept_chain_calls(con: Connection) -> list[tuple[Any, ...]]:
-    """(run_id, generation, task_index, chain_index, attempt_index, cost_usd, input_tokens,
-    output_tokens, unpriced, failed) of every call of the chains in seqk_kept_keys, in no order;
-    unpriced: it returned with no price (n_unpriced_calls's rule); failed: it has an error.
-    (kept.sql:19)"""
-    return run(con, 'kept_chain_calls', {}, 'tuples')
+def kept_chain_calls(con: Connection) -> pa.Table:
+    """Every call of the chains in seqk_kept_keys, in no order: its chain's key_no, its attempt_index,
+    cost_usd, tokens (input + output, NULL as 0), input_tokens, output_tokens, unpriced (it returned
+    with no price: n_unpriced_calls's rule) and failed (it has an error): what chain_kept_rows's
+    slot_spend folds. (kept.sql:23)"""
+    return run(con, 'kept_chain_calls', {}, 'arrow')
 
 
 def kept_chains_differ(con: Connection) -> Any:
     """How many rows differ between chain_kept and a recomputation from attempts (chain_kept_rows),
-    each way (0: the kept outcomes are exact). Dollar sums are compared to 1e-9: a sum over a
-    chain's calls may add them in another order. The tests' check. (kept.sql:48)"""
+    each way (0: the kept outcomes are exact). Dollar sums (spend_by_slot's included) are compared
+    to 1e-9: a sum over a chain's calls may add them in another order. The tests' check.
+    (kept.sql:54)"""
     return run(con, 'kept_chains_differ', {}, 'scalar')
 
 

@@ -64,3 +64,47 @@ def test_the_fold_equals_the_recomputation_after_every_commit(tmp_path):
         [(1, 60), (2, 20)], [(1, 20), (2, 20), (3, 40), (4, 0)], [(1, 0)]]
     assert [[x["cost_usd"] for x in r[10]] for r in rows] == [
         [pytest.approx(0.3), 0.4], [0.2, 0.05, 0.3, None], [None]]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_batch_fold_equals_the_recomputation_on_random_chains(tmp_path, seed):
+    """Hundreds of chains a commit, as a lake's writer folds them at once: slots written out of
+    order and more than once (superseded errors), holes, NULL scores, successes, costs and tokens,
+    failed calls, a chain with no call and late feedback, over commits that touch chains again."""
+    import random
+
+    rng = random.Random(seed)
+    chains = [(task, chain) for task in range(1, 121) for chain in (1, 2)]
+    pending: list[AttemptRecord | FeedbackFill] = []
+    uid = 0
+    for chain in chains:
+        for index in rng.sample(range(1, 7), rng.randint(1, 5)):
+            for _ in range(rng.choice([1, 1, 1, 2, 3])):
+                uid += 1
+                status = rng.choice(["ok", "ok", "ok", "error"])
+                success = None if status == "error" else rng.choice([True, False, False, None])
+                score = rng.choice([None, None, round(rng.random(), 3), -0.5])
+                calls = [_call(rng.choice([None, 0.001, 0.02, 0.3]), rng.choice([None, 5, 10]),
+                               rng.choice([None, None, None, "timeout"])) for _ in range(rng.randint(0, 3))]
+                pending.append(_attempt(f"u{uid}", chain, index, status, success, score, calls,
+                                        rng.randint(0, 50)))
+                if rng.random() < 0.1:
+                    pending.append(FeedbackFill(
+                        attempt_uid=f"u{uid}", run_id="r", generation=1, task_index=chain[0],
+                        attempt_index=index, feedback="late", error=None, calls=[_call(0.01)],
+                        chain_index=chain[1]))
+    rng.shuffle(pending)
+    # late feedback after its attempt: a fill names an attempt that is written
+    attempts = [r for r in pending if isinstance(r, AttemptRecord)]
+    fills = [r for r in pending if isinstance(r, FeedbackFill)]
+    cut = sorted(rng.sample(range(1, len(attempts)), 3))
+    commits = [attempts[a:b] for a, b in zip([0, *cut], [*cut, len(attempts)], strict=True)]
+    commits.append(fills)
+    db = tmp_path / "seqk.duckdb"
+    with store.connect(db) as con:
+        for items in commits:
+            store.append_attempts(con, items)
+            assert kept.kept_chains_differ(con) == 0
+        n_kept, n_multi = con.execute(
+            "SELECT count(*), count(*) FILTER (WHERE len(slot_best) > 1) FROM chain_kept").fetchone()
+    assert n_kept == len(chains) and n_multi > 100
