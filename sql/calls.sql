@@ -34,7 +34,7 @@ ORDER BY c.chain_index, c.attempt_index, c.started_at, c.call_index;
 -- old attempts cost): role, cost_usd (calls of unknown price count 0), and n_attempts, the
 -- attempts of the run with at least one call (the same on every row).
 SELECT c.role,
-       coalesce(sum(c.cost_usd), 0.0) AS cost_usd,
+       coalesce(exact_sum(c.cost_usd), 0.0) AS cost_usd,
        (SELECT count(DISTINCT attempt_uid) FROM calls WHERE run_id = $run_id) AS n_attempts
 FROM calls c
 WHERE c.run_id = $run_id

@@ -44,7 +44,7 @@ SELECT task_index, model,
        coalesce(sum(cached_tokens), 0)::BIGINT   AS cached_tokens,
        coalesce(sum(thinking_tokens), 0)::BIGINT AS thinking_tokens,
        coalesce(sum(output_tokens), 0)::BIGINT   AS output_tokens,
-       sum(cost_usd)                            AS cost_usd,
+       exact_sum(cost_usd)                      AS cost_usd,
        n_unpriced_calls(cost_usd, error) AS n_unpriced_calls,
        grouping(task_index) = 1                 AS whole_run
 FROM current_calls

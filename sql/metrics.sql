@@ -61,7 +61,7 @@ SELECT run_id, role, model,
        coalesce(sum(cached_tokens), 0)::BIGINT                            AS cached_tokens,
        coalesce(sum(thinking_tokens), 0)::BIGINT                          AS thinking_tokens,
        coalesce(sum(output_tokens), 0)::BIGINT                            AS output_tokens,
-       sum(cost_usd)                                                      AS cost_usd,
+       exact_sum(cost_usd)                                                AS cost_usd,
        n_unpriced_calls(cost_usd, error)::BIGINT AS n_unpriced_calls
 FROM current_calls
 WHERE list_contains($run_ids::VARCHAR[], run_id)

@@ -50,7 +50,7 @@ VALUES ($run_id, 'restart', $k, $generation, $config, now()::TIMESTAMP);
 -- no call was priced), n_unpriced_calls (calls that returned tokens but have no price),
 -- input_tokens and output_tokens (every call).
 SELECT (SELECT count(*) FROM attempts WHERE run_id = $run_id AND generation = $generation) AS n_attempts,
-       sum(cost_usd) AS cost_usd,
+       exact_sum(cost_usd) AS cost_usd,
        n_unpriced_calls(cost_usd, error) AS n_unpriced_calls,
        coalesce(sum(input_tokens), 0) AS input_tokens,
        coalesce(sum(output_tokens), 0) AS output_tokens

@@ -8,7 +8,7 @@ WITH spend AS (
     SELECT run_id,
            sum(input_tokens)::BIGINT  AS input_tokens,
            sum(output_tokens)::BIGINT AS output_tokens,
-           sum(spent_usd)             AS cost_usd,
+           exact_sum(spent_usd)       AS cost_usd,
            sum(n_unpriced_calls)::BIGINT AS n_unpriced_calls
     FROM chain_kept_current_of(run_ids := CASE WHEN len($run_ids::VARCHAR[]) > 0 THEN $run_ids::VARCHAR[] END)
     GROUP BY run_id

@@ -87,7 +87,7 @@ ORDER BY run_id, task_index, chain_index;
 -- Per (run, task) of the given runs and tasks with at least one call of the current generation:
 -- cost_usd (NULL when no call was priced), n_unpriced_calls (calls that returned tokens but have
 -- no price).
-SELECT run_id, task_index, sum(cost_usd) AS cost_usd,
+SELECT run_id, task_index, exact_sum(cost_usd) AS cost_usd,
        count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL) AS n_unpriced_calls
 FROM current_calls
 WHERE list_contains($run_ids::VARCHAR[], run_id) AND list_contains($task_indices::INTEGER[], task_index)
@@ -99,8 +99,8 @@ ORDER BY run_id, task_index;
 -- the n_tasks with a value there), cost_usd_per_task (the mean expected spend of the cell over the
 -- same tasks; NULL when no call of the run was priced), n_tasks. What an equal_budget study
 -- chooses its cells on, from its pilot tasks.
-SELECT run_id, width, depth, avg(value) AS value, count(value) AS n_tasks,
-       CASE WHEN bool_or(priced) THEN avg(cost_usd) FILTER (WHERE value IS NOT NULL) END
+SELECT run_id, width, depth, exact_avg(value) AS value, count(value) AS n_tasks,
+       CASE WHEN bool_or(priced) THEN exact_avg(CASE WHEN value IS NOT NULL THEN cost_usd END) END
            AS cost_usd_per_task
 FROM frontier_tasks_of(false, run_ids := $run_ids::VARCHAR[])
 WHERE list_contains($task_indices::INTEGER[], task_index)

@@ -69,7 +69,7 @@ points AS (
     UNION ALL
     -- several chains: a task's value is the mean of its chains'
     SELECT s.run_id, t.t::INTEGER, 1,
-           avg(efron_value(s.event, s.censored, t.t, st.survival, coalesce(sc.survival, 1.0))),
+           exact_avg(efron_value(s.event, s.censored, t.t, st.survival, coalesce(sc.survival, 1.0))),
            bool_or(coalesce(s.censored < t.t, false))
     FROM (SELECT * FROM o WHERE metric = 'seq@k' AND chains > 1) s
     CROSS JOIN LATERAL range(1, s.k + 1) AS t(t)
@@ -82,7 +82,7 @@ curve AS (
            coalesce(sum(n) FILTER (WHERE value IS NOT NULL), 0)::BIGINT AS n_tasks,
            coalesce(sum(n) FILTER (WHERE value IS NULL), 0)::BIGINT     AS n_left_out,
            coalesce(sum(n) FILTER (WHERE is_censored), 0)::BIGINT       AS n_censored,
-           sum(n * value) AS x
+           exact_sum(n * value) AS x
     FROM points GROUP BY run_id, t
 ),
 curves AS (
@@ -98,7 +98,7 @@ spend AS (
     SELECT run_id,
            coalesce(sum(input_tokens), 0)::BIGINT AS input_tokens,
            coalesce(sum(output_tokens), 0)::BIGINT AS output_tokens,
-           sum(spent_usd) AS cost_usd, bool_or(priced) AS priced,
+           exact_sum(spent_usd) AS cost_usd, bool_or(priced) AS priced,
            sum(n_unpriced_calls)::BIGINT AS n_unpriced_calls,
            sum(n_failed_calls)::BIGINT AS n_failed_calls
     FROM chain_kept_current_of(run_ids := $run_ids::VARCHAR[])
@@ -114,7 +114,7 @@ spend AS (
 -- over the run's chains; in one pass, by attempt index and by the depths [lo, hi] at which the
 -- chain is left out (NULL for none), so that the spend left out reads a few groups a run.
 slot_groups AS (
-    SELECT run_no, i, lo, hi, sum(coalesce(cost_usd, 0.0)) AS cost_usd, sum(tokens) AS tokens
+    SELECT run_no, i, lo, hi, exact_sum(coalesce(cost_usd, 0.0)) AS cost_usd, sum(tokens) AS tokens
     FROM (SELECT run_no, unnest(spend_by_slot, recursive := true),
                  CASE WHEN known_to < k AND coalesce(first_success, k + 1) > known_to + 1
                       THEN known_to + 1 END AS lo,
@@ -133,13 +133,13 @@ numbers AS (
 ),
 seq_spend AS (
     SELECT run_id, t, sum(cost_usd) OVER w AS cost_usd, sum(tokens) OVER w AS tokens
-    FROM (SELECT n.run_id, g.i AS t, sum(g.cost_usd) AS cost_usd, sum(g.tokens) AS tokens
+    FROM (SELECT n.run_id, g.i AS t, exact_sum(g.cost_usd) AS cost_usd, sum(g.tokens) AS tokens
           FROM slot_groups g JOIN numbers n USING (run_no) GROUP BY ALL)
     WINDOW w AS (PARTITION BY run_id ORDER BY t)
 ),
 -- a slot counts toward the spend through each depth d >= its attempt index
 gap_spend AS (
-    SELECT n.run_id, d.d, sum(g.cost_usd) AS cost_usd, sum(g.tokens) AS tokens
+    SELECT n.run_id, d.d, exact_sum(g.cost_usd) AS cost_usd, sum(g.tokens) AS tokens
     FROM (SELECT * FROM slot_groups WHERE lo IS NOT NULL) g
     JOIN numbers n USING (run_no),
          range(greatest(g.i, g.lo), g.hi + 1) d(d)
@@ -222,7 +222,7 @@ WITH o AS MATERIALIZED (
 points AS (
     SELECT p.run_id, p.task_index, p.at_k, t.content_hash
     FROM (SELECT run_id, task_index,
-                 avg(metric_outcome(metric, n_samples, n_success, first_success, known_to, k))
+                 exact_avg(metric_outcome(metric, n_samples, n_success, first_success, known_to, k))
                      AS at_k
           FROM o WHERE run_id IN ($seq_run_id, $pass_run_id) GROUP BY run_id, task_index) p
     JOIN tasks t USING (run_id, task_index)
@@ -280,7 +280,7 @@ cells AS (
     FROM slots GROUP BY task_index
 ),
 spend AS (
-    SELECT task_index, sum(spent_usd) AS cost_usd,
+    SELECT task_index, exact_sum(spent_usd) AS cost_usd,
            sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0))::BIGINT AS tokens,
            sum(n_failed_calls)::BIGINT AS n_failed_calls
     FROM chain_kept_current_of(run_ids := [$run_id::VARCHAR])

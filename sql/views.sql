@@ -95,6 +95,20 @@ JOIN runs r ON c.run_id = r.run_id AND c.generation = r.generation;
 CREATE OR REPLACE MACRO n_unpriced_calls(cost_usd, error) AS
     count(*) FILTER (WHERE cost_usd IS NULL AND error IS NULL);
 
+-- A sum of doubles that is the same bits however DuckDB splits the rows between its threads: each
+-- term rounded to 1e-20 (DECIMAL(38, 20)) and added exactly (HUGEINT), the total made a double
+-- once. DuckDB's own sum of doubles adds in whatever order its threads finish, so the last bits of
+-- a mean moved between two runs of the same query on the same file (a pass^t printed as 0.107 or
+-- 0.108 from one run to the next); this sum is also the more exact one (its error is the terms'
+-- rounding, at most 5e-21 each, not a double sum's). A term must lie within +/-1e18 and the total
+-- within +/-1.7e18 (probabilities, dollars, tokens), else the query fails saying so; NULL terms are
+-- skipped as by sum(). A macro, not an aggregate: FILTER (WHERE c) is written
+-- exact_sum(CASE WHEN c THEN x END).
+CREATE OR REPLACE MACRO exact_sum(x) AS sum(x::DECIMAL(38, 20))::DOUBLE;
+
+-- avg() with exact_sum's order-free sum: the mean of the non-NULL terms, NULL when there are none.
+CREATE OR REPLACE MACRO exact_avg(x) AS sum(x::DECIMAL(38, 20))::DOUBLE / nullif(count(x), 0);
+
 -- One row per (run, task) that has at least one attempt, of the given runs (NULL: all), its
 -- chains together: solved when any chain is; n_chains_finished counts the chains done (k valid
 -- attempts, or a seq@k chain solved), the task being finished when all runs.chains are.
@@ -559,7 +573,7 @@ counts AS (
     GROUP BY s.run_id, s.policy, g.j
 ),
 spend AS (
-    SELECT run_id, j, sum(cost) AS cost_usd, sum(tokens) AS tokens
+    SELECT run_id, j, exact_sum(cost) AS cost_usd, exact_sum(tokens) AS tokens
     FROM (SELECT run_id, last, unnest(generate_series(1, len(cost_usd))) AS j,
                  unnest(cost_usd) AS cost, unnest(tokens) AS tokens
           FROM p)
@@ -619,7 +633,8 @@ rs AS MATERIALIZED (
 -- each chain's Efron value on its run's curve, averaged over the task's chains
 seq_points AS (
     SELECT any_value(p.run_id) AS run_id, p.run_no, p.task_index, p.policy, g.t::INTEGER AS t,
-           avg(efron_value(p.event, p.censored, g.t, st.survival, coalesce(sc.survival, 1.0))) AS value,
+           exact_avg(efron_value(p.event, p.censored, g.t, st.survival, coalesce(sc.survival, 1.0)))
+               AS value,
            bool_or(coalesce(p.censored < g.t, false)) AS is_censored
     FROM p
     CROSS JOIN LATERAL range(1, p.k + 1) AS g(t)
@@ -651,7 +666,7 @@ pass_values AS (
 first_t AS (
     SELECT any_value(o.run_id) AS run_id, o.run_no, o.task_index, g.t::INTEGER AS t,
            any_value(o.metric) AS metric, any_value(o.k) AS k,
-           avg(first_t_outcome(o.first_success, o.known_to, g.t)) AS first_t_value
+           exact_avg(first_t_outcome(o.first_success, o.known_to, g.t)) AS first_t_value
     FROM o, range(1, o.k + 1) AS g(t)
     GROUP BY o.run_no, o.task_index, g.t
 )
@@ -730,12 +745,13 @@ seq_one AS (
 -- several chains: each chain's Efron value (and spend) on the run's curve, averaged per task
 seq_many AS (
     SELECT any_value(p.run_id) AS run_id, p.policy, g.t::INTEGER AS t, 1 AS n,
-           avg(efron_value(p.event, p.censored, g.t, st.survival, coalesce(sc.survival, 1.0))) AS value,
+           exact_avg(efron_value(p.event, p.censored, g.t, st.survival, coalesce(sc.survival, 1.0)))
+               AS value,
            bool_or(coalesce(p.censored < g.t, false)) AS is_censored,
-           avg(efron_spend(p.cost_usd, g.t, p.last, p.event, p.censored, st.cost_usd_through,
-                           sc.cost_usd_through, sc.survival)) AS cost_usd,
-           avg(efron_spend(p.tokens, g.t, p.last, p.event, p.censored, st.tokens_through,
-                           sc.tokens_through, sc.survival)) AS tokens
+           exact_avg(efron_spend(p.cost_usd, g.t, p.last, p.event, p.censored, st.cost_usd_through,
+                                 sc.cost_usd_through, sc.survival)) AS cost_usd,
+           exact_avg(efron_spend(p.tokens, g.t, p.last, p.event, p.censored, st.tokens_through,
+                                 sc.tokens_through, sc.survival)) AS tokens
     FROM (SELECT * FROM p WHERE chains > 1) p
     CROSS JOIN LATERAL range(1, p.k + 1) AS g(t)
     JOIN rs st ON st.run_id = p.run_id AND st.policy = p.policy AND st.j = g.t
@@ -767,15 +783,16 @@ success AS (
            -- sums of BIGINT are HUGEINT, which polars and pandas cannot hold
            coalesce(sum(n) FILTER (WHERE value IS NOT NULL AND policy = v.name), 0)::BIGINT AS n_tasks,
            coalesce(sum(n) FILTER (WHERE is_censored AND policy = v.name), 0)::BIGINT AS n_censored,
-           sum(n * value) FILTER (WHERE policy = v.name)                             AS x,
-           sum(n * value * value) FILTER (WHERE policy = v.name)                     AS x2,
-           sum(n * value) FILTER (WHERE policy = 'failures')
+           -- the sums of doubles in no order of DuckDB's threads (exact_sum): the same bits each run
+           exact_sum(CASE WHEN policy = v.name THEN n * value END)                   AS x,
+           exact_sum(CASE WHEN policy = v.name THEN n * value * value END)           AS x2,
+           exact_sum(CASE WHEN policy = 'failures' THEN n * value END)
                / nullif(sum(n) FILTER (WHERE value IS NOT NULL AND policy = 'failures'), 0)
                                                                                      AS x_failures,
-           sum(n * value) FILTER (WHERE policy = 'successes')
+           exact_sum(CASE WHEN policy = 'successes' THEN n * value END)
                / nullif(sum(n) FILTER (WHERE value IS NOT NULL AND policy = 'successes'), 0)
                                                                                      AS x_successes,
-           sum(n * pass_all_t) FILTER (WHERE policy = 'censored')                    AS x_all
+           exact_sum(CASE WHEN policy = 'censored' THEN n * pass_all_t END)         AS x_all
     FROM points, value_policy v
     GROUP BY run_id, t
 ),
@@ -791,7 +808,7 @@ first_t AS (
          range(1, y.k + 1) AS g(t)
     UNION ALL
     SELECT any_value(o.run_id), g.t::INTEGER, 1,
-           avg(first_t_outcome(o.first_success, o.known_to, g.t)),
+           exact_avg(first_t_outcome(o.first_success, o.known_to, g.t)),
            count(first_t_outcome(o.first_success, o.known_to, g.t))
     FROM outcomes o, range(1, o.k + 1) AS g(t)
     WHERE o.chains > 1
@@ -800,7 +817,7 @@ first_t AS (
 first_t_sums AS (
     SELECT run_id, t,
            coalesce(sum(n) FILTER (WHERE first_t_value IS NOT NULL), 0)::BIGINT AS n_first_t,
-           sum(n * first_t_value) AS x_first_t, sum(n_chains_first_t) AS n_chains_first_t
+           exact_sum(n * first_t_value) AS x_first_t, sum(n_chains_first_t) AS n_chains_first_t
     FROM first_t GROUP BY run_id, t
 ),
 -- Soft score: a slot's best-so-far score holds from its index to the slot before the next
@@ -823,7 +840,7 @@ spans_all AS (
           FROM chain_kept_current_of(run_ids := run_ids))
 ),
 events AS (
-    SELECT run_id, e.t, sum(e.d) AS d
+    SELECT run_id, e.t, exact_sum(e.d) AS d
     FROM (SELECT run_id, UNNEST(list_filter([
               {'t': lo, 'd': best, 'on': lo <= least(hi, known_to)},
               {'t': least(hi, known_to) + 1, 'd': -best, 'on': lo <= least(hi, known_to)},
@@ -841,12 +858,13 @@ seq_spend AS (
     FROM rs WHERE policy = 'censored'
       AND run_id IN (SELECT run_id FROM p WHERE chains = 1)
     UNION ALL
-    SELECT run_id, t, avg(cost_usd), avg(tokens)
+    SELECT run_id, t, exact_avg(cost_usd), exact_avg(tokens)
     FROM seq_many WHERE policy = 'censored'
     GROUP BY run_id, t
 ),
 pass_spend AS (
-    SELECT run_id, avg(valid_cost_usd / n_valid) AS cost_usd, avg(valid_tokens / n_valid) AS tokens
+    SELECT run_id, exact_avg(valid_cost_usd / n_valid) AS cost_usd,
+           exact_avg(valid_tokens / n_valid) AS tokens
     FROM spent WHERE metric = 'pass@k' AND n_valid > 0
     GROUP BY run_id
 ),
@@ -1026,7 +1044,7 @@ task_depth AS (
     FROM chain_depth WHERE chains = 1
     UNION ALL
     SELECT any_value(run_id) AS run_id, run_no, task_index, d, any_value(chains) AS chains,
-           avg(value) AS value, avg(cost_usd) AS cost_usd, avg(tokens) AS tokens,
+           exact_avg(value) AS value, exact_avg(cost_usd) AS cost_usd, exact_avg(tokens) AS tokens,
            count(*) AS n_chains, count(*) FILTER (WHERE unsolved) AS n_unsolved,
            any_value(censoring_survival) AS censoring_survival
     FROM chain_depth WHERE chains > 1
@@ -1095,8 +1113,9 @@ rs AS MATERIALIZED (
 -- n: the run's chains, all at risk at attempt 1 but those censored at 0
 one_value AS (
     SELECT d.run_id, d.j AS depth,
-           sum(v.events * efron_value(v.j, NULL, d.j, d.survival, 1.0)
-               + v.censored * efron_value(NULL, v.j - 1, d.j, d.survival, coalesce(c.survival, 1.0)))
+           exact_sum(v.events * efron_value(v.j, NULL, d.j, d.survival, 1.0)
+                     + v.censored * efron_value(NULL, v.j - 1, d.j, d.survival,
+                                                coalesce(c.survival, 1.0)))
                AS x,
            any_value(n.at_risk + n.censored) AS n
     FROM rs d
@@ -1111,16 +1130,16 @@ one_value AS (
 -- each (S(c) > 0 where one is: it was at risk through c unsolved; where none is, S(c) may be 0)
 one_spend AS (
     SELECT d.run_id, d.j AS depth,
-           sum(v.at_risk * v.mean_cost_usd
-               + CASE WHEN v.censored > 0
-                      THEN v.censored * (d.cost_usd_through - coalesce(c.cost_usd_through, 0.0))
-                           / coalesce(c.survival, 1.0)
-                      ELSE 0.0 END) AS cost_usd,
-           sum(v.at_risk * v.mean_tokens
-               + CASE WHEN v.censored > 0
-                      THEN v.censored * (d.tokens_through - coalesce(c.tokens_through, 0.0))
-                           / coalesce(c.survival, 1.0)
-                      ELSE 0.0 END) AS tokens
+           exact_sum(v.at_risk * v.mean_cost_usd
+                     + CASE WHEN v.censored > 0
+                            THEN v.censored * (d.cost_usd_through - coalesce(c.cost_usd_through, 0.0))
+                                 / coalesce(c.survival, 1.0)
+                            ELSE 0.0 END) AS cost_usd,
+           exact_sum(v.at_risk * v.mean_tokens
+                     + CASE WHEN v.censored > 0
+                            THEN v.censored * (d.tokens_through - coalesce(c.tokens_through, 0.0))
+                                 / coalesce(c.survival, 1.0)
+                            ELSE 0.0 END) AS tokens
     FROM rs d
     JOIN rs v ON v.run_id = d.run_id AND v.policy = d.policy AND v.j <= d.j
     LEFT JOIN rs c ON c.run_id = v.run_id AND c.policy = v.policy AND c.j = v.j - 1
@@ -1138,11 +1157,11 @@ seq_one AS (
     JOIN priced y USING (run_id)
 ),
 seq_many AS (
-    SELECT run_id, width, depth, avg(value) AS value,
+    SELECT run_id, width, depth, exact_avg(value) AS value,
            count(value) AS n_tasks, (count(*) - count(value))::BIGINT AS n_left_out,
-           CASE WHEN bool_or(priced) THEN avg(cost_usd) FILTER (WHERE value IS NOT NULL) END
+           CASE WHEN bool_or(priced) THEN exact_avg(CASE WHEN value IS NOT NULL THEN cost_usd END) END
                AS cost_usd_per_task,
-           coalesce(avg(tokens) FILTER (WHERE value IS NOT NULL), 0.0) AS tokens_per_task
+           coalesce(exact_avg(CASE WHEN value IS NOT NULL THEN tokens END), 0.0) AS tokens_per_task
     FROM frontier_tasks_under(errors_policy, run_ids := (
              SELECT coalesce(list(run_id), []::VARCHAR[]) FROM chosen
              WHERE metric = 'seq@k' AND chains > 1))
@@ -1151,22 +1170,24 @@ seq_many AS (
 -- pass@k tasks by state (n of them), with the sum of their spends per valid sample
 pass_groups AS (
     SELECT run_id, k, n_valid, n_success, n_samples, n_successes, count(*) AS n,
-           sum(CASE WHEN n_valid > 0 THEN valid_cost_usd / n_valid END) AS cost_usd,
-           sum(CASE WHEN n_valid > 0 THEN valid_tokens / n_valid END) AS tokens
+           exact_sum(CASE WHEN n_valid > 0 THEN valid_cost_usd / n_valid END) AS cost_usd,
+           exact_sum(CASE WHEN n_valid > 0 THEN valid_tokens / n_valid END) AS tokens
     FROM frontier_pass_tasks_of(errors_policy, run_ids := run_ids)
     GROUP BY ALL
 ),
 -- a task's spend at a cell is w x its spend per sample x the state's expected samples
 pass AS (
     SELECT g.run_id, s.w AS width, s.d AS depth,
-           sum(g.n * s.value) / nullif(sum(g.n) FILTER (WHERE s.value IS NOT NULL), 0) AS value,
+           exact_sum(g.n * s.value) / nullif(sum(g.n) FILTER (WHERE s.value IS NOT NULL), 0) AS value,
            coalesce(sum(g.n) FILTER (WHERE s.value IS NOT NULL), 0)::BIGINT AS n_tasks,
            coalesce(sum(g.n) FILTER (WHERE s.value IS NULL), 0)::BIGINT AS n_left_out,
            CASE WHEN any_value(y.priced)
-                THEN sum(s.w * g.cost_usd * s.expected_samples) FILTER (WHERE s.value IS NOT NULL AND s.spends)
+                THEN exact_sum(CASE WHEN s.value IS NOT NULL AND s.spends
+                                    THEN s.w * g.cost_usd * s.expected_samples END)
                      / nullif(sum(g.n) FILTER (WHERE s.value IS NOT NULL AND s.spends), 0) END
                AS cost_usd_per_task,
-           coalesce(sum(s.w * g.tokens * s.expected_samples) FILTER (WHERE s.value IS NOT NULL AND s.spends)
+           coalesce(exact_sum(CASE WHEN s.value IS NOT NULL AND s.spends
+                                   THEN s.w * g.tokens * s.expected_samples END)
                     / nullif(sum(g.n) FILTER (WHERE s.value IS NOT NULL AND s.spends), 0), 0.0)
                AS tokens_per_task
     FROM pass_groups g
@@ -1285,16 +1306,15 @@ SELECT r.benchmark, r.slice, r.actor_model, r.feedback_mode, r.k,
 FROM (
     SELECT seq_run_id, any_value(pass_run_id) AS pass_run_id, any_value(same_seed) AS same_seed,
            count(*) FILTER (WHERE seq_at_k IS NOT NULL AND pass_at_k IS NOT NULL) AS n_shared,
-           avg(seq_at_k) FILTER (WHERE pass_at_k IS NOT NULL)      AS seq_at_k,
-           avg(pass_at_k) FILTER (WHERE seq_at_k IS NOT NULL)      AS pass_at_k,
+           exact_avg(CASE WHEN pass_at_k IS NOT NULL THEN seq_at_k END) AS seq_at_k,
+           exact_avg(CASE WHEN seq_at_k IS NOT NULL THEN pass_at_k END) AS pass_at_k,
            count(*) FILTER (WHERE seq_at_k = 1 AND pass_at_k = 0)  AS n_seq_only,
            count(*) FILTER (WHERE seq_at_k = 0 AND pass_at_k = 1)  AS n_pass_only,
-           avg(seq_at_k * (1 - pass_at_k) + pass_at_k * (1 - seq_at_k))
-               FILTER (WHERE seq_at_k IS NOT NULL AND pass_at_k IS NOT NULL) AS discordance,
+           exact_avg(seq_at_k * (1 - pass_at_k) + pass_at_k * (1 - seq_at_k)) AS discordance,
            count(*) FILTER (WHERE seq_at_1 IS NOT NULL AND pass_at_1 IS NOT NULL)
                                                                    AS n_shared_at_1,
-           avg(seq_at_1) FILTER (WHERE pass_at_1 IS NOT NULL)      AS seq_at_1,
-           avg(pass_at_1) FILTER (WHERE seq_at_1 IS NOT NULL)      AS pass_at_1
+           exact_avg(CASE WHEN pass_at_1 IS NOT NULL THEN seq_at_1 END) AS seq_at_1,
+           exact_avg(CASE WHEN seq_at_1 IS NOT NULL THEN pass_at_1 END) AS pass_at_1
     FROM (SELECT * REPLACE (CASE WHEN same_seed THEN pass_sample_1 ELSE pass_at_1 END
                             AS pass_at_1)
           FROM paired_tasks_of(errors_as_failures, run_ids := run_ids))
@@ -1315,7 +1335,7 @@ SELECT run_id, task_index, role, model,
        coalesce(sum(cached_tokens), 0)::BIGINT                    AS cached_tokens,
        coalesce(sum(thinking_tokens), 0)::BIGINT                  AS thinking_tokens,
        coalesce(sum(output_tokens), 0)::BIGINT                    AS output_tokens,
-       sum(cost_usd)                                              AS cost_usd,
+       exact_sum(cost_usd)                                        AS cost_usd,
        n_unpriced_calls(cost_usd, error)                          AS n_unpriced_calls
 FROM current_calls
 GROUP BY run_id, task_index, role, model;
