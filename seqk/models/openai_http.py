@@ -1,4 +1,4 @@
-"""OpenAI-compatible servers (vLLM, llama.cpp server, Ollama, ...) reached directly over aiohttp.
+"""OpenAI-compatible servers (vLLM, llama.cpp server, Ollama, ...) reached directly over HTTP/1.1.
 
 Measured on 2 cores against a loopback server that answers after 200 ms:
 120 concurrent calls take 0.86-1.04 s through litellm.acompletion and
@@ -6,6 +6,8 @@ Measured on 2 cores against a loopback server that answers after 200 ms:
 session. litellm's per-call CPU cost serialises on the event loop, so a role
 that names an `api_base` with an `openai/` model id takes this direct path,
 and litellm is not imported for it (not even for its price map: 3.7 s here).
+The client is seqk's own (seqk.models.http1: a protocol per kept connection),
+which costs a fraction of aiohttp's CPU per call (bench/bench_client.py).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from seqk.errors import HTTPStatusError, ProviderError, TransientProviderError
+from seqk.models import http1
 from seqk.models.base import Completion, key_env_problem, messages_of, sampling
 from seqk.models.pricing import Price
 from seqk.models.retry import classify, from_status, retry_after
@@ -29,29 +32,25 @@ _SESSIONS: dict[int, Any] = {}
 _KEPT: dict[int, int] = {}
 
 
-def _session() -> Any:
-    import aiohttp
-
+def _session() -> http1.Client:
     loop = asyncio.get_running_loop()
     session = _SESSIONS.get(id(loop))
     if session is None or session.closed:
-        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
-        _SESSIONS[id(loop)] = session
+        session = _SESSIONS[id(loop)] = http1.Client()
     return session
 
 
 async def close_sessions() -> None:
-    """Close this loop's HTTP session (the engine calls it when a run ends); inside
-    `sessions_kept`, nothing: another run in the same loop may have calls in flight on it."""
+    """Close this loop's kept connections (the engine calls it when a run ends); inside
+    `sessions_kept`, nothing: another run in the same loop may have calls in flight on them."""
     if _KEPT.get(id(asyncio.get_running_loop())):
         return
     session = _SESSIONS.pop(id(asyncio.get_running_loop()), None)
     if session is not None:
-        await session.close()
+        session.close()
 
 
-_JSON = {"Content-Type": "application/json"}
-_TIMEOUTS: dict[float, Any] = {}
+_JSON = {"Content-Type": "application/json", "Accept": "application/json"}
 
 
 @contextlib.asynccontextmanager
@@ -72,11 +71,8 @@ async def sessions_kept() -> AsyncIterator[None]:
 async def chat_completion(spec: RoleSpec, prompt: Prompt, api_base: str) -> Completion:
     """One POST to `api_base`/chat/completions; HTTPStatusError on a 4xx or 5xx.
 
-    The body goes as bytes encoded here and the reply is read as bytes and parsed here: aiohttp's
-    JSON payload and its charset detection cost more CPU per call than the call's own work
-    (bench/bench_chains.py's profile)."""
-    import aiohttp
-
+    The body goes as bytes encoded here and the reply is read as bytes and parsed here
+    (seqk.models.http1: one write a request, the reply parsed as it arrives)."""
     assert spec.model is not None
     data = json.dumps(request_body(spec, prompt), ensure_ascii=False).encode()
     headers = _JSON
@@ -84,16 +80,16 @@ async def chat_completion(spec: RoleSpec, prompt: Prompt, api_base: str) -> Comp
     if key:
         headers = {**_JSON, "Authorization": f"Bearer {key}"}
     url = api_base.rstrip("/") + "/chat/completions"
-    total = spec.timeout_s or 600
-    timeout = _TIMEOUTS.get(total)
-    if timeout is None:
-        timeout = _TIMEOUTS[total] = aiohttp.ClientTimeout(total=total)
     start = time.perf_counter()
-    async with _session().post(url, data=data, headers=headers, timeout=timeout) as response:
-        body = await response.read()
-        if response.status >= 400:
-            raise HTTPStatusError(response.status, body.decode(errors="replace"), response.headers)
-    return parse_chat_completion(json.loads(body), spec.model, time.perf_counter() - start)
+    status, reply_headers, body = await _session().post(url, data, headers, timeout_s=spec.timeout_s or 600)
+    if status >= 400:
+        raise HTTPStatusError(status, body.decode(errors="replace"), reply_headers)
+    try:
+        reply = json.loads(body)
+    except ValueError as exc:
+        raise http1.BadReply(f"HTTP {status} with a body that is not JSON: "
+                             f"{body[:200].decode(errors='replace')!r}") from exc
+    return parse_chat_completion(reply, spec.model, time.perf_counter() - start)
 
 
 def request_body(spec: RoleSpec, prompt: Prompt) -> dict[str, Any]:
@@ -122,23 +118,22 @@ def parse_chat_completion(data: dict[str, Any], model: str, latency_s: float) ->
 
 
 def classify_http(exc: BaseException) -> ProviderError:
-    """A failure of chat_completion: an HTTP status by its status (Retry-After read); aiohttp's
-    refused or dropped connection (the server was not there) and any other client error or
-    timeout worth another try; else seqk.models.retry.classify."""
-    import aiohttp
-
+    """A failure of chat_completion: an HTTP status by its status (Retry-After read); no
+    connection (the server was not there) worth another try and said to be unreachable; a dropped
+    connection, a reply that is not HTTP or not JSON, and a timeout worth another try; else
+    seqk.models.retry.classify."""
     message = f"{type(exc).__name__}: {exc}"[:2000]
     if isinstance(exc, HTTPStatusError):
         return from_status(exc.status_code, message, kind=type(exc).__name__, retry_after=retry_after(exc))
-    if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ServerDisconnectedError):
+    if isinstance(exc, http1.Unreachable):
         return TransientProviderError(message, kind=type(exc).__name__, unreachable=True)
-    if isinstance(exc, aiohttp.ClientError):
+    if isinstance(exc, http1.Disconnected | http1.BadReply | TimeoutError):
         return TransientProviderError(message, kind=type(exc).__name__)
     return classify(exc)
 
 
 class OpenAIHTTPProvider:
-    """An `openai/...` id at a role's `api_base`: one shared aiohttp session per event loop."""
+    """An `openai/...` id at a role's `api_base`: connections kept per event loop (seqk.models.http1)."""
 
     name = "openai-http"
 
@@ -174,5 +169,4 @@ class OpenAIHTTPProvider:
         return None
 
     def import_client(self) -> None:
-        """aiohttp (~0.1 s of a quiet machine's CPU)."""
-        import aiohttp  # noqa: F401
+        """Nothing: seqk.models.http1 is imported with this module."""

@@ -92,18 +92,18 @@ def test_classification_of_litellm_exceptions():
 
 
 def test_each_provider_classifies_its_own_failures():
-    import aiohttp
-
     from seqk.errors import HTTPStatusError
+    from seqk.models import http1
     from seqk.models.openai_http import OpenAIHTTPProvider
 
     http = OpenAIHTTPProvider().classify
     limited = http(HTTPStatusError(429, "slow down", {"retry-after": "3"}))
     assert models.is_rate_limit(limited) and limited.retry_after == 3.0
-    refused = http(aiohttp.ClientConnectorError(aiohttp.client_reqrep.ConnectionKey(
-        "127.0.0.1", 9, False, True, None, None, None), OSError(111, "refused")))
+    refused = http(http1.Unreachable("Cannot connect to 127.0.0.1:9: [Errno 111] refused"))
     assert isinstance(refused, TransientProviderError) and refused.unreachable
-    assert isinstance(http(aiohttp.ClientPayloadError("cut")), TransientProviderError)
+    for dropped in (http1.Disconnected("cut"), http1.BadReply("not HTTP"), TimeoutError()):
+        failure = http(dropped)
+        assert isinstance(failure, TransientProviderError) and not failure.unreachable
     assert isinstance(http(HTTPStatusError(400, "bad", {})), PermanentProviderError)
     # A name is only a name outside litellm: a class called RateLimitError without a status is not one.
     assert not isinstance(http(type("RateLimitError", (Exception,), {})("?")), TransientProviderError)
