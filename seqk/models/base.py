@@ -70,7 +70,7 @@ class Provider(Protocol):
         ...
 
     def import_client(self) -> None:
-        """Import the library a call needs (aiohttp, litellm), so that a run can do it while its
+        """Import the library a call needs (litellm, a provider's SDK), so that a run can do it while its
         database is prepared instead of in its first call."""
         ...
 

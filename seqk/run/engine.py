@@ -381,8 +381,9 @@ def _prepare_importing_clients(spec: RunSpec, db: store.Database) -> Prepared:
     """prepare() in a thread while this one imports the client libraries of the first calls.
 
     DuckDB releases the GIL while it opens, creates and fills the database, so on two cores the
-    two overlap instead of adding up (~0.1 s of a new run's start with aiohttp, more with
-    litellm). No call is made before prepare has returned (the run is registered first, so a
+    two overlap instead of adding up (litellm's import; the direct HTTP client of an
+    OpenAI-compatible server, seqk.models.http1, comes with seqk.models and imports nothing
+    more). No call is made before prepare has returned (the run is registered first, so a
     failure there costs nothing), and an import that fails waits for prepare first: the
     database is never left behind mid-transaction.
 

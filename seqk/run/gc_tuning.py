@@ -1,6 +1,6 @@
 """Fewer cyclic garbage collections while a run's calls are in flight.
 
-Each call allocates a few hundred short-lived objects (aiohttp's request and response, asyncio's
+Each call allocates a few hundred short-lived objects (its request and reply, asyncio's
 futures and handles, the attempt's records), nearly all freed by reference counting; Python's
 default collects the youngest generation every 700 allocations net, and every tenth collection
 the next one, scanning the run's live objects (480 chains in flight hold a few hundred thousand)
