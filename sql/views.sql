@@ -107,7 +107,7 @@ CREATE OR REPLACE MACRO n_unpriced_calls(cost_usd, error) AS
 CREATE OR REPLACE MACRO exact_sum(x) AS sum(x::DECIMAL(38, 20))::DOUBLE;
 
 -- avg() with exact_sum's order-free sum: the mean of the non-NULL terms, NULL when there are none.
-CREATE OR REPLACE MACRO exact_avg(x) AS sum(x::DECIMAL(38, 20))::DOUBLE / nullif(count(x), 0);
+CREATE OR REPLACE MACRO exact_avg(x) AS exact_sum(x) / nullif(count(x), 0);
 
 -- One row per (run, task) that has at least one attempt, of the given runs (NULL: all), its
 -- chains together: solved when any chain is; n_chains_finished counts the chains done (k valid

@@ -28,7 +28,7 @@ from seqk.models.retry import classify, from_status, retry_after
 from seqk.models.role import RoleSpec
 from seqk.records import Prompt
 
-_SESSIONS: dict[int, Any] = {}
+_SESSIONS: dict[int, http1.Client] = {}
 _KEPT: dict[int, int] = {}
 
 
