@@ -280,3 +280,31 @@ def test_the_progress_line_shows_each_rate_limited_models_limit():
     line = err.getvalue()
     assert "openai/bench 9/192 in flight (12× 429)" in line
     assert "mock/judge" not in line
+
+
+def test_a_probe_refused_one_past_a_line_the_server_held_returns_to_that_line():
+    """At a server of 8 slots: once a call at the 8th place succeeded, a probe to 9 whose 9th call
+    meets a 429 puts the limit back at 8, not a fifth lower (7), and 8 is what the run sustained
+    (what the next run starts at); without that success the fifth still applies."""
+    clock = FakeClock()
+    limit = AdaptiveLimit(64, start=9, threshold=9, quiet_s=3.0, clock=clock)
+
+    slots = asyncio.run(_acquire(limit, 9))
+    limit.on_success(slots[7])  # the 8th in flight answered
+    limit.on_rate_limit(slots[8])  # the 9th refused
+    assert (limit.limit, limit.lowest) == (8, 8)
+    for _ in slots:
+        limit.release()
+    for slot in asyncio.run(_acquire(limit, 8)):
+        limit.on_success(slot)
+    assert limit.sustained() == (8, True)
+
+    blind = AdaptiveLimit(64, start=9, threshold=9, clock=FakeClock())
+    slots = asyncio.run(_acquire(blind, 9))
+    blind.on_success(slots[6])  # only the 7th answered: nothing says the server holds 8
+    blind.on_rate_limit(slots[8])
+    assert blind.limit == 7  # int(9 * 0.8)
+
+
+async def _acquire(limit: AdaptiveLimit, n: int) -> list[Slot]:
+    return [await limit.acquire() for _ in range(n)]
