@@ -188,8 +188,9 @@ def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = Fals
                                        if name in row}))
     seq_ids = [i for i in ids if i in runs and runs[i].metric == "seq@k"]
     choices = queries.pair_choices(con, run_ids=seq_ids) if seq_ids and paired else []
-    if chains is None:
-        chains = read_chains(con, sorted(set(ids) | {c["pass_run_id"] for c in choices}))
+    if chains is None:  # only the seq@k runs' estimates read chains: theirs and their partners'
+        wanted_chains = sorted(set(seq_ids) | {c["pass_run_id"] for c in choices})
+        chains = read_chains(con, wanted_chains) if wanted_chains else {}
     for row in choices:
         run = runs[row["seq_run_id"]]
         run.pass_run_id, run.n_pass_candidates = row["pass_run_id"], int(row["n_candidates"])
