@@ -142,10 +142,18 @@ def _lists(column: Any, k: int) -> np.ndarray:
     lengths = np.diff(offsets)
     if column.null_count:  # a NULL list has no elements, whatever segment backs it
         lengths = np.where(_valid(column), lengths, 0)
+    values = np.asarray(_filled(column.values, 0), dtype=float)
+    if not column.null_count and int(lengths.max()) <= out.shape[1]:
+        # every list's elements lie one after another in values[offsets[0]:offsets[-1]]
+        flat = values[offsets[0]:offsets[-1]]
+        if int(lengths.min()) == out.shape[1]:
+            return flat.reshape(out.shape).copy()
+        rows = np.repeat(np.arange(len(column)), lengths)
+        out[rows, np.arange(len(flat)) - np.repeat(offsets[:-1] - offsets[0], lengths)] = flat
+        return out
     rows = np.repeat(np.arange(len(column)), lengths)
     cols = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     keep = cols < out.shape[1]
-    values = np.asarray(_filled(column.values, 0), dtype=float)
     out[rows[keep], cols[keep]] = values[offsets[rows[keep]] + cols[keep]]
     return out
 
@@ -175,7 +183,9 @@ def read_chains(con: Any, run_ids: Sequence[str]) -> dict[str, RunChains]:
             chains=int(part.column("chains")[0].as_py()),
             priced=bool(np.any(np.asarray(part.column("priced").to_numpy(zero_copy_only=False)))),
             task_index=task_index[starts],
-            keys=np.array([f"{task_index[i]}/{hashes[i]}" for i in starts], dtype=str),
+            keys=np.array([f"{t}/{h}" for t, h in zip(task_index[starts].tolist(), (
+                hashes if len(starts) == len(hashes) else [hashes[i] for i in starts.tolist()]),
+                strict=True)], dtype=str),
             task_of=task_of, n_valid=_int(part.column("n_valid"), 0),
             n_success=_int(part.column("n_success"), 0), n_error=_int(part.column("n_error"), 0),
             first_success=_int(part.column("first_success"), 0),

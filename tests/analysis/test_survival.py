@@ -175,8 +175,12 @@ def test_arrow_columns_read_without_pyarrow_compute_are_fill_null_and_list_flatt
         ints = [None if rng.random() < 0.3 else int(rng.integers(-5, 50)) for _ in range(n)]
         numbers = pa.int64() if rng.random() < 0.5 else pa.float64()
         cast = int if numbers == pa.int64() else float
-        values = [None if rng.random() < 0.2 else [None if rng.random() < 0.2 else cast(rng.integers(0, 90) / 7)
-                                                   for _ in range(int(rng.integers(0, 12)))] for _ in range(n)]
+        # some columns without NULL lists, some whose lists all have k elements (the fast paths)
+        null_lists, same_length = rng.random() < 0.5, int(rng.integers(0, 12)) if rng.random() < 0.3 else None
+        values = [None if null_lists and rng.random() < 0.2 else [
+            None if rng.random() < 0.2 else cast(rng.integers(0, 90) / 7)
+            for _ in range(same_length if same_length is not None else int(rng.integers(0, 12)))]
+            for _ in range(n)]
         cut = int(rng.integers(0, n + 1))
         table = pa.table({"i": pa.chunked_array([ints[:cut], ints[cut:]], pa.int32()),
                           "l": pa.chunked_array([values[:cut], values[cut:]], pa.list_(numbers))})
@@ -188,6 +192,6 @@ def test_arrow_columns_read_without_pyarrow_compute_are_fill_null_and_list_flatt
             for missing in (0, -1):
                 expected = np.asarray(i.fill_null(missing).to_numpy(zero_copy_only=False), np.int64)
                 assert np.array_equal(survival._int(i, missing), expected)
-            k = int(rng.integers(0, 12))
+            k = same_length if same_length is not None and rng.random() < 0.7 else int(rng.integers(0, 12))
             if len(listed):
                 assert np.array_equal(survival._lists(listed, k), lists(listed, k))
