@@ -148,8 +148,8 @@ def _lists(column: Any, k: int) -> np.ndarray:
         flat = values[offsets[0]:offsets[-1]]
         if int(lengths.min()) == out.shape[1]:
             return flat.reshape(out.shape).copy()
-        rows = np.repeat(np.arange(len(column)), lengths)
-        out[rows, np.arange(len(flat)) - np.repeat(offsets[:-1] - offsets[0], lengths)] = flat
+        # a boolean mask fills row by row, each row's first `length` places: the lists' order
+        out[np.arange(out.shape[1]) < lengths[:, None]] = flat
         return out
     rows = np.repeat(np.arange(len(column)), lengths)
     cols = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
