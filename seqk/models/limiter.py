@@ -149,14 +149,11 @@ class AdaptiveLimit:
         if slot.epoch != self.epoch:
             return
         line = slot.position - 1  # calls in flight beside the refused one
-        if line >= 1 and self.held >= line:
-            # a call at that place succeeded since the last decrease: the server holds `line`
-            # (a probe one past it was refused), so the limit goes back to it, no further (and
-            # still by half at most)
-            self.limit = max(self.limit // 2, line)
-        else:
-            lower = min(int(self.limit * self.decrease), line)
-            self.limit = max(1, self.limit // 2, lower)
+        # a call at that place succeeded since the last decrease: the server holds `line` (a probe
+        # one past it was refused), so the limit goes back to it, no further
+        held_line = line >= 1 and self.held >= line
+        lower = line if held_line else min(int(self.limit * self.decrease), line)
+        self.limit = max(1, self.limit // 2, lower)
         self.lowest = min(self.lowest, self.limit)
         self.epoch += 1
         self.held = 0
