@@ -172,6 +172,7 @@ def read_chains(con: Any, run_ids: Sequence[str]) -> dict[str, RunChains]:
         k = int(part.column("k")[0].as_py())
         task_index = _int(part.column("task_index"), 0)
         hashes = part.column("content_hash").to_pylist()
+        indices = task_index.tolist()  # Python ints: an f-string of a numpy scalar is slow
         starts = np.flatnonzero(np.r_[True, task_index[1:] != task_index[:-1]])
         task_of = np.cumsum(np.r_[False, task_index[1:] != task_index[:-1]])
         events = {p: _int(part.column("event_at" if p == "censored" else f"event_if_{p}"), 0)
@@ -183,9 +184,7 @@ def read_chains(con: Any, run_ids: Sequence[str]) -> dict[str, RunChains]:
             chains=int(part.column("chains")[0].as_py()),
             priced=bool(np.any(np.asarray(part.column("priced").to_numpy(zero_copy_only=False)))),
             task_index=task_index[starts],
-            keys=np.array([f"{t}/{h}" for t, h in zip(task_index[starts].tolist(), (
-                hashes if len(starts) == len(hashes) else [hashes[i] for i in starts.tolist()]),
-                strict=True)], dtype=str),
+            keys=np.array([f"{indices[i]}/{hashes[i]}" for i in starts.tolist()], dtype=str),
             task_of=task_of, n_valid=_int(part.column("n_valid"), 0),
             n_success=_int(part.column("n_success"), 0), n_error=_int(part.column("n_error"), 0),
             first_success=_int(part.column("first_success"), 0),
