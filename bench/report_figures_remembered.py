@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from seqk import store
-from seqk.analysis import report
+from seqk.analysis import inputs, report
 from seqk.analysis.frontier import budget_plans
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED
 from seqk.store import queries
@@ -26,16 +26,16 @@ from seqk.store import queries
 def once(db: str) -> str:
     start = time.perf_counter()
     read: dict[str, float] = {}
-    chains_of = report.read_chains
+    chains_of = inputs.chains_of
 
-    def timed_read(con: Any, run_ids: list[str]) -> Any:
+    def timed_read(con: Any, run_ids: list[str], keys: Any) -> Any:
         began = time.perf_counter()
         try:
-            return chains_of(con, run_ids)
+            return chains_of(con, run_ids, keys)
         finally:
             read["s"] = time.perf_counter() - began
 
-    report.read_chains = timed_read
+    inputs.chains_of = timed_read
     try:
         with store.connect(db, read_only=True) as con:
             chosen = queries.report_runs(con, run_ids=store.resolve_run_ids(con, []), benchmark=None, model=None)
@@ -50,9 +50,9 @@ def once(db: str) -> str:
                                      seed=DEFAULT_SEED, n_boot=DEFAULT_N_BOOT)
             done = time.perf_counter()
     finally:
-        report.read_chains = chains_of
+        inputs.chains_of = chains_of
     return (f"{len(found.runs)} runs: choosing them {planned - start:.2f} s, the figures {done - planned:.2f} s "
-            f"(of which read_chains {read.get('s', 0.0):.2f} s)")
+            f"(of which the chains {read.get('s', 0.0):.2f} s)")
 
 
 def main() -> None:

@@ -69,9 +69,10 @@ GROUP BY run_id, role, model
 ORDER BY run_id, role, model;
 
 -- name: rejudge_sources(run_ids) -> rows
--- The runs whose attempts the given re-judging runs' slots grade again (source_run_id), each once.
-SELECT DISTINCT source_run_id FROM rejudged_slots WHERE list_contains($run_ids::VARCHAR[], run_id)
-ORDER BY source_run_id;
+-- The runs whose attempts the given re-judging runs' slots grade again: run_id (the re-judging
+-- run) and source_run_id, each pair once.
+SELECT DISTINCT run_id, source_run_id FROM rejudged_slots WHERE list_contains($run_ids::VARCHAR[], run_id)
+ORDER BY run_id, source_run_id;
 
 -- name: run_digests(run_ids) -> rows
 -- What a remembered report is checked against before it is used (seqk/analysis/report.py), beside

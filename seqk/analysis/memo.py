@@ -11,13 +11,15 @@ all of them, so a figure remembered is the figure computed again, bit for bit
 edited estimator misses and computes afresh. A report over fifty runs after one more run finished
 computes that run's figures only. A whole report (seqk/analysis/report.py, kind "report") is kept
 the same way, its runs' part of the key their `run_fingerprints` and `run_digests` rows (sql/) instead
-of their chains, so a report asked again reads no chain.
+of their chains, so a report asked again reads no chain; and so is each run's rows, its chains,
+spend and curve (seqk/analysis/inputs.py, kind "run-rows"), so a report after one more run reads
+that run's rows from the store and no other's.
 
 A file that is missing, unreadable, or whose header does not carry its whole key is computed
 again; a folder that cannot be written only means nothing is kept. `SEQK_FIGURE_CACHE=0` turns it
 off (the test suite does, so a test that changes an estimator's inside measures the change). A
-process's first write prunes the folder to MAX_FILES figures, the least recently used going first
-(a figure read is touched), so it holds at most MAX_FILES and what one process adds.
+process's first write prunes the folder to MAX_FILES figures and MAX_BYTES, the least recently used
+going first (a figure read is touched), so it holds at most that and what one process adds.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import os
 import pickle
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -41,7 +43,10 @@ T = TypeVar("T")
 
 MAX_FILES = 4000
 """Figures kept at most; past it the least recently used are removed (a 1M-attempt report of 50
-runs keeps 160, a few MB)."""
+runs keeps 361: 210 figures, 150 runs' rows, 17 MB)."""
+MAX_BYTES = 2 << 30
+"""Bytes kept at most (the runs' rows of a 10M-attempt store of 50 runs take ~150 MB): past it the
+least recently used are removed."""
 
 _MAGIC = b"seqk-figure-1\n"
 _ESTIMATORS = ("analysis", "stats.py", "power.py", "records.py")
@@ -143,37 +148,97 @@ def remembered(kind: str, parts: tuple[Any, ...] | Callable[[], tuple[Any, ...]]
         return compute()
     if callable(parts):
         parts = parts()
+    path, header = _place(root, kind, parts, sources)
+    found = _read(path, header)
+    if found is not _MISSING:
+        return found
+    value = compute()
+    _write(path, header, value)
+    return value
+
+
+def remembered_each(kind: str, parts: dict[str, tuple[Any, ...]] | Callable[[], dict[str, tuple[Any, ...]]],
+                    compute: Callable[[list[str]], dict[str, T]], names: Sequence[str], *,
+                    sources: tuple[str, ...] = _ESTIMATORS, kept: Callable[[T], Any] | None = None,
+                    loaded: Callable[[Any], T] | None = None) -> dict[str, T]:
+    """`remembered` for many values at once, each kept under its own name's parts: those read
+    from the cache folder, and compute(the names missed) for the rest, in one call (one query
+    for every run that changed, say), each kept. `parts` (or the function giving them, called only
+    when figures are remembered) holds every name's; compute may leave a name out (nothing to
+    keep for it). `kept` turns a value into what is written, `loaded` what is read back into the
+    value, each file as it is read (so that only one is held in both forms at a time)."""
+    names = list(dict.fromkeys(names))
+    root = cache.folder()
+    if not enabled() or root is None or not names:
+        return compute(names) if names else {}
+    if callable(parts):
+        parts = parts()
+    places = {name: _place(root, kind, parts[name], sources) for name in names}
+    found: dict[str, T] = {}
+    for name, (path, header) in places.items():
+        value = _read(path, header)
+        if value is not _MISSING:
+            found[name] = value if loaded is None else loaded(value)
+    missed = [name for name in names if name not in found]
+    if missed:
+        computed = compute(missed)
+        for name in missed:
+            if name in computed:
+                path, header = places[name]
+                _write(path, header, computed[name] if kept is None else kept(computed[name]))
+        found.update(computed)
+    return {name: found[name] for name in names if name in found}
+
+
+_MISSING = object()
+
+
+def _place(root: Path, kind: str, parts: tuple[Any, ...], sources: tuple[str, ...]) -> tuple[Path, bytes]:
+    """Where a value of `kind` computed from `parts` by `sources`' code is kept, and the header
+    its file starts with (its whole key)."""
     code = _CODES.get(sources)
     if code is None:
         code = _CODES[sources] = _code(sources)
     key = digest(kind, code, *parts).hex()
-    path = root / "figures" / f"{kind}-{key}.pickle"
-    header = _MAGIC + key.encode() + b"\n"
-    with contextlib.suppress(Exception):  # missing, unreadable, truncated or another key's: compute
+    return root / "figures" / f"{kind}-{key}.pickle", _MAGIC + key.encode() + b"\n"
+
+
+def _read(path: Path, header: bytes) -> Any:
+    """The value kept at path under header, or _MISSING (missing, unreadable, truncated or
+    another key's: computed again)."""
+    with contextlib.suppress(Exception):
         data = path.read_bytes()
         if data.startswith(header):
-            value = pickle.loads(data[len(header):])
+            value = pickle.loads(memoryview(data)[len(header):])
             with contextlib.suppress(OSError):
                 os.utime(path)  # recently used: the last to be pruned
             return value
-    value = compute()
+    return _MISSING
+
+
+def _write(path: Path, header: bytes, value: Any) -> None:
     if cache.write_whole(path, header + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)):
         _prune(path.parent)
-    return value
 
 
 def _prune(folder: Path) -> None:
-    """Once a process: keep the MAX_FILES most recently used figures."""
+    """Once a process: keep the most recently used figures, at most MAX_FILES of them and
+    MAX_BYTES in all."""
     global _PRUNED
     with _LOCK:
         if _PRUNED:
             return
         _PRUNED = True
     with contextlib.suppress(OSError):
-        files = list(folder.glob("*.pickle"))
-        if len(files) <= MAX_FILES:
-            return
-        by_age = sorted(files, key=lambda p: p.stat().st_mtime)
-        for old in by_age[:len(files) - MAX_FILES]:
+        files = []
+        for path in folder.glob("*.pickle"):
             with contextlib.suppress(OSError):
-                old.unlink()
+                stat = path.stat()
+                files.append((stat.st_mtime, stat.st_size, path))
+        files.sort(key=lambda f: f[0], reverse=True)  # the most recently used first
+        total = 0
+        for i, (_, size, path) in enumerate(files):
+            total += size
+            if i >= MAX_FILES or total > MAX_BYTES:
+                with contextlib.suppress(OSError):
+                    path.unlink()

@@ -165,10 +165,12 @@ FRAMING_CHEN = "pass@1 (Chen mean)"
 def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = False,
             seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT,
             chains: dict[str, RunChains] | None = None, settings: Sequence[dict[str, Any]] | None = None,
-            spend_rows: Sequence[dict[str, Any]] | None = None, paired: bool = True) -> list[RunMetrics]:
+            spend_rows: Sequence[dict[str, Any]] | None = None,
+            curve_rows: Sequence[dict[str, Any]] | None = None, paired: bool = True) -> list[RunMetrics]:
     """RunMetrics for the given runs, in run_id order. What the caller has read already, for these
     runs or more: `chains`, their per-chain rows and their pass@k partners'; `settings`, their
-    report_runs rows; `spend_rows`, their spend_by_role rows. `paired=False`: each run's own
+    report_runs rows; `spend_rows`, their spend_by_role rows; `curve_rows`, their run_curves rows
+    (by run, then t) with the same `errors_as_failures`. `paired=False`: each run's own
     figures only (curve, gains, spend: what `seqk compare` shows), no pass@k partner, lift or
     framing (pass_run_id, lift, framing and framing_chen left None)."""
     ids = list(run_ids)
@@ -181,7 +183,9 @@ def compute(con: Any, run_ids: Sequence[str], *, errors_as_failures: bool = Fals
         "judge_model", "critic_model", "shows_grading_info", "soft_score_clipped", "shared_seeds", "rejudge_of",
         "verifier", "chains", "is_primary")})
         for r in settings if r["run_id"] in wanted}
-    for row in queries.run_curves(con, **params):
+    for row in queries.run_curves(con, **params) if curve_rows is None else curve_rows:
+        if row["run_id"] not in runs:
+            continue
         run = runs[row["run_id"]]
         run.n_started, run.n_error_attempts = int(row["n_started"]), int(row["n_error_attempts"])
         run.curve.append(CurvePoint(**{name: row[name] for name in CurvePoint.__dataclass_fields__

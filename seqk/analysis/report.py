@@ -13,22 +13,23 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from seqk import store
-from seqk.analysis import metrics
+from seqk.analysis import inputs, metrics
 from seqk.analysis.formats import equal_budget_lines, flat_budget, fmt_estimate, fmt_p, fmt_range
 from seqk.analysis.frontier import EqualBudget, budget_plans, equal_budget_blocks, oracle_stopped
+from seqk.analysis.inputs import RunKeys
 from seqk.analysis.memo import REPORT_SOURCES, remembered
 from seqk.analysis.metrics import Comparison, RunMetrics, q_values
 from seqk.analysis.notes import GRADING_MARK, notes
 from seqk.analysis.study import StudySummary, studies_in
-from seqk.analysis.survival import read_chains
 from seqk.errors import NotFound
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED
 from seqk.store import queries
@@ -97,16 +98,24 @@ def report(runs: Sequence[str] = (), db: store.DbLike = None, *, compare: bool =
         plans = budget_plans(con, seq_ids) if compare else []
         every = sorted(set(ids) | partners | {p["pass_run_id"] for p in plans})
 
+        keys: list[tuple[RunKeys, tuple[Any, ...]]] = []
+
+        def keyed() -> tuple[RunKeys, tuple[Any, ...]]:
+            """Each run's digests (seqk.analysis.inputs.run_keys), read once: the report's key and
+            each run's rows' keys."""
+            if not keys:
+                keys.append(inputs.run_keys(con, every))
+            return keys[0]
+
         def key() -> tuple[Any, ...]:
-            read = sorted(set(every + [r["source_run_id"] for r in queries.rejudge_sources(con, run_ids=every)]))
             # the pairs too: another pass@k candidate changes a run's n_pass_candidates, not its partner
-            return ("report 2", ids, every, seq_ids, plans, queries.pair_choices(con, run_ids=ids),
-                    sorted(named.items()), compare, errors_as_failures, seed, n_boot,
-                    queries.run_fingerprints(con, run_ids=read), queries.run_digests(con, run_ids=read))
+            return ("report 3", ids, every, seq_ids, plans, queries.pair_choices(con, run_ids=ids),
+                    sorted(named.items()), compare, errors_as_failures, seed, n_boot, keyed()[1])
 
         rep = remembered("report", key, lambda: _computed(
             con, ids, every, seq_ids, plans, named, compare=compare,
-            errors_as_failures=errors_as_failures, seed=seed, n_boot=n_boot), sources=REPORT_SOURCES)
+            errors_as_failures=errors_as_failures, seed=seed, n_boot=n_boot,
+            keys=lambda: keyed()[0]), sources=REPORT_SOURCES)
         rep.studies = studies_in(con, ids)
     _q_values(rep)
     rep.notes = notes(rep)
@@ -115,11 +124,15 @@ def report(runs: Sequence[str] = (), db: store.DbLike = None, *, compare: bool =
 
 def _computed(con: Any, ids: list[str], every: list[str], seq_ids: list[str], plans: list[dict[str, Any]],
               named: dict[str, int], *, compare: bool, errors_as_failures: bool, seed: int,
-              n_boot: int) -> Report:
+              n_boot: int, keys: RunKeys | Callable[[], RunKeys] | None = None) -> Report:
     """`report`'s figures computed: `ids` the runs shown, `every` those and every partner the
-    blocks `plans` read, `named` the order the user named runs in."""
-    chains = read_chains(con, every)
-    spend = queries.spend_by_role(con, run_ids=every)
+    blocks `plans` read, `named` the order the user named runs in; `keys` each run's digests
+    (seqk.analysis.inputs.run_keys, or the function giving them), under which each run's rows are
+    remembered (read from the store once)."""
+    if keys is None:
+        keys = functools.cache(lambda: inputs.run_keys(con, every)[0])
+    chains = inputs.chains_of(con, every, keys)
+    spend = inputs.spend_of(con, every, keys)
     settings = queries.report_runs(con, run_ids=ids, benchmark=None, model=None)
     budgets, blocks = equal_budget_blocks(plans, chains, spend, errors_as_failures=errors_as_failures,
                                           seed=seed, n_boot=n_boot)
@@ -127,8 +140,10 @@ def _computed(con: Any, ids: list[str], every: list[str], seq_ids: list[str], pl
     # curves; each draws from its own seeded stream, so the figures are the same.
     with ThreadPoolExecutor(1) as pool:
         drawn = pool.submit(blocks)
+        curves = inputs.curves_of(con, ids, keys, errors_as_failures=errors_as_failures)
         found = metrics.compute(con, ids, errors_as_failures=errors_as_failures, seed=seed,
-                                n_boot=n_boot, chains=chains, settings=settings, spend_rows=spend)
+                                n_boot=n_boot, chains=chains, settings=settings, spend_rows=spend,
+                                curve_rows=curves)
         drawn.result()
     rep = Report(found, errors_as_failures, seed, n_boot, equal_budget=budgets)
     rep.oracle_runs = [r["run_id"] for r in settings if oracle_stopped(r)]

@@ -701,8 +701,8 @@ def rejudge_source(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
 
 
 def rejudge_sources(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
-    """The runs whose attempts the given re-judging runs' slots grade again (source_run_id), each once.
-    (metrics.sql:71)"""
+    """The runs whose attempts the given re-judging runs' slots grade again: run_id (the re-judging
+    run) and source_run_id, each pair once. (metrics.sql:71)"""
     return run(con, 'rejudge_sources', {'run_ids': run_ids}, 'rows')
 
 
@@ -747,7 +747,7 @@ def run_digests(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     per given run, its row counts in the append-only tables a report reads that chain_kept does not
     cover (attempts, calls, tasks, rejudged_slots: any row added changes one), with the store's
     schema_info hashed (a migration that rebuilds chain_kept changes it), as text; in run_id order.
-    The caller adds the runs a re-judging run grades (rejudge_sources). (metrics.sql:76)"""
+    The caller adds the runs a re-judging run grades (rejudge_sources). (metrics.sql:77)"""
     return run(con, 'run_digests', {'run_ids': run_ids}, 'rows')
 
 

@@ -78,7 +78,7 @@ def test_a_report_read_from_the_cache_is_the_report_computed(synth, cache, monke
     assert not cache.exists()
     first = to_json(report((), synth, compare=True))
     kinds = sorted({p.name.split("-")[0] for p in cache.glob("*.pickle")})
-    assert kinds == ["equal", "paired", "report", "seq"]
+    assert kinds == ["equal", "paired", "report", "run", "seq"]  # "run-rows": seqk.analysis.inputs
     forbid_estimators(monkeypatch)
     with monkeypatch.context() as m:  # the whole report read back: nothing of it is computed
         m.setattr(report_module, "_computed", forbid_computing)
@@ -100,10 +100,19 @@ def test_a_report_read_from_the_cache_is_the_report_computed(synth, cache, monke
 
 def test_another_seed_or_reading_of_errors_is_another_figure(synth, cache, monkeypatch):
     report((), synth, compare=True)
-    n = len(list(cache.glob("*.pickle")))
+
+    def kept() -> tuple[int, int]:
+        """(figures, runs' rows) in the folder."""
+        names = [p.name for p in cache.glob("*.pickle")]
+        rows = sum(name.startswith("run-rows") for name in names)
+        return len(names) - rows, rows
+
+    n, rows = kept()
+    assert rows == 3 * len(json.loads(to_json(report((), synth, compare=True)))["runs"])  # chains, spend, curve
     for kwargs in ({"seed": 7}, {"errors_as_failures": True}):
         assert to_json(report((), synth, compare=True, **kwargs)) == computed(synth, monkeypatch, **kwargs)
-    assert len(list(cache.glob("*.pickle"))) == 3 * n
+    # the rows a seed does not shape are the same rows; errors' reading shapes the curves
+    assert kept() == (3 * n, rows + rows // 3)
 
 
 def test_a_run_that_gains_attempts_computes_its_figures_again_and_no_other(tmp_path, db, cache, monkeypatch):
@@ -165,10 +174,13 @@ def test_switched_off_nothing_is_kept_and_the_folder_is_pruned_to_its_limit(synt
     assert len(before) > 3
     monkeypatch.setattr(memo, "MAX_FILES", 3)
     monkeypatch.setattr(memo, "_PRUNED", False)
+    for rows in cache.glob("run-rows*.pickle"):  # the same under any seed: read again, so written first
+        rows.unlink()
+    before = set(cache.glob("*.pickle"))
     # new figures: the process's first write prunes the folder to 3, the least recently used first
     report((), synth, compare=True, seed=11)
     after = set(cache.glob("*.pickle"))
-    assert len(after - before) == len(before)  # the new report's figures, every one kept
+    assert len(after - before) == len(before) + 3 * 5  # the new report's figures and rows, every one kept
     assert len(after & before) == 2  # with the first written, the 3 most recently used
 
 

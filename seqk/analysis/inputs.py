@@ -1,0 +1,181 @@
+"""The rows a report's figures are computed from, per run, remembered under the run's digests.
+
+A report reads, for every run it covers, three things from the store: its chains (sql/metrics.sql
+chain_rows, as seqk.analysis.survival.RunChains), its spend by role (spend_by_role) and its curve
+(run_curves). Each is a function of that run's rows alone (and, for a re-judging run, of the runs
+it grades): every query groups by run, and their sums are exact (sql/macros.sql exact_sum), so a
+run's rows read alone are the rows read beside any other runs, bit for bit
+(tests/analysis/test_inputs.py). So each run's are kept in seqk.analysis.memo under that run's
+`run_fingerprints` and `run_digests` rows (and its sources' rows): the key a whole report is
+remembered under (seqk/analysis/report.py), which moves with every row added to any table a report
+reads, every run event and every migration (tests/analysis/test_memo.py). A report after one more
+run then reads that run's rows from the store and every other run's from the cache folder, instead
+of 1.4 M chains at 10 M attempts to key the figures it already remembers.
+
+A RunChains is kept packed (`pack`): each integer array in the narrowest integer type that holds
+its values, each float array as float32 where that keeps every value bit for bit, else as codes
+into a table of its distinct values where they are few (a run's prices), the task keys as bytes;
+`unpack` restores the types, so the arrays are the arrays read, bit for bit, and the fingerprint
+is kept beside them (computing it is most of what keying a figure costs). 50 runs' chains take
+28 MB at 1 M attempts and ~110 MB at 10 M (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+
+from seqk.analysis.memo import REPORT_SOURCES, remembered_each
+from seqk.analysis.survival import RunChains, read_chains
+from seqk.store import queries
+
+KIND = "run-rows 1"
+"""The memo kind of a run's rows (its number moves when what is kept changes shape)."""
+
+RunKeys = dict[str, tuple[Any, ...]]
+"""Per run id: what its rows are remembered under (run_keys)."""
+
+
+def run_keys(con: Any, run_ids: Sequence[str]) -> tuple[RunKeys, tuple[Any, ...]]:
+    """Per given run, the parts its rows are remembered under: its run_fingerprints and
+    run_digests rows and those of the runs it re-judges; and those rows for the runs and their
+    sources together (what a whole report is keyed by)."""
+    pairs = queries.rejudge_sources(con, run_ids=list(run_ids))
+    sources: dict[str, list[str]] = {}
+    for row in pairs:
+        sources.setdefault(row["run_id"], []).append(row["source_run_id"])
+    read = sorted(set(run_ids) | {row["source_run_id"] for row in pairs})
+    prints = queries.run_fingerprints(con, run_ids=read)
+    digests = queries.run_digests(con, run_ids=read)
+    by_run = {row["run_id"]: row for row in prints}
+    counted = {row["run_id"]: row for row in digests}
+
+    def rows(run_id: str) -> tuple[Any, ...]:
+        return (run_id, by_run.get(run_id), counted.get(run_id))
+
+    keys = {run_id: (rows(run_id), [rows(s) for s in sorted(sources.get(run_id, []))]) for run_id in run_ids}
+    return keys, (prints, digests)
+
+
+def chains_of(con: Any, run_ids: Sequence[str], keys: RunKeys | Callable[[], RunKeys]) -> dict[str, RunChains]:
+    """read_chains(con, run_ids), each unchanged run's read back from the cache folder."""
+    return remembered_each(f"{KIND} chains", _parts(keys, ""), lambda missed: read_chains(con, missed), run_ids,
+                           sources=REPORT_SOURCES, kept=pack, loaded=unpack)
+
+
+def spend_of(con: Any, run_ids: Sequence[str], keys: RunKeys | Callable[[], RunKeys]) -> list[dict[str, Any]]:
+    """queries.spend_by_role(con, run_ids=...) (in its order), each unchanged run's rows read back."""
+    def read(missed: list[str]) -> dict[str, list[dict[str, Any]]]:
+        return _by_run(queries.spend_by_role(con, run_ids=missed), missed)
+
+    kept = remembered_each(f"{KIND} spend", _parts(keys, ""), read, run_ids, sources=REPORT_SOURCES)
+    return [row for run_id in sorted(kept) for row in kept[run_id]]
+
+
+def curves_of(con: Any, run_ids: Sequence[str], keys: RunKeys | Callable[[], RunKeys], *,
+              errors_as_failures: bool) -> list[dict[str, Any]]:
+    """queries.run_curves (by run, then t), each unchanged run's rows read back."""
+    def read(missed: list[str]) -> dict[str, list[dict[str, Any]]]:
+        return _by_run(queries.run_curves(con, errors_as_failures=errors_as_failures, run_ids=missed), missed)
+
+    kept = remembered_each(f"{KIND} curves", _parts(keys, f"errors_as_failures={errors_as_failures}"), read,
+                           run_ids, sources=REPORT_SOURCES)
+    return [row for run_id in sorted(kept) for row in kept[run_id]]
+
+
+def _parts(keys: RunKeys | Callable[[], RunKeys], setting: str) -> Callable[[], RunKeys]:
+    def parts() -> RunKeys:
+        found = keys() if callable(keys) else keys
+        return {run_id: (setting, *key) for run_id, key in found.items()}
+    return parts
+
+
+def _by_run(rows: list[dict[str, Any]], run_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """Rows grouped by run_id, every asked run present (a run without rows keeps an empty list)."""
+    out: dict[str, list[dict[str, Any]]] = {run_id: [] for run_id in run_ids}
+    for row in rows:
+        out[row["run_id"]].append(row)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# A RunChains packed and unpacked, exactly
+
+
+def pack(chains: RunChains) -> dict[str, Any]:
+    """chains as a dict of narrow arrays (`_narrow`) and its fingerprint; unpack restores it."""
+    out: dict[str, Any] = {"fingerprint": chains.fingerprint}
+    for f in fields(chains):
+        if f.name == "curves":
+            continue
+        value = getattr(chains, f.name)
+        if isinstance(value, dict):
+            out[f.name] = {name: _narrow(array) for name, array in value.items()}
+        elif isinstance(value, np.ndarray):
+            out[f.name] = _narrow(value)
+        else:
+            out[f.name] = value
+    return out
+
+
+def unpack(packed: dict[str, Any]) -> RunChains:
+    """The RunChains pack was given: every array of its type again, its fingerprint known."""
+    values: dict[str, Any] = {}
+    for f in fields(RunChains):
+        if f.name == "curves":
+            continue
+        value = packed[f.name]
+        if isinstance(value, dict):
+            values[f.name] = {name: _widened(array) for name, array in value.items()}
+        else:
+            values[f.name] = _widened(value)
+    chains = RunChains(**values)
+    chains.__dict__["fingerprint"] = packed["fingerprint"]  # the cached_property, already computed
+    return chains
+
+
+def _narrow(array: np.ndarray) -> tuple[Any, ...]:
+    """(the array's dtype, the kept dtype, the kept values[, their table]): integers in the
+    narrowest signed type holding them; floats as float32 when every value survives the round
+    trip bit for bit, else as codes into a table of their distinct values when there are at most
+    65,536 (a run's prices take few values); strings as bytes when they are ASCII."""
+    kind = array.dtype.kind
+    if not array.size:
+        return array.dtype.str, array.dtype.str, array
+    if kind == "i":
+        low, high = int(array.min()), int(array.max())
+        for narrow in (np.int8, np.int16, np.int32):
+            info = np.iinfo(narrow)
+            if info.min <= low and high <= info.max:
+                return array.dtype.str, np.dtype(narrow).str, array.astype(narrow)
+    elif array.dtype == np.float64:
+        single = array.astype(np.float32)
+        if _same_bits(single.astype(np.float64), array):
+            return array.dtype.str, single.dtype.str, single
+        table, codes = np.unique(array, return_inverse=True)
+        if len(table) <= 1 << 16:
+            codes = codes.reshape(array.shape).astype(np.uint8 if len(table) <= 1 << 8 else np.uint16)
+            if _same_bits(table[codes], array):  # 0.0 and -0.0, or NaNs, are one value to np.unique
+                return array.dtype.str, "table", codes, table
+    elif kind == "U":
+        with contextlib.suppress(UnicodeEncodeError):
+            return array.dtype.str, f"S{array.dtype.itemsize // 4}", array.astype(f"S{array.dtype.itemsize // 4}")
+    return array.dtype.str, array.dtype.str, array
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Two float64 arrays equal bit for bit (0.0 and -0.0 differ, a NaN equals its own bits)."""
+    return a.shape == b.shape and bool(np.array_equal(a.view(np.int64), b.view(np.int64)))
+
+
+def _widened(value: Any) -> Any:
+    if not (isinstance(value, tuple) and len(value) in (3, 4) and isinstance(value[2], np.ndarray)):
+        return value
+    if len(value) == 4:
+        return value[3][value[2]]
+    dtype, stored, array = value
+    return array if dtype == stored else array.astype(dtype)
