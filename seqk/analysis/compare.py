@@ -20,6 +20,7 @@ same tasks.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -27,14 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seqk import store
-from seqk.analysis import compare_budget, metrics
+from seqk.analysis import compare_budget, inputs, metrics
 from seqk.analysis.compare_budget import BudgetComparison
 from seqk.analysis.metrics import Comparison, RunMetrics
 from seqk.analysis.paired import compare_read
-from seqk.analysis.survival import read_chains
 from seqk.errors import BadInput
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED
-from seqk.store import queries
 
 FIRST_KEYS = ("metric", "k", "chains", "actor.model", "feedback_mode", "critic.model", "judge.model",
               "verifier", "prompt_version", "benchmark_prompt_version", "tag")
@@ -119,16 +118,21 @@ def compare(run_a: str, run_b: str, db: store.DbLike = None, *, errors_as_failur
                 raise BadInput(f"{a_id} is a run of {key} {rows[0][key]}, {b_id} of {rows[1][key]}: runs of "
                                f"different {key}s are not compared (their tasks are not the same tasks)")
         # both runs' rows read once, for the curves, each t's paired comparison and the equal budget
-        chains = read_chains(con, sorted({a_id, b_id}))
-        spend_rows = queries.spend_by_role(con, run_ids=[a_id, b_id])
+        # each run's rows read back from the cache folder while it has not changed (seqk.analysis.inputs)
+        pair = sorted({a_id, b_id})
+        keys = functools.cache(lambda: inputs.run_keys(con, pair)[0])
+        chains = inputs.chains_of(con, pair, keys)
+        spend_rows = inputs.spend_of(con, pair, keys)
         pending = pool.submit(compare_budget.equal_budget, a_id, b_id, spend_rows, chains,
                               errors_as_failures=errors_as_failures, seed=seed, n_boot=n_boot)
         at_t = [pool.submit(compare_read, a_id, b_id, t, chains, errors_as_failures=errors_as_failures, seed=seed,
                             n_boot=n_boot) for t in range(1, min(r["k"] for r in rows) + 1)]
         found = {r.run_id: r for r in metrics.compute(con, [a_id, b_id], errors_as_failures=errors_as_failures,
                                                      seed=seed, n_boot=n_boot, chains=chains, spend_rows=spend_rows,
+                                                     curve_rows=inputs.curves_of(
+                                                         con, pair, keys, errors_as_failures=errors_as_failures),
                                                      paired=False)}
-        solved = queries.compare_solved(con, errors_as_failures=errors_as_failures, run_a=a_id, run_b=b_id)
+        solved = inputs.solved_of(con, a_id, b_id, keys, errors_as_failures=errors_as_failures)
         budget = pending.result()
         compared = [x.result() for x in at_t]
     result = RunComparison(Side(found[a_id], int(rows[0]["chains"])), Side(found[b_id], int(rows[1]["chains"])),

@@ -1,6 +1,6 @@
 """The rows a report's figures are computed from, per run, remembered under the run's digests.
 
-A report reads, for every run it covers, three things from the store: its chains (sql/metrics.sql
+A report (and `seqk compare`) reads, for every run it covers, three things from the store: its chains (sql/metrics.sql
 chain_rows, as seqk.analysis.survival.RunChains), its spend by role (spend_by_role) and its curve
 (run_curves). Each is a function of that run's rows alone (and, for a re-judging run, of the runs
 it grades): every query groups by run, and their sums are exact (sql/macros.sql exact_sum), so a
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from seqk.analysis.memo import REPORT_SOURCES, remembered_each
+from seqk.analysis.memo import REPORT_SOURCES, remembered, remembered_each
 from seqk.analysis.survival import RunChains, read_chains
 from seqk.store import queries
 
@@ -85,6 +85,18 @@ def curves_of(con: Any, run_ids: Sequence[str], keys: RunKeys | Callable[[], Run
     kept = remembered_each(f"{KIND} curves", _parts(keys, f"errors_as_failures={errors_as_failures}"), read,
                            run_ids, sources=REPORT_SOURCES)
     return [row for run_id in sorted(kept) for row in kept[run_id]]
+
+
+def solved_of(con: Any, run_a: str, run_b: str, keys: RunKeys | Callable[[], RunKeys], *,
+              errors_as_failures: bool) -> list[dict[str, Any]]:
+    """queries.compare_solved for the pair (what `seqk compare` reads its flips from), read back
+    while neither run changed."""
+    def parts() -> tuple[Any, ...]:
+        found = keys() if callable(keys) else keys
+        return (run_a, run_b, errors_as_failures, found[run_a], found[run_b])
+
+    return remembered(f"{KIND} solved", parts, lambda: queries.compare_solved(
+        con, errors_as_failures=errors_as_failures, run_a=run_a, run_b=run_b), sources=REPORT_SOURCES)
 
 
 def _parts(keys: RunKeys | Callable[[], RunKeys], setting: str) -> Callable[[], RunKeys]:

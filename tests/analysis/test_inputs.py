@@ -183,3 +183,37 @@ def test_a_re_judging_runs_rows_are_read_again_when_a_run_it_grades_changes(synt
     assert after[graded] != before[graded] and after[judging] != before[judging]
     assert {i: after[i] for i in ids if i not in (judging, graded)} == {
         i: before[i] for i in ids if i not in (judging, graded)}
+
+
+def test_seqk_compare_asked_again_reads_no_rows_and_after_a_change_only_the_changed_runs(
+        synth, cache, tmp_path, monkeypatch):
+    from seqk.analysis import compare
+
+    db = tmp_path / "compare.duckdb"
+    shutil.copy(synth, db)
+    ids = run_ids(db)
+    seq_run = next(i for i in ids if "/seqk/" in i and "hint" in i)
+    pass_run = next(i for i in ids if "/passk/" in i and i.split("/")[2] == seq_run.split("/")[2])
+    first = compare.to_json(compare.compare(seq_run, pass_run, db))
+    read: list[tuple[str, list[str]]] = []
+    for query in ("chain_rows", "spend_by_role", "run_curves", "compare_solved"):
+        original = getattr(queries, query)
+
+        def counted(con, *args, _name=query, _original=original, **kwargs):
+            asked = kwargs.get("run_ids") or [kwargs["run_a"], kwargs["run_b"]]
+            read.append((_name, sorted(asked)))
+            return _original(con, *args, **kwargs)
+
+        monkeypatch.setattr(queries, query, counted)
+    assert compare.to_json(compare.compare(seq_run, pass_run, db)) == first
+    assert read == []
+    con = duckdb.connect(str(db))  # the pass@k run gains a priced call: its spend moves
+    con.execute("INSERT INTO calls SELECT * REPLACE (cost_usd + 5 AS cost_usd) FROM calls "
+                "WHERE run_id = $run AND cost_usd IS NOT NULL LIMIT 1", {"run": pass_run})
+    con.close()
+    again = compare.to_json(compare.compare(seq_run, pass_run, db))
+    assert again != first
+    assert sorted(read) == sorted([("chain_rows", [pass_run]), ("spend_by_role", [pass_run]),
+                                   ("run_curves", [pass_run]), ("compare_solved", sorted([seq_run, pass_run]))])
+    monkeypatch.setenv("SEQK_FIGURE_CACHE", "0")
+    assert again == compare.to_json(compare.compare(seq_run, pass_run, db))
