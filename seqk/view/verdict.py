@@ -19,12 +19,14 @@ No web framework here: the templates only lay these out.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from seqk import store
+from seqk.analysis import inputs as run_rows
 from seqk.analysis.frontier import EqualBudget, budget_plans, equal_budget_blocks, oracle_stopped
 from seqk.analysis.metrics import (
     ESTIMATE_THREADS,
@@ -34,7 +36,7 @@ from seqk.analysis.metrics import (
     paired_estimates,
     q_values,
 )
-from seqk.analysis.survival import RunChains, read_chains
+from seqk.analysis.survival import RunChains
 from seqk.stats import DEFAULT_N_BOOT, DEFAULT_SEED
 from seqk.store import queries
 
@@ -124,11 +126,13 @@ def plan_verdicts(con: Any, run_ids: Sequence[str] | None = None) -> dict[str, V
 
 
 def read_inputs(con: Any, plans: Iterable[VerdictPlan]) -> Inputs:
-    """The chains and spend of every run the plans read (one read each)."""
+    """The chains and spend of every run the plans read (one read each; each run's read back from
+    the cache folder while it has not changed: seqk.analysis.inputs)."""
     ids = sorted({i for p in plans for i in p.run_ids})
     if not ids:
         return Inputs({}, [])
-    return Inputs(read_chains(con, ids), queries.spend_by_role(con, run_ids=ids))
+    keys = functools.cache(lambda: run_rows.run_keys(con, ids)[0])
+    return Inputs(run_rows.chains_of(con, ids, keys), run_rows.spend_of(con, ids, keys))
 
 
 def compute_verdicts(plans: Iterable[VerdictPlan], inputs: Inputs, *, seed: int = DEFAULT_SEED,
