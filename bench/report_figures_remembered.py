@@ -1,8 +1,8 @@
 """`seqk report --compare`'s figures computed with every figure already remembered: what a report
 asked after one more run was added pays for the runs that did not change (the whole report's memo
 misses; each run's and block's figures hit, seqk.analysis.memo). The first call computes and
-remembers the figures; later calls time the rest: reading every run's chains (which key the
-figures), the SQL, reading the figure files.
+remembers the figures and each run's rows (seqk.analysis.inputs); later calls time the rest: the
+runs' digests, reading every run's rows back (its chains key the figures), the figure files.
 
     python bench/report_figures_remembered.py DB --repeat 3    # the first line computes
 """
