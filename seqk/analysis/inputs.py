@@ -3,7 +3,7 @@
 A report (and `seqk compare`) reads, for every run it covers, three things from the store: its chains (sql/metrics.sql
 chain_rows, as seqk.analysis.survival.RunChains), its spend by role (spend_by_role) and its curve
 (run_curves). Each is a function of that run's rows alone (and, for a re-judging run, of the runs
-it grades): every query groups by run, and their sums are exact (sql/macros.sql exact_sum), so a
+it grades): every query groups by run, and their sums are exact (sql/views.sql exact_sum), so a
 run's rows read alone are the rows read beside any other runs, bit for bit
 (tests/analysis/test_inputs.py). So each run's are kept in seqk.analysis.memo under that run's
 `run_fingerprints` and `run_digests` rows (and its sources' rows): the key a whole report is
