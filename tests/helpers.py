@@ -143,3 +143,18 @@ def toy_study(folder: Path, db: Path, lift: float = 0.3, **keys):
     models.register_mock("mock/actor", feedback_world(0.3, lift))
     toy_arms(folder)
     return api.run_study(toy_study_file(folder, **keys), db, export=False, upload=False)
+
+
+def synthetic_db(path: Path, **sizes) -> Path:
+    """bench/make_synthetic_db.py's world at `path`, of the given sizes (models, tasks, k): pass@k
+    and seq@k runs with four feedback modes (a critic among them), errored attempts, priced calls."""
+    import sys
+
+    bench = str(Path(__file__).resolve().parents[1] / "bench")
+    sys.path.insert(0, bench)
+    try:
+        import make_synthetic_db
+    finally:
+        sys.path.remove(bench)
+    make_synthetic_db.build(path, **sizes)
+    return path

@@ -5,43 +5,26 @@ reads that run's rows from the store and no other's."""
 from __future__ import annotations
 
 import shutil
-import sys
 from dataclasses import fields, replace
 from pathlib import Path
 
 import duckdb
 import numpy as np
 import pytest
+from helpers import synthetic_db
 
 from seqk import store
-from seqk.analysis import inputs, memo
+from seqk.analysis import inputs
 from seqk.analysis.report import report, to_json
 from seqk.analysis.survival import RunChains, read_chains
 from seqk.store import queries
-
-BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.fixture(scope="module")
 def synth(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """bench/make_synthetic_db.py's world, small: pass@k and seq@k runs of two models, errors,
     priced calls, several chains where the synthetic runs have them."""
-    sys.path.insert(0, str(BENCH))
-    try:
-        import make_synthetic_db
-    finally:
-        sys.path.remove(str(BENCH))
-    path = tmp_path_factory.mktemp("synth") / "synth.duckdb"
-    make_synthetic_db.build(path, models=2, tasks=40, k=4)
-    return path
-
-
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("SEQK_FIGURE_CACHE", "1")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setattr(memo, "_PRUNED", False)
-    return tmp_path / "cache" / "seqk" / "figures"
+    return synthetic_db(tmp_path_factory.mktemp("synth") / "synth.duckdb", models=2, tasks=40, k=4)
 
 
 def run_ids(db: Path) -> list[str]:

@@ -5,11 +5,10 @@ damaged, unwritable or switched-off cache only means computing."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
-from helpers import write_variant
+from helpers import synthetic_db, write_variant
 
 from seqk.analysis import frontier, memo, metrics
 from seqk.analysis import report as report_module
@@ -18,30 +17,12 @@ from seqk.config import runspec
 from seqk.run import engine
 from seqk.view.verdict import verdicts
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-
-
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The figure cache on, in this test's own folder; the folder its figures go to."""
-    monkeypatch.setenv("SEQK_FIGURE_CACHE", "1")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setattr(memo, "_PRUNED", False)
-    return tmp_path / "cache" / "seqk" / "figures"
-
 
 @pytest.fixture(scope="module")
 def synth(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """bench/make_synthetic_db.py's world, small: 5 runs (pass@k, seq@k with four feedback modes, a
     critic among them), 60 tasks, K = 4, errored attempts, priced calls: every block kind."""
-    sys.path.insert(0, str(BENCH))
-    try:
-        import make_synthetic_db
-    finally:
-        sys.path.remove(str(BENCH))
-    path = tmp_path_factory.mktemp("synth") / "synth.duckdb"
-    make_synthetic_db.build(path, models=1, tasks=60, k=4)
-    return path
+    return synthetic_db(tmp_path_factory.mktemp("synth") / "synth.duckdb", models=1, tasks=60, k=4)
 
 
 def computed(db: Path, monkeypatch: pytest.MonkeyPatch, **kwargs) -> str:
