@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from pathlib import Path
 
 
@@ -31,7 +32,8 @@ def write_whole(target: Path, data: bytes | Path, stale: str | None = None) -> b
     version of a thing. False when the folder cannot be written (nothing is left behind)."""
     import shutil
 
-    part = target.with_name(f".{target.name}.{os.getpid()}.part")
+    # private to this process and thread: two threads writing one target never share a part file
+    part = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.part")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(data, Path):
