@@ -96,6 +96,12 @@ def test_a_packed_run_comes_back_bit_for_bit(synth):
         fresh = replace(back)  # a RunChains made again: its fingerprint computed, not carried
         assert "fingerprint" not in fresh.__dict__
         assert back.fingerprint == fresh.fingerprint == chains.fingerprint
+        kept = inputs.KeptChains(packed)  # as read back from the cache folder: unpacked when used
+        assert kept.fingerprint == chains.fingerprint and kept.run_id == chains.run_id
+        assert kept._unpacked is None
+        same_arrays(kept, chains)  # type: ignore[arg-type]
+        assert kept._unpacked is not None and kept.n_tasks == chains.n_tasks
+        assert np.array_equal(kept.per_task(chains.n_valid), chains.per_task(chains.n_valid))
     kinds = {name: value[1] for name, value in inputs.pack(odd).items() if isinstance(value, tuple)}
     assert kinds["n_valid"] == "|i1" and kinds["n_success"] == "<i2" and kinds["n_error"] == "<i4"
     assert kinds["task_index"] == "<i8" and kinds["cost"] == "table" and kinds["keys"].startswith("<U")
@@ -125,10 +131,19 @@ def test_a_report_after_one_run_changed_reads_that_runs_rows_and_no_other(synth,
             return _original(con, *args, **kwargs)
 
         monkeypatch.setattr(queries, query, counted)
+    unpacked: list[str] = []
+    original_unpack = inputs.unpack
+
+    def counted_unpack(packed):
+        unpacked.append(packed["run_id"])
+        return original_unpack(packed)
+
+    monkeypatch.setattr(inputs, "unpack", counted_unpack)
     for whole in cache.glob("report-*.pickle"):  # the report itself not remembered: its rows are
         whole.unlink()
     assert to_json(report((), db, compare=True)) == first
     assert read == {"chains": [], "spend": [], "curves": []}
+    assert unpacked == []  # every figure remembered: the chains' fingerprints key them, no array is read
     # one run gains a priced call and a chain's kept row changes: its rows are read again, alone
     changed = ids[1]
     con = duckdb.connect(str(db))
