@@ -73,21 +73,27 @@ def chains_of(con: Any, run_ids: Sequence[str], keys: RunKeys | Callable[[], Run
 
 def spend_of(con: Any, run_ids: Sequence[str], keys: RunKeys | Callable[[], RunKeys]) -> list[dict[str, Any]]:
     """queries.spend_by_role(con, run_ids=...) (in its order), each unchanged run's rows read back."""
-    def read(missed: list[str]) -> dict[str, list[dict[str, Any]]]:
-        return _by_run(queries.spend_by_role(con, run_ids=missed), missed)
-
-    kept = remembered_each(f"{KIND} spend", _parts(keys, ""), read, run_ids, sources=REPORT_SOURCES)
-    return [row for run_id in sorted(kept) for row in kept[run_id]]
+    return _rows_of("spend", "", run_ids, keys, lambda missed: queries.spend_by_role(con, run_ids=missed))
 
 
 def curves_of(con: Any, run_ids: Sequence[str], keys: RunKeys | Callable[[], RunKeys], *,
               errors_as_failures: bool) -> list[dict[str, Any]]:
     """queries.run_curves (by run, then t), each unchanged run's rows read back."""
-    def read(missed: list[str]) -> dict[str, list[dict[str, Any]]]:
-        return _by_run(queries.run_curves(con, errors_as_failures=errors_as_failures, run_ids=missed), missed)
+    return _rows_of("curves", f"errors_as_failures={errors_as_failures}", run_ids, keys, lambda missed: (
+        queries.run_curves(con, errors_as_failures=errors_as_failures, run_ids=missed)))
 
-    kept = remembered_each(f"{KIND} curves", _parts(keys, f"errors_as_failures={errors_as_failures}"), read,
-                           run_ids, sources=REPORT_SOURCES)
+
+def _rows_of(name: str, setting: str, run_ids: Sequence[str], keys: RunKeys | Callable[[], RunKeys],
+             query: Callable[[list[str]], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """query(run ids)'s rows (ordered by run_id first), each run's kept under its key and
+    `setting`: the missed runs' asked in one query."""
+    def read(missed: list[str]) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {run_id: [] for run_id in missed}  # a run without rows: []
+        for row in query(missed):
+            out[row["run_id"]].append(row)
+        return out
+
+    kept = remembered_each(f"{KIND} {name}", _parts(keys, setting), read, run_ids, sources=REPORT_SOURCES)
     return [row for run_id in sorted(kept) for row in kept[run_id]]
 
 
@@ -108,14 +114,6 @@ def _parts(keys: RunKeys | Callable[[], RunKeys], setting: str) -> Callable[[], 
         found = keys() if callable(keys) else keys
         return {run_id: (setting, *key) for run_id, key in found.items()}
     return parts
-
-
-def _by_run(rows: list[dict[str, Any]], run_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
-    """Rows grouped by run_id, every asked run present (a run without rows keeps an empty list)."""
-    out: dict[str, list[dict[str, Any]]] = {run_id: [] for run_id in run_ids}
-    for row in rows:
-        out[row["run_id"]].append(row)
-    return out
 
 
 # ---------------------------------------------------------------------------

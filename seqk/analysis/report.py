@@ -98,14 +98,8 @@ def report(runs: Sequence[str] = (), db: store.DbLike = None, *, compare: bool =
         plans = budget_plans(con, seq_ids) if compare else []
         every = sorted(set(ids) | partners | {p["pass_run_id"] for p in plans})
 
-        keys: list[tuple[RunKeys, tuple[Any, ...]]] = []
-
-        def keyed() -> tuple[RunKeys, tuple[Any, ...]]:
-            """Each run's digests (seqk.analysis.inputs.run_keys), read once: the report's key and
-            each run's rows' keys."""
-            if not keys:
-                keys.append(inputs.run_keys(con, every))
-            return keys[0]
+        # each run's digests, read once: the report's key and each run's rows' keys
+        keyed = functools.cache(lambda: inputs.run_keys(con, every))
 
         def key() -> tuple[Any, ...]:
             # the pairs too: another pass@k candidate changes a run's n_pass_candidates, not its partner
