@@ -189,6 +189,24 @@ LEFT JOIN run_pairs x ON x.seq_run_id = r.run_id AND x.choice = 1
 WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], r.run_id)
 ORDER BY r.run_id;
 
+-- name: view_runs_now(run_ids) -> rows
+-- The two columns of view_runs that its run's kept chains and runs row do not settle, for the
+-- runs of $run_ids (NULL: every run), in run_id order: n_tasks (the tasks registered, as
+-- run_progress_of counts them) and pass_run_id (run_pairs choice 1, which another run can change).
+-- The run list reads every other column of a run unchanged since (its run_fingerprints row the
+-- same) from the figure cache (seqk/view/pages.py).
+WITH registered AS (
+    SELECT run_id, count(*) AS n_tasks FROM tasks
+    WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], run_id)
+    GROUP BY run_id
+)
+SELECT r.run_id, coalesce(g.n_tasks, 0) AS n_tasks, x.pass_run_id
+FROM runs r
+LEFT JOIN registered g USING (run_id)
+LEFT JOIN run_pairs x ON x.seq_run_id = r.run_id AND x.choice = 1
+WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], r.run_id)
+ORDER BY r.run_id;
+
 -- name: view_partners(run_id) -> rows
 -- The runs a run is compared with: for a seq@k run its chosen pass@k run; for a pass@k run
 -- every seq@k run that chose it, the one with its feedback mode first. (seq_run_id,

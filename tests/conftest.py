@@ -50,6 +50,18 @@ def db(tmp_path: Path) -> Path:
     return tmp_path / "seqk.duckdb"
 
 
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The figure cache (seqk.analysis.memo) on, in this test's own folder; the folder its figures
+    go to."""
+    from seqk.analysis import memo
+
+    monkeypatch.setenv("SEQK_FIGURE_CACHE", "1")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(memo, "_PRUNED", False)
+    return tmp_path / "cache" / "seqk" / "figures"
+
+
 @pytest.fixture(scope="session")
 def _mock_world(tmp_path_factory) -> Path:
     """helpers.build_mock_db's folder (its variants, database and exports), built once a process."""

@@ -904,7 +904,7 @@ def touch_run(con: Connection, *, run_id: Any) -> None:
 def view_partners(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     """The runs a run is compared with: for a seq@k run its chosen pass@k run; for a pass@k run every
     seq@k run that chose it, the one with its feedback mode first. (seq_run_id, pass_run_id,
-    same_feedback_mode). (view.sql:192)"""
+    same_feedback_mode). (view.sql:210)"""
     return run(con, 'view_partners', {'run_id': run_id}, 'rows')
 
 
@@ -931,7 +931,7 @@ def view_run_tasks(
     insensitively; $upto (NULL for none) keeps tasks 1..upto. The filters need every task's outcome
     (the runs' kept chains); the spend is the page's tasks' kept chains' (chain_kept: every call of
     the chain), and the cells and the search read the attempts (the cells for the page's tasks
-    only). (view.sql:203)"""
+    only). (view.sql:221)"""
     return run(con, 'view_run_tasks', {
         'filter': filter,
         'search': search,
@@ -958,3 +958,12 @@ def view_runs(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     (task_outcomes_fast_of), spend and spend at each attempt index; without run_curve's soft score.
     (view.sql:4)"""
     return run(con, 'view_runs', {'run_ids': run_ids}, 'rows')
+
+
+def view_runs_now(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
+    """The two columns of view_runs that its run's kept chains and runs row do not settle, for the runs
+    of $run_ids (NULL: every run), in run_id order: n_tasks (the tasks registered, as
+    run_progress_of counts them) and pass_run_id (run_pairs choice 1, which another run can change).
+    The run list reads every other column of a run unchanged since (its run_fingerprints row the
+    same) from the figure cache (seqk/view/pages.py). (view.sql:192)"""
+    return run(con, 'view_runs_now', {'run_ids': run_ids}, 'rows')

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 from seqk import store
+from seqk.analysis.memo import REPORT_SOURCES, remembered_each
 from seqk.analysis.study import StudySummary, studies_in
 from seqk.errors import NotFound
 from seqk.records import RunSettings
@@ -219,9 +220,40 @@ def _read(reads: ReadsKept | None, name: tuple[Any, ...], read: Callable[[], T])
     return read() if reads is None else reads.get(name, read)
 
 
-def _summaries(con: Any, run_ids: list[str] | None) -> list[RunSummary]:
+VIEW_ROWS = "view-runs 1"
+"""The figure cache's kind for a run's view_runs row (its number moves when the row changes shape)."""
+
+
+def view_rows(con: Any, run_ids: list[str] | None,
+              prints: Callable[[list[str]], dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """queries.view_runs(con, run_ids=run_ids)'s rows, each run's read back from the figure cache
+    (seqk.analysis.memo) while its run_fingerprints fingerprint is the one it was read under:
+    every column but n_tasks and pass_run_id is a function of the run's runs row and kept chains
+    (sql/view.sql), which the fingerprint hashes; those two are read afresh (view_runs_now). So
+    the run list of a store where one run changed queries that run's chains only (at 10 M
+    attempts view_runs over every run is 0.7 s, docs/performance.md). `prints(run ids)` gives the
+    fingerprints (a viewer's VerdictCache has read them already), else they are read here."""
+    now = queries.view_runs_now(con, run_ids=run_ids)
+    ids = [r["run_id"] for r in now]
+
+    def parts() -> dict[str, tuple[Any, ...]]:
+        found = prints(ids) if prints is not None else {
+            r["run_id"]: r["fingerprint"] for r in queries.run_fingerprints(con, run_ids=ids)}
+        return {run_id: (run_id, found.get(run_id)) for run_id in ids}
+
+    def read(missed: list[str]) -> dict[str, dict[str, Any]]:
+        every = run_ids is None and len(missed) == len(ids)  # NULL reads faster than a list of all
+        return {r["run_id"]: r for r in queries.view_runs(con, run_ids=None if every else missed)}
+
+    kept = remembered_each(VIEW_ROWS, parts, read, ids, sources=REPORT_SOURCES)
+    return [kept[r["run_id"]] | r for r in now if r["run_id"] in kept]
+
+
+def _summaries(con: Any, run_ids: list[str] | None,
+               prints: Callable[[list[str]], dict[str, Any]] | None = None) -> list[RunSummary]:
     runs = []
-    for r in queries.view_runs(con, run_ids=run_ids):
+    for row in view_rows(con, run_ids, prints):
+        r = dict(row)
         r["curve"] = [CurvePoint(**p) for p in r["curve"]]
         r["budget"] = None if r["budget"] is None else [SpendPoint(**p) for p in r["budget"]]
         runs.append(RunSummary(**r))
@@ -238,7 +270,8 @@ def runs_page(db: store.DbLike = None, *, kept: VerdictCache | None = None,
     with database.connect(read_only=True, wait_s=WAIT_S) as con:
         if kept is not None:  # the verdicts start computing while the page reads
             kept.get(wait_s=0.0, con=con)
-        runs, studies = _read(reads, ("runs",), lambda: (_summaries(con, None), studies_in(con)))
+        prints = None if kept is None else (lambda ids: kept.fingerprints(con, ids))
+        runs, studies = _read(reads, ("runs",), lambda: (_summaries(con, None, prints), studies_in(con)))
         charts = kept.want_charts(con, runs) if kept is not None else None
         budgets = budget_charts(con, runs) if kept is None else {}
     by_id = {r.run_id: r for r in runs}
@@ -297,7 +330,8 @@ def run_page(run_id: str, db: store.DbLike = None, *, filter: str = "all", searc
         if kept is not None and known is None and seq_ids:  # computing while the page reads
             kept.get(seq_ids, wait_s=0.0, con=con)
         summaries = _read(reads, ("summaries", seq_id, pass_id), lambda: {
-            r.run_id: r for r in _summaries(con, [i for i in (seq_id, pass_id) if i is not None])})
+            r.run_id: r for r in _summaries(con, [i for i in (seq_id, pass_id) if i is not None],
+                                            None if kept is None else (lambda ids: kept.fingerprints(con, ids)))})
         rows = _read(reads, ("tasks", run_id, filter, search.strip(), page, upto), lambda: queries.view_run_tasks(
             con, run_id=run_id, seq_run_id=seq_id, pass_run_id=pass_id, filter=filter, search=search.strip(),
             limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE, upto=upto))

@@ -116,6 +116,20 @@ class VerdictCache:
             self.n_fingerprinted += 1
         return plans, keys, prints
 
+    def fingerprints(self, con: Any, run_ids: Sequence[str]) -> dict[str, Any]:
+        """Each given run's run_fingerprints fingerprint (None for a run without a row): those read
+        at the store's current stamp (`_current`), the others read on `con` (what the run list's
+        rows are remembered under: seqk.view.pages.view_rows)."""
+        stamp = self.database.stamp()
+        with self._lock:
+            seen = self._seen
+        known = dict(seen[3]) if seen is not None and seen[0] == stamp else {}
+        unread = sorted(set(run_ids) - known.keys())
+        if unread:
+            known |= dict.fromkeys(unread)
+            known |= {r["run_id"]: r["fingerprint"] for r in queries.run_fingerprints(con, run_ids=unread)}
+        return {run_id: known[run_id] for run_id in run_ids}
+
     def want_charts(self, con: Any, runs: Sequence[Any]) -> dict[str, tuple[Any, ...]]:
         """The key of each equal-budget chart of the run list (budget_charts(con, runs); `runs`:
         pages.RunSummary), by seq@k run: its two runs' fingerprints and its unit. Those not kept
