@@ -268,10 +268,13 @@ def runs_page(db: store.DbLike = None, *, kept: VerdictCache | None = None,
     start = time.monotonic()
     database = store.open(db)
     with database.connect(read_only=True, wait_s=WAIT_S) as con:
-        if kept is not None:  # the verdicts start computing while the page reads
-            kept.get(wait_s=0.0, con=con)
-        prints = None if kept is None else (lambda ids: kept.fingerprints(con, ids))
+        # the runs' rows first (keyed by the fingerprints the verdicts are keyed by, read once), then
+        # the verdicts start computing: on 2 cores a verdict's read of every chain beside the rows'
+        # SQL slowed a first request at 10 M attempts from 1.1 to 1.75 s (docs/performance.md)
+        prints = None if kept is None else (lambda ids: kept.fingerprints(con, ids, every=True))
         runs, studies = _read(reads, ("runs",), lambda: (_summaries(con, None, prints), studies_in(con)))
+        if kept is not None:
+            kept.get(wait_s=0.0, con=con)
         charts = kept.want_charts(con, runs) if kept is not None else None
         budgets = budget_charts(con, runs) if kept is None else {}
     by_id = {r.run_id: r for r in runs}

@@ -116,14 +116,18 @@ class VerdictCache:
             self.n_fingerprinted += 1
         return plans, keys, prints
 
-    def fingerprints(self, con: Any, run_ids: Sequence[str]) -> dict[str, Any]:
+    def fingerprints(self, con: Any, run_ids: Sequence[str], *, every: bool = False) -> dict[str, Any]:
         """Each given run's run_fingerprints fingerprint (None for a run without a row): those read
-        at the store's current stamp (`_current`), the others read on `con` (what the run list's
-        rows are remembered under: seqk.view.pages.view_rows)."""
-        stamp = self.database.stamp()
-        with self._lock:
-            seen = self._seen
-        known = dict(seen[3]) if seen is not None and seen[0] == stamp else {}
+        at the store's current stamp (`_current`; with `every`, every run's read and kept for the
+        verdicts first, as the run list needs), the others read on `con` (what the run list's rows
+        are remembered under: seqk.view.pages.view_rows)."""
+        if every:
+            known: dict[str, Any] = dict(self._current(con)[2])
+        else:
+            stamp = self.database.stamp()
+            with self._lock:
+                seen = self._seen
+            known = dict(seen[3]) if seen is not None and seen[0] == stamp else {}
         unread = sorted(set(run_ids) - known.keys())
         if unread:
             known |= dict.fromkeys(unread)
