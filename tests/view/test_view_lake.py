@@ -16,7 +16,8 @@ from seqk import models, store, view
 from seqk.cli import app
 from seqk.config import runspec
 from seqk.run import engine
-from seqk.view import render
+from seqk.store import queries
+from seqk.view import pages, render
 from seqk.view.app import create_app
 
 runner = CliRunner()
@@ -59,10 +60,13 @@ def test_the_bundle_of_a_lake_is_that_of_the_file(tmp_path, db, lake_url):
         assert html.replace(names["lake"], "DB") == sites["file"][page].replace(names["file"], "DB"), page
 
 
-def test_the_server_reads_a_lake_and_its_stamp_moves_with_each_commit(tmp_path, db, lake_url):
+def test_the_server_reads_a_lake_and_its_stamp_moves_with_each_commit(tmp_path, db, lake_url, cache):
+    """With the figure cache on (the run list's rows kept per run under their fingerprints,
+    seqk.view.pages.view_rows): a new run's commit shows, beside the rows read back."""
     ids = moved_into(tmp_path, db, lake_url)
     client = TestClient(create_app(view.check_db(lake_url)))
     assert "seq@3 = 0.400" in client.get("/").text
+    assert any(cache.glob(f"{pages.VIEW_ROWS}-*.pickle"))
     page = client.get("/runs/" + render.run_path(ids["seq"]) + "/tasks/2")
     assert page.status_code == 200 and "Incorrect; the word was w2." in page.text
     stamp = client.get("/api/stamp").json()["stamp"]
@@ -72,4 +76,7 @@ def test_the_server_reads_a_lake_and_its_stamp_moves_with_each_commit(tmp_path, 
                                       model="mock/other", options={"n": 2}))
     engine.run(spec, lake_url)
     assert client.get("/api/stamp").json()["stamp"] != stamp
-    assert spec.run_id in client.get("/").text
+    listing = client.get("/").text
+    assert spec.run_id in listing and "seq@3 = 0.400" in listing
+    with store.connect(lake_url, read_only=True) as con:
+        assert pages.view_rows(con, None) == queries.view_runs(con, run_ids=None)
