@@ -232,7 +232,12 @@ def view_rows(con: Any, run_ids: list[str] | None,
     (sql/view.sql), which the fingerprint hashes; those two are read afresh (view_runs_now). So
     the run list of a store where one run changed queries that run's chains only (at 10 M
     attempts view_runs over every run is 0.7 s, docs/performance.md). `prints(run ids)` gives the
-    fingerprints (a viewer's VerdictCache has read them already), else they are read here."""
+    fingerprints (a viewer's VerdictCache has read them already), else they are read here.
+
+    The fingerprints are always read before the rows: on a lake a commit can land between the two
+    reads, and then a run's newer rows are kept under its older fingerprint, which no later read
+    sees again (a run's kept chains only grow); the other way round, older rows under a newer
+    fingerprint, would be read back as current, and cannot happen."""
     now = queries.view_runs_now(con, run_ids=run_ids)
     ids = [r["run_id"] for r in now]
 
