@@ -7,6 +7,13 @@
 -- name) to attempts; returns nothing.
 INSERT INTO attempts BY NAME SELECT * FROM seqk_attempt_batch;
 
+-- name: stored_attempt_uids(uids) -> tuples
+-- Which of $uids (a JSON array of attempt_uid texts) the store holds: what the writer asks before it
+-- writes again a commit whose write failed in a way that may have committed all the same (a lake's
+-- catalog connection lost as its COMMIT went out), so that no attempt is written twice.
+SELECT attempt_uid FROM attempts
+WHERE attempt_uid IN (SELECT UNNEST(from_json($uids, '["VARCHAR"]')));
+
 -- name: pending_attempts(task_indices, run_id, generation, chains, k, is_seq) -> tuples
 -- (task_index, chain_index, attempt_index) still to run for the selected tasks of one run, in
 -- order. pass@k: every sample index in 1..k of chain 1 that has no valid attempt (errors are

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import threading
 import time
@@ -27,6 +28,7 @@ from typing import Any
 from seqk import store
 from seqk.errors import StoreBusy
 from seqk.records import AttemptRecord, FeedbackFill
+from seqk.store import queries
 
 log = logging.getLogger("seqk")
 
@@ -71,6 +73,10 @@ class Writer:
         self.failures = 0
         self.max_failures = 5
         self._task: asyncio.Task[None] | None = None
+        self._unsure: list[AttemptRecord | FeedbackFill] = []
+        """The items of the last write that failed with an error that does not say it was not
+        committed (a lake's catalog connection lost as its COMMIT went out, a disk error): before
+        they are written again, the store is asked whether they are in it (`_drop_committed`)."""
         self.on_final: Callable[[Any], None] | None = None
         """Called once with the final write's connection, after its attempts and before the run
         is stamped (the run's remembered endpoint limits, seqk.run.limits)."""
@@ -121,6 +127,8 @@ class Writer:
         with WRITE_LOCK:
             con = self._connection(wait_s)
             try:
+                if self._unsure and self._drop_committed(con, batch):
+                    converted = None  # what is left is converted again
                 store.append_attempts(con, batch if converted is None else converted)
                 # Committed: a failure from here on (the final stamp) must not write them again.
                 self.written += len(batch)
@@ -138,6 +146,23 @@ class Writer:
                 self._release()  # db.finish checkpointed
             elif time.monotonic() - self._held_since >= self.hold_s:
                 self._release(checkpoint=True)
+
+    def _drop_committed(self, con: Any, batch: list[AttemptRecord | FeedbackFill]) -> bool:
+        """Whether the unsure write (`_unsure`, at the head of `batch`) committed after all, its items
+        then taken out of `batch` and counted as written. One write is one transaction, so it
+        committed whole when any of its attempts is stored. (A write of late feedback alone, with no
+        attempt, cannot be told apart: it is written again, its feedback_fills row read as the
+        latest, its critic calls counted twice; that needs a lost COMMIT of such a write.)"""
+        unsure, self._unsure = self._unsure, []
+        uids = [r.attempt_uid for r in unsure if isinstance(r, AttemptRecord)]
+        if not uids or not queries.stored_attempt_uids(con, uids=json.dumps(uids)):
+            return False
+        log.warning("a write of %d attempts that failed had committed: they are not written again", len(uids))
+        done = {id(r) for r in unsure}
+        kept = [r for r in batch if id(r) not in done]
+        self.written += len(batch) - len(kept)
+        batch[:] = kept
+        return True
 
     def _release_idle(self) -> None:
         with WRITE_LOCK:
@@ -161,6 +186,7 @@ class Writer:
             # Keep the attempts (they were paid for); a later flush tries again, and close()
             # gives up only after it has told the log why.
             self.buffer = batch + self.buffer
+            self._unsure = list(batch)  # it may have committed: the next write asks first
             self.failures += 1
             log.exception("writing %d attempts to %s failed (try %d)", len(batch), self.db,
                           self.failures)

@@ -186,7 +186,7 @@ def extend_run(con: Connection, *, run_id: Any, k: Any, config: Any) -> None:
 def fill_feedback(con: Connection, *, attempt_uid: Any, feedback: Any, error: Any) -> None:
     """Writes the feedback of a valid, failed attempt whose critic had failed, once a retried critic
     produced it (or records the new failure), appended to feedback_fills (attempts_filled applies
-    the latest). Returns nothing. (attempts.sql:80)"""
+    the latest). Returns nothing. (attempts.sql:87)"""
     return run(con, 'fill_feedback', {
         'attempt_uid': attempt_uid,
         'feedback': feedback,
@@ -240,7 +240,7 @@ def get_task_identities(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]
 
 
 def import_known_attempts(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
-    """The attempt_uid of every attempt row a run already has (any generation). (attempts.sql:99)"""
+    """The attempt_uid of every attempt row a run already has (any generation). (attempts.sql:106)"""
     return run(con, 'import_known_attempts', {'run_id': run_id}, 'tuples')
 
 
@@ -298,7 +298,7 @@ def import_run(
 def import_valid_slots(con: Connection, *, run_id: Any) -> list[tuple[Any, ...]]:
     """(generation, task_index, attempt_index) of every valid chain-1 attempt a run already has (a
     folder tree holds chain 1): a slot holds one valid attempt, so an imported one for a filled slot
-    is skipped. (attempts.sql:103)"""
+    is skipped. (attempts.sql:110)"""
     return run(con, 'import_valid_slots', {'run_id': run_id}, 'tuples')
 
 
@@ -594,7 +594,7 @@ def kept_outputs(
     have no valid row and whose latest row is a judge-stage error that kept the actor's output: the
     next run asks the judge again on that output instead of sampling the actor anew (re-rolling the
     actor until the judge parses would bias success upward). k is the K the kept prompt was built
-    with. (attempts.sql:62)"""
+    with. (attempts.sql:69)"""
     return run(con, 'kept_outputs', {
         'run_id': run_id,
         'generation': generation,
@@ -677,7 +677,7 @@ def pending_attempts(
     """(task_index, chain_index, attempt_index) still to run for the selected tasks of one run, in
     order. pass@k: every sample index in 1..k of chain 1 that has no valid attempt (errors are
     redone). seq@k: for each chain 1..chains, the one attempt after its valid prefix, unless a valid
-    attempt of that chain succeeded or k is reached. (attempts.sql:10)"""
+    attempt of that chain succeeded or k is reached. (attempts.sql:17)"""
     return run(con, 'pending_attempts', {
         'task_indices': task_indices,
         'run_id': run_id,
@@ -784,7 +784,7 @@ def seq_history(con: Connection, *, run_id: Any, generation: Any, task_indices: 
     chain shows, with the verdict and uid so a failed attempt whose critic failed can get its
     feedback written later. (IN over the unnested list is a hash join; list_contains would scan the
     list for every attempt: 7 s for 200,000 attempts of 100,000 tasks. The list is parsed as in
-    pending_attempts.) (attempts.sql:49)"""
+    pending_attempts.) (attempts.sql:56)"""
     return run(con, 'seq_history', {
         'run_id': run_id,
         'generation': generation,
@@ -824,6 +824,14 @@ def spend_by_role(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     given runs, one row per (run, role, model): task_spend summed over tasks, summed here straight
     from the calls (grouping by task first cost a million-call report ~0.3 s). (metrics.sql:54)"""
     return run(con, 'spend_by_role', {'run_ids': run_ids}, 'rows')
+
+
+def stored_attempt_uids(con: Connection, *, uids: Any) -> list[tuple[Any, ...]]:
+    """Which of $uids (a JSON array of attempt_uid texts) the store holds: what the writer asks before
+    it writes again a commit whose write failed in a way that may have committed all the same (a
+    lake's catalog connection lost as its COMMIT went out), so that no attempt is written twice.
+    (attempts.sql:10)"""
+    return run(con, 'stored_attempt_uids', {'uids': uids}, 'tuples')
 
 
 def studies_of_runs(con: Connection, *, seq_run_id: Any, partner_run_id: Any) -> list[dict[str, Any]]:
@@ -869,7 +877,7 @@ def study_updates_of(con: Connection, *, study_id: Any) -> list[dict[str, Any]]:
 def task_attempts(con: Connection, *, run_id: Any, task_index: Any) -> list[dict[str, Any]]:
     """Every attempt row of one task in the run's current generation, superseded errors included, by
     chain and in attempt order; `counts` says whether it is the row the metrics use.
-    (attempts.sql:87)"""
+    (attempts.sql:94)"""
     return run(con, 'task_attempts', {'run_id': run_id, 'task_index': task_index}, 'rows')
 
 

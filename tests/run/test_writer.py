@@ -90,3 +90,83 @@ def test_a_backlog_past_the_bound_is_committed_back_to_back_at_the_next_tick(tmp
     writer = asyncio.run(main())
     assert writer.commits[-1] == (0, True)  # close(): nothing left, the run's final write alone
     assert stored(path) == (250, 250)
+
+
+def committed_then_failed(monkeypatch: Any, times: int = 1) -> list[int]:
+    """store.append_attempts writing its transaction, then raising (the first `times` calls), as a
+    lake's COMMIT that went out before its connection was lost; the sizes of the writes so failed."""
+    import duckdb
+
+    real, failed = store.append_attempts, []
+
+    def append(con: Any, items: Any) -> None:
+        real(con, items)
+        if len(failed) < times:
+            failed.append(items.attempts.num_rows)
+            raise duckdb.IOException("IO Error: connection to the catalog lost as the COMMIT went out")
+
+    monkeypatch.setattr(store, "append_attempts", append)
+    return failed
+
+
+def test_a_write_that_committed_before_it_failed_is_not_written_again(tmp_path, monkeypatch):
+    """The writer keeps a failed write's attempts and writes them again; when the failed write had
+    committed all the same, they are found in the store and not written twice: each attempt once,
+    every one counted, the attempts that came meanwhile written too. (Before, a file refused the
+    second write of the same attempt_uid five times and the run failed; a lake, which holds no
+    primary key, would have kept each attempt twice.)"""
+    path = new_store(tmp_path)
+    failed = committed_then_failed(monkeypatch)
+
+    async def main() -> Seen:
+        writer = started(path, interval_s=0.05, pending=150)
+        for _ in range(200):
+            if failed:
+                break
+            await asyncio.sleep(0.02)
+        for i in range(150, 180):  # more attempts while the failed write waits to be written again
+            writer.put(attempt(i))
+        await writer.close()
+        return writer
+
+    writer = asyncio.run(main())
+    assert failed == [100]
+    assert stored(path) == (180, 180) and writer.written == 180 and writer.failures == 0
+
+
+def test_a_write_that_failed_before_it_committed_is_written_again(tmp_path, monkeypatch):
+    """The other way round: the store does not hold the failed write's attempts, so they are written."""
+    import duckdb
+
+    path = new_store(tmp_path)
+    real, failed = store.append_attempts, []
+
+    def append(con: Any, items: Any) -> None:
+        if not failed:
+            failed.append(items.attempts.num_rows)
+            raise duckdb.IOException("IO Error: disk full")
+        real(con, items)
+
+    monkeypatch.setattr(store, "append_attempts", append)
+
+    async def main() -> Seen:
+        writer = started(path, interval_s=0.05, pending=120)
+        await writer.close()
+        return writer
+
+    writer = asyncio.run(main())
+    assert failed == [100] and stored(path) == (120, 120) and writer.written == 120
+
+
+def test_on_a_lake_a_write_that_committed_before_it_failed_is_kept_once(lake_url, monkeypatch):
+    """A lake holds no primary key: there, without asking the store first, the write again would keep
+    each of the failed write's attempts twice."""
+    failed = committed_then_failed(monkeypatch)
+
+    async def main() -> Seen:
+        writer = started(lake_url, interval_s=0.05, pending=150)
+        await writer.close()
+        return writer
+
+    writer = asyncio.run(main())
+    assert failed == [100] and stored(lake_url) == (150, 150) and writer.written == 150

@@ -71,6 +71,7 @@ def reads(seq: str, pas: str, uid: str) -> Calls:
         (queries.export_parquet_attempts, both), (queries.export_parquet_calls, both),
         (queries.import_known_attempts, one), (queries.import_valid_slots, one),
         (queries.get_schema_info, {}), (queries.count_tables, {"table_name": "runs"}),
+        (queries.stored_attempt_uids, {"uids": json.dumps([uid])}),
         (queries.view_runs, {"run_ids": None}), (queries.view_runs_now, {"run_ids": None}),
         (queries.view_partners, one),
         (queries.view_run_tasks, one | {"seq_run_id": seq, "pass_run_id": pas, "filter": "all", "search": "",
