@@ -92,21 +92,33 @@ def test_a_backlog_past_the_bound_is_committed_back_to_back_at_the_next_tick(tmp
     assert stored(path) == (250, 250)
 
 
-def committed_then_failed(monkeypatch: Any, times: int = 1) -> list[int]:
-    """store.append_attempts writing its transaction, then raising (the first `times` calls), as a
-    lake's COMMIT that went out before its connection was lost; the sizes of the writes so failed."""
+def failing_once(monkeypatch: Any, *, committed: bool) -> list[int]:
+    """store.append_attempts raising at its first call, after writing its transaction (`committed`:
+    a lake's COMMIT that went out before its connection was lost) or before (a disk full); the
+    sizes of the writes so failed."""
     import duckdb
 
     real, failed = store.append_attempts, []
 
     def append(con: Any, items: Any) -> None:
-        real(con, items)
-        if len(failed) < times:
+        if committed or failed:
+            real(con, items)
+        if not failed:
             failed.append(items.attempts.num_rows)
-            raise duckdb.IOException("IO Error: connection to the catalog lost as the COMMIT went out")
+            raise duckdb.IOException("IO Error: the write failed")
 
     monkeypatch.setattr(store, "append_attempts", append)
     return failed
+
+
+def closed(where: Any, pending: int) -> Seen:
+    """A writer given `pending` attempts (commits of 100 every 0.05 s), then closed."""
+    async def main() -> Seen:
+        writer = started(where, interval_s=0.05, pending=pending)
+        await writer.close()
+        return writer
+
+    return asyncio.run(main())
 
 
 def test_a_write_that_committed_before_it_failed_is_not_written_again(tmp_path, monkeypatch):
@@ -116,7 +128,7 @@ def test_a_write_that_committed_before_it_failed_is_not_written_again(tmp_path, 
     second write of the same attempt_uid five times and the run failed; a lake, which holds no
     primary key, would have kept each attempt twice.)"""
     path = new_store(tmp_path)
-    failed = committed_then_failed(monkeypatch)
+    failed = failing_once(monkeypatch, committed=True)
 
     async def main() -> Seen:
         writer = started(path, interval_s=0.05, pending=150)
@@ -136,37 +148,15 @@ def test_a_write_that_committed_before_it_failed_is_not_written_again(tmp_path, 
 
 def test_a_write_that_failed_before_it_committed_is_written_again(tmp_path, monkeypatch):
     """The other way round: the store does not hold the failed write's attempts, so they are written."""
-    import duckdb
-
     path = new_store(tmp_path)
-    real, failed = store.append_attempts, []
-
-    def append(con: Any, items: Any) -> None:
-        if not failed:
-            failed.append(items.attempts.num_rows)
-            raise duckdb.IOException("IO Error: disk full")
-        real(con, items)
-
-    monkeypatch.setattr(store, "append_attempts", append)
-
-    async def main() -> Seen:
-        writer = started(path, interval_s=0.05, pending=120)
-        await writer.close()
-        return writer
-
-    writer = asyncio.run(main())
+    failed = failing_once(monkeypatch, committed=False)
+    writer = closed(path, 120)
     assert failed == [100] and stored(path) == (120, 120) and writer.written == 120
 
 
 def test_on_a_lake_a_write_that_committed_before_it_failed_is_kept_once(lake_url, monkeypatch):
     """A lake holds no primary key: there, without asking the store first, the write again would keep
     each of the failed write's attempts twice."""
-    failed = committed_then_failed(monkeypatch)
-
-    async def main() -> Seen:
-        writer = started(lake_url, interval_s=0.05, pending=150)
-        await writer.close()
-        return writer
-
-    writer = asyncio.run(main())
+    failed = failing_once(monkeypatch, committed=True)
+    writer = closed(lake_url, 150)
     assert failed == [100] and stored(lake_url) == (150, 150) and writer.written == 150
