@@ -257,8 +257,7 @@ def view_rows(con: Any, run_ids: list[str] | None,
 def _summaries(con: Any, run_ids: list[str] | None,
                prints: Callable[[list[str]], dict[str, Any]] | None = None) -> list[RunSummary]:
     runs = []
-    for row in view_rows(con, run_ids, prints):
-        r = dict(row)
+    for r in view_rows(con, run_ids, prints):  # each a new dict (view_rows' union): changed here
         r["curve"] = [CurvePoint(**p) for p in r["curve"]]
         r["budget"] = None if r["budget"] is None else [SpendPoint(**p) for p in r["budget"]]
         runs.append(RunSummary(**r))
