@@ -20,8 +20,8 @@ import re
 COMPONENTS = (
     ("writer: DuckDB appends, opens, checkpoints", ("Writer._write",)),
     ("registration (prepare)", ("prepare (seqk/run/prepare.py)", "seqk-prepare")),
-    ("JSON encode", ("json/encoder", "JsonPayload", "dumps (json")),
-    ("JSON decode", ("json/decoder", "loads (json", "ClientResponse.json")),
+    ("JSON encode", ("json/encoder", "JsonPayload", "dumps (json", "encode_body (seqk")),
+    ("JSON decode", ("json/decoder", "loads (json", "ClientResponse.json", "decode_reply (seqk")),
     ("aiohttp: connections", ("BaseConnector.connect", "TCPConnector", "aiohappyeyeballs")),
     ("aiohttp: requests and replies", ("aiohttp/",)),
     ("the seq@k prompt", ("seqk/benchmark/prompt.py",)),

@@ -20,6 +20,8 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import orjson
+
 from seqk.errors import HTTPStatusError, ProviderError, TransientProviderError
 from seqk.models import http1
 from seqk.models.base import Completion, key_env_problem, messages_of, sampling
@@ -74,7 +76,7 @@ async def chat_completion(spec: RoleSpec, prompt: Prompt, api_base: str) -> Comp
     The body goes as bytes encoded here and the reply is read as bytes and parsed here
     (seqk.models.http1: one write a request, the reply parsed as it arrives)."""
     assert spec.model is not None
-    data = json.dumps(request_body(spec, prompt), ensure_ascii=False).encode()
+    data = encode_body(request_body(spec, prompt))
     headers = _JSON
     key = os.environ.get(spec.api_key_env or "", "")
     if key:
@@ -85,11 +87,32 @@ async def chat_completion(spec: RoleSpec, prompt: Prompt, api_base: str) -> Comp
     if status >= 400:
         raise HTTPStatusError(status, body.decode(errors="replace"), reply_headers)
     try:
-        reply = json.loads(body)
+        reply = decode_reply(body)
     except ValueError as exc:
         raise http1.BadReply(f"HTTP {status} with a body that is not JSON: "
                              f"{body[:200].decode(errors='replace')!r}") from exc
     return parse_chat_completion(reply, spec.model, time.perf_counter() - start)
+
+
+def encode_body(body: dict[str, Any]) -> bytes:
+    """A request body as UTF-8 JSON bytes: orjson's (a 20 KB body in 4 us against the standard
+    library's 120-160 us: ~6 % of the CPU of 120 x 4 chains, docs/performance.md), the standard
+    library's for what orjson refuses (an integer past 64 bits in `extra`), so a body that encoded
+    before encodes now, to the same JSON values; a NaN or an infinity in `extra` goes as null
+    (the standard library wrote NaN, which is not JSON)."""
+    try:
+        return orjson.dumps(body)
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        return json.dumps(body, ensure_ascii=False).encode()
+
+
+def decode_reply(body: bytes) -> Any:
+    """A reply's JSON: orjson's, the standard library's for what orjson refuses but it reads
+    (NaN, an integer past 64 bits, a lone surrogate escaped); ValueError when neither reads it."""
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return json.loads(body)
 
 
 def request_body(spec: RoleSpec, prompt: Prompt) -> dict[str, Any]:

@@ -294,3 +294,25 @@ def test_a_url_user_goes_as_basic_auth_and_a_header_with_a_line_break_is_refused
     assert server.requests[0][1]["authorization"] == "Basic " + base64.b64encode(b"al@ice:s3cr:t").decode()
     assert server.requests[1][1]["authorization"] == "Bearer k" and len(server.requests) == 2
     assert "secret" not in refused
+
+
+def test_a_body_and_a_reply_read_back_as_the_standard_librarys_json_would():
+    """orjson encodes and decodes the hot path; what it refuses goes through the standard library,
+    so every body that encoded before encodes to the same JSON values, and every reply reads."""
+    from seqk.models.openai_http import decode_reply, encode_body
+
+    body = {"model": "m", "messages": [{"role": "user", "content": "grids\n1 2\t\"3\"\\ ünï \u2028 😀"}],
+            "temperature": 0.7, "seed": 3, "extra": {"nested": [True, None, 1.5e-300]}}
+    sent = encode_body(body)
+    assert json.loads(sent) == body and "ünï".encode() in sent  # UTF-8, not \\u escapes
+    huge = {"model": "m", "big": 2**70}  # past 64 bits: orjson refuses, the standard library writes it
+    assert json.loads(encode_body(huge)) == huge
+    with pytest.raises(TypeError):  # what neither encodes fails as before
+        encode_body({"model": object()})
+
+    assert decode_reply(REPLY) == json.loads(REPLY)
+    odd = b'{"a": NaN, "b": 123456789012345678901234567890, "c": "\\ud800"}'  # orjson refuses each
+    read = decode_reply(odd)
+    assert read["b"] == 123456789012345678901234567890 and read["c"] == "\ud800" and read["a"] != read["a"]
+    with pytest.raises(ValueError):
+        decode_reply(b"<html>not json</html>")
