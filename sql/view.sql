@@ -8,14 +8,13 @@
 -- when no call was priced), unpriced and failed calls; pass_run_id (the pass@k run a seq@k
 -- run is compared with, run_pairs choice 1); curve: [{t, n_tasks, value, low, high}] as in
 -- run_curve (errors censor a chain; the 95% Wilson interval where no chain is censored before t,
--- else NULL; n_left_out: pass@k tasks with fewer than t valid samples); budget: [{t,
--- cost_usd_per_task, tokens_per_task}], seq_k's complete-case spend per task at each point (the
--- equal-budget chart reads frontier_of; NULL for a seq@k run with several chains). Everything is
--- read from the kept chains (chain_kept: one row per chain, never the attempts or the calls): their
--- outcomes (task_outcomes_fast_of), spend and spend at each attempt index; without run_curve's
--- soft score.
+-- else NULL; n_left_out: pass@k tasks with fewer than t valid samples). Everything is read from
+-- the kept chains (chain_kept: one row per chain, never the attempts or the calls): their outcomes
+-- (task_outcomes_fast_of) and spend; without run_curve's soft score. The spend at each point of
+-- the curve is frontier_of's (the run list's equal-budget chart reads it there; a column of it
+-- here, which nothing read, was 70 % of this query at 10 M attempts: docs/performance.md).
 WITH o AS MATERIALIZED (
-    SELECT run_id, task_index, metric, k, chains, n_attempts, n_samples, n_success,
+    SELECT run_id, task_index, metric, k, chains, n_samples, n_success,
            CASE WHEN metric = 'seq@k' AND first_success <= valid_prefix THEN first_success END AS event,
            CASE WHEN metric = 'seq@k' AND NOT coalesce(first_success <= valid_prefix, false)
                      AND valid_prefix < k THEN valid_prefix END AS censored
@@ -28,18 +27,14 @@ chosen AS MATERIALIZED (
 ),
 -- The curve as run_curve_of has it: errors censor a chain (Kaplan-Meier over the run's chains, a
 -- task valued at the mean of its chains' Efron values); pass@t by Chen over the valid samples.
--- Chains with the same counts are counted once (a few hundred states a run): the hazards, the
--- one-chain runs' curves and the attempts read from these.
+-- Chains with the same counts are counted once (a few hundred states a run): the hazards and the
+-- one-chain runs' curves read from these.
 states AS MATERIALIZED (
-    SELECT run_id, metric, k, chains, n_samples, n_success, event, censored, count(*) AS n,
-           sum(n_attempts) AS n_attempts
+    SELECT run_id, metric, k, chains, n_samples, n_success, event, censored, count(*) AS n
     FROM o GROUP BY ALL
 ),
 progress AS (
-    SELECT p.*, a.n_attempts
-    FROM run_progress_of(run_ids := $run_ids::VARCHAR[]) p
-    LEFT JOIN (SELECT run_id, sum(n_attempts)::BIGINT AS n_attempts FROM states GROUP BY run_id) a
-         USING (run_id)
+    SELECT * FROM run_progress_of(run_ids := $run_ids::VARCHAR[])
 ),
 hazards AS (
     SELECT run_id, j,
@@ -104,65 +99,6 @@ spend AS (
     FROM chain_kept_current_of(run_ids := $run_ids::VARCHAR[])
     GROUP BY run_id
     HAVING bool_or(priced OR n_unpriced_calls > 0 OR n_failed_calls > 0)
-),
--- The equal-budget curve: frontier_of's expected spend per task of each cell of a run with one
--- chain per task (seq@k: depth t, width 1; pass@k: width t), without its per-attempt join. seq@k
--- at depth d: what the tasks counted at d spent on attempts 1..d, over those tasks; that is
--- every task's spend on attempts 1..d less that of the tasks left out at d (few: unsolved, with
--- an error or a hole before d: known_to < d < first success). pass@k at width m: m x the run's
--- spend per sample. The spend at each attempt index is the kept chains' spend_by_slot, summed
--- over the run's chains; in one pass, by attempt index and by the depths [lo, hi] at which the
--- chain is left out (NULL for none), so that the spend left out reads a few groups a run.
-slot_groups AS (
-    SELECT run_no, i, lo, hi, exact_sum(coalesce(cost_usd, 0.0)) AS cost_usd, sum(tokens) AS tokens
-    FROM (SELECT run_no, unnest(spend_by_slot, recursive := true),
-                 CASE WHEN known_to < k AND coalesce(first_success, k + 1) > known_to + 1
-                      THEN known_to + 1 END AS lo,
-                 CASE WHEN known_to < k AND coalesce(first_success, k + 1) > known_to + 1
-                      THEN least(coalesce(first_success, k + 1), k + 1) - 1 END AS hi
-          FROM (SELECT run_no, k, first_success,
-                       known_to_of(false, metric, ended_in_error, k, valid_prefix, settled_prefix) AS known_to,
-                       spend_by_slot
-                FROM chain_kept_current_of(run_ids := $run_ids::VARCHAR[])
-                WHERE metric = 'seq@k' AND chains = 1))
-    GROUP BY ALL
-),
--- run_no (chain_kept_current_of's number of a run) to its run_id
-numbers AS (
-    SELECT run_id, row_number() OVER (ORDER BY run_id) AS run_no FROM chosen
-),
-seq_spend AS (
-    SELECT run_id, t, sum(cost_usd) OVER w AS cost_usd, sum(tokens) OVER w AS tokens
-    FROM (SELECT n.run_id, g.i AS t, exact_sum(g.cost_usd) AS cost_usd, sum(g.tokens) AS tokens
-          FROM slot_groups g JOIN numbers n USING (run_no) GROUP BY ALL)
-    WINDOW w AS (PARTITION BY run_id ORDER BY t)
-),
--- a slot counts toward the spend through each depth d >= its attempt index
-gap_spend AS (
-    SELECT n.run_id, d.d, exact_sum(g.cost_usd) AS cost_usd, sum(g.tokens) AS tokens
-    FROM (SELECT * FROM slot_groups WHERE lo IS NOT NULL) g
-    JOIN numbers n USING (run_no),
-         range(greatest(g.i, g.lo), g.hi + 1) d(d)
-    GROUP BY n.run_id, d.d
-),
-budget AS (
-    SELECT c.run_id,
-           list({'t': c.t,
-                 'cost_usd_per_task': CASE WHEN s.priced THEN
-                     CASE WHEN c.metric = 'pass@k' THEN c.t * s.cost_usd / p.n_attempts
-                          ELSE (ss.cost_usd - coalesce(gs.cost_usd, 0.0)) / nullif(c.n_tasks, 0) END END,
-                 'tokens_per_task': CASE WHEN c.metric = 'pass@k'
-                     THEN c.t * (s.input_tokens + s.output_tokens) / p.n_attempts
-                     ELSE (coalesce(ss.tokens, 0) - coalesce(gs.tokens, 0)) / nullif(c.n_tasks, 0) END}
-                ORDER BY c.t) AS budget
-    FROM (SELECT r.run_id, r.metric, x.t, x.n_tasks FROM curve x JOIN chosen r USING (run_id)
-          WHERE r.chains = 1) c
-    JOIN progress p USING (run_id)
-    LEFT JOIN spend s USING (run_id)
-    -- seq@k: the spend through t is that through the last attempt index at or before t with calls
-    ASOF LEFT JOIN seq_spend ss ON ss.run_id = c.run_id AND c.t >= ss.t
-    LEFT JOIN gap_spend gs ON gs.run_id = c.run_id AND gs.d = c.t
-    GROUP BY c.run_id
 )
 SELECT r.run_id, r.benchmark, r.slice, r.metric, r.k, r.actor_model, r.judge_model,
        r.critic_model, r.verifier, r.feedback_mode, r.shows_grading_info, r.temperature,
@@ -178,13 +114,11 @@ SELECT r.run_id, r.benchmark, r.slice, r.metric, r.k, r.actor_model, r.judge_mod
        coalesce(s.n_unpriced_calls, 0)    AS n_unpriced_calls,
        coalesce(s.n_failed_calls, 0)      AS n_failed_calls,
        x.pass_run_id,
-       coalesce(c.curve, [])              AS curve,
-       b.budget
+       coalesce(c.curve, [])              AS curve
 FROM chosen r
 LEFT JOIN progress p USING (run_id)
 LEFT JOIN spend s USING (run_id)
 LEFT JOIN curves c USING (run_id)
-LEFT JOIN budget b USING (run_id)
 LEFT JOIN run_pairs x ON x.seq_run_id = r.run_id AND x.choice = 1
 WHERE $run_ids::VARCHAR[] IS NULL OR list_contains($run_ids::VARCHAR[], r.run_id)
 ORDER BY r.run_id;

@@ -912,7 +912,7 @@ def touch_run(con: Connection, *, run_id: Any) -> None:
 def view_partners(con: Connection, *, run_id: Any) -> list[dict[str, Any]]:
     """The runs a run is compared with: for a seq@k run its chosen pass@k run; for a pass@k run every
     seq@k run that chose it, the one with its feedback mode first. (seq_run_id, pass_run_id,
-    same_feedback_mode). (view.sql:210)"""
+    same_feedback_mode). (view.sql:144)"""
     return run(con, 'view_partners', {'run_id': run_id}, 'rows')
 
 
@@ -939,7 +939,7 @@ def view_run_tasks(
     insensitively; $upto (NULL for none) keeps tasks 1..upto. The filters need every task's outcome
     (the runs' kept chains); the spend is the page's tasks' kept chains' (chain_kept: every call of
     the chain), and the cells and the search read the attempts (the cells for the page's tasks
-    only). (view.sql:221)"""
+    only). (view.sql:155)"""
     return run(con, 'view_run_tasks', {
         'filter': filter,
         'search': search,
@@ -959,11 +959,11 @@ def view_runs(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     call was priced), unpriced and failed calls; pass_run_id (the pass@k run a seq@k run is compared
     with, run_pairs choice 1); curve: [{t, n_tasks, value, low, high}] as in run_curve (errors
     censor a chain; the 95% Wilson interval where no chain is censored before t, else NULL;
-    n_left_out: pass@k tasks with fewer than t valid samples); budget: [{t, cost_usd_per_task,
-    tokens_per_task}], seq_k's complete-case spend per task at each point (the equal-budget chart
-    reads frontier_of; NULL for a seq@k run with several chains). Everything is read from the kept
+    n_left_out: pass@k tasks with fewer than t valid samples). Everything is read from the kept
     chains (chain_kept: one row per chain, never the attempts or the calls): their outcomes
-    (task_outcomes_fast_of), spend and spend at each attempt index; without run_curve's soft score.
+    (task_outcomes_fast_of) and spend; without run_curve's soft score. The spend at each point of
+    the curve is frontier_of's (the run list's equal-budget chart reads it there; a column of it
+    here, which nothing read, was 70 % of this query at 10 M attempts: docs/performance.md).
     (view.sql:4)"""
     return run(con, 'view_runs', {'run_ids': run_ids}, 'rows')
 
@@ -973,5 +973,5 @@ def view_runs_now(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     of $run_ids (NULL: every run), in run_id order: n_tasks (the tasks registered, as
     run_progress_of counts them) and pass_run_id (run_pairs choice 1, which another run can change).
     The run list reads every other column of a run unchanged since (its run_fingerprints row the
-    same) from the figure cache (seqk/view/pages.py). (view.sql:192)"""
+    same) from the figure cache (seqk/view/pages.py). (view.sql:126)"""
     return run(con, 'view_runs_now', {'run_ids': run_ids}, 'rows')

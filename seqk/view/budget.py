@@ -5,8 +5,7 @@ success (the vertices of its frontier under mixing, the upper concave envelope o
 depth cells that the report's equal-budget block compares at, seqk.analysis.budget: a partner that
 stops at its first success, as seq@k does; pass@m, which never stops, would favour seq@k, issue 27) and for
 each depth of the seq@k run's width x depth frontier, as in `seqk report`'s resample-until-success
-block: the cells of frontier_of (errors censor a chain, every run; the run's curve in view_runs
-is seq_k's complete-case figure, which under errors reads high).
+block: the cells of frontier_of (errors censor a chain, every run), with each cell's spend.
 """
 
 from __future__ import annotations
@@ -17,17 +16,6 @@ from typing import Any, Protocol
 
 from seqk.analysis.envelope import frontier_vertices
 from seqk.store import queries
-
-
-@dataclass(frozen=True)
-class SpendPoint:
-    """The expected spend per task at the curve's point t, as frontier_of has it (seq@k: attempts
-    1..t of one chain; pass@k: t samples)."""
-
-    t: int
-    cost_usd_per_task: float | None
-    """NULL when no call of the run was priced."""
-    tokens_per_task: float | None
 
 
 @dataclass(frozen=True)
@@ -75,8 +63,6 @@ class _Run(Protocol):
     def cost_usd(self) -> float | None: ...
     @property
     def n_unpriced_calls(self) -> int: ...
-    @property
-    def budget(self) -> list[SpendPoint] | None: ...
     @property
     def curve(self) -> Sequence[Any]: ...
 

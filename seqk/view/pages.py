@@ -19,7 +19,7 @@ from seqk.analysis.study import StudySummary, studies_in
 from seqk.errors import NotFound
 from seqk.records import RunSettings
 from seqk.store import queries
-from seqk.view.budget import BudgetChart, SpendPoint, budget_charts
+from seqk.view.budget import BudgetChart, budget_charts
 from seqk.view.verdict import RunVerdict, verdicts
 from seqk.view.verdict_cache import WAIT_S as WAIT_VERDICTS_S
 from seqk.view.verdict_cache import VerdictCache
@@ -77,9 +77,6 @@ class RunSummary(RunSettings):
     pass_run_id: str | None
     """The pass@k run this seq@k run is compared with (run_pairs), None otherwise."""
     curve: list[CurvePoint]
-    budget: list[SpendPoint] | None = None
-    """The expected spend per task at each point of the curve (None for a seq@k run with
-    several chains, whose equal-budget frontier has more widths)."""
 
     @property
     def in_progress(self) -> bool:
@@ -220,7 +217,7 @@ def _read(reads: ReadsKept | None, name: tuple[Any, ...], read: Callable[[], T])
     return read() if reads is None else reads.get(name, read)
 
 
-VIEW_ROWS = "view-runs 1"
+VIEW_ROWS = "view-runs 2"
 """The figure cache's kind for a run's view_runs row (its number moves when the row changes shape)."""
 
 
@@ -259,7 +256,6 @@ def _summaries(con: Any, run_ids: list[str] | None,
     runs = []
     for r in view_rows(con, run_ids, prints):  # each a new dict (view_rows' union): changed here
         r["curve"] = [CurvePoint(**p) for p in r["curve"]]
-        r["budget"] = None if r["budget"] is None else [SpendPoint(**p) for p in r["budget"]]
         runs.append(RunSummary(**r))
     return runs
 

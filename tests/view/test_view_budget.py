@@ -166,64 +166,34 @@ def test_run_page_rows_agree_with_the_attempts_that_count(tmp_path: Path):
             assert [t.task_index for t in errored.tasks] == [t.task_index for t in page.tasks if t.n_error]
 
 
-def _recomputed(con, n_tasks: dict[str, list[int]]) -> dict[str, dict]:
-    """Each run's spend and equal-budget curve from its attempts and calls (Python over plain rows,
-    never seqk's views): the calls of the current generation's chains that have an attempt (those
-    `seqk status` counts), every one whatever its slot's fate; seq@k (one chain) at depth d: the
-    spend on attempts 1..d of the tasks not left out at d (valid through d, or solved by d), over
-    the curve's n_tasks at d (`n_tasks`: run id -> n_tasks at t = 1..k; US$ NULL while no call of
-    the run is at attempts 1..d); pass@k at width m: m x the run's spend per slot that counts."""
-    runs = {r[0]: r[1:] for r in con.execute("SELECT run_id, metric, k, chains, generation FROM runs").fetchall()}
-    slots: dict[tuple, dict[int, list[bool]]] = {}
-    for run_id, gen, task, chain, index, status, success in con.execute(
-            "SELECT run_id, generation, task_index, chain_index, attempt_index, status, success FROM attempts"
-            ).fetchall():
-        if runs[run_id][3] == gen:
-            slot = slots.setdefault((run_id, task, chain), {}).setdefault(index, [False, False])
-            slot[0] |= status == "ok"
-            slot[1] |= status == "ok" and bool(success)
+def _recomputed(con) -> dict[str, dict]:
+    """Each run's spend from its attempts and calls (Python over plain rows, never seqk's views):
+    the calls of the current generation's chains that have an attempt (those `seqk status`
+    counts), every one whatever its slot's fate."""
+    runs = {r[0]: r[1] for r in con.execute("SELECT run_id, generation FROM runs").fetchall()}
+    chains = {(run_id, task, chain) for run_id, gen, task, chain in con.execute(
+        "SELECT run_id, generation, task_index, chain_index FROM attempts").fetchall() if runs[run_id] == gen}
     calls = [c for c in con.execute(
-        "SELECT run_id, generation, task_index, chain_index, attempt_index, input_tokens, output_tokens, "
-        "cost_usd, error FROM calls").fetchall() if runs[c[0]][3] == c[1] and (c[0], c[2], c[3]) in slots]
+        "SELECT run_id, generation, task_index, chain_index, input_tokens, output_tokens, cost_usd, error FROM calls"
+        ).fetchall() if runs[c[0]] == c[1] and (c[0], c[2], c[3]) in chains]
     out = {}
-    for run_id, (metric, k, chains, _gen) in runs.items():
+    for run_id in runs:
         mine = [c for c in calls if c[0] == run_id]
-        costs = [c[7] for c in mine if c[7] is not None]
-        spend = {"input_tokens": sum(c[5] or 0 for c in mine), "output_tokens": sum(c[6] or 0 for c in mine),
-                 "cost_usd": sum(costs) if costs else None,
-                 "n_unpriced_calls": sum(1 for c in mine if c[7] is None and c[8] is None),
-                 "n_failed_calls": sum(1 for c in mine if c[8] is not None)}
-        chains_of = {key: s for key, s in slots.items() if key[0] == run_id}
-        budget = None
-        if chains == 1 and metric == "pass@k":
-            n = sum(len(s) for s in chains_of.values())
-            budget = [(m, None if not costs else m * spend["cost_usd"] / n,
-                       m * (spend["input_tokens"] + spend["output_tokens"]) / n) for m in range(1, k + 1)]
-        elif chains == 1:
-            budget = []
-            for d in range(1, k + 1):
-                counted = set()
-                for key, s in chains_of.items():
-                    valid_to = next(i for i in range(1, k + 2) if not s.get(i, [False])[0]) - 1
-                    first = min((i for i, (_, solved) in s.items() if solved), default=None)
-                    if valid_to >= d or (first is not None and first <= d):
-                        counted.add(key[1])
-                through = [c for c in mine if c[4] <= d]
-                paid = sum(c[7] or 0.0 for c in through if c[2] in counted)
-                used = sum((c[5] or 0) + (c[6] or 0) for c in through if c[2] in counted)
-                budget.append((d, None if not costs or not through else paid / n_tasks[run_id][d - 1],
-                               used / n_tasks[run_id][d - 1]))
-        out[run_id] = spend | {"budget": budget}
+        costs = [c[6] for c in mine if c[6] is not None]
+        out[run_id] = {"input_tokens": sum(c[4] or 0 for c in mine), "output_tokens": sum(c[5] or 0 for c in mine),
+                       "cost_usd": sum(costs) if costs else None,
+                       "n_unpriced_calls": sum(1 for c in mine if c[6] is None and c[7] is None),
+                       "n_failed_calls": sum(1 for c in mine if c[7] is not None)}
     return out
 
 
 @pytest.mark.parametrize("world", ["budget1", "budget3", "random1", "random2", "random3", "random4", "view_db"])
-def test_run_list_spend_and_budget_curve_are_the_calls_of_the_kept_chains(tmp_path: Path, world: str):
+def test_run_list_spend_is_the_calls_of_the_kept_chains(tmp_path: Path, world: str):
     """view_runs reads chain_kept only (tests/store/test_chain_kept.py); its spend (tokens, cost,
-    unpriced and failed calls) and its equal-budget curve are what a recomputation from the calls
-    gives, on runs with errors that end a chain or are superseded, holes, an older generation,
-    unpriced calls, calls without token counts, calls whose attempt was never written and failed
-    calls (view_db: real mock runs, a provider refusing one task's first attempt)."""
+    unpriced and failed calls) is what a recomputation from the calls gives, on runs with errors
+    that end a chain or are superseded, holes, an older generation, unpriced calls, calls without
+    token counts, calls whose attempt was never written and failed calls (view_db: real mock runs,
+    a provider refusing one task's first attempt)."""
     from random_runs import random_db
 
     db = tmp_path / "w.duckdb"
@@ -239,7 +209,7 @@ def test_run_list_spend_and_budget_curve_are_the_calls_of_the_kept_chains(tmp_pa
         random_db(db, int(world[-1]))
     with store.connect(db, read_only=True) as con:
         got = {r.run_id: r for r in view.pages._summaries(con, None)}
-        want = _recomputed(con, {run_id: [p.n_tasks for p in r.curve] for run_id, r in got.items()})
+        want = _recomputed(con)
     assert got.keys() == want.keys()
     for run_id, w in want.items():
         r = got[run_id]
@@ -247,15 +217,5 @@ def test_run_list_spend_and_budget_curve_are_the_calls_of_the_kept_chains(tmp_pa
             w["input_tokens"], w["output_tokens"], w["n_unpriced_calls"], w["n_failed_calls"]), run_id
         assert (r.cost_usd is None) == (w["cost_usd"] is None), run_id
         assert w["cost_usd"] is None or r.cost_usd == pytest.approx(w["cost_usd"], rel=1e-12), run_id
-        budget = None if r.budget is None else [(p.t, p.cost_usd_per_task, p.tokens_per_task) for p in r.budget]
-        if w["budget"] is None:
-            assert budget is None, run_id
-        else:
-            assert budget is not None and [p[0] for p in budget] == [p[0] for p in w["budget"]], run_id
-            pairs = [(x, y) for p, q in zip(budget, w["budget"], strict=True)
-                     for x, y in zip(p[1:], q[1:], strict=True)]
-            assert [x is None for x, _ in pairs] == [y is None for _, y in pairs], run_id
-            assert [x for x, y in pairs if y is not None] == pytest.approx(
-                [y for _, y in pairs if y is not None], rel=1e-12), run_id
-    assert any(w["budget"] and w["budget"][0][1] is not None for w in want.values()) or world == "budget3"
+    assert any(w["cost_usd"] is not None for w in want.values()) or world == "budget3"
     assert any(w["n_failed_calls"] for w in want.values()) == (world == "view_db")
