@@ -8,6 +8,7 @@ URLs: a run id's `/`-separated slots stay path segments, each percent-encoded, s
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from functools import cache
@@ -15,7 +16,9 @@ from typing import Any
 from urllib.parse import quote, unquote, urlencode
 
 import jinja2
+from jinja2.bccache import Bucket
 
+from seqk import cache as seqk_cache
 from seqk.analysis.compare import view_path
 from seqk.analysis.report import fmt_estimate, fmt_p
 from seqk.view.compare import bundle_key
@@ -140,18 +143,53 @@ def _columns(rows: list[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(key for row in rows for key in row))
 
 
+class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
+    """Each template compiled once per source, in seqk's cache folder (templates/): compiling the
+    ten took 0.36 s, which a viewer's first page paid (at 10 M attempts a fifth of the run list's
+    first request, docs/performance.md). Jinja checks each file against its template's source and
+    its own version, and writes it whole (a temporary file renamed); a folder that cannot be
+    read or written only means templates are compiled."""
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        with contextlib.suppress(OSError):  # unreadable: compiled instead
+            super().load_bytecode(bucket)
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
+def _compiled_templates() -> _CompiledTemplates | None:
+    root = seqk_cache.folder()
+    if root is None:
+        return None
+    try:
+        (root / "templates").mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return _CompiledTemplates(str(root / "templates"))
+
+
 @cache
 def environment() -> jinja2.Environment:
     """The templates, autoescaped, with the helpers they use."""
     env = jinja2.Environment(loader=jinja2.PackageLoader("seqk.view", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True)
+                             trim_blocks=True, lstrip_blocks=True, bytecode_cache=_compiled_templates())
     env.filters.update(num=_num, usd=_usd, tokens=_tokens, pretty_json=_pretty_json, spend=_spend, p=fmt_p,
                        estimate=lambda e, digits=2: fmt_estimate(e, digits=digits))
     env.tests.update(table=_is_table, grid=_is_grid, mapping_=lambda v: isinstance(v, dict),
                      sequence_=lambda v: isinstance(v, list))
     env.globals.update(FILTERS=FILTERS, columns=_columns)
     return env
+
+
+def load_templates() -> None:
+    """Every template loaded (from the cache folder, or compiled), so that no request pays it: a
+    viewer calls this as it starts."""
+    env = environment()
+    for name in env.list_templates():
+        env.get_template(name)
 
 
 def _series_of_group(group: RunGroup) -> list[Series]:

@@ -237,3 +237,50 @@ def test_status_and_the_viewer_count_a_run_s_progress_alike(runs, tmp_path):
     # started and finished (each chain done), 1 passed; the other three runs as before.
     assert in_status[spec.run_id] == (3, 3, 3, 1, 1 * 3 + 2 * 3 + 2 * 3, 0)
     assert in_status[ids["seq"]][:4] == (6, 6, 5, 2)
+
+
+def test_templates_are_compiled_once_into_the_cache_folder_and_an_unwritable_one_keeps_nothing(tmp_path, monkeypatch):
+    """A viewer's templates compile once per source into seqk's cache folder; a later viewer loads
+    them from there without compiling (which cost its first page 0.36 s); a cache folder that
+    cannot be written renders the same pages, keeping nothing."""
+    import jinja2
+
+    compiled: list[str] = []
+    real = jinja2.Environment.compile
+
+    def counting(self, source, name=None, filename=None, raw=False, defer_init=False):
+        compiled.append(name)
+        return real(self, source, name, filename, raw, defer_init)
+
+    monkeypatch.setattr(jinja2.Environment, "compile", counting)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    names = render.environment().list_templates()
+    try:
+        render.environment.cache_clear()
+        render.load_templates()  # a viewer starting: every template compiled and kept
+        assert sorted(compiled) == sorted(names) and "runs.html" in names
+        kept = sorted((tmp_path / "cache" / "seqk" / "templates").iterdir())
+        assert len(kept) == len(names)
+        render.environment.cache_clear()
+        compiled.clear()
+        render.load_templates()  # the next viewer: loaded, none compiled
+        html = render.render_error(404, "no run <x>", render.Urls())
+        assert compiled == [] and "no run &lt;x&gt;" in html
+
+        (tmp_path / "ro").write_text("a file where the folder would go")
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "ro"))
+        render.environment.cache_clear()
+        assert render.render_error(404, "no run <x>", render.Urls()) == html
+        assert sorted(compiled) == ["base.html", "error.html"]
+        # the folder gone once the viewer started: each template compiled, the page the same
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "gone"))
+        render.environment.cache_clear()
+        render.environment()
+        import shutil
+        shutil.rmtree(tmp_path / "gone" / "seqk" / "templates")
+        (tmp_path / "gone" / "seqk" / "templates").write_text("not a folder")
+        compiled.clear()
+        assert render.render_error(404, "no run <x>", render.Urls()) == html
+        assert sorted(compiled) == ["base.html", "error.html"]
+    finally:
+        render.environment.cache_clear()
