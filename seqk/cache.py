@@ -1,9 +1,10 @@
 """Where seqk keeps what it can always rebuild: $XDG_CACHE_HOME/seqk, else ~/.cache/seqk.
 
-Three things live there: the template of a new database (seqk.store.template) and the tasks of
-arcagi2's bundled splits (benchmarks/arcagi2/taskcache.py), each only to start a run sooner, and
-the figures reports have computed (seqk.analysis.memo, in figures/), so that a report asked again
-computes only what its runs' rows changed.
+Four things live there: the template of a new database (seqk.store.template) and the tasks of
+arcagi2's bundled splits (benchmarks/arcagi2/taskcache.py), each only to start a run sooner, the
+figures reports have computed (seqk.analysis.memo, in figures/), so that a report asked again
+computes only what its runs' rows changed, and the viewer's templates compiled (templates/,
+seqk.view.render), so that no viewer's first page compiles them.
 Each file's name holds a hash of everything that shaped it; a file that is missing, unreadable
 or does not check out is rebuilt, and a folder that cannot be written only means nothing is kept.
 """

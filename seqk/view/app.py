@@ -38,7 +38,6 @@ _CACHED_PAGES = 64
 def create_app(db: Database, *, cache: bool = True, verdicts: VerdictCache | None = None) -> Starlette:
     """The app over one store. `cache=False` renders every request afresh and reads the store for
     each (the verdicts are kept all the same: `verdicts`, a new VerdictCache of `db` by default)."""
-    render.load_templates()
     urls = render.Urls()
     rendered: OrderedDict[str, tuple[str, str]] = OrderedDict()
     kept = verdicts if verdicts is not None else VerdictCache(db)

@@ -145,7 +145,7 @@ def _columns(rows: list[dict[str, Any]]) -> list[str]:
 
 class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
     """Each template compiled once per source, in seqk's cache folder (templates/): compiling the
-    ten took 0.36 s, which a viewer's first page paid (at 10 M attempts a fifth of the run list's
+    ten took 0.36 s, which each viewer's first pages paid (at 10 M attempts a fifth of the run list's
     first request, docs/performance.md). Jinja checks each file against its template's source and
     its own version, and writes it whole (a temporary file renamed); a folder that cannot be
     read or written only means templates are compiled."""
@@ -182,14 +182,6 @@ def environment() -> jinja2.Environment:
                      sequence_=lambda v: isinstance(v, list))
     env.globals.update(FILTERS=FILTERS, columns=_columns)
     return env
-
-
-def load_templates() -> None:
-    """Every template loaded (from the cache folder, or compiled), so that no request pays it: a
-    viewer calls this as it starts."""
-    env = environment()
-    for name in env.list_templates():
-        env.get_template(name)
 
 
 def _series_of_group(group: RunGroup) -> list[Series]:
