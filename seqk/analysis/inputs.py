@@ -43,16 +43,22 @@ RunKeys = dict[str, tuple[Any, ...]]
 """Per run id: what its rows are remembered under (run_keys)."""
 
 
-def run_keys(con: Any, run_ids: Sequence[str]) -> tuple[RunKeys, tuple[Any, ...]]:
+def run_keys(con: Any, run_ids: Sequence[str],
+             known: dict[str, dict[str, Any] | None] | None = None) -> tuple[RunKeys, tuple[Any, ...]]:
     """Per given run, the parts its rows are remembered under: its run_fingerprints and
     run_digests rows and those of the runs it re-judges; and those rows for the runs and their
-    sources together (what a whole report is keyed by)."""
+    sources together (what a whole report is keyed by). `known`: run_fingerprints rows already
+    read (None for a run without one), read before this call, so before the rows they key (a
+    viewer's, seqk.view.verdict_cache); the others are read here."""
     pairs = queries.rejudge_sources(con, run_ids=list(run_ids))
     sources: dict[str, list[str]] = {}
     for row in pairs:
         sources.setdefault(row["run_id"], []).append(row["source_run_id"])
     read = sorted(set(run_ids) | {row["source_run_id"] for row in pairs})
-    prints = queries.run_fingerprints(con, run_ids=read)
+    known = {i: known[i] for i in read if i in known} if known else {}
+    unread = [i for i in read if i not in known]
+    prints = sorted([r for r in known.values() if r is not None]
+                    + (queries.run_fingerprints(con, run_ids=unread) if unread else []), key=lambda r: r["run_id"])
     digests = queries.run_digests(con, run_ids=read)
     by_run = {row["run_id"]: row for row in prints}
     counted = {row["run_id"]: row for row in digests}

@@ -125,13 +125,15 @@ def plan_verdicts(con: Any, run_ids: Sequence[str] | None = None) -> dict[str, V
     return out
 
 
-def read_inputs(con: Any, plans: Iterable[VerdictPlan]) -> Inputs:
+def read_inputs(con: Any, plans: Iterable[VerdictPlan],
+                prints: dict[str, dict[str, Any] | None] | None = None) -> Inputs:
     """The chains and spend of every run the plans read (one read each; each run's read back from
-    the cache folder while it has not changed: seqk.analysis.inputs)."""
+    the cache folder while it has not changed: seqk.analysis.inputs); `prints`: run_fingerprints
+    rows read before (a viewer's), not read again."""
     ids = sorted({i for p in plans for i in p.run_ids})
     if not ids:
         return Inputs({}, [])
-    keys = functools.cache(lambda: run_rows.run_keys(con, ids)[0])
+    keys = functools.cache(lambda: run_rows.run_keys(con, ids, prints)[0])
     return Inputs(run_rows.chains_of(con, ids, keys), run_rows.spend_of(con, ids, keys))
 
 

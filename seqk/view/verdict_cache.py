@@ -38,9 +38,11 @@ OPEN_WAIT_S = 5.0
 """How long a read waits for a writing run to release the database (as the pages do)."""
 
 
-_Seen = tuple[str, dict[str, VerdictPlan], dict[str, tuple[Any, ...]], dict[str, Any], bool]
+_Seen = tuple[str, dict[str, VerdictPlan], dict[str, tuple[Any, ...]], dict[str, Any], bool,
+              dict[str, dict[str, Any] | None]]
 """What VerdictCache._current read at one stamp: the stamp, every plan, the keys, the fingerprints
-read, and whether they are every run's."""
+read, whether they are every run's, and their run_fingerprints rows (None for a run without one:
+the verdicts' workers key the runs' chains by them and do not read them again)."""
 
 
 def _unread(seen: _Seen, needed: Sequence[str] | None) -> set[str]:
@@ -84,9 +86,10 @@ class VerdictCache:
         """Equal-budget charts computed so far."""
 
     def _current(self, con: Any = None, needed: Sequence[str] | None = None,
-                 ) -> tuple[dict[str, VerdictPlan], dict[str, tuple[Any, ...]], dict[str, int]]:
+                 ) -> tuple[dict[str, VerdictPlan], dict[str, tuple[Any, ...]], dict[str, int],
+                            dict[str, dict[str, Any] | None]]:
         """Every seq@k run's plan, the key of each one whose runs' fingerprints are read, and those
-        fingerprints: of every run (`needed` None, as the run list asks), else at least of the runs
+        fingerprints and their rows: of every run (`needed` None, as the run list asks), else at least of the runs
         the plans of `needed` (seq@k run ids) read, so a run's page hashes its own runs' chains only.
         Read again (on `con`, else a connection of its own) when the stamp has changed since, or for
         a fingerprint not read yet."""
@@ -96,25 +99,27 @@ class VerdictCache:
         if seen is not None and seen[0] != stamp:
             seen = None
         if seen is not None and not _unread(seen, needed):
-            return seen[1], seen[2], seen[3]
+            return seen[1], seen[2], seen[3], seen[5]
         if con is None:
             with self.database.connect(read_only=True, wait_s=OPEN_WAIT_S) as own:
                 return self._current(own, needed)
         plans = seen[1] if seen is not None else plan_verdicts(con)
-        prints, every = (dict(seen[3]), seen[4]) if seen is not None else ({}, False)
+        prints, every, rows_of = (dict(seen[3]), seen[4], dict(seen[5])) if seen is not None else ({}, False, {})
         if plans:
-            unread = _unread((stamp, plans, {}, prints, every), needed)
+            unread = _unread((stamp, plans, {}, prints, every, rows_of), needed)
             rows = queries.run_fingerprints(con, run_ids=None if needed is None else sorted(unread))
             if needed is not None:  # a run without a row reads as None, as .get has it, once
                 prints |= dict.fromkeys(unread)
+                rows_of |= dict.fromkeys(unread)
             prints |= {r["run_id"]: r["fingerprint"] for r in rows}
+            rows_of |= {r["run_id"]: r for r in rows}
         every = every or needed is None
         keys = {run_id: (self.seed, self.n_boot, plan, tuple(prints.get(i) for i in plan.run_ids))
                 for run_id, plan in plans.items() if all(i in prints for i in plan.run_ids)}
         with self._lock:
-            self._seen = (stamp, plans, keys, prints, every)
+            self._seen = (stamp, plans, keys, prints, every, rows_of)
             self.n_fingerprinted += 1
-        return plans, keys, prints
+        return plans, keys, prints, rows_of
 
     def fingerprints(self, con: Any, run_ids: Sequence[str], *, every: bool = False) -> dict[str, Any]:
         """Each given run's run_fingerprints fingerprint (None for a run without a row): those read
@@ -197,13 +202,14 @@ class VerdictCache:
         left out), waiting up to `wait_s` for those not kept (0: only start computing them); a
         failed computation's error is raised (the next call tries again). `con`: an open
         connection to read the plans and fingerprints on, else one of its own."""
-        plans, keys, _ = self._current(con, None if seq_run_ids is None else list(seq_run_ids))
+        plans, keys, _, rows_of = self._current(con, None if seq_run_ids is None else list(seq_run_ids))
         wanted = list(plans) if seq_run_ids is None else [i for i in dict.fromkeys(seq_run_ids) if i in plans]
         with self._lock:
             stale = [i for i in wanted if i not in self._kept or self._kept[i][0] != keys[i]]
             todo = [i for i in stale if i not in self._running or self._running[i][0] != keys[i]]
             if todo:
-                future = self._pool.submit(self._compute, [plans[i] for i in todo], {i: keys[i] for i in todo})
+                future = self._pool.submit(self._compute, [plans[i] for i in todo], {i: keys[i] for i in todo},
+                                           {i: rows_of[i] for p in todo for i in plans[p].run_ids if i in rows_of})
                 self._running |= {i: (keys[i], future) for i in todo}
             futures = {self._running[i][1] for i in stale if i in self._running}
         self._settle(futures, wait_s, "_running")
@@ -212,9 +218,12 @@ class VerdictCache:
         pending = frozenset(wanted) - ready.keys()
         return Found(ready if pending else with_q_values(ready), pending)
 
-    def _compute(self, plans: list[VerdictPlan], keys: dict[str, tuple[Any, ...]]) -> None:
+    def _compute(self, plans: list[VerdictPlan], keys: dict[str, tuple[Any, ...]],
+                 prints: dict[str, dict[str, Any] | None]) -> None:
+        # the chains keyed by the fingerprints the verdicts are keyed by (read before them, at the
+        # stamp the page read): a write since shows as a new fingerprint at the next page's stamp
         with self.database.connect(read_only=True, wait_s=OPEN_WAIT_S) as con:
-            inputs = read_inputs(con, plans)
+            inputs = read_inputs(con, plans, prints)
 
         def keep(verdict: RunVerdict) -> None:
             key = keys[verdict.seq_run_id]

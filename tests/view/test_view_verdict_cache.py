@@ -93,6 +93,35 @@ def test_a_reload_computes_nothing_and_a_write_computes_only_what_reads_it(tmp_p
     kept.close()
 
 
+def test_the_workers_key_the_chains_by_the_fingerprints_read_for_the_page(runs, cache, monkeypatch):
+    """A viewer's verdicts read each run's fingerprint once (the page's read, at its stamp): the
+    worker that computes them keys the runs' chains by those rows and reads none again; and they
+    are the keys a report uses, so a report after the viewer reads every chain back from the cache
+    folder."""
+    from seqk.analysis import inputs
+    from seqk.store import queries
+    from seqk.view.verdict import plan_verdicts
+
+    db, _ = runs
+    asked: list = []
+    real = queries.run_fingerprints
+    monkeypatch.setattr(queries, "run_fingerprints", lambda con, **kw: asked.append(kw["run_ids"]) or real(con, **kw))
+    kept = VerdictCache(store.open(db))
+    found = kept.get(wait_s=60)
+    assert not found.pending and len(found.verdicts) == 2
+    assert asked == [None]  # every run's, once, for the page; none by the worker
+    kept.close()
+    assert found.verdicts == fresh(db)
+
+    read: list = []
+    real_read = inputs.read_chains
+    monkeypatch.setattr(inputs, "read_chains", lambda con, missed: read.append(missed) or real_read(con, missed))
+    with store.connect(db, read_only=True) as con:
+        ids = sorted({i for plan in plan_verdicts(con).values() for i in plan.run_ids})
+        chains = inputs.chains_of(con, ids, inputs.run_keys(con, ids)[0])
+    assert read == [] and sorted(chains) == ids
+
+
 class Gated(VerdictCache):
     """A VerdictCache whose computations wait for `gate`: a slow store, in a test."""
 
@@ -100,9 +129,9 @@ class Gated(VerdictCache):
         super().__init__(database)
         self.gate = gate
 
-    def _compute(self, plans, keys) -> None:
+    def _compute(self, plans, keys, prints) -> None:
         assert self.gate.wait(60)
-        super()._compute(plans, keys)
+        super()._compute(plans, keys, prints)
 
     def _chart(self, runs, partners, keys) -> None:
         assert self.gate.wait(60)
