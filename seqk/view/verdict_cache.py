@@ -197,6 +197,12 @@ class VerdictCache:
             self.n_charted += len(partners)
             self.version += 1
 
+    def plan(self, seq_run_ids: Sequence[str], *, con: Any) -> None:
+        """Read (on `con`) the plans and fingerprints the verdicts of `seq_run_ids` are keyed by,
+        at the store's current stamp, without starting to compute them: a page reads them before
+        its own rows and starts the verdicts (`get`) after."""
+        self._current(con, list(seq_run_ids))
+
     def get(self, seq_run_ids: Sequence[str] | None = None, *, wait_s: float = WAIT_S, con: Any = None) -> Found:
         """The verdicts of `seq_run_ids` (None: every seq@k run; ids that are no seq@k run are
         left out), waiting up to `wait_s` for those not kept (0: only start computing them); a
