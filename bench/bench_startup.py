@@ -66,8 +66,9 @@ def _child() -> None:
             return await engine_run(self, *args, **kwargs)
         module.Engine.run = run
 
-    def on_aiohttp(module) -> None:  # type: ignore[no-untyped-def]
-        request = module.ClientSession._request
+    def on_client(module) -> None:  # type: ignore[no-untyped-def]
+        # seqk's own HTTP/1.1 client (stop 45) sends every request of an OpenAI-compatible endpoint
+        request = module.Client.post
         sent = []
 
         async def first_request(self, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -75,7 +76,7 @@ def _child() -> None:
                 sent.append(True)
                 mark("request")
             return await request(self, *args, **kwargs)
-        module.ClientSession._request = first_request
+        module.Client.post = first_request
 
     def patch(name: str):  # type: ignore[no-untyped-def]
         def hook(module) -> None:  # type: ignore[no-untyped-def]
@@ -87,7 +88,7 @@ def _child() -> None:
         "seqk.io.publish": patch("preflight"),
         "seqk.run.preflight": patch("before_run"),
         "seqk.run.engine": on_scheduler,
-        "aiohttp.client": on_aiohttp,
+        "seqk.models.http1": on_client,
         "seqk.cli": lambda module: mark("cli"),
     }
 
