@@ -22,8 +22,9 @@ each workload checks that the harnesses sent the same multiset of prompts.
     python bench/bench_inspect.py --inspect-python /path/to/venv/bin/python
 
 inspect_ai 0.3.285 needs openai >= 3.4, which seqk's litellm pin refuses, so it runs from its
-own venv (--inspect-python; it needs seqk's folder on PYTHONPATH, which the script sets). With no
-inspect_ai there, the script says so in one line and exits 0.
+own venv (--inspect-python; it needs seqk's folder on PYTHONPATH, which the script sets, and the
+few of seqk's dependencies that inspect_ai does not bring: orjson). With no inspect_ai there, the
+script says so in one line and exits 0.
 """
 
 from __future__ import annotations
@@ -164,8 +165,12 @@ def main() -> None:
                            capture_output=True, text=True)
     if found.returncode != 0:
         print(f"inspect_ai is not installed for {args.inspect_python}: skipped (pip install inspect-ai "
-              "openai>=3.4 in a venv of its own, then pass --inspect-python)")
+              "'openai>=3.4' orjson in a venv of its own, then pass --inspect-python)")
         return
+    lacking = subprocess.run([args.inspect_python, "-c", "import orjson"], capture_output=True, text=True)
+    if lacking.returncode != 0:
+        raise SystemExit(f"{args.inspect_python} lacks orjson, which seqk's prompts need on the inspect_ai "
+                         "side: pip install orjson there")
     tmp = Path(tempfile.mkdtemp(prefix="seqk-bench-inspect-"))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     print(f"inspect_ai {found.stdout.strip()}; seqk at {ROOT}; {os.cpu_count()} cores; server answers after "
