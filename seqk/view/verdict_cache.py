@@ -38,20 +38,24 @@ OPEN_WAIT_S = 5.0
 """How long a read waits for a writing run to release the database (as the pages do)."""
 
 
-_Seen = tuple[str, dict[str, VerdictPlan], dict[str, tuple[Any, ...]], dict[str, Any], bool,
-              dict[str, dict[str, Any] | None]]
-"""What VerdictCache._current read at one stamp: the stamp, every plan, the keys, the fingerprints
-read, whether they are every run's, and their run_fingerprints rows (None for a run without one:
-the verdicts' workers key the runs' chains by them and do not read them again)."""
+_Seen = tuple[str, dict[str, VerdictPlan], dict[str, tuple[Any, ...]], dict[str, dict[str, Any] | None], bool]
+"""What VerdictCache._current read at one stamp: the stamp, every plan, the keys, the
+run_fingerprints rows read (None for a run without one; the verdicts' workers key the runs' chains
+by them and do not read them again), and whether they are every run's."""
+
+
+def _prints(rows: dict[str, dict[str, Any] | None]) -> dict[str, Any]:
+    """Each run's fingerprint (None for a run without a run_fingerprints row)."""
+    return {run_id: None if row is None else row["fingerprint"] for run_id, row in rows.items()}
 
 
 def _unread(seen: _Seen, needed: Sequence[str] | None) -> set[str]:
     """The runs whose fingerprint is wanted and not among `seen`'s: every run's (`needed` None),
     else those the plans of `needed` read."""
-    plans, prints, every = seen[1], seen[3], seen[4]
+    plans, rows, every = seen[1], seen[3], seen[4]
     if needed is None:
         return set() if every else {"every run"}
-    return {i for run_id in needed if run_id in plans for i in plans[run_id].run_ids} - prints.keys()
+    return {i for run_id in needed if run_id in plans for i in plans[run_id].run_ids} - rows.keys()
 
 
 @dataclass(frozen=True)
@@ -99,25 +103,24 @@ class VerdictCache:
         if seen is not None and seen[0] != stamp:
             seen = None
         if seen is not None and not _unread(seen, needed):
-            return seen[1], seen[2], seen[3], seen[5]
+            return seen[1], seen[2], _prints(seen[3]), seen[3]
         if con is None:
             with self.database.connect(read_only=True, wait_s=OPEN_WAIT_S) as own:
                 return self._current(own, needed)
         plans = seen[1] if seen is not None else plan_verdicts(con)
-        prints, every, rows_of = (dict(seen[3]), seen[4], dict(seen[5])) if seen is not None else ({}, False, {})
+        rows_of, every = (dict(seen[3]), seen[4]) if seen is not None else ({}, False)
         if plans:
-            unread = _unread((stamp, plans, {}, prints, every, rows_of), needed)
+            unread = _unread((stamp, plans, {}, rows_of, every), needed)
             rows = queries.run_fingerprints(con, run_ids=None if needed is None else sorted(unread))
             if needed is not None:  # a run without a row reads as None, as .get has it, once
-                prints |= dict.fromkeys(unread)
                 rows_of |= dict.fromkeys(unread)
-            prints |= {r["run_id"]: r["fingerprint"] for r in rows}
             rows_of |= {r["run_id"]: r for r in rows}
         every = every or needed is None
+        prints = _prints(rows_of)
         keys = {run_id: (self.seed, self.n_boot, plan, tuple(prints.get(i) for i in plan.run_ids))
                 for run_id, plan in plans.items() if all(i in prints for i in plan.run_ids)}
         with self._lock:
-            self._seen = (stamp, plans, keys, prints, every, rows_of)
+            self._seen = (stamp, plans, keys, rows_of, every)
             self.n_fingerprinted += 1
         return plans, keys, prints, rows_of
 
@@ -132,7 +135,7 @@ class VerdictCache:
             stamp = self.database.stamp()
             with self._lock:
                 seen = self._seen
-            known = dict(seen[3]) if seen is not None and seen[0] == stamp else {}
+            known = _prints(seen[3]) if seen is not None and seen[0] == stamp else {}
         unread = sorted(set(run_ids) - known.keys())
         if unread:
             known |= dict.fromkeys(unread)
