@@ -3,14 +3,19 @@
 -- finished, passed; valid and open-error attempts), tokens and cost of the current generation
 -- (n_unpriced_calls: calls that returned with no price), and `updated_at`: when its last attempt
 -- finished (the run's creation time while it has none).
-WITH spend AS (
+-- The kept chains read once (chain_tally_of): the progress and the spend both come from its rows.
+WITH tally AS MATERIALIZED (
+    SELECT * FROM chain_tally_of(
+        run_ids := CASE WHEN len($run_ids::VARCHAR[]) > 0 THEN $run_ids::VARCHAR[] END)
+),
+spend AS (
     -- every call of the current generation, summed per chain as its attempts were written
     SELECT run_id,
            sum(input_tokens)::BIGINT  AS input_tokens,
            sum(output_tokens)::BIGINT AS output_tokens,
-           exact_sum(spent_usd)       AS cost_usd,
+           sum(spent_usd)::DOUBLE     AS cost_usd,     -- exact_sum over the chains (the tally's partial sums)
            sum(n_unpriced_calls)::BIGINT AS n_unpriced_calls
-    FROM chain_kept_current_of(run_ids := CASE WHEN len($run_ids::VARCHAR[]) > 0 THEN $run_ids::VARCHAR[] END)
+    FROM tally
     GROUP BY run_id
 )
 SELECT r.run_id, r.benchmark, r.metric, r.k, r.actor_model, r.feedback_mode,
@@ -19,7 +24,7 @@ SELECT r.run_id, r.benchmark, r.metric, r.k, r.actor_model, r.feedback_mode,
        s.cost_usd, coalesce(s.n_unpriced_calls, 0) AS n_unpriced_calls,
        coalesce(p.last_finished_at, r.created_at) AS updated_at
 FROM runs r
-JOIN run_progress_of(run_ids := CASE WHEN len($run_ids::VARCHAR[]) > 0 THEN $run_ids::VARCHAR[] END) p
+JOIN run_progress_from('tally', run_ids := CASE WHEN len($run_ids::VARCHAR[]) > 0 THEN $run_ids::VARCHAR[] END) p
      USING (run_id)
 LEFT JOIN spend s USING (run_id)
 WHERE len($run_ids::VARCHAR[]) = 0 OR list_contains($run_ids::VARCHAR[], r.run_id)

@@ -9,16 +9,14 @@
 -- run is compared with, run_pairs choice 1); curve: [{t, n_tasks, value, low, high}] as in
 -- run_curve (errors censor a chain; the 95% Wilson interval where no chain is censored before t,
 -- else NULL; n_left_out: pass@k tasks with fewer than t valid samples). Everything is read from
--- the kept chains (chain_kept: one row per chain, never the attempts or the calls): their outcomes
--- (task_outcomes_fast_of) and spend; without run_curve's soft score. The spend at each point of
+-- the kept chains (chain_kept: one row per chain, never the attempts or the calls), read once and
+-- counted by state (chain_tally_of): their outcomes and spend; without run_curve's soft score. The spend at each point of
 -- the curve is frontier_of's (the run list's equal-budget chart reads it there; a column of it
 -- here, which nothing read, was 70 % of this query at 10 M attempts: docs/performance.md).
-WITH o AS MATERIALIZED (
-    SELECT run_id, task_index, metric, k, chains, n_samples, n_success,
-           CASE WHEN metric = 'seq@k' AND first_success <= valid_prefix THEN first_success END AS event,
-           CASE WHEN metric = 'seq@k' AND NOT coalesce(first_success <= valid_prefix, false)
-                     AND valid_prefix < k THEN valid_prefix END AS censored
-    FROM task_outcomes_fast_of(run_ids := $run_ids::VARCHAR[])
+-- chain_tally_of's rows (a few hundred a run of one chain a task; a row a chain in a run with
+-- `chains:`) give the curve, the progress and the spend.
+WITH tally AS MATERIALIZED (
+    SELECT * FROM chain_tally_of(run_ids := $run_ids::VARCHAR[])
 ),
 -- the runs view ranks run_rows and reads run_events: once for the whole query
 chosen AS MATERIALIZED (
@@ -28,13 +26,14 @@ chosen AS MATERIALIZED (
 -- The curve as run_curve_of has it: errors censor a chain (Kaplan-Meier over the run's chains, a
 -- task valued at the mean of its chains' Efron values); pass@t by Chen over the valid samples.
 -- Chains with the same counts are counted once (a few hundred states a run): the hazards and the
--- one-chain runs' curves read from these.
+-- one-chain runs' curves read from these (a run with `chains:` values its tasks from the tally's
+-- rows, a row a chain).
 states AS MATERIALIZED (
-    SELECT run_id, metric, k, chains, n_samples, n_success, event, censored, count(*) AS n
-    FROM o GROUP BY ALL
+    SELECT run_id, metric, k, chains, n_samples, n_success, event, censored, sum(n) AS n
+    FROM tally GROUP BY ALL
 ),
 progress AS (
-    SELECT * FROM run_progress_of(run_ids := $run_ids::VARCHAR[])
+    SELECT * FROM run_progress_from('tally', run_ids := $run_ids::VARCHAR[])
 ),
 hazards AS (
     SELECT run_id, j,
@@ -66,7 +65,7 @@ points AS (
     SELECT s.run_id, t.t::INTEGER, 1,
            exact_avg(efron_value(s.event, s.censored, t.t, st.survival, coalesce(sc.survival, 1.0))),
            bool_or(coalesce(s.censored < t.t, false))
-    FROM (SELECT * FROM o WHERE metric = 'seq@k' AND chains > 1) s
+    FROM (SELECT * FROM tally WHERE metric = 'seq@k' AND chains > 1) s
     CROSS JOIN LATERAL range(1, s.k + 1) AS t(t)
     JOIN hazards st ON st.run_id = s.run_id AND st.j = t.t
     LEFT JOIN hazards sc ON sc.run_id = s.run_id AND sc.j = s.censored
@@ -93,10 +92,11 @@ spend AS (
     SELECT run_id,
            coalesce(sum(input_tokens), 0)::BIGINT AS input_tokens,
            coalesce(sum(output_tokens), 0)::BIGINT AS output_tokens,
-           exact_sum(spent_usd) AS cost_usd, bool_or(priced) AS priced,
+           sum(spent_usd)::DOUBLE AS cost_usd,   -- exact_sum over the chains (the tally's partial sums)
+           bool_or(priced) AS priced,
            sum(n_unpriced_calls)::BIGINT AS n_unpriced_calls,
            sum(n_failed_calls)::BIGINT AS n_failed_calls
-    FROM chain_kept_current_of(run_ids := $run_ids::VARCHAR[])
+    FROM tally
     GROUP BY run_id
     HAVING bool_or(priced OR n_unpriced_calls > 0 OR n_failed_calls > 0)
 )

@@ -427,35 +427,67 @@ CREATE OR REPLACE VIEW task_outcomes AS SELECT * FROM task_outcomes_of(false);
 CREATE OR REPLACE MACRO task_outcomes_fast_of(run_ids := NULL) AS TABLE
 SELECT * EXCLUDE (run_no) FROM task_outcomes_of(false, run_ids := run_ids);
 
--- One row per run of the given runs (NULL: all): n_tasks registered; n_started, tasks with an
--- attempt that counts; n_finished, tasks whose every chain (runs.chains) is done: k valid
--- attempts, or a seq@k chain solved; n_passed, tasks with a valid success in any chain;
--- n_valid_attempts and n_error_attempts, the slots that count, valid or holding only errors;
--- last_finished_at, when its current generation's last attempt finished (NULL before any).
--- The one definition of a run's progress: `seqk status` and the viewer read it.
-CREATE OR REPLACE MACRO run_progress_of(run_ids := NULL) AS TABLE
-WITH kept AS (
-    SELECT run_id, task_index, n_valid, n_error, first_success, last_finished_at, chains,
-           n_valid >= k OR (metric = 'seq@k' AND first_success IS NOT NULL) AS done
-    FROM chain_kept_current_of(run_ids := run_ids)
-),
--- A task: its chain, in a run of one chain a task (no grouping: a hash table of every task cost
--- most of `seqk status`); its chains taken together, in a seq@k run with `chains:`.
-tasks_done AS (
-    SELECT run_id, done AS finished, first_success IS NOT NULL AS passed, n_valid, n_error,
-           last_finished_at
-    FROM kept WHERE chains = 1
+-- The kept chains of the given runs (NULL: all), counted by what a run's figures read of them, in one
+-- pass over chain_kept (the run list, a run page's header and `seqk status` each read it once: they
+-- read the kept chains three and two times before, 0.6 s of the run list's first request at 10 M
+-- attempts). In a run of one chain a task, the chains in the same state share a row and n counts
+-- them: a few hundred rows a run, whatever its tasks; in a seq@k run with `chains:` each chain has a
+-- row of its own (task_index, chain_index; NULL in a run of one chain), which its figures group by
+-- task. The state: n_samples (its valid attempts) and n_success; event and censored as run_curve
+-- reads errors by default (the attempt of the first success where every attempt before it was
+-- valid; for an unsolved chain that stopped short of k after its last valid attempt, that
+-- attempt's index); done (k valid attempts, or a seq@k chain solved) and passed (a valid success)
+-- as run_progress_of counts them. Then the state's sums: n_error, last_finished_at (the latest),
+-- the calls' input_tokens and output_tokens, spent_usd as exact_sum's exact DECIMAL partial sum (a
+-- run's total from these rows is exact_sum over its chains, bit for bit), priced (any),
+-- n_unpriced_calls and n_failed_calls.
+CREATE OR REPLACE MACRO chain_tally_of(run_ids := NULL) AS TABLE
+SELECT run_id, metric, k, chains,
+       CASE WHEN chains > 1 THEN task_index END                          AS task_index,
+       CASE WHEN chains > 1 THEN chain_index END                         AS chain_index,
+       n_valid                                                           AS n_samples,
+       n_success,
+       CASE WHEN metric = 'seq@k' AND first_success <= valid_prefix THEN first_success END AS event,
+       CASE WHEN metric = 'seq@k' AND NOT coalesce(first_success <= valid_prefix, false)
+                 AND valid_prefix < k THEN valid_prefix END               AS censored,
+       n_valid >= k OR (metric = 'seq@k' AND first_success IS NOT NULL)  AS done,
+       first_success IS NOT NULL                                         AS passed,
+       count(*)                                                          AS n,
+       sum(n_error)::BIGINT                                              AS n_error,
+       max(last_finished_at)                                             AS last_finished_at,
+       sum(input_tokens)::BIGINT                                         AS input_tokens,
+       sum(output_tokens)::BIGINT                                        AS output_tokens,
+       sum(spent_usd::DECIMAL(38, 20))                                   AS spent_usd,
+       bool_or(priced)                                                   AS priced,
+       sum(n_unpriced_calls)::BIGINT                                     AS n_unpriced_calls,
+       sum(n_failed_calls)::BIGINT                                       AS n_failed_calls
+FROM chain_kept_current_of(run_ids := run_ids)
+GROUP BY ALL;
+
+-- run_progress_of's rows (below) from the chain_tally_of rows of the caller's table or CTE named
+-- `tally` (read by query_table), for the runs of run_ids (NULL: all), so that a query which reads
+-- the tally for its other figures reads the kept chains once.
+CREATE OR REPLACE MACRO run_progress_from(tally, run_ids := NULL) AS TABLE
+-- A task: its chain, in a run of one chain a task (n of them a row); its chains taken together,
+-- in a seq@k run with `chains:` (a row a chain).
+WITH tasks_done AS (
+    SELECT run_id, sum(n) AS n_started, sum(n) FILTER (WHERE done) AS n_finished,
+           sum(n) FILTER (WHERE passed) AS n_passed, sum(n * n_samples) AS n_valid,
+           sum(n_error) AS n_error, max(last_finished_at) AS last_finished_at
+    FROM query_table(tally) WHERE chains = 1
+    GROUP BY run_id
     UNION ALL
-    SELECT run_id, count(*) FILTER (WHERE done) >= max(chains), bool_or(first_success IS NOT NULL),
-           sum(n_valid), sum(n_error), max(last_finished_at)
-    FROM kept WHERE chains > 1
+    SELECT run_id, 1, CASE WHEN count(*) FILTER (WHERE done) >= max(chains) THEN 1 ELSE 0 END,
+           CASE WHEN bool_or(passed) THEN 1 ELSE 0 END, sum(n_samples), sum(n_error),
+           max(last_finished_at)
+    FROM query_table(tally) WHERE chains > 1
     GROUP BY run_id, task_index
 ),
 per_run AS (
     SELECT run_id,
-           count(*)                                     AS n_started,
-           count(*) FILTER (WHERE finished)             AS n_finished,
-           count(*) FILTER (WHERE passed)               AS n_passed,
+           sum(n_started)::BIGINT                       AS n_started,
+           coalesce(sum(n_finished), 0)::BIGINT         AS n_finished,
+           coalesce(sum(n_passed), 0)::BIGINT           AS n_passed,
            sum(n_valid)::BIGINT                         AS n_valid_attempts,
            sum(n_error)::BIGINT                         AS n_error_attempts,
            max(last_finished_at)                        AS last_finished_at
@@ -478,6 +510,19 @@ FROM runs r
 LEFT JOIN registered g USING (run_id)
 LEFT JOIN per_run p USING (run_id)
 WHERE run_ids IS NULL OR list_contains(run_ids, r.run_id);
+
+-- One row per run of the given runs (NULL: all): n_tasks registered; n_started, tasks with an
+-- attempt that counts; n_finished, tasks whose every chain (runs.chains) is done: k valid
+-- attempts, or a seq@k chain solved; n_passed, tasks with a valid success in any chain;
+-- n_valid_attempts and n_error_attempts, the slots that count, valid or holding only errors;
+-- last_finished_at, when its current generation's last attempt finished (NULL before any).
+-- The one definition of a run's progress: `seqk status` and the viewer read it (through
+-- run_progress_from where they read the tally for more).
+CREATE OR REPLACE MACRO run_progress_of(run_ids := NULL) AS TABLE
+WITH progress_tally AS MATERIALIZED (
+    SELECT * FROM chain_tally_of(run_ids := run_ids)
+)
+SELECT * FROM run_progress_from('progress_tally', run_ids := run_ids);
 
 -- run_progress_of for every run.
 CREATE OR REPLACE VIEW run_progress AS SELECT * FROM run_progress_of();

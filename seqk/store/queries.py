@@ -775,7 +775,8 @@ def run_status(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     """One row per run: settings, its progress as run_progress_of has it (tasks registered, started,
     finished, passed; valid and open-error attempts), tokens and cost of the current generation
     (n_unpriced_calls: calls that returned with no price), and `updated_at`: when its last attempt
-    finished (the run's creation time while it has none). (status.sql:1)"""
+    finished (the run's creation time while it has none). The kept chains read once
+    (chain_tally_of): the progress and the spend both come from its rows. (status.sql:1)"""
     return run(con, 'run_status', {'run_ids': run_ids}, 'rows')
 
 
@@ -960,11 +961,12 @@ def view_runs(con: Connection, *, run_ids: Any) -> list[dict[str, Any]]:
     with, run_pairs choice 1); curve: [{t, n_tasks, value, low, high}] as in run_curve (errors
     censor a chain; the 95% Wilson interval where no chain is censored before t, else NULL;
     n_left_out: pass@k tasks with fewer than t valid samples). Everything is read from the kept
-    chains (chain_kept: one row per chain, never the attempts or the calls): their outcomes
-    (task_outcomes_fast_of) and spend; without run_curve's soft score. The spend at each point of
-    the curve is frontier_of's (the run list's equal-budget chart reads it there; a column of it
-    here, which nothing read, was 70 % of this query at 10 M attempts: docs/performance.md).
-    (view.sql:4)"""
+    chains (chain_kept: one row per chain, never the attempts or the calls), read once and counted
+    by state (chain_tally_of): their outcomes and spend; without run_curve's soft score. The spend
+    at each point of the curve is frontier_of's (the run list's equal-budget chart reads it there; a
+    column of it here, which nothing read, was 70 % of this query at 10 M attempts:
+    docs/performance.md). chain_tally_of's rows (a few hundred a run of one chain a task; a row a
+    chain in a run with `chains:`) give the curve, the progress and the spend. (view.sql:4)"""
     return run(con, 'view_runs', {'run_ids': run_ids}, 'rows')
 
 

@@ -279,6 +279,13 @@ def test_a_store_from_before_the_calls_columns_keeps_its_chains_afresh_on_upgrad
     assert assert_kept(where) == 4
 
 
+def _scans(node: dict, table: str) -> int:
+    """How many times the plan below `node` scans `table`."""
+    info = node.get("extra_info", {})
+    here = int(isinstance(info, dict) and info.get("Table", "").rsplit(".", 1)[-1] == table)
+    return here + sum(_scans(child, table) for child in node.get("children", []))
+
+
 def _tables(node: dict, found: set[str]) -> set[str]:
     info = node.get("extra_info", {})
     if isinstance(info, dict) and "Table" in info:
@@ -291,9 +298,10 @@ def _tables(node: dict, found: set[str]) -> set[str]:
 def test_the_reports_main_queries_read_the_kept_outcomes_not_the_attempts(tmp_path):
     """EXPLAIN of run curves, the per-chain rows, the frontier, status's progress and spend,
     compare's flips and per-task values and the viewer's run list (its progress, spend, curve and
-    budget curve): no scan of attempts or calls, whatever the store holds (here runs with errors
-    and chains); the viewer's task table reads its spend from chain_kept, never the calls (its
-    cells and its search read the attempts of the page's tasks)."""
+    budget curve): no scan of attempts or calls (status and the run list: a single scan of
+    chain_kept), whatever the store holds (here runs with errors and chains); the viewer's task
+    table reads its spend from chain_kept, never the calls (its cells and its search read the
+    attempts of the page's tasks)."""
     from seqk.store import sqlfiles
 
     db = tmp_path / "seqk.duckdb"
@@ -318,6 +326,10 @@ def test_the_reports_main_queries_read_the_kept_outcomes_not_the_attempts(tmp_pa
             read = set().union(*(_tables(node, set()) for node in json.loads(plan[0][1])))
             assert "chain_kept" in read and not read & {"attempts", "calls"}, (name, read)
             assert con.execute(sqlfiles.queries()[name].sql, params).fetchall(), name
+            if name in ("run_status", "view_runs"):
+                # progress, spend and (the viewer's) curve from one pass over the kept chains
+                # (chain_tally_of), not one pass each
+                assert sum(_scans(node, "chain_kept") for node in json.loads(plan[0][1])) == 1, name
         for filter_ in ("all", "errored"):
             params = {"run_id": ids[0], "seq_run_id": ids[0], "pass_run_id": ids[1], "filter": filter_,
                       "search": "", "upto": None, "limit": 100, "offset": 0}
