@@ -3,6 +3,7 @@ for them: a real server on loopback, real HTTP requests.
 
     python bench/bench_view.py                  # builds /tmp/seqk-bench/synthetic.duckdb if missing
     python bench/bench_view.py --repeat 7
+    python bench/bench_view.py --db /tmp/s10m.duckdb --never-viewed 4   # first requests only
 
 Target (issue 20): the run list and a run page each answer in under 1 s. Each page gets a
 server of its own: its first request (nothing kept), then, when the page says a verdict is
@@ -104,11 +105,60 @@ def bench(db: Path, cache: str, repeat: int) -> None:
             proc.wait(timeout=10)
 
 
+def never_viewed(db: Path, rounds: int) -> None:
+    """The first request of the run list and of a run page over a store never viewed: each on a
+    server of its own whose cache folder ($XDG_CACHE_HOME) holds the compiled templates and nothing
+    else (no figure kept), `rounds` times after one discarded round (the first open of a file whose
+    views another checkout stored redoes them: ~0.5 s that is not the page's). Prints the median
+    [min–max] wall time and the server's CPU time of each."""
+    import shutil
+    import tempfile
+
+    from seqk.cache import folder
+
+    root = folder()
+    if root is None:
+        sys.exit("bench_view: no cache folder (set XDG_CACHE_HOME)")
+    templates = root / "templates"
+    if not templates.is_dir():  # compile them once, as the first viewer would
+        fetch_once = subprocess.Popen([sys.executable, "-c", SERVER, str(db), "on"], stdout=subprocess.PIPE,
+                                      text=True)
+        try:
+            fetch(f"http://127.0.0.1:{fetch_once.stdout.readline().strip()}/")
+        finally:
+            fetch_once.terminate()
+            fetch_once.wait(timeout=10)
+    pages = {"run list /": "/", "run page": f"/runs/{run_path(SEQ_RUN)}"}
+    seen: dict[str, list[tuple[float, float]]] = {name: [] for name in pages}
+    for round_ in range(rounds + 1):
+        for name, path in pages.items():
+            with tempfile.TemporaryDirectory() as cache:
+                shutil.copytree(templates, Path(cache) / "seqk" / "templates")
+                env = dict(os.environ, XDG_CACHE_HOME=cache)
+                proc = subprocess.Popen([sys.executable, "-c", SERVER, str(db), "on"], stdout=subprocess.PIPE,
+                                        text=True, env=env)
+                try:
+                    base = f"http://127.0.0.1:{proc.stdout.readline().strip()}"
+                    cpu = cpu_s(proc.pid)
+                    first = fetch(base + path)[0]
+                    if round_:
+                        seen[name].append((first, cpu_s(proc.pid) - cpu))
+                finally:
+                    proc.terminate()
+                    proc.wait(timeout=10)
+    for name, got in seen.items():
+        walls, cpus = [w for w, _ in got], [c for _, c in got]
+        print(f"  {name:12} first request {statistics.median(walls):.2f} s [{min(walls):.2f}–{max(walls):.2f}]"
+              f"  cpu {statistics.median(cpus):.2f} s  load {os.getloadavg()[0]:.1f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", type=Path, default=Path("/tmp/seqk-bench/synthetic.duckdb"))
     parser.add_argument("--rebuild", action="store_true")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--never-viewed", type=int, default=0, metavar="ROUNDS",
+                        help="time only the first requests over a store never viewed, ROUNDS times")
     args = parser.parse_args()
     if args.rebuild or not args.db.exists():
         args.db.parent.mkdir(parents=True, exist_ok=True)
@@ -116,6 +166,10 @@ def main() -> None:
         print(f"built {args.db}: " + ", ".join(f"{n:,} {t}" for t, n in counts.items()))
     print("load average (1, 5, 15 min): " + ", ".join(f"{x:.1f}" for x in os.getloadavg())
           + f" on {os.cpu_count()} cores")
+    if args.never_viewed:
+        print(f"a store never viewed, the first request of a server of its own, {args.never_viewed} rounds:")
+        never_viewed(args.db, args.never_viewed)
+        return
     for cache in ("off", "on"):
         print(f"page cache {cache}, median of {args.repeat} requests:")
         bench(args.db, cache, args.repeat)
