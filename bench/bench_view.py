@@ -19,12 +19,14 @@ the wall time grows with what else the machine runs, the CPU time much less.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -43,6 +45,19 @@ print(sock.getsockname()[1], flush=True)
 uvicorn.Server(uvicorn.Config(app.create_app(store.open(sys.argv[1]), cache=sys.argv[2] == "on"),
                               log_level="warning")).run(sockets=[sock])
 """
+
+
+@contextlib.contextmanager
+def server(db: Path, cache: str, env: dict[str, str] | None = None) -> Iterator[tuple[str, int]]:
+    """A viewer of `db` in a process of its own (page cache `cache`: on or off): its base URL and
+    pid, the process ended on leaving."""
+    proc = subprocess.Popen([sys.executable, "-c", SERVER, str(db), cache], stdout=subprocess.PIPE, text=True,
+                            env=env)
+    try:
+        yield f"http://127.0.0.1:{proc.stdout.readline().strip()}", proc.pid
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 def fetch(url: str) -> tuple[float, bytes]:
@@ -80,12 +95,10 @@ def bench(db: Path, cache: str, repeat: int) -> None:
     file cache and verdicts cold), then, when it said "computing", how long until a poll finds
     every verdict filled in, then the median of `repeat` reloads."""
     for name, path in PAGES.items():
-        proc = subprocess.Popen([sys.executable, "-c", SERVER, str(db), cache], stdout=subprocess.PIPE, text=True)
-        try:
-            base = f"http://127.0.0.1:{proc.stdout.readline().strip()}"
-            cpu = cpu_s(proc.pid)
+        with server(db, cache) as (base, pid):
+            cpu = cpu_s(pid)
             first, body = fetch(base + path)
-            cpu_first = cpu_s(proc.pid) - cpu
+            cpu_first = cpu_s(pid) - cpu
             filled = ""
             if COMPUTING in body:
                 start = time.perf_counter()
@@ -93,16 +106,13 @@ def bench(db: Path, cache: str, repeat: int) -> None:
                     time.sleep(0.25)
                     body = fetch(base + path)[1]
                 filled = (f"; every verdict and chart filled in {first + time.perf_counter() - start:.1f} s after "
-                          f"(server cpu {cpu_s(proc.pid) - cpu:.1f} s)")
-            cpu = cpu_s(proc.pid)
+                          f"(server cpu {cpu_s(pid) - cpu:.1f} s)")
+            cpu = cpu_s(pid)
             times = [timed(base + path) for _ in range(repeat)]
-            cpu = (cpu_s(proc.pid) - cpu) / repeat
+            cpu = (cpu_s(pid) - cpu) / repeat
             print(f"  {name:38} first {first:6.3f} s cpu {cpu_first:.2f} s{filled}\n"
                   f"  {'':38} reload {statistics.median(times):6.3f} s  [{min(times):.3f}–{max(times):.3f}]"
                   f"  cpu {cpu:.2f} s  load {os.getloadavg()[0]:.1f}", flush=True)
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
 
 
 def never_viewed(db: Path, rounds: int) -> None:
@@ -121,31 +131,19 @@ def never_viewed(db: Path, rounds: int) -> None:
         sys.exit("bench_view: no cache folder (set XDG_CACHE_HOME)")
     templates = root / "templates"
     if not templates.is_dir():  # compile them once, as the first viewer would
-        fetch_once = subprocess.Popen([sys.executable, "-c", SERVER, str(db), "on"], stdout=subprocess.PIPE,
-                                      text=True)
-        try:
-            fetch(f"http://127.0.0.1:{fetch_once.stdout.readline().strip()}/")
-        finally:
-            fetch_once.terminate()
-            fetch_once.wait(timeout=10)
+        with server(db, "on") as (base, _):
+            fetch(base + "/")
     pages = {"run list /": "/", "run page": f"/runs/{run_path(SEQ_RUN)}"}
     seen: dict[str, list[tuple[float, float]]] = {name: [] for name in pages}
     for round_ in range(rounds + 1):
         for name, path in pages.items():
             with tempfile.TemporaryDirectory() as cache:
                 shutil.copytree(templates, Path(cache) / "seqk" / "templates")
-                env = dict(os.environ, XDG_CACHE_HOME=cache)
-                proc = subprocess.Popen([sys.executable, "-c", SERVER, str(db), "on"], stdout=subprocess.PIPE,
-                                        text=True, env=env)
-                try:
-                    base = f"http://127.0.0.1:{proc.stdout.readline().strip()}"
-                    cpu = cpu_s(proc.pid)
+                with server(db, "on", dict(os.environ, XDG_CACHE_HOME=cache)) as (base, pid):
+                    cpu = cpu_s(pid)
                     first = fetch(base + path)[0]
                     if round_:
-                        seen[name].append((first, cpu_s(proc.pid) - cpu))
-                finally:
-                    proc.terminate()
-                    proc.wait(timeout=10)
+                        seen[name].append((first, cpu_s(pid) - cpu))
     for name, got in seen.items():
         walls, cpus = [w for w, _ in got], [c for _, c in got]
         print(f"  {name:12} first request {statistics.median(walls):.2f} s [{min(walls):.2f}–{max(walls):.2f}]"

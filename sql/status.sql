@@ -13,7 +13,7 @@ spend AS (
     SELECT run_id,
            sum(input_tokens)::BIGINT  AS input_tokens,
            sum(output_tokens)::BIGINT AS output_tokens,
-           sum(spent_usd)::DOUBLE     AS cost_usd,     -- exact_sum over the chains (the tally's partial sums)
+           exact_total(spent_usd)     AS cost_usd,
            sum(n_unpriced_calls)::BIGINT AS n_unpriced_calls
     FROM tally
     GROUP BY run_id

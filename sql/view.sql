@@ -92,7 +92,7 @@ spend AS (
     SELECT run_id,
            coalesce(sum(input_tokens), 0)::BIGINT AS input_tokens,
            coalesce(sum(output_tokens), 0)::BIGINT AS output_tokens,
-           sum(spent_usd)::DOUBLE AS cost_usd,   -- exact_sum over the chains (the tally's partial sums)
+           exact_total(spent_usd) AS cost_usd,
            bool_or(priced) AS priced,
            sum(n_unpriced_calls)::BIGINT AS n_unpriced_calls,
            sum(n_failed_calls)::BIGINT AS n_failed_calls

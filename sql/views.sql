@@ -104,7 +104,13 @@ CREATE OR REPLACE MACRO n_unpriced_calls(cost_usd, error) AS
 -- within +/-1.7e18 (probabilities, dollars, tokens), else the query fails saying so; NULL terms are
 -- skipped as by sum(). A macro, not an aggregate: FILTER (WHERE c) is written
 -- exact_sum(CASE WHEN c THEN x END).
-CREATE OR REPLACE MACRO exact_sum(x) AS sum(x::DECIMAL(38, 20))::DOUBLE;
+CREATE OR REPLACE MACRO exact_partial(x) AS sum(x::DECIMAL(38, 20));
+CREATE OR REPLACE MACRO exact_sum(x) AS exact_partial(x)::DOUBLE;
+
+-- exact_sum in two steps, for sums taken over groups first (chain_tally_of's states): exact_partial
+-- (above) is the exact DECIMAL sum of a group's terms, exact_total the double of the exact sum of
+-- such partial sums, the same bits as exact_sum over every term.
+CREATE OR REPLACE MACRO exact_total(partial) AS sum(partial)::DOUBLE;
 
 -- avg() with exact_sum's order-free sum: the mean of the non-NULL terms, NULL when there are none.
 CREATE OR REPLACE MACRO exact_avg(x) AS exact_sum(x) / nullif(count(x), 0);
@@ -438,8 +444,8 @@ SELECT * EXCLUDE (run_no) FROM task_outcomes_of(false, run_ids := run_ids);
 -- valid; for an unsolved chain that stopped short of k after its last valid attempt, that
 -- attempt's index); done (k valid attempts, or a seq@k chain solved) and passed (a valid success)
 -- as run_progress_of counts them. Then the state's sums: n_error, last_finished_at (the latest),
--- the calls' input_tokens and output_tokens, spent_usd as exact_sum's exact DECIMAL partial sum (a
--- run's total from these rows is exact_sum over its chains, bit for bit), priced (any),
+-- the calls' input_tokens and output_tokens, spent_usd as an exact_partial (a run's exact_total of
+-- these rows is exact_sum over its chains, bit for bit), priced (any),
 -- n_unpriced_calls and n_failed_calls.
 CREATE OR REPLACE MACRO chain_tally_of(run_ids := NULL) AS TABLE
 SELECT run_id, metric, k, chains,
@@ -457,7 +463,7 @@ SELECT run_id, metric, k, chains,
        max(last_finished_at)                                             AS last_finished_at,
        sum(input_tokens)::BIGINT                                         AS input_tokens,
        sum(output_tokens)::BIGINT                                        AS output_tokens,
-       sum(spent_usd::DECIMAL(38, 20))                                   AS spent_usd,
+       exact_partial(spent_usd)                                          AS spent_usd,
        bool_or(priced)                                                   AS priced,
        sum(n_unpriced_calls)::BIGINT                                     AS n_unpriced_calls,
        sum(n_failed_calls)::BIGINT                                       AS n_failed_calls

@@ -12,6 +12,7 @@ import json
 import math
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -279,19 +280,22 @@ def test_a_store_from_before_the_calls_columns_keeps_its_chains_afresh_on_upgrad
     assert assert_kept(where) == 4
 
 
+def _scanned(node: dict) -> Iterator[str]:
+    """The table of each scan in the plan below `node`, once per scan."""
+    info = node.get("extra_info", {})
+    if isinstance(info, dict) and "Table" in info:
+        yield info["Table"].rsplit(".", 1)[-1]
+    for child in node.get("children", []):
+        yield from _scanned(child)
+
+
 def _scans(node: dict, table: str) -> int:
     """How many times the plan below `node` scans `table`."""
-    info = node.get("extra_info", {})
-    here = int(isinstance(info, dict) and info.get("Table", "").rsplit(".", 1)[-1] == table)
-    return here + sum(_scans(child, table) for child in node.get("children", []))
+    return sum(name == table for name in _scanned(node))
 
 
 def _tables(node: dict, found: set[str]) -> set[str]:
-    info = node.get("extra_info", {})
-    if isinstance(info, dict) and "Table" in info:
-        found.add(info["Table"].rsplit(".", 1)[-1])
-    for child in node.get("children", []):
-        _tables(child, found)
+    found.update(_scanned(node))
     return found
 
 
