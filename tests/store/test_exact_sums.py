@@ -82,6 +82,11 @@ def _check_exact_sum(con, rng) -> None:
         assert abs(got - math.fsum(terms)) <= len(terms) * 5e-21 + 2 * math.ulp(math.fsum(terms))
         mean = con.execute("SELECT exact_avg(x) FROM t").fetchone()[0]
         assert mean == got / len(terms)
+        for groups in (1, 7, len(terms)):  # exact_total of exact_partial's, grouped any way: its bits
+            two_steps = con.execute(
+                "SELECT exact_total(p) FROM (SELECT exact_partial(x) AS p FROM t "
+                "GROUP BY hash(x) % ?)", [groups]).fetchone()[0]
+            assert two_steps == got, (groups, two_steps, got)
     assert con.execute("SELECT exact_sum(x) FROM (SELECT NULL::DOUBLE AS x)").fetchone()[0] is None
     assert con.execute("SELECT exact_avg(x) FROM (SELECT NULL::DOUBLE AS x)").fetchone()[0] is None
     for beyond in ("SELECT exact_sum(2e18::DOUBLE)",  # a term, or the total, out of range
